@@ -1,0 +1,54 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2
+)
+
+// usageError is a command called wrongly; it exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// exitCode classifies an error returned by a command.
+func exitCode(err error) int {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitRuntime
+}
+
+// flagError turns pflag's parse errors into usage errors worded for people.
+func flagError(cmd *cobra.Command, err error) error {
+	var inv *pflag.InvalidValueError
+	if errors.As(err, &inv) {
+		return usageErrorf("--%s: %v; see '%s --help'", inv.GetFlag().Name, errors.Unwrap(err), cmd.CommandPath())
+	}
+	return usageErrorf("%v; see '%s --help'", err, cmd.CommandPath())
+}
+
+// noArgs rejects positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		if cmd.HasSubCommands() {
+			return usageErrorf("unknown command %q; see '%s --help' for the commands", args[0], cmd.CommandPath())
+		}
+		return usageErrorf("unexpected argument %q; see '%s --help'", args[0], cmd.CommandPath())
+	}
+	return nil
+}
