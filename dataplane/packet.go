@@ -1,0 +1,124 @@
+// Package dataplane is the switch model shared by the simulator and the
+// real-interface switch: parser view of a packet, egress queues per port and
+// priority, a shared buffer with ingress accounting for PFC, RED/ECN marking
+// and WRED dropping at egress, 802.1Qbb PAUSE generation and handling, and
+// ECMP forwarding. It is a clock-agnostic state machine: every method takes
+// the time, and whatever drives it (the discrete-event simulator or the
+// netdev driver) owns time, links and timers through the Env interface.
+package dataplane
+
+// Kind is what a packet is.
+type Kind uint8
+
+const (
+	// Data is a RoCEv2 data packet (UDP 4791, BTH).
+	Data Kind = iota
+	// Ack acknowledges data up to Seq; with CNPFlag set it also carries
+	// congestion feedback (the ns-3 RDMA simulator's NP).
+	Ack
+	// Nack asks the sender to go back to Seq (go-back-N).
+	Nack
+	// CNP is a RoCEv2 congestion notification packet (BTH opcode 0x81).
+	CNP
+	// Pause is an 802.1Qbb PFC frame (EtherType 0x8808, opcode 0x0101).
+	Pause
+)
+
+var kindNames = [...]string{"data", "ack", "nack", "cnp", "pause"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind?"
+}
+
+// Control reports whether the packet travels in the strict-priority control
+// queue, outside PFC and buffer admission: ACKs, NACKs and CNPs (sent with
+// high priority, as the DCQCN paper recommends) and PFC frames.
+func (k Kind) Control() bool { return k != Data }
+
+// ECN codepoints of the IPv4 ToS byte (RFC 3168).
+const (
+	NotECT uint8 = 0
+	ECT1   uint8 = 1
+	ECT0   uint8 = 2
+	CE     uint8 = 3
+)
+
+// NumPrio is the number of PFC priorities (traffic classes).
+const NumPrio = 8
+
+// Wire sizes in bytes.
+const (
+	// EthOverhead is preamble, start delimiter and inter-frame gap: what a
+	// frame costs on the wire beyond its own bytes.
+	EthOverhead = 8 + 12
+	// RoCEHeaders is Ethernet (14) + IPv4 (20) + UDP (8) + BTH (12) + ICRC
+	// (4) + FCS (4): the headers of a RoCEv2 data packet.
+	RoCEHeaders = 14 + 20 + 8 + 12 + 4 + 4
+	// AckFrame is a RoCEv2 ACK (BTH + 4-byte AETH) frame.
+	AckFrame = RoCEHeaders + 4
+	// CNPFrame is a RoCEv2 CNP frame (BTH + 16 reserved bytes).
+	CNPFrame = RoCEHeaders + 16
+	// PauseFrame is a PFC frame: the 64-byte minimum MAC control frame.
+	PauseFrame = 64
+)
+
+// Packet is the switch's view of a frame. The simulator keeps packets in a
+// pool; the real-interface switch fills one from each frame it parses.
+type Packet struct {
+	Kind Kind
+	// Prio is the PFC priority (traffic class) the packet is queued in.
+	Prio uint8
+	// ECN is the IPv4 ECN codepoint.
+	ECN uint8
+	// CNPFlag marks an ACK that carries congestion feedback.
+	CNPFlag bool
+	// InPort is the ingress port at the switch holding the packet.
+	InPort int16
+	// Size is the frame's length on the wire, with EthOverhead.
+	Size int32
+	// Flow identifies the flow within its driver (the simulator's flow
+	// index); -1 for none.
+	Flow int32
+	// Src and Dst are host identifiers (the simulator's node IDs, which
+	// stand for IPv4 addresses).
+	Src, Dst     int32
+	SPort, DPort uint16
+	// Hash is the flow's 5-tuple hash, computed once by the sender; each
+	// switch mixes in its own seed for ECMP.
+	Hash uint32
+	// Seq is the byte offset of a data packet's payload; for ACK and NACK
+	// the next byte expected.
+	Seq int64
+	// Payload is the data bytes a data packet carries.
+	Payload int32
+	// PauseQuanta is a PFC frame's pause time for Prio in quanta of 512 bit
+	// times; 0 resumes (XON).
+	PauseQuanta uint16
+	// SentAt is when the packet left its source, for latency reports.
+	SentAt int64
+}
+
+// ECT reports whether the packet is ECN-capable.
+func (p *Packet) ECT() bool { return p.ECN != NotECT }
+
+// FlowHash is the 5-tuple hash every sender computes once per flow:
+// source and destination address, the UDP ports, protocol UDP.
+func FlowHash(src, dst int32, sport, dport uint16) uint32 {
+	h := uint64(uint32(src))<<32 | uint64(uint32(dst))
+	h ^= uint64(sport)<<48 | uint64(dport)<<16 | 17
+	return uint32(mix64(h) >> 32)
+}
+
+// mix64 is a 64-bit finaliser (splitmix64's): every input bit affects every
+// output bit, so ECMP choices are uniform and independent across switches.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

@@ -1,0 +1,466 @@
+package dataplane
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+)
+
+// Env is what a switch needs from its driver.
+type Env interface {
+	// Kick tells the driver that port may have a packet to send now.
+	Kick(port int)
+	// Timer asks for OnTimer(at, id) to be called at time at.
+	Timer(at int64, id uint64)
+	// NewPacket returns a blank packet for the switch to fill (PFC frames).
+	NewPacket() *Packet
+	// Free takes back a packet the switch consumed or dropped.
+	Free(p *Packet)
+}
+
+// FIB maps a destination host to the switch's equal-cost egress ports. The
+// returned slice belongs to the FIB and must not be modified.
+type FIB interface {
+	NextHops(dst int) []int32
+}
+
+// Marking is the RED/ECN curve of an egress queue, in bytes of queue, and
+// its WRED drop threshold for packets that are not ECN-capable.
+type Marking struct {
+	// KMin and KMax bound the marking ramp: below KMin nothing is marked,
+	// between them ECN-capable packets are marked with a probability rising
+	// linearly to PMax, above KMax all are.
+	KMin, KMax float64
+	PMax       float64
+	// WREDK drops packets that are not ECN-capable arriving at a queue
+	// holding more than WREDK bytes; 0 disables it (LDCP's dual policy).
+	WREDK float64
+}
+
+// PortConfig is one port's configuration.
+type PortConfig struct {
+	Rate    float64 // bits per second
+	Marking Marking
+	// Headroom is t_flight: the bytes held back per lossless priority for
+	// what arrives on this port after it sends a PAUSE.
+	Headroom float64
+	// Beta selects the dynamic PFC threshold of this ingress port:
+	// XOFF = Beta (B - headroom - shared used) / lossless priorities, as in
+	// buffercalc.Buffer.DynamicXOFF. Zero uses the static XOFF.
+	Beta float64
+	// XOFF is the static PFC threshold of each ingress queue, bytes.
+	XOFF float64
+}
+
+// Config is a switch's configuration.
+type Config struct {
+	// Name is used in error messages.
+	Name  string
+	Ports []PortConfig
+	// Buffer is the shared buffer, bytes.
+	Buffer float64
+	// Lossless has bit q set when priority q is lossless (PFC on).
+	Lossless uint8
+	// XONOffset is how far below XOFF an ingress queue must fall before
+	// the switch sends RESUME (two MTU in the DCQCN paper).
+	XONOffset float64
+	// PauseQuanta is the pause time a PAUSE frame asks for; the switch
+	// refreshes it at half that time while the queue stays congested.
+	PauseQuanta uint16
+	// QueueLimit caps each egress queue of a lossy priority, bytes; a
+	// packet that would exceed it is tail-dropped. Zero is no cap.
+	QueueLimit float64
+	// Seed seeds ECMP hashing and RED's random draws.
+	Seed uint64
+}
+
+// DropReason says why a packet was dropped.
+type DropReason uint8
+
+const (
+	// DropBufferFull: no shared buffer or headroom left. On a lossless
+	// priority this must never happen; a simulator treats it as a fault.
+	DropBufferFull DropReason = iota
+	// DropQueueLimit: a lossy egress queue over its limit.
+	DropQueueLimit
+	// DropWRED: a packet that is not ECN-capable above the WRED threshold.
+	DropWRED
+	// DropNoRoute: no route to the destination.
+	DropNoRoute
+	numDropReasons
+)
+
+var dropNames = [...]string{"buffer-full", "queue-limit", "wred", "no-route"}
+
+func (r DropReason) String() string { return dropNames[r] }
+
+// PortStats are one port's counters.
+type PortStats struct {
+	TxPackets, TxBytes     int64 // data packets sent
+	CtrlPackets            int64 // control packets sent (ACK, CNP, PFC)
+	Marked                 int64 // CE marks set on egress
+	PausesSent             int64 // PAUSE frames sent out of this port (incl. refreshes)
+	ResumesSent            int64
+	PausesReceived         int64 // PAUSE frames received on this port (quanta > 0)
+	ResumesReceived        int64
+	PausedTime             [NumPrio]int64 // time this egress was held by PFC, per priority
+	Drops                  [numDropReasons]int64
+	MaxQueueBytes          float64 // largest egress queue seen, any priority
+	MaxIngressBytes        float64 // largest ingress (PFC) occupancy seen, any priority
+	MaxHeadroomBytes       float64 // largest headroom occupancy seen, any priority
+	pausedFrom, pausedTill [NumPrio]int64
+}
+
+type port struct {
+	cfg   PortConfig
+	ctrl  ring
+	queue [NumPrio]ring
+	// egress bytes queued per priority
+	egress [NumPrio]float64
+	// pausedUntil holds this egress for a priority; math.MaxInt64 until
+	// an explicit RESUME.
+	pausedUntil [NumPrio]int64
+	// ingress accounting for PFC: bytes in the shared part and in headroom
+	// of packets that arrived on this port, and whether we paused the peer.
+	ingress   [NumPrio]float64
+	headroom  [NumPrio]float64
+	pauseSent [NumPrio]bool
+	// pauseGen invalidates refresh timers of an earlier pause episode.
+	pauseGen [NumPrio]uint32
+	rr       uint8
+	// nonEmpty has bit q set while queue q holds packets.
+	nonEmpty uint8
+	stats    PortStats
+	// pauseTime is the duration of a PAUSE frame of this port's making.
+	pauseTime int64
+}
+
+// Switch is the switch model.
+type Switch struct {
+	cfg   Config
+	env   Env
+	fib   FIB
+	rng   *rand.Rand
+	ports []port
+	// shared is the shared buffer in use (headroom excluded).
+	shared float64
+	// reserved is the headroom held back over all ports and lossless
+	// priorities.
+	reserved float64
+	lossless int // number of lossless priorities
+}
+
+// New builds a switch. It checks the configuration and names the bad field.
+func New(cfg Config, fib FIB, env Env) (*Switch, error) {
+	s := &Switch{cfg: cfg, env: env, fib: fib, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed))}
+	for q := 0; q < NumPrio; q++ {
+		if cfg.Lossless&(1<<q) != 0 {
+			s.lossless++
+		}
+	}
+	if cfg.Buffer <= 0 {
+		return nil, fmt.Errorf("switch %s: buffer must be positive", cfg.Name)
+	}
+	s.ports = make([]port, len(cfg.Ports))
+	for i, pc := range cfg.Ports {
+		if pc.Rate <= 0 {
+			return nil, fmt.Errorf("switch %s port %d: rate must be positive", cfg.Name, i)
+		}
+		if pc.Marking.KMax < pc.Marking.KMin {
+			return nil, fmt.Errorf("switch %s port %d: ECN kmax %g below kmin %g", cfg.Name, i, pc.Marking.KMax, pc.Marking.KMin)
+		}
+		if s.lossless > 0 && pc.Beta == 0 && pc.XOFF <= 0 {
+			return nil, fmt.Errorf("switch %s port %d: PFC needs a static XOFF or a dynamic beta", cfg.Name, i)
+		}
+		p := &s.ports[i]
+		p.cfg = pc
+		p.pauseTime = int64(math.Ceil(float64(cfg.PauseQuanta) * 512 / pc.Rate * 1e12))
+		s.reserved += pc.Headroom * float64(s.lossless)
+	}
+	if s.reserved >= cfg.Buffer {
+		return nil, fmt.Errorf("switch %s: headroom %g B over %d ports leaves nothing of the %g B buffer", cfg.Name, s.reserved, len(cfg.Ports), cfg.Buffer)
+	}
+	return s, nil
+}
+
+// NumPorts is the number of ports.
+func (s *Switch) NumPorts() int { return len(s.ports) }
+
+// Stats returns a port's counters as of now (paused time included up to now).
+func (s *Switch) Stats(port int, now int64) PortStats {
+	st := s.ports[port].stats
+	for q := 0; q < NumPrio; q++ {
+		if till := st.pausedTill[q]; till > st.pausedFrom[q] {
+			st.PausedTime[q] += min(till, now) - st.pausedFrom[q]
+		}
+	}
+	return st
+}
+
+// QueueBytes is the egress queue of a port and priority, bytes.
+func (s *Switch) QueueBytes(port, prio int) float64 { return s.ports[port].egress[prio] }
+
+// IngressBytes is the PFC ingress occupancy (shared part plus headroom) of a
+// port and priority, bytes.
+func (s *Switch) IngressBytes(port, prio int) float64 {
+	p := &s.ports[port]
+	return p.ingress[prio] + p.headroom[prio]
+}
+
+// SharedUsed is the shared buffer in use, bytes.
+func (s *Switch) SharedUsed() float64 { return s.shared }
+
+func (s *Switch) isLossless(q uint8) bool { return s.cfg.Lossless&(1<<q) != 0 }
+
+// xoff is the PFC threshold of an ingress port now.
+func (s *Switch) xoff(p *port) float64 {
+	if p.cfg.Beta == 0 {
+		return p.cfg.XOFF
+	}
+	return math.Max(0, p.cfg.Beta*(s.cfg.Buffer-s.reserved-s.shared)/float64(s.lossless))
+}
+
+// Receive takes a packet that arrived on port in at now.
+func (s *Switch) Receive(now int64, in int, p *Packet) {
+	if p.Kind == Pause {
+		s.receivePause(now, in, p)
+		s.env.Free(p)
+		return
+	}
+	hops := s.fib.NextHops(int(p.Dst))
+	if len(hops) == 0 {
+		s.ports[in].stats.Drops[DropNoRoute]++
+		s.env.Free(p)
+		return
+	}
+	out := int(hops[0])
+	if len(hops) > 1 {
+		out = int(hops[mix64(uint64(p.Hash)^s.cfg.Seed)%uint64(len(hops))])
+	}
+	p.InPort = int16(in)
+	op := &s.ports[out]
+	if p.Kind.Control() {
+		op.ctrl.push(p)
+		s.env.Kick(out)
+		return
+	}
+	size := float64(p.Size)
+	q := p.Prio
+	if op.cfg.Marking.WREDK > 0 && !p.ECT() && op.egress[q] > op.cfg.Marking.WREDK {
+		op.stats.Drops[DropWRED]++
+		s.env.Free(p)
+		return
+	}
+	ip := &s.ports[in]
+	if s.isLossless(q) {
+		thresh := s.xoff(ip)
+		if ip.ingress[q]+size > thresh {
+			// Past XOFF: the packet was in flight when we paused, or is the
+			// one that crosses the threshold; it goes into headroom.
+			if ip.headroom[q]+size > ip.cfg.Headroom {
+				ip.stats.Drops[DropBufferFull]++
+				s.env.Free(p)
+				return
+			}
+			ip.headroom[q] += size
+			ip.stats.MaxHeadroomBytes = math.Max(ip.stats.MaxHeadroomBytes, ip.headroom[q])
+		} else {
+			if s.shared+size > s.cfg.Buffer-s.reserved {
+				ip.stats.Drops[DropBufferFull]++
+				s.env.Free(p)
+				return
+			}
+			ip.ingress[q] += size
+			s.shared += size
+		}
+		ip.stats.MaxIngressBytes = math.Max(ip.stats.MaxIngressBytes, ip.ingress[q]+ip.headroom[q])
+		if !ip.pauseSent[q] && (ip.headroom[q] > 0 || ip.ingress[q] >= s.xoff(ip)) {
+			ip.pauseSent[q] = true
+			ip.pauseGen[q]++
+			s.sendPause(now, in, q, s.cfg.PauseQuanta)
+		}
+	} else {
+		if s.cfg.QueueLimit > 0 && op.egress[q]+size > s.cfg.QueueLimit {
+			op.stats.Drops[DropQueueLimit]++
+			s.env.Free(p)
+			return
+		}
+		if s.shared+size > s.cfg.Buffer-s.reserved {
+			ip.stats.Drops[DropBufferFull]++
+			s.env.Free(p)
+			return
+		}
+		s.shared += size
+	}
+	op.egress[q] += size
+	op.stats.MaxQueueBytes = math.Max(op.stats.MaxQueueBytes, op.egress[q])
+	op.queue[q].push(p)
+	op.nonEmpty |= 1 << q
+	s.env.Kick(out)
+}
+
+// Dequeue picks the next packet port sends at now: control packets first,
+// then the data priorities in round robin, skipping those PFC holds. It
+// returns nil when nothing may go; WakeAt then says when a hold expires.
+func (s *Switch) Dequeue(now int64, port int) *Packet {
+	op := &s.ports[port]
+	if op.ctrl.len() > 0 {
+		op.stats.CtrlPackets++
+		return op.ctrl.pop()
+	}
+	if op.nonEmpty == 0 {
+		return nil
+	}
+	for i := uint8(0); i < NumPrio; i++ {
+		q := (op.rr + i) & (NumPrio - 1)
+		if op.nonEmpty&(1<<q) == 0 || op.pausedUntil[q] > now {
+			continue
+		}
+		op.rr = q + 1
+		p := op.queue[q].pop()
+		if op.queue[q].len() == 0 {
+			op.nonEmpty &^= 1 << q
+		}
+		size := float64(p.Size)
+		op.egress[q] -= size
+		s.release(now, p)
+		// RED/ECN on the queue the packet leaves behind, as the
+		// instantaneous-queue marking of commodity switches does at dequeue.
+		if p.ECT() && s.shouldMark(&op.cfg.Marking, op.egress[q]) {
+			p.ECN = CE
+			op.stats.Marked++
+		}
+		op.stats.TxPackets++
+		op.stats.TxBytes += int64(p.Size)
+		return p
+	}
+	return nil
+}
+
+// Next is the earliest time at or after at when port may have a packet to
+// send: at itself if one is eligible then, otherwise the end of the first
+// PFC hold that expires by itself; 0 when nothing waits, or only behind
+// holds that a RESUME will lift.
+func (s *Switch) Next(port int, at int64) int64 {
+	op := &s.ports[port]
+	if op.ctrl.len() > 0 {
+		return at
+	}
+	var t int64
+	for m := op.nonEmpty; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros8(m)
+		u := op.pausedUntil[q]
+		if u <= at {
+			return at
+		}
+		if u != math.MaxInt64 && (t == 0 || u < t) {
+			t = u
+		}
+	}
+	return t
+}
+
+// release returns a departing data packet's bytes to its ingress account
+// and sends RESUME when the ingress queue has drained enough.
+func (s *Switch) release(now int64, p *Packet) {
+	size := float64(p.Size)
+	q := p.Prio
+	if !s.isLossless(q) {
+		s.shared -= size
+		return
+	}
+	in := int(p.InPort)
+	ip := &s.ports[in]
+	fromHeadroom := math.Min(ip.headroom[q], size)
+	ip.headroom[q] -= fromHeadroom
+	ip.ingress[q] -= size - fromHeadroom
+	s.shared -= size - fromHeadroom
+	if ip.pauseSent[q] && ip.headroom[q] == 0 &&
+		(ip.ingress[q] <= 0 || ip.ingress[q]+s.cfg.XONOffset <= s.xoff(ip)) {
+		ip.pauseSent[q] = false
+		ip.pauseGen[q]++
+		s.sendPause(now, in, q, 0)
+	}
+}
+
+func (s *Switch) shouldMark(m *Marking, qlen float64) bool {
+	switch {
+	case qlen <= m.KMin:
+		return false
+	case qlen > m.KMax:
+		return true
+	case m.PMax == 0:
+		return false
+	}
+	return s.rng.Float64() < m.PMax*(qlen-m.KMin)/(m.KMax-m.KMin)
+}
+
+// sendPause queues a PFC frame for priority q out of port (quanta 0 is
+// RESUME) and, for a PAUSE, arms its refresh.
+func (s *Switch) sendPause(now int64, port int, q uint8, quanta uint16) {
+	pp := &s.ports[port]
+	f := s.env.NewPacket()
+	*f = Packet{Kind: Pause, Prio: q, Size: PauseFrame + EthOverhead, Flow: -1, PauseQuanta: quanta, SentAt: now}
+	pp.ctrl.push(f)
+	if quanta > 0 {
+		pp.stats.PausesSent++
+		if pp.pauseTime > 1 {
+			s.env.Timer(now+pp.pauseTime/2, timerID(timerPauseRefresh, port, q, pp.pauseGen[q]))
+		}
+	} else {
+		pp.stats.ResumesSent++
+	}
+	s.env.Kick(port)
+}
+
+// receivePause applies a PFC frame to the egress of port.
+func (s *Switch) receivePause(now int64, port int, f *Packet) {
+	op := &s.ports[port]
+	q := f.Prio
+	st := &op.stats
+	// Close the paused interval seen so far.
+	if st.pausedTill[q] > st.pausedFrom[q] {
+		end := min(st.pausedTill[q], now)
+		st.PausedTime[q] += end - st.pausedFrom[q]
+	}
+	if f.PauseQuanta == 0 {
+		st.ResumesReceived++
+		op.pausedUntil[q] = 0
+		st.pausedFrom[q], st.pausedTill[q] = now, now
+		s.env.Kick(port)
+		return
+	}
+	st.PausesReceived++
+	d := int64(math.Ceil(float64(f.PauseQuanta) * 512 / op.cfg.Rate * 1e12))
+	op.pausedUntil[q] = now + d
+	st.pausedFrom[q], st.pausedTill[q] = now, now+d
+}
+
+// PausedUntil is when PFC releases the egress of port for priority q.
+func (s *Switch) PausedUntil(port, q int) int64 { return s.ports[port].pausedUntil[q] }
+
+// Timer kinds.
+const (
+	timerPauseRefresh = 1
+)
+
+// timerID packs a timer's kind, port, priority and generation.
+func timerID(kind, port int, q uint8, gen uint32) uint64 {
+	return uint64(kind)<<56 | uint64(port)<<40 | uint64(q)<<32 | uint64(gen)
+}
+
+// OnTimer runs a timer the switch asked for.
+func (s *Switch) OnTimer(now int64, id uint64) {
+	kind := int(id >> 56)
+	port := int(id>>40) & 0xffff
+	q := uint8(id>>32) & 0xff
+	gen := uint32(id)
+	switch kind {
+	case timerPauseRefresh:
+		pp := &s.ports[port]
+		if pp.pauseSent[q] && pp.pauseGen[q] == gen {
+			s.sendPause(now, port, q, s.cfg.PauseQuanta)
+		}
+	}
+}

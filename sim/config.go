@@ -1,0 +1,174 @@
+// Package sim is p4rcm's packet-level datacenter simulator: hosts with
+// RoCEv2 NICs running DCQCN (or no congestion control), switches running
+// the dataplane switch model (shared buffer, PFC, RED/ECN, ECMP), and
+// full-duplex links with serialisation and propagation delay, driven by the
+// discrete-event engine of sim/event in integer picoseconds.
+//
+// A run is deterministic: the same Config (topology, flows, parameters and
+// seed) gives the same Results, byte for byte once written.
+package sim
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/sim/topo"
+	"github.com/p4rcm/p4rcm/sim/workload"
+)
+
+// Config is everything one run needs, resolved: no presets, no files.
+type Config struct {
+	Seed     uint64
+	Topology *topo.Topology
+	Flows    []workload.Flow
+
+	// Host NICs.
+
+	// MTU is the payload of a full data packet, bytes.
+	MTU int
+	// AckInterval is how many data packets the receiver takes per ACK; the
+	// last packet of a flow is always acknowledged.
+	AckInterval int
+	// CC is the end-to-end congestion control: "dcqcn" or "none".
+	CC    string
+	DCQCN dcqcn.Params
+	// RTO is the retransmission timeout of go-back-N, needed only when
+	// packets can be lost (PFC off).
+	RTO int64
+
+	// Switches.
+
+	// PFC turns priority flow control on for the priorities the flows use.
+	PFC bool
+	// Buffer is each switch's shared buffer, bytes.
+	Buffer float64
+	// PFCBeta is the dynamic PFC threshold factor; zero uses PFCXOFF.
+	PFCBeta float64
+	// PFCBetaScale multiplies beta by (port rate / host rate) on faster
+	// ports, capped at 1, as the ns-3 RDMA simulator does.
+	PFCBetaScale bool
+	// PFCXOFF is the static XOFF threshold per ingress queue, bytes.
+	PFCXOFF float64
+	// Headroom is t_flight per port and lossless priority, bytes; zero
+	// derives it for each port from its rate and cable delay with
+	// buffercalc's worst-case model.
+	Headroom float64
+	// XONOffset is how far below XOFF RESUME is sent, bytes; zero is two
+	// full frames, as in the DCQCN paper.
+	XONOffset float64
+	// PauseQuanta is the pause time of a PAUSE frame (0xffff if zero).
+	PauseQuanta uint16
+	// QueueLimit caps lossy egress queues, bytes (0: none).
+	QueueLimit float64
+	// ECN overrides the marking curve of DCQCN's parameter set when set:
+	// thresholds in bytes at ECNRefRate, scaled with each link's rate.
+	ECN        *ECNConfig
+	WREDK      float64 // WRED threshold for non-ECT packets, bytes at the host rate (0: off)
+	ECNMarking bool    // mark ECT packets at all (on with DCQCN)
+
+	// Run control.
+
+	// StopAt ends the run at this time even if flows remain (0: run until
+	// every flow completes).
+	StopAt int64
+
+	// Monitoring.
+
+	QueueSampling QueueSampling
+	RateSampling  RateSampling
+	// Progress, if set, is called every few thousand events with the
+	// simulated time and the number of completed flows.
+	Progress func(now int64, done, total int)
+}
+
+// ECNConfig is a RED/ECN marking curve at a reference link rate.
+type ECNConfig struct {
+	KMin, KMax float64 // bytes at RefRate
+	PMax       float64
+	RefRate    float64
+}
+
+// QueueSampling records switch egress queue lengths every Interval, for at
+// most Max samples (0: off).
+type QueueSampling struct {
+	Interval int64
+	Max      int
+	// Ports limits sampling to these switch ports; empty means all data
+	// queues that are non-empty at the sample time.
+	Ports []topo.PortRef
+}
+
+// RateSampling records, every Interval, the bytes each flow delivered to
+// its receiver in that interval (0: off). Flows limits it to those flow
+// IDs; empty means all.
+type RateSampling struct {
+	Interval int64
+	Flows    []int
+}
+
+// Validate checks the configuration and names the field at fault.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.Topology == nil {
+		bad("topology", "missing")
+	} else if err := c.Topology.Validate(); err != nil {
+		bad("topology", "%v", err)
+	}
+	if c.MTU <= 0 {
+		bad("mtu", "must be positive, got %d", c.MTU)
+	}
+	if c.AckInterval <= 0 {
+		bad("ack_interval", "must be positive, got %d", c.AckInterval)
+	}
+	switch c.CC {
+	case "dcqcn":
+		if err := c.DCQCN.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	case "none":
+	default:
+		bad("cc", "unknown congestion control %q (dcqcn, none)", c.CC)
+	}
+	if c.Buffer <= 0 {
+		bad("buffer", "must be positive, got %g", c.Buffer)
+	}
+	if c.PFC && c.PFCBeta <= 0 && c.PFCXOFF <= 0 {
+		bad("pfc", "needs a dynamic beta or a static xoff")
+	}
+	if c.Headroom < 0 || c.XONOffset < 0 || c.QueueLimit < 0 || c.WREDK < 0 {
+		bad("switch", "headroom, xon_offset, queue_limit and wred_k must not be negative")
+	}
+	if !c.PFC && c.RTO <= 0 {
+		bad("rto", "must be positive when PFC is off (packets can be lost)")
+	}
+	if c.StopAt < 0 {
+		bad("stop", "must not be negative")
+	}
+	if c.Topology != nil {
+		n := len(c.Topology.Nodes)
+		for i, f := range c.Flows {
+			switch {
+			case f.Src < 0 || f.Src >= n || c.Topology.Nodes[f.Src].Kind != topo.Host:
+				bad("flows", "flow %d: source %d is not a host", i, f.Src)
+			case f.Dst < 0 || f.Dst >= n || c.Topology.Nodes[f.Dst].Kind != topo.Host:
+				bad("flows", "flow %d: destination %d is not a host", i, f.Dst)
+			case f.Src == f.Dst:
+				bad("flows", "flow %d: source and destination are both %d", i, f.Src)
+			case f.Size <= 0:
+				bad("flows", "flow %d: size must be positive, got %d", i, f.Size)
+			case f.Start < 0:
+				bad("flows", "flow %d: start must not be negative", i)
+			case f.Priority < 0 || f.Priority > 7:
+				bad("flows", "flow %d: priority must be 0..7, got %d", i, f.Priority)
+			}
+			if len(errs) > 10 {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

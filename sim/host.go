@@ -1,0 +1,293 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/p4rcm/p4rcm/dataplane"
+	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/sim/event"
+)
+
+// flow is one message: the sender's queue pair with its DCQCN reaction
+// point, and the receiver's with its notification point.
+type flow struct {
+	id       int32
+	src, dst *host
+	size     int64
+	start    int64
+	prio     uint8
+	sport    uint16
+	dport    uint16
+	hash     uint32 // data direction
+	ackHash  uint32 // ACK direction
+
+	// sender
+	sndNxt, sndUna int64
+	highest        int64 // highest offset sent, to tell retransmissions
+	nextAvail      int64
+	rp             dcqcn.RP
+	sending        bool // in the host's sending list
+	lastProgress   int64
+	rtoArmed       bool
+	finish         int64 // 0 until the last ACK arrives
+	sentPackets    int64
+	retransmits    int64
+
+	// receiver
+	expected  int64
+	np        dcqcn.NP
+	sinceAck  int
+	ceSince   bool // a CE mark since the last ACK
+	lastNack  int64
+	nackSent  bool
+	delivered int64 // bytes delivered in order
+}
+
+// Host timer kinds (top byte of the event argument).
+const (
+	hostFlowStart = iota + 1
+	hostNPTimer
+	hostRTO
+)
+
+// host is a server with one RoCEv2 NIC.
+type host struct {
+	net      *Network
+	id       int
+	port     *port
+	lineRate float64
+	ctrl     fifo
+	// pausedUntil holds the NIC's egress per priority (PFC from the ToR).
+	pausedUntil [dataplane.NumPrio]int64
+	sending     []int32 // flows with data not yet sent, in round-robin order
+	rr          int
+}
+
+func hostArg(kind int, f int32) uint64 { return uint64(kind)<<56 | uint64(uint32(f)) }
+
+// Handle runs the host's timers.
+func (h *host) Handle(now event.Time, arg uint64) {
+	f := &h.net.flows[uint32(arg)]
+	switch arg >> 56 {
+	case hostFlowStart:
+		h.addSending(f)
+		f.lastProgress = now
+		h.port.kick(now)
+	case hostNPTimer:
+		if f.np.OnTimer(now, h.net.cfg.DCQCN.CNPInterval) {
+			h.sendCNP(now, f)
+		}
+	case hostRTO:
+		f.rtoArmed = false
+		if f.finish != 0 || f.sndUna >= f.size {
+			return
+		}
+		rto := h.net.cfg.RTO
+		if now-f.lastProgress >= rto {
+			f.sndNxt = f.sndUna
+			f.lastProgress = now
+			h.addSending(f)
+			h.port.kick(now)
+		}
+		h.armRTO(f)
+	}
+}
+
+func (h *host) addSending(f *flow) {
+	if !f.sending && f.sndNxt < f.size {
+		f.sending = true
+		h.sending = append(h.sending, f.id)
+	}
+}
+
+func (h *host) armRTO(f *flow) {
+	if h.net.cfg.PFC || f.rtoArmed || f.finish != 0 {
+		return
+	}
+	f.rtoArmed = true
+	h.net.q.At(max(f.lastProgress+h.net.cfg.RTO, h.net.q.Now()+1), h, hostArg(hostRTO, f.id))
+}
+
+func (h *host) paused(prio uint8, at int64) bool { return h.pausedUntil[prio] > at }
+
+// dequeue is the NIC's scheduler: control packets first, then the flows
+// whose rate limiter allows a packet, in round robin.
+func (h *host) dequeue(now int64, _ int) *dataplane.Packet {
+	if h.ctrl.len() > 0 {
+		return h.ctrl.pop()
+	}
+	n := len(h.sending)
+	for i := 0; i < n; i++ {
+		idx := (h.rr + i) % n
+		f := &h.net.flows[h.sending[idx]]
+		if f.nextAvail > now || h.paused(f.prio, now) {
+			continue
+		}
+		p := h.dataPacket(now, f)
+		if f.sndNxt >= f.size {
+			f.sending = false
+			copy(h.sending[idx:], h.sending[idx+1:])
+			h.sending = h.sending[:n-1]
+			h.rr = idx
+			h.armRTO(f)
+		} else {
+			h.rr = idx + 1
+		}
+		return p
+	}
+	return nil
+}
+
+func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
+	n := h.net
+	payload := int32(min(int64(n.cfg.MTU), f.size-f.sndNxt))
+	p := n.pool.get()
+	*p = dataplane.Packet{
+		Kind: dataplane.Data, Prio: f.prio, ECN: n.dataECN,
+		Size: payload + dataplane.RoCEHeaders + dataplane.EthOverhead,
+		Flow: f.id, Src: int32(f.src.id), Dst: int32(f.dst.id), SPort: f.sport, DPort: f.dport,
+		Hash: f.hash, Seq: f.sndNxt, Payload: payload, SentAt: now,
+	}
+	if f.sndNxt < f.highest {
+		f.retransmits++
+	}
+	f.sndNxt += int64(payload)
+	f.highest = max(f.highest, f.sndNxt)
+	f.sentPackets++
+	n.dataPackets++
+	rate := h.lineRate
+	if n.cc {
+		rate = f.rp.Rate(now)
+		f.rp.OnSent(now, int(p.Size))
+	}
+	f.nextAvail = now + serTime(p.Size, rate)
+	return p
+}
+
+// next is when the NIC may next have a packet.
+func (h *host) next(_ int, after int64) int64 {
+	if h.ctrl.len() > 0 {
+		return after
+	}
+	var t int64
+	for _, id := range h.sending {
+		f := &h.net.flows[id]
+		e := max(f.nextAvail, after)
+		if u := h.pausedUntil[f.prio]; u > e {
+			if u == math.MaxInt64 {
+				continue
+			}
+			e = u
+		}
+		if t == 0 || e < t {
+			t = e
+		}
+	}
+	return t
+}
+
+// receive handles a packet arriving at the NIC.
+func (h *host) receive(now int64, _ int, p *dataplane.Packet) {
+	n := h.net
+	switch p.Kind {
+	case dataplane.Data:
+		h.receiveData(now, p)
+	case dataplane.Ack, dataplane.Nack:
+		f := &n.flows[p.Flow]
+		if p.Seq > f.sndUna {
+			f.sndUna = p.Seq
+			f.lastProgress = now
+		}
+		if p.Kind == dataplane.Nack && p.Seq < f.sndNxt {
+			f.sndNxt = max(p.Seq, f.sndUna)
+			h.addSending(f)
+			h.port.kick(now)
+		}
+		if p.CNPFlag && n.cc {
+			f.rp.OnCNP(now)
+		}
+		if f.sndUna >= f.size && f.finish == 0 {
+			f.finish = now
+			n.completed(f)
+		}
+	case dataplane.CNP:
+		if n.cc {
+			n.flows[p.Flow].rp.OnCNP(now)
+		}
+	case dataplane.Pause:
+		q := p.Prio
+		if p.PauseQuanta == 0 {
+			h.pausedUntil[q] = 0
+			h.port.kick(now)
+		} else {
+			h.pausedUntil[q] = now + int64(math.Ceil(float64(p.PauseQuanta)*512/h.lineRate*1e12))
+		}
+		n.hostPauses++
+	}
+	n.pool.put(p)
+}
+
+func (h *host) receiveData(now int64, p *dataplane.Packet) {
+	n := h.net
+	f := &n.flows[p.Flow]
+	ce := p.ECN == dataplane.CE
+	if ce && n.cc && n.cfg.DCQCN.CNPInterval > 0 {
+		if send, wake := f.np.OnMarked(now, n.cfg.DCQCN.CNPInterval); send {
+			h.sendCNP(now, f)
+		} else if wake != 0 {
+			n.q.At(wake, h, hostArg(hostNPTimer, f.id))
+		}
+	}
+	switch {
+	case p.Seq == f.expected:
+		f.expected += int64(p.Payload)
+		f.delivered += int64(p.Payload)
+		f.sinceAck++
+		f.ceSince = f.ceSince || ce
+		f.nackSent = false
+		if f.sinceAck >= n.cfg.AckInterval || f.expected >= f.size {
+			h.sendAck(now, f, dataplane.Ack)
+		}
+	case p.Seq > f.expected:
+		// A gap: go-back-N asks once per missing offset.
+		if !f.nackSent || f.lastNack != f.expected {
+			f.nackSent, f.lastNack = true, f.expected
+			h.sendAck(now, f, dataplane.Nack)
+		}
+	default:
+		// A duplicate of data already delivered (after a go-back): ACK it
+		// again so that the sender learns where the receiver stands.
+		if f.expected >= f.size {
+			h.sendAck(now, f, dataplane.Ack)
+		}
+	}
+}
+
+func (h *host) sendAck(now int64, f *flow, kind dataplane.Kind) {
+	n := h.net
+	p := n.pool.get()
+	*p = dataplane.Packet{
+		Kind: kind, Prio: f.prio, Size: dataplane.AckFrame + dataplane.EthOverhead,
+		Flow: f.id, Src: int32(f.dst.id), Dst: int32(f.src.id), SPort: f.dport, DPort: f.sport,
+		Hash: f.ackHash, Seq: f.expected, SentAt: now,
+		// The ns-3 simulator's NP: every ACK of a marked packet carries the
+		// CNP flag when there are no separate CNPs.
+		CNPFlag: f.ceSince && n.cfg.DCQCN.CNPInterval == 0,
+	}
+	f.sinceAck, f.ceSince = 0, false
+	h.ctrl.push(p)
+	h.port.kick(now)
+}
+
+func (h *host) sendCNP(now int64, f *flow) {
+	n := h.net
+	p := n.pool.get()
+	*p = dataplane.Packet{
+		Kind: dataplane.CNP, Prio: f.prio, Size: dataplane.CNPFrame + dataplane.EthOverhead,
+		Flow: f.id, Src: int32(f.dst.id), Dst: int32(f.src.id), SPort: f.dport, DPort: f.sport,
+		Hash: f.ackHash, SentAt: now,
+	}
+	n.cnps++
+	h.ctrl.push(p)
+	h.port.kick(now)
+}

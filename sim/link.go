@@ -1,0 +1,179 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/p4rcm/p4rcm/dataplane"
+	"github.com/p4rcm/p4rcm/sim/event"
+)
+
+// node is what sits behind a port: a host NIC or a switch.
+type node interface {
+	// dequeue returns the packet port local sends now, or nil.
+	dequeue(now int64, local int) *dataplane.Packet
+	// next is the earliest time at or after `after` at which port local may
+	// have a packet to send, 0 when nothing is pending (a later arrival
+	// will kick the port).
+	next(local int, after int64) int64
+	// receive takes a packet that arrived on port local.
+	receive(now int64, local int, p *dataplane.Packet)
+}
+
+// Event arguments of a port.
+const (
+	evWake   = 0 // try to transmit
+	evArrive = 1 // the packet at the head of the wire reaches the peer
+)
+
+// port is the transmit side of one end of a full-duplex link: it
+// serialises one packet at a time onto the wire, and the wire delivers
+// packets to the peer in order after the propagation delay. The wire is a
+// FIFO with one pending arrival event for its head, so the event queue
+// holds O(ports) entries however many packets are in flight.
+type port struct {
+	net   *Network
+	node  node
+	local int   // port number at the node
+	peer  *port // the other end
+	rate  float64
+	delay int64
+
+	busyUntil int64 // end of the frame being serialised
+	wakeAt    int64 // pending wake event, 0 none
+	wire      wire
+
+	// stats
+	txBytes   int64
+	txPackets int64
+	busyTime  int64
+}
+
+// serTime is the serialisation time of size bytes at rate, picoseconds,
+// rounded up.
+func serTime(size int32, rate float64) int64 {
+	return int64(math.Ceil(float64(size) * 8e12 / rate))
+}
+
+// kick transmits if the port is idle and its node has a packet, and makes
+// sure a wake-up is pending for whatever it will have next.
+func (p *port) kick(now int64) {
+	if p.busyUntil > now {
+		p.wake(p.busyUntil)
+		return
+	}
+	pkt := p.node.dequeue(now, p.local)
+	if pkt == nil {
+		if t := p.node.next(p.local, now); t > now {
+			p.wake(t)
+		}
+		return
+	}
+	ser := serTime(pkt.Size, p.rate)
+	p.busyUntil = now + ser
+	p.busyTime += ser
+	p.txBytes += int64(pkt.Size)
+	p.txPackets++
+	at := p.busyUntil + p.delay
+	if p.wire.n == 0 {
+		p.net.q.At(at, p, evArrive)
+	}
+	p.wire.push(pkt, at)
+	if t := p.node.next(p.local, p.busyUntil); t > 0 {
+		p.wake(t)
+	}
+}
+
+// wake makes sure the port is woken at t (or earlier).
+func (p *port) wake(t int64) {
+	if p.wakeAt != 0 && p.wakeAt <= t && p.wakeAt >= p.net.q.Now() {
+		return
+	}
+	p.wakeAt = t
+	p.net.q.At(t, p, evWake)
+}
+
+// Handle runs the port's events.
+func (p *port) Handle(now event.Time, arg uint64) {
+	if arg == evArrive {
+		pkt := p.wire.pop()
+		if p.wire.n > 0 {
+			p.net.q.At(p.wire.headAt(), p, evArrive)
+		}
+		p.net.hops++
+		p.peer.node.receive(now, p.peer.local, pkt)
+		return
+	}
+	if p.wakeAt == now {
+		p.wakeAt = 0
+	}
+	p.kick(now)
+}
+
+// wire is a FIFO of packets in flight with their arrival times.
+type wire struct {
+	pkts []*dataplane.Packet
+	at   []int64
+	head int
+	n    int
+}
+
+func (w *wire) push(p *dataplane.Packet, at int64) {
+	if w.n == len(w.pkts) {
+		size := max(8, 2*len(w.pkts))
+		pkts, ats := make([]*dataplane.Packet, size), make([]int64, size)
+		for i := 0; i < w.n; i++ {
+			j := (w.head + i) & (len(w.pkts) - 1)
+			pkts[i], ats[i] = w.pkts[j], w.at[j]
+		}
+		w.pkts, w.at, w.head = pkts, ats, 0
+	}
+	j := (w.head + w.n) & (len(w.pkts) - 1)
+	w.pkts[j], w.at[j] = p, at
+	w.n++
+}
+
+func (w *wire) headAt() int64 { return w.at[w.head] }
+
+func (w *wire) pop() *dataplane.Packet {
+	p := w.pkts[w.head]
+	w.pkts[w.head] = nil
+	w.head = (w.head + 1) & (len(w.pkts) - 1)
+	w.n--
+	return p
+}
+
+// pool recycles packets so that steady-state forwarding does not allocate.
+type pool struct{ free []*dataplane.Packet }
+
+func (pl *pool) get() *dataplane.Packet {
+	if n := len(pl.free); n > 0 {
+		p := pl.free[n-1]
+		pl.free = pl.free[:n-1]
+		return p
+	}
+	return new(dataplane.Packet)
+}
+
+func (pl *pool) put(p *dataplane.Packet) { pl.free = append(pl.free, p) }
+
+// fifo is a small packet queue for host NICs.
+type fifo struct {
+	buf  []*dataplane.Packet
+	head int
+}
+
+func (f *fifo) len() int { return len(f.buf) - f.head }
+
+func (f *fifo) push(p *dataplane.Packet) {
+	if f.head > 0 && f.head == len(f.buf) {
+		f.buf, f.head = f.buf[:0], 0
+	}
+	f.buf = append(f.buf, p)
+}
+
+func (f *fifo) pop() *dataplane.Packet {
+	p := f.buf[f.head]
+	f.buf[f.head] = nil
+	f.head++
+	return p
+}

@@ -1,0 +1,311 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/p4rcm/p4rcm/buffercalc"
+	"github.com/p4rcm/p4rcm/dataplane"
+	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/sim/event"
+	"github.com/p4rcm/p4rcm/sim/topo"
+)
+
+// Network is one simulation: the event queue, the nodes, links and flows.
+type Network struct {
+	cfg      Config
+	q        event.Queue
+	topo     *topo.Topology
+	routes   *topo.Routes
+	hosts    []*host // by node ID; nil for switches
+	switches []*switchNode
+	ports    [][]*port // by node ID, by local port number
+	flows    []flow
+	pool     pool
+	cc       bool
+	dataECN  uint8
+	hostRate float64
+
+	// flow starts, in start order
+	startOrder []int32
+	nextStart  int
+
+	done        int
+	dataPackets int64
+	hops        int64
+	cnps        int64
+	hostPauses  int64
+	faults      []string
+
+	queueSamples []QueueSample
+	rateSamples  []RateSample
+}
+
+// switchNode binds a dataplane switch to the simulator: it is the switch's
+// Env and the node behind its ports.
+type switchNode struct {
+	net   *Network
+	id    int
+	sw    *dataplane.Switch
+	ports []*port
+}
+
+func (s *switchNode) Kick(port int)                    { s.ports[port].kick(s.net.q.Now()) }
+func (s *switchNode) Timer(at int64, id uint64)        { s.net.q.At(at, s, id) }
+func (s *switchNode) NewPacket() *dataplane.Packet     { return s.net.pool.get() }
+func (s *switchNode) Free(p *dataplane.Packet)         { s.net.pool.put(p) }
+func (s *switchNode) Handle(now event.Time, id uint64) { s.sw.OnTimer(now, id) }
+
+func (s *switchNode) dequeue(now int64, local int) *dataplane.Packet {
+	return s.sw.Dequeue(now, local)
+}
+func (s *switchNode) next(local int, after int64) int64 { return s.sw.Next(local, after) }
+func (s *switchNode) receive(now int64, local int, p *dataplane.Packet) {
+	s.sw.Receive(now, local, p)
+}
+
+// fib is one switch's view of the routes.
+type fib struct {
+	r  *topo.Routes
+	sw int
+}
+
+func (f fib) NextHops(dst int) []int32 { return f.r.NextHops(f.sw, dst) }
+
+// New builds the network of a configuration.
+func New(cfg Config) (*Network, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.PauseQuanta == 0 {
+		cfg.PauseQuanta = 0xffff
+	}
+	t := cfg.Topology
+	routes, err := topo.ComputeRoutes(t)
+	if err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	n := &Network{cfg: cfg, topo: t, routes: routes, cc: cfg.CC == "dcqcn"}
+	if n.cc || cfg.ECNMarking {
+		n.dataECN = dataplane.ECT0
+	}
+	adj := t.Adjacency()
+	n.hosts = make([]*host, len(t.Nodes))
+	n.switches = make([]*switchNode, len(t.Nodes))
+	n.ports = make([][]*port, len(t.Nodes))
+	for _, nd := range t.Nodes {
+		n.ports[nd.ID] = make([]*port, len(adj[nd.ID]))
+		for i, ap := range adj[nd.ID] {
+			l := t.Links[ap.Link]
+			n.ports[nd.ID][i] = &port{net: n, local: i, rate: l.Rate, delay: l.Delay}
+		}
+	}
+	for _, nd := range t.Nodes {
+		for i, ap := range adj[nd.ID] {
+			n.ports[nd.ID][i].peer = n.ports[ap.Peer.Node][ap.Peer.Port]
+		}
+	}
+	n.hostRate = math.Inf(1)
+	for _, nd := range t.Nodes {
+		if nd.Kind == topo.Host {
+			n.hostRate = math.Min(n.hostRate, n.ports[nd.ID][0].rate)
+		}
+	}
+	lossless := uint8(0)
+	if cfg.PFC {
+		for _, f := range cfg.Flows {
+			lossless |= 1 << f.Priority
+		}
+		if lossless == 0 {
+			lossless = 1 << 3
+		}
+	}
+	frame := float64(cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
+	xon := cfg.XONOffset
+	if xon == 0 {
+		xon = 2 * frame
+	}
+	for _, nd := range t.Nodes {
+		ports := n.ports[nd.ID]
+		if nd.Kind == topo.Host {
+			h := &host{net: n, id: nd.ID, port: ports[0], lineRate: ports[0].rate}
+			ports[0].node = h
+			n.hosts[nd.ID] = h
+			continue
+		}
+		sc := dataplane.Config{
+			Name: nd.Name, Buffer: cfg.Buffer, Lossless: lossless, XONOffset: xon,
+			PauseQuanta: cfg.PauseQuanta, QueueLimit: cfg.QueueLimit,
+			Seed: cfg.Seed ^ mixSeed(uint64(nd.ID)),
+		}
+		for _, p := range ports {
+			pc := dataplane.PortConfig{Rate: p.rate, Marking: n.marking(p.rate)}
+			if cfg.PFC {
+				pc.Headroom = cfg.Headroom
+				if pc.Headroom == 0 {
+					pc.Headroom = headroomFor(p.rate, p.delay, cfg.MTU)
+				}
+				pc.Beta, pc.XOFF = n.beta(p.rate), cfg.PFCXOFF
+			}
+			sc.Ports = append(sc.Ports, pc)
+		}
+		s := &switchNode{net: n, id: nd.ID, ports: ports}
+		sw, err := dataplane.New(sc, fib{r: routes, sw: nd.ID}, s)
+		if err != nil {
+			return nil, err
+		}
+		s.sw = sw
+		for _, p := range ports {
+			p.node = s
+		}
+		n.switches[nd.ID] = s
+	}
+	n.flows = make([]flow, len(cfg.Flows))
+	for i, spec := range cfg.Flows {
+		f := &n.flows[i]
+		f.id = int32(i)
+		f.src, f.dst = n.hosts[spec.Src], n.hosts[spec.Dst]
+		f.size, f.start, f.prio = spec.Size, spec.Start, uint8(spec.Priority)
+		f.sport = uint16(10000 + i%50000)
+		f.dport = uint16(spec.DstPort)
+		if f.dport == 0 {
+			f.dport = 4791
+		}
+		f.hash = dataplane.FlowHash(int32(spec.Src), int32(spec.Dst), f.sport, f.dport)
+		f.ackHash = dataplane.FlowHash(int32(spec.Dst), int32(spec.Src), f.dport, f.sport)
+		if n.cc {
+			f.rp = dcqcn.NewRP(&n.cfg.DCQCN, f.src.lineRate)
+		}
+	}
+	n.startOrder = make([]int32, len(n.flows))
+	for i := range n.startOrder {
+		n.startOrder[i] = int32(i)
+	}
+	sort.SliceStable(n.startOrder, func(a, b int) bool {
+		return n.flows[n.startOrder[a]].start < n.flows[n.startOrder[b]].start
+	})
+	return n, nil
+}
+
+// marking is the RED/ECN curve of a port of the given rate.
+func (n *Network) marking(rate float64) dataplane.Marking {
+	var m dataplane.Marking
+	if n.cfg.WREDK > 0 {
+		m.WREDK = n.cfg.WREDK * rate / n.hostRate
+	}
+	if !n.cc && !n.cfg.ECNMarking {
+		m.KMin, m.KMax = math.Inf(1), math.Inf(1)
+		return m
+	}
+	e := ECNConfig{KMin: n.cfg.DCQCN.KMin, KMax: n.cfg.DCQCN.KMax, PMax: n.cfg.DCQCN.PMax, RefRate: n.cfg.DCQCN.RefRate}
+	if n.cfg.ECN != nil {
+		e = *n.cfg.ECN
+	}
+	scale := rate / e.RefRate
+	m.KMin, m.KMax, m.PMax = e.KMin*scale, e.KMax*scale, e.PMax
+	return m
+}
+
+// beta is the dynamic PFC factor of a port of the given rate.
+func (n *Network) beta(rate float64) float64 {
+	b := n.cfg.PFCBeta
+	if b == 0 || !n.cfg.PFCBetaScale || rate <= n.hostRate {
+		return b
+	}
+	return math.Min(b*rate/n.hostRate, math.Max(b, 1))
+}
+
+// headroomFor sizes t_flight for a port from its rate and cable delay with
+// buffercalc's worst-case model (cable length from the delay at 5 ns/m).
+func headroomFor(rate float64, delay int64, mtu int) float64 {
+	l := buffercalc.StandardLink(rate, float64(mtu+20+8+12+4))
+	l.CableMeters = float64(delay) / 1000 / buffercalc.DefaultNsPerMeter
+	h, err := l.Headroom()
+	if err != nil {
+		panic(err) // rate and MTU were validated
+	}
+	return h.Total
+}
+
+func mixSeed(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// completed records a finished flow.
+func (n *Network) completed(f *flow) {
+	n.done++
+}
+
+// flowStarter starts flows in start order, one event per distinct start time.
+type flowStarter struct{ n *Network }
+
+func (s flowStarter) Handle(now event.Time, _ uint64) {
+	n := s.n
+	for n.nextStart < len(n.startOrder) {
+		f := &n.flows[n.startOrder[n.nextStart]]
+		if f.start > now {
+			n.q.At(f.start, s, 0)
+			return
+		}
+		n.nextStart++
+		f.src.Handle(now, hostArg(hostFlowStart, f.id))
+	}
+}
+
+// Run simulates until every flow completes (or StopAt) and returns the
+// results.
+func Run(cfg Config) (*Results, error) {
+	n, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n.Run()
+	return n.Results(), nil
+}
+
+// stallLimit ends a run in which flows are pending but no data packet has
+// been sent for this long: a deadlock, which is reported as a fault.
+const stallLimit = 200 * event.Millisecond
+
+// Run runs the simulation.
+func (n *Network) Run() {
+	if len(n.startOrder) > 0 {
+		n.q.At(n.flows[n.startOrder[0]].start, flowStarter{n}, 0)
+	}
+	n.startSamplers()
+	total := len(n.flows)
+	lastData, lastChange := int64(-1), int64(0)
+	for n.done < total || n.cfg.StopAt > 0 {
+		if n.cfg.StopAt > 0 {
+			if at, ok := n.q.Peek(); !ok || at > n.cfg.StopAt {
+				n.q.RunUntil(n.cfg.StopAt)
+				break
+			}
+		}
+		if !n.q.Step() {
+			if n.done < total {
+				n.faults = append(n.faults, fmt.Sprintf("event queue ran dry at %d ps with %d of %d flows incomplete", n.q.Now(), total-n.done, total))
+			}
+			break
+		}
+		if n.q.Executed&0xffff == 0 {
+			now := n.q.Now()
+			if n.cfg.Progress != nil {
+				n.cfg.Progress(now, n.done, total)
+			}
+			if n.dataPackets != lastData {
+				lastData, lastChange = n.dataPackets, now
+			} else if now-lastChange > stallLimit && n.nextStart >= len(n.startOrder) && n.done < total {
+				n.faults = append(n.faults, fmt.Sprintf("no data sent for %d ms at %d ps with %d flows incomplete: deadlock", stallLimit/event.Millisecond, now, total-n.done))
+				break
+			}
+		}
+	}
+	if n.cfg.Progress != nil {
+		n.cfg.Progress(n.q.Now(), n.done, total)
+	}
+}

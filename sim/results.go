@@ -1,0 +1,254 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/p4rcm/p4rcm/dataplane"
+	"github.com/p4rcm/p4rcm/sim/event"
+	"github.com/p4rcm/p4rcm/sim/topo"
+)
+
+// Results is what a run produced.
+type Results struct {
+	Flows []FlowRecord
+	Ports []PortRecord
+	// Hosts' PFC: PAUSE frames received by host NICs.
+	HostPauses int64
+	// Drops by reason over all switches; LosslessDrops counts those of
+	// lossless priorities, which PFC must prevent (a fault if non-zero).
+	Drops         map[string]int64
+	LosslessDrops int64
+	QueueSamples  []QueueSample
+	RateSamples   []RateSample
+	// Faults are conditions that invalidate the run (drops with PFC on,
+	// deadlock); empty for a good run.
+	Faults []string
+
+	// Run statistics.
+	End         int64  // simulated time at the end, ps
+	LastFinish  int64  // completion time of the last flow, ps
+	Events      uint64 // events executed
+	DataPackets int64  // data packets sent by hosts, retransmissions included
+	PacketHops  int64  // packets delivered over a link, all kinds
+	CNPs        int64
+	Completed   int
+}
+
+// FlowRecord is one flow's outcome. Times are picoseconds.
+type FlowRecord struct {
+	ID       int
+	Src, Dst int
+	SPort    int
+	DPort    int
+	Size     int64
+	Start    int64
+	Finish   int64 // 0 if the flow did not complete
+	FCT      int64 // Finish - Start
+	// Ideal is the FCT of the flow alone in the network: the base RTT plus
+	// its bytes on the wire (headers included) over the path's bottleneck.
+	Ideal       int64
+	Slowdown    float64 // FCT / Ideal, at least 1
+	Class       string
+	Retransmits int64
+	CNPs        int // congestion notifications the sender acted on
+	RateCuts    int
+}
+
+// PortRecord is one switch port's counters.
+type PortRecord struct {
+	Node, Port          int
+	NodeName            string
+	Peer                int // node at the far end
+	Rate                float64
+	TxPackets, TxBytes  int64 // data
+	CtrlPackets         int64
+	Marked              int64
+	PausesSent, Resumes int64
+	PausesReceived      int64
+	PausedTime          int64 // summed over priorities, ps
+	Drops               int64
+	MaxQueueBytes       float64
+	MaxIngressBytes     float64
+	MaxHeadroomBytes    float64
+	Utilisation         float64 // busy time / end time
+}
+
+// QueueSample is one egress queue's length at a time.
+type QueueSample struct {
+	Time       int64
+	Node, Port int
+	Prio       int
+	Bytes      float64
+}
+
+// RateSample is the bytes a flow delivered in order during one sampling
+// interval ending at Time.
+type RateSample struct {
+	Time  int64
+	Flow  int
+	Bytes int64
+}
+
+// Results collects the outcome of the run so far.
+func (n *Network) Results() *Results {
+	r := &Results{
+		HostPauses: n.hostPauses, Drops: map[string]int64{}, Faults: append([]string(nil), n.faults...),
+		QueueSamples: n.queueSamples, RateSamples: n.rateSamples,
+		End: n.q.Now(), Events: n.q.Executed, DataPackets: n.dataPackets, PacketHops: n.hops, CNPs: n.cnps,
+	}
+	frame := float64(n.cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
+	r.Flows = make([]FlowRecord, len(n.flows))
+	for i := range n.flows {
+		f := &n.flows[i]
+		spec := &n.cfg.Flows[i]
+		rec := FlowRecord{ID: i, Src: spec.Src, Dst: spec.Dst, SPort: int(f.sport), DPort: int(f.dport),
+			Size: f.size, Start: f.start, Class: spec.Class, Retransmits: f.retransmits,
+			CNPs: f.rp.CNPs, RateCuts: f.rp.Cuts}
+		rec.Ideal = n.idealFCT(spec.Src, spec.Dst, f.size, frame)
+		if f.finish != 0 {
+			rec.Finish = f.finish
+			rec.FCT = f.finish - f.start
+			rec.Slowdown = math.Max(1, float64(rec.FCT)/float64(rec.Ideal))
+			r.Completed++
+			r.LastFinish = max(r.LastFinish, f.finish)
+		}
+		r.Flows[i] = rec
+	}
+	adj := n.topo.Adjacency()
+	for _, s := range n.switches {
+		if s == nil {
+			continue
+		}
+		for i, p := range s.ports {
+			st := s.sw.Stats(i, r.End)
+			var paused, drops int64
+			for _, d := range st.PausedTime {
+				paused += d
+			}
+			for reason, d := range st.Drops {
+				drops += d
+				if d > 0 {
+					r.Drops[dataplane.DropReason(reason).String()] += d
+				}
+			}
+			if st.Drops[dataplane.DropBufferFull] > 0 && n.cfg.PFC {
+				r.LosslessDrops += st.Drops[dataplane.DropBufferFull]
+			}
+			rec := PortRecord{Node: s.id, Port: i, NodeName: n.topo.Nodes[s.id].Name, Peer: adj[s.id][i].Peer.Node,
+				Rate: p.rate, TxPackets: st.TxPackets, TxBytes: st.TxBytes, CtrlPackets: st.CtrlPackets,
+				Marked: st.Marked, PausesSent: st.PausesSent, Resumes: st.ResumesSent, PausesReceived: st.PausesReceived,
+				PausedTime: paused, Drops: drops, MaxQueueBytes: st.MaxQueueBytes, MaxIngressBytes: st.MaxIngressBytes,
+				MaxHeadroomBytes: st.MaxHeadroomBytes}
+			if r.End > 0 {
+				rec.Utilisation = float64(p.busyTime) / float64(r.End)
+			}
+			r.Ports = append(r.Ports, rec)
+		}
+	}
+	if r.LosslessDrops > 0 {
+		r.Faults = append(r.Faults, "packets dropped on a lossless priority with PFC on: a simulator fault (headroom or thresholds too small for this configuration)")
+	}
+	return r
+}
+
+// idealFCT is the base RTT (propagation both ways plus one full frame's
+// serialisation at every hop, as the ns-3 simulator counts it) plus the
+// flow's bytes on the wire over the bottleneck.
+func (n *Network) idealFCT(src, dst int, size int64, frame float64) int64 {
+	pi := n.routes.PathInfo(src, dst)
+	base := 2 * pi.Delay
+	for _, rate := range pi.Rates {
+		base += serTime(int32(frame), rate)
+	}
+	packets := (size + int64(n.cfg.MTU) - 1) / int64(n.cfg.MTU)
+	wire := float64(size) + float64(packets)*float64(dataplane.RoCEHeaders+dataplane.EthOverhead)
+	return base + int64(math.Ceil(wire*8e12/pi.MinRate))
+}
+
+// sampler takes queue and rate samples at fixed intervals.
+type sampler struct {
+	n    *Network
+	kind uint64
+	last []int64 // per sampled flow: delivered bytes at the last sample
+}
+
+const (
+	sampleQueues = 1
+	sampleRates  = 2
+)
+
+func (n *Network) startSamplers() {
+	if qs := n.cfg.QueueSampling; qs.Interval > 0 && qs.Max > 0 {
+		n.q.At(qs.Interval, &sampler{n: n, kind: sampleQueues}, 0)
+	}
+	if rs := n.cfg.RateSampling; rs.Interval > 0 {
+		flows := rs.Flows
+		if len(flows) == 0 {
+			flows = make([]int, len(n.flows))
+			for i := range flows {
+				flows[i] = i
+			}
+			n.cfg.RateSampling.Flows = flows
+		}
+		n.q.At(rs.Interval, &sampler{n: n, kind: sampleRates, last: make([]int64, len(flows))}, 0)
+	}
+}
+
+// Handle takes a sample and schedules the next while flows remain.
+func (s *sampler) Handle(now event.Time, _ uint64) {
+	n := s.n
+	switch s.kind {
+	case sampleQueues:
+		qs := n.cfg.QueueSampling
+		if len(qs.Ports) > 0 {
+			for _, pr := range qs.Ports {
+				sw := n.switches[pr.Node]
+				for q := 0; q < dataplane.NumPrio; q++ {
+					if b := sw.sw.QueueBytes(pr.Port, q); b > 0 || q == 3 {
+						n.queueSamples = append(n.queueSamples, QueueSample{Time: now, Node: pr.Node, Port: pr.Port, Prio: q, Bytes: b})
+					}
+				}
+			}
+		} else {
+			for _, sw := range n.switches {
+				if sw == nil {
+					continue
+				}
+				for i := range sw.ports {
+					for q := 0; q < dataplane.NumPrio; q++ {
+						if b := sw.sw.QueueBytes(i, q); b > 0 {
+							n.queueSamples = append(n.queueSamples, QueueSample{Time: now, Node: sw.id, Port: i, Prio: q, Bytes: b})
+						}
+					}
+				}
+			}
+		}
+		if len(n.queueSamples) >= qs.Max {
+			n.queueSamples = n.queueSamples[:qs.Max]
+			return
+		}
+		if n.done < len(n.flows) {
+			n.q.At(now+qs.Interval, s, 0)
+		}
+	case sampleRates:
+		for i, id := range n.cfg.RateSampling.Flows {
+			d := n.flows[id].delivered
+			n.rateSamples = append(n.rateSamples, RateSample{Time: now, Flow: id, Bytes: d - s.last[i]})
+			s.last[i] = d
+		}
+		if n.done < len(n.flows) {
+			n.q.At(now+n.cfg.RateSampling.Interval, s, 0)
+		}
+	}
+}
+
+// PortOf finds the port of node a that faces node b (the first, if
+// parallel links join them); ok is false if none does.
+func PortOf(t *topo.Topology, a, b int) (topo.PortRef, bool) {
+	for i, p := range t.Adjacency()[a] {
+		if p.Peer.Node == b {
+			return topo.PortRef{Node: a, Port: i}, true
+		}
+	}
+	return topo.PortRef{}, false
+}
