@@ -11,7 +11,8 @@ import (
 type Env interface {
 	// Kick tells the driver that port may have a packet to send now.
 	Kick(port int)
-	// Timer asks for OnTimer(at, id) to be called at time at.
+	// Timer asks for OnTimer(at, id) to be called at time at; id fits in
+	// 40 bits.
 	Timer(at int64, id uint64)
 	// NewPacket returns a blank packet for the switch to fill (PFC frames).
 	NewPacket() *Packet
@@ -106,34 +107,48 @@ type PortStats struct {
 	ResumesReceived        int64
 	PausedTime             [NumPrio]int64 // time this egress was held by PFC, per priority
 	Drops                  [numDropReasons]int64
-	MaxQueueBytes          float64 // largest egress queue seen, any priority
-	MaxIngressBytes        float64 // largest ingress (PFC) occupancy seen, any priority
-	MaxHeadroomBytes       float64 // largest headroom occupancy seen, any priority
+	MaxQueueBytes          [NumPrio]float64 // largest egress queue seen
+	MaxIngressBytes        [NumPrio]float64 // largest ingress (PFC) occupancy seen
+	MaxHeadroomBytes       [NumPrio]float64 // largest headroom occupancy seen
 	pausedFrom, pausedTill [NumPrio]int64
 }
 
-type port struct {
-	cfg   PortConfig
-	ctrl  ring
-	queue [NumPrio]ring
-	// egress bytes queued per priority
-	egress [NumPrio]float64
-	// pausedUntil holds this egress for a priority; math.MaxInt64 until
-	// an explicit RESUME.
-	pausedUntil [NumPrio]int64
-	// ingress accounting for PFC: bytes in the shared part and in headroom
-	// of packets that arrived on this port, and whether we paused the peer.
-	ingress   [NumPrio]float64
-	headroom  [NumPrio]float64
-	pauseSent [NumPrio]bool
+// egressQueue is one priority's queue at an egress port. Fields used
+// together per packet sit together, so that a packet touches one cache line
+// of its queue.
+type egressQueue struct {
+	ring
+	bytes    float64 // queued
+	maxBytes float64 // the most it held
+	// pausedUntil holds the queue under PFC; math.MaxInt64 until an
+	// explicit RESUME.
+	pausedUntil int64
+}
+
+// ingressQueue is one priority's PFC account at an ingress port: bytes of
+// packets that arrived on the port and are still in the switch, in the
+// shared buffer and in headroom, and whether the peer is paused.
+type ingressQueue struct {
+	shared      float64
+	headroom    float64
+	maxTotal    float64 // the most shared + headroom held
+	maxHeadroom float64
+	pauseSent   bool
 	// pauseGen invalidates refresh timers of an earlier pause episode.
-	pauseGen [NumPrio]uint32
-	rr       uint8
+	pauseGen uint32
+}
+
+type port struct {
 	// nonEmpty has bit q set while queue q holds packets.
 	nonEmpty uint8
-	stats    PortStats
+	rr       uint8
+	ctrl     ring
+	queue    [NumPrio]egressQueue
+	in       [NumPrio]ingressQueue
+	cfg      PortConfig
 	// pauseTime is the duration of a PAUSE frame of this port's making.
 	pauseTime int64
+	stats     PortStats
 }
 
 // Switch is the switch model.
@@ -189,8 +204,12 @@ func (s *Switch) NumPorts() int { return len(s.ports) }
 
 // Stats returns a port's counters as of now (paused time included up to now).
 func (s *Switch) Stats(port int, now int64) PortStats {
-	st := s.ports[port].stats
+	p := &s.ports[port]
+	st := p.stats
 	for q := 0; q < NumPrio; q++ {
+		st.MaxQueueBytes[q] = p.queue[q].maxBytes
+		st.MaxIngressBytes[q] = p.in[q].maxTotal
+		st.MaxHeadroomBytes[q] = p.in[q].maxHeadroom
 		if till := st.pausedTill[q]; till > st.pausedFrom[q] {
 			st.PausedTime[q] += min(till, now) - st.pausedFrom[q]
 		}
@@ -199,13 +218,13 @@ func (s *Switch) Stats(port int, now int64) PortStats {
 }
 
 // QueueBytes is the egress queue of a port and priority, bytes.
-func (s *Switch) QueueBytes(port, prio int) float64 { return s.ports[port].egress[prio] }
+func (s *Switch) QueueBytes(port, prio int) float64 { return s.ports[port].queue[prio].bytes }
 
 // IngressBytes is the PFC ingress occupancy (shared part plus headroom) of a
 // port and priority, bytes.
 func (s *Switch) IngressBytes(port, prio int) float64 {
-	p := &s.ports[port]
-	return p.ingress[prio] + p.headroom[prio]
+	in := &s.ports[port].in[prio]
+	return in.shared + in.headroom
 }
 
 // SharedUsed is the shared buffer in use, bytes.
@@ -247,7 +266,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	}
 	size := float64(p.Size)
 	q := p.Prio
-	if op.cfg.Marking.WREDK > 0 && !p.ECT() && op.egress[q] > op.cfg.Marking.WREDK {
+	if op.cfg.Marking.WREDK > 0 && !p.ECT() && op.queue[q].bytes > op.cfg.Marking.WREDK {
 		op.stats.Drops[DropWRED]++
 		s.env.Free(p)
 		return
@@ -255,33 +274,33 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	ip := &s.ports[in]
 	if s.isLossless(q) {
 		thresh := s.xoff(ip)
-		if ip.ingress[q]+size > thresh {
+		if ip.in[q].shared+size > thresh {
 			// Past XOFF: the packet was in flight when we paused, or is the
 			// one that crosses the threshold; it goes into headroom.
-			if ip.headroom[q]+size > ip.cfg.Headroom {
+			if ip.in[q].headroom+size > ip.cfg.Headroom {
 				ip.stats.Drops[DropBufferFull]++
 				s.env.Free(p)
 				return
 			}
-			ip.headroom[q] += size
-			ip.stats.MaxHeadroomBytes = math.Max(ip.stats.MaxHeadroomBytes, ip.headroom[q])
+			ip.in[q].headroom += size
+			ip.in[q].maxHeadroom = max(ip.in[q].maxHeadroom, ip.in[q].headroom)
 		} else {
 			if s.shared+size > s.cfg.Buffer-s.reserved {
 				ip.stats.Drops[DropBufferFull]++
 				s.env.Free(p)
 				return
 			}
-			ip.ingress[q] += size
+			ip.in[q].shared += size
 			s.shared += size
 		}
-		ip.stats.MaxIngressBytes = math.Max(ip.stats.MaxIngressBytes, ip.ingress[q]+ip.headroom[q])
-		if !ip.pauseSent[q] && (ip.headroom[q] > 0 || ip.ingress[q] >= s.xoff(ip)) {
-			ip.pauseSent[q] = true
-			ip.pauseGen[q]++
+		ip.in[q].maxTotal = max(ip.in[q].maxTotal, ip.in[q].shared+ip.in[q].headroom)
+		if !ip.in[q].pauseSent && (ip.in[q].headroom > 0 || ip.in[q].shared >= s.xoff(ip)) {
+			ip.in[q].pauseSent = true
+			ip.in[q].pauseGen++
 			s.sendPause(now, in, q, s.cfg.PauseQuanta)
 		}
 	} else {
-		if s.cfg.QueueLimit > 0 && op.egress[q]+size > s.cfg.QueueLimit {
+		if s.cfg.QueueLimit > 0 && op.queue[q].bytes+size > s.cfg.QueueLimit {
 			op.stats.Drops[DropQueueLimit]++
 			s.env.Free(p)
 			return
@@ -293,8 +312,8 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 		}
 		s.shared += size
 	}
-	op.egress[q] += size
-	op.stats.MaxQueueBytes = math.Max(op.stats.MaxQueueBytes, op.egress[q])
+	op.queue[q].bytes += size
+	op.queue[q].maxBytes = max(op.queue[q].maxBytes, op.queue[q].bytes)
 	op.queue[q].push(p)
 	op.nonEmpty |= 1 << q
 	s.env.Kick(out)
@@ -314,7 +333,7 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 	}
 	for i := uint8(0); i < NumPrio; i++ {
 		q := (op.rr + i) & (NumPrio - 1)
-		if op.nonEmpty&(1<<q) == 0 || op.pausedUntil[q] > now {
+		if op.nonEmpty&(1<<q) == 0 || op.queue[q].pausedUntil > now {
 			continue
 		}
 		op.rr = q + 1
@@ -323,11 +342,11 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 			op.nonEmpty &^= 1 << q
 		}
 		size := float64(p.Size)
-		op.egress[q] -= size
+		op.queue[q].bytes -= size
 		s.release(now, p)
 		// RED/ECN on the queue the packet leaves behind, as the
 		// instantaneous-queue marking of commodity switches does at dequeue.
-		if p.ECT() && s.shouldMark(&op.cfg.Marking, op.egress[q]) {
+		if p.ECT() && s.shouldMark(&op.cfg.Marking, op.queue[q].bytes) {
 			p.ECN = CE
 			op.stats.Marked++
 		}
@@ -350,7 +369,7 @@ func (s *Switch) Next(port int, at int64) int64 {
 	var t int64
 	for m := op.nonEmpty; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
-		u := op.pausedUntil[q]
+		u := op.queue[q].pausedUntil
 		if u <= at {
 			return at
 		}
@@ -372,14 +391,14 @@ func (s *Switch) release(now int64, p *Packet) {
 	}
 	in := int(p.InPort)
 	ip := &s.ports[in]
-	fromHeadroom := math.Min(ip.headroom[q], size)
-	ip.headroom[q] -= fromHeadroom
-	ip.ingress[q] -= size - fromHeadroom
+	fromHeadroom := math.Min(ip.in[q].headroom, size)
+	ip.in[q].headroom -= fromHeadroom
+	ip.in[q].shared -= size - fromHeadroom
 	s.shared -= size - fromHeadroom
-	if ip.pauseSent[q] && ip.headroom[q] == 0 &&
-		(ip.ingress[q] <= 0 || ip.ingress[q]+s.cfg.XONOffset <= s.xoff(ip)) {
-		ip.pauseSent[q] = false
-		ip.pauseGen[q]++
+	if ip.in[q].pauseSent && ip.in[q].headroom == 0 &&
+		(ip.in[q].shared <= 0 || ip.in[q].shared+s.cfg.XONOffset <= s.xoff(ip)) {
+		ip.in[q].pauseSent = false
+		ip.in[q].pauseGen++
 		s.sendPause(now, in, q, 0)
 	}
 }
@@ -406,7 +425,7 @@ func (s *Switch) sendPause(now int64, port int, q uint8, quanta uint16) {
 	if quanta > 0 {
 		pp.stats.PausesSent++
 		if pp.pauseTime > 1 {
-			s.env.Timer(now+pp.pauseTime/2, timerID(timerPauseRefresh, port, q, pp.pauseGen[q]))
+			s.env.Timer(now+pp.pauseTime/2, timerID(timerPauseRefresh, port, q, pp.in[q].pauseGen))
 		}
 	} else {
 		pp.stats.ResumesSent++
@@ -426,40 +445,43 @@ func (s *Switch) receivePause(now int64, port int, f *Packet) {
 	}
 	if f.PauseQuanta == 0 {
 		st.ResumesReceived++
-		op.pausedUntil[q] = 0
+		op.queue[q].pausedUntil = 0
 		st.pausedFrom[q], st.pausedTill[q] = now, now
 		s.env.Kick(port)
 		return
 	}
 	st.PausesReceived++
 	d := int64(math.Ceil(float64(f.PauseQuanta) * 512 / op.cfg.Rate * 1e12))
-	op.pausedUntil[q] = now + d
+	op.queue[q].pausedUntil = now + d
 	st.pausedFrom[q], st.pausedTill[q] = now, now+d
 }
 
 // PausedUntil is when PFC releases the egress of port for priority q.
-func (s *Switch) PausedUntil(port, q int) int64 { return s.ports[port].pausedUntil[q] }
+func (s *Switch) PausedUntil(port, q int) int64 { return s.ports[port].queue[q].pausedUntil }
 
 // Timer kinds.
 const (
 	timerPauseRefresh = 1
 )
 
-// timerID packs a timer's kind, port, priority and generation.
+// timerID packs a timer's kind (4 bits), port (12), priority (3) and
+// generation (the low 21 bits) into the 40 bits a driver must carry. A
+// refresh timer fires within half a pause time of being set, so its
+// generation cannot have wrapped round by then.
 func timerID(kind, port int, q uint8, gen uint32) uint64 {
-	return uint64(kind)<<56 | uint64(port)<<40 | uint64(q)<<32 | uint64(gen)
+	return uint64(kind)<<36 | uint64(port)<<24 | uint64(q)<<21 | uint64(gen&(1<<21-1))
 }
 
 // OnTimer runs a timer the switch asked for.
 func (s *Switch) OnTimer(now int64, id uint64) {
-	kind := int(id >> 56)
-	port := int(id>>40) & 0xffff
-	q := uint8(id>>32) & 0xff
-	gen := uint32(id)
+	kind := int(id >> 36)
+	port := int(id>>24) & 0xfff
+	q := uint8(id>>21) & 7
+	gen := uint32(id) & (1<<21 - 1)
 	switch kind {
 	case timerPauseRefresh:
 		pp := &s.ports[port]
-		if pp.pauseSent[q] && pp.pauseGen[q] == gen {
+		if pp.in[q].pauseSent && pp.in[q].pauseGen&(1<<21-1) == gen {
 			s.sendPause(now, port, q, s.cfg.PauseQuanta)
 		}
 	}

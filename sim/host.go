@@ -53,6 +53,7 @@ const (
 // host is a server with one RoCEv2 NIC.
 type host struct {
 	net      *Network
+	ref      event.Ref
 	id       int
 	port     *port
 	lineRate float64
@@ -63,12 +64,12 @@ type host struct {
 	rr          int
 }
 
-func hostArg(kind int, f int32) uint64 { return uint64(kind)<<56 | uint64(uint32(f)) }
+func hostArg(kind int, f int32) uint64 { return uint64(kind)<<32 | uint64(uint32(f)) }
 
 // Handle runs the host's timers.
 func (h *host) Handle(now event.Time, arg uint64) {
 	f := &h.net.flows[uint32(arg)]
-	switch arg >> 56 {
+	switch arg >> 32 {
 	case hostFlowStart:
 		h.addSending(f)
 		f.lastProgress = now
@@ -105,7 +106,7 @@ func (h *host) armRTO(f *flow) {
 		return
 	}
 	f.rtoArmed = true
-	h.net.q.At(max(f.lastProgress+h.net.cfg.RTO, h.net.q.Now()+1), h, hostArg(hostRTO, f.id))
+	h.net.q.At(max(f.lastProgress+h.net.cfg.RTO, h.net.q.Now()+1), h.ref, hostArg(hostRTO, f.id))
 }
 
 func (h *host) paused(prio uint8, at int64) bool { return h.pausedUntil[prio] > at }
@@ -235,7 +236,7 @@ func (h *host) receiveData(now int64, p *dataplane.Packet) {
 		if send, wake := f.np.OnMarked(now, n.cfg.DCQCN.CNPInterval); send {
 			h.sendCNP(now, f)
 		} else if wake != 0 {
-			n.q.At(wake, h, hostArg(hostNPTimer, f.id))
+			n.q.At(wake, h.ref, hostArg(hostNPTimer, f.id))
 		}
 	}
 	switch {

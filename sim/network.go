@@ -46,13 +46,14 @@ type Network struct {
 // Env and the node behind its ports.
 type switchNode struct {
 	net   *Network
+	ref   event.Ref
 	id    int
 	sw    *dataplane.Switch
 	ports []*port
 }
 
 func (s *switchNode) Kick(port int)                    { s.ports[port].kick(s.net.q.Now()) }
-func (s *switchNode) Timer(at int64, id uint64)        { s.net.q.At(at, s, id) }
+func (s *switchNode) Timer(at int64, id uint64)        { s.net.q.At(at, s.ref, id) }
 func (s *switchNode) NewPacket() *dataplane.Packet     { return s.net.pool.get() }
 func (s *switchNode) Free(p *dataplane.Packet)         { s.net.pool.put(p) }
 func (s *switchNode) Handle(now event.Time, id uint64) { s.sw.OnTimer(now, id) }
@@ -98,7 +99,9 @@ func New(cfg Config) (*Network, error) {
 		n.ports[nd.ID] = make([]*port, len(adj[nd.ID]))
 		for i, ap := range adj[nd.ID] {
 			l := t.Links[ap.Link]
-			n.ports[nd.ID][i] = &port{net: n, local: i, rate: l.Rate, delay: l.Delay}
+			p := &port{net: n, local: i, rate: l.Rate, psPerByte: psPerByte(l.Rate), delay: l.Delay}
+			p.ref = n.q.Register(p)
+			n.ports[nd.ID][i] = p
 		}
 	}
 	for _, nd := range t.Nodes {
@@ -130,6 +133,7 @@ func New(cfg Config) (*Network, error) {
 		ports := n.ports[nd.ID]
 		if nd.Kind == topo.Host {
 			h := &host{net: n, id: nd.ID, port: ports[0], lineRate: ports[0].rate}
+			h.ref = n.q.Register(h)
 			ports[0].node = h
 			n.hosts[nd.ID] = h
 			continue
@@ -151,6 +155,7 @@ func New(cfg Config) (*Network, error) {
 			sc.Ports = append(sc.Ports, pc)
 		}
 		s := &switchNode{net: n, id: nd.ID, ports: ports}
+		s.ref = n.q.Register(s)
 		sw, err := dataplane.New(sc, fib{r: routes, sw: nd.ID}, s)
 		if err != nil {
 			return nil, err
@@ -241,14 +246,17 @@ func (n *Network) completed(f *flow) {
 }
 
 // flowStarter starts flows in start order, one event per distinct start time.
-type flowStarter struct{ n *Network }
+type flowStarter struct {
+	n   *Network
+	ref event.Ref
+}
 
-func (s flowStarter) Handle(now event.Time, _ uint64) {
+func (s *flowStarter) Handle(now event.Time, _ uint64) {
 	n := s.n
 	for n.nextStart < len(n.startOrder) {
 		f := &n.flows[n.startOrder[n.nextStart]]
 		if f.start > now {
-			n.q.At(f.start, s, 0)
+			n.q.At(f.start, s.ref, 0)
 			return
 		}
 		n.nextStart++
@@ -274,7 +282,9 @@ const stallLimit = 200 * event.Millisecond
 // Run runs the simulation.
 func (n *Network) Run() {
 	if len(n.startOrder) > 0 {
-		n.q.At(n.flows[n.startOrder[0]].start, flowStarter{n}, 0)
+		s := &flowStarter{n: n}
+		s.ref = n.q.Register(s)
+		n.q.At(n.flows[n.startOrder[0]].start, s.ref, 0)
 	}
 	n.startSamplers()
 	total := len(n.flows)

@@ -137,8 +137,12 @@ func (n *Network) Results() *Results {
 			rec := PortRecord{Node: s.id, Port: i, NodeName: n.topo.Nodes[s.id].Name, Peer: adj[s.id][i].Peer.Node,
 				Rate: p.rate, TxPackets: st.TxPackets, TxBytes: st.TxBytes, CtrlPackets: st.CtrlPackets,
 				Marked: st.Marked, PausesSent: st.PausesSent, Resumes: st.ResumesSent, PausesReceived: st.PausesReceived,
-				PausedTime: paused, Drops: drops, MaxQueueBytes: st.MaxQueueBytes, MaxIngressBytes: st.MaxIngressBytes,
-				MaxHeadroomBytes: st.MaxHeadroomBytes}
+				PausedTime: paused, Drops: drops}
+			for q := 0; q < dataplane.NumPrio; q++ {
+				rec.MaxQueueBytes = max(rec.MaxQueueBytes, st.MaxQueueBytes[q])
+				rec.MaxIngressBytes = max(rec.MaxIngressBytes, st.MaxIngressBytes[q])
+				rec.MaxHeadroomBytes = max(rec.MaxHeadroomBytes, st.MaxHeadroomBytes[q])
+			}
 			if r.End > 0 {
 				rec.Utilisation = float64(p.busyTime) / float64(r.End)
 			}
@@ -168,6 +172,7 @@ func (n *Network) idealFCT(src, dst int, size int64, frame float64) int64 {
 // sampler takes queue and rate samples at fixed intervals.
 type sampler struct {
 	n    *Network
+	ref  event.Ref
 	kind uint64
 	last []int64 // per sampled flow: delivered bytes at the last sample
 }
@@ -179,7 +184,9 @@ const (
 
 func (n *Network) startSamplers() {
 	if qs := n.cfg.QueueSampling; qs.Interval > 0 && qs.Max > 0 {
-		n.q.At(qs.Interval, &sampler{n: n, kind: sampleQueues}, 0)
+		s := &sampler{n: n, kind: sampleQueues}
+		s.ref = n.q.Register(s)
+		n.q.At(qs.Interval, s.ref, 0)
 	}
 	if rs := n.cfg.RateSampling; rs.Interval > 0 {
 		flows := rs.Flows
@@ -190,7 +197,9 @@ func (n *Network) startSamplers() {
 			}
 			n.cfg.RateSampling.Flows = flows
 		}
-		n.q.At(rs.Interval, &sampler{n: n, kind: sampleRates, last: make([]int64, len(flows))}, 0)
+		s := &sampler{n: n, kind: sampleRates, last: make([]int64, len(flows))}
+		s.ref = n.q.Register(s)
+		n.q.At(rs.Interval, s.ref, 0)
 	}
 }
 
@@ -228,7 +237,7 @@ func (s *sampler) Handle(now event.Time, _ uint64) {
 			return
 		}
 		if n.done < len(n.flows) {
-			n.q.At(now+qs.Interval, s, 0)
+			n.q.At(now+qs.Interval, s.ref, 0)
 		}
 	case sampleRates:
 		for i, id := range n.cfg.RateSampling.Flows {
@@ -237,7 +246,7 @@ func (s *sampler) Handle(now event.Time, _ uint64) {
 			s.last[i] = d
 		}
 		if n.done < len(n.flows) {
-			n.q.At(now+n.cfg.RateSampling.Interval, s, 0)
+			n.q.At(now+n.cfg.RateSampling.Interval, s.ref, 0)
 		}
 	}
 }

@@ -12,6 +12,7 @@ func (r *recorder) Handle(now Time, arg uint64) { r.got = append(r.got, arg) }
 func TestOrderByTimeThenSchedule(t *testing.T) {
 	var q Queue
 	r := &recorder{}
+	ref := q.Register(r)
 	rng := rand.New(rand.NewPCG(1, 2))
 	type ev struct {
 		at  Time
@@ -21,7 +22,7 @@ func TestOrderByTimeThenSchedule(t *testing.T) {
 	for i := 0; i < 5000; i++ {
 		e := ev{at: Time(rng.IntN(200)), arg: uint64(i)}
 		want = append(want, e)
-		q.At(e.at, r, e.arg)
+		q.At(e.at, ref, e.arg)
 		if i%97 == 0 && !q.check() {
 			t.Fatal("heap invariant broken after push")
 		}
@@ -49,6 +50,7 @@ func TestOrderByTimeThenSchedule(t *testing.T) {
 
 type chain struct {
 	q      *Queue
+	ref    Ref
 	left   int
 	last   Time
 	spread uint64 // delays are drawn from [0, spread) ps
@@ -62,15 +64,19 @@ func (c *chain) Handle(now Time, arg uint64) {
 	c.last = now
 	if c.left > 0 {
 		c.left--
-		c.q.After(Time(arg%c.spread), c, arg*6364136223846793005+1)
+		c.q.After(Time(arg%c.spread), c.ref, (arg*6364136223846793005+1)&MaxArg)
 	}
 }
 
 func TestEventsScheduledFromHandlers(t *testing.T) {
 	var q Queue
 	c := &chain{q: &q, left: 10000, spread: 7, t: t}
+	c.ref = q.Register(c)
 	for i := 0; i < 10; i++ {
-		q.At(Time(i), c, uint64(i))
+		q.At(Time(i), c.ref, uint64(i))
+		if !q.check() {
+			t.Fatal("invariant broken")
+		}
 	}
 	for q.Step() {
 	}
@@ -81,11 +87,12 @@ func TestEventsScheduledFromHandlers(t *testing.T) {
 
 func TestRunUntilAndPast(t *testing.T) {
 	var q Queue
-	r := &recorder{}
+	r := q.Register(&recorder{})
+	rec := q.handlers[r].(*recorder)
 	q.At(10, r, 1)
 	q.At(20, r, 2)
-	if !q.RunUntil(15) || q.Now() != 15 || len(r.got) != 1 {
-		t.Fatalf("RunUntil(15): now %d, ran %v", q.Now(), r.got)
+	if !q.RunUntil(15) || q.Now() != 15 || len(rec.got) != 1 {
+		t.Fatalf("RunUntil(15): now %d, ran %v", q.Now(), rec.got)
 	}
 	defer func() {
 		if recover() == nil {
@@ -98,8 +105,9 @@ func TestRunUntilAndPast(t *testing.T) {
 func TestNoAllocationsInSteadyState(t *testing.T) {
 	var q Queue
 	c := &chain{q: &q, left: 1 << 30, spread: 1 << 20, t: t}
+	c.ref = q.Register(c)
 	for i := 0; i < 64; i++ {
-		q.At(Time(i), c, uint64(i))
+		q.At(Time(i), c.ref, uint64(i))
 	}
 	for i := 0; i < 1000; i++ {
 		q.Step()
@@ -116,8 +124,9 @@ func BenchmarkStep(b *testing.B) {
 			var q Queue
 			// Delays up to about 1 us, like serialisation and propagation.
 			c := &chain{q: &q, left: 1 << 62, spread: 1 << 20}
+			c.ref = q.Register(c)
 			for i := 0; i < pending; i++ {
-				q.At(Time(i), c, uint64(i))
+				q.At(Time(i), c.ref, uint64(i))
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
