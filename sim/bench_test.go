@@ -48,4 +48,3 @@ func TestBenchScenario(t *testing.T) {
 	t.Logf("completed %d/%d, data %d, hops %d, events %d, sim %.2f ms, wall %v, %.3f s/ms, faults %v drops %v",
 		r.Completed, len(r.Flows), r.DataPackets, r.PacketHops, r.Events, sim, wall, wall.Seconds()/sim, r.Faults, r.Drops)
 }
-
