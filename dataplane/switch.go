@@ -11,6 +11,11 @@ import (
 type Env interface {
 	// Kick tells the driver that port may have a packet to send now.
 	Kick(port int)
+	// Idle reports whether port could start sending a frame now; Send
+	// starts sending p on it. A packet that finds its egress idle and
+	// empty goes straight out through them, without touching a queue.
+	Idle(port int) bool
+	Send(port int, p *Packet)
 	// Timer asks for OnTimer(at, id) to be called at time at; id fits in
 	// 40 bits.
 	Timer(at int64, id uint64)
@@ -259,7 +264,13 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	}
 	p.InPort = int16(in)
 	op := &s.ports[out]
+	empty := op.nonEmpty == 0 && op.ctrl.len() == 0
 	if p.Kind.Control() {
+		if empty && s.env.Idle(out) {
+			op.stats.CtrlPackets++
+			s.env.Send(out, p)
+			return
+		}
 		op.ctrl.push(p)
 		s.env.Kick(out)
 		return
@@ -312,9 +323,15 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 		}
 		s.shared += size
 	}
-	op.queue[q].bytes += size
-	op.queue[q].maxBytes = max(op.queue[q].maxBytes, op.queue[q].bytes)
-	op.queue[q].push(p)
+	eq := &op.queue[q]
+	eq.bytes += size
+	eq.maxBytes = max(eq.maxBytes, eq.bytes)
+	if empty && eq.pausedUntil <= now && s.env.Idle(out) {
+		s.depart(now, op, q, p)
+		s.env.Send(out, p)
+		return
+	}
+	eq.push(p)
 	op.nonEmpty |= 1 << q
 	s.env.Kick(out)
 }
@@ -336,25 +353,30 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 		if op.nonEmpty&(1<<q) == 0 || op.queue[q].pausedUntil > now {
 			continue
 		}
-		op.rr = q + 1
 		p := op.queue[q].pop()
 		if op.queue[q].len() == 0 {
 			op.nonEmpty &^= 1 << q
 		}
-		size := float64(p.Size)
-		op.queue[q].bytes -= size
-		s.release(now, p)
-		// RED/ECN on the queue the packet leaves behind, as the
-		// instantaneous-queue marking of commodity switches does at dequeue.
-		if p.ECT() && s.shouldMark(&op.cfg.Marking, op.queue[q].bytes) {
-			p.ECN = CE
-			op.stats.Marked++
-		}
-		op.stats.TxPackets++
-		op.stats.TxBytes += int64(p.Size)
+		s.depart(now, op, q, p)
 		return p
 	}
 	return nil
+}
+
+// depart accounts for data packet p leaving queue q of port op at now.
+func (s *Switch) depart(now int64, op *port, q uint8, p *Packet) {
+	op.rr = q + 1
+	eq := &op.queue[q]
+	eq.bytes -= float64(p.Size)
+	s.release(now, p)
+	// RED/ECN on the queue the packet leaves behind, as the
+	// instantaneous-queue marking of commodity switches does at dequeue.
+	if p.ECT() && s.shouldMark(&op.cfg.Marking, eq.bytes) {
+		p.ECN = CE
+		op.stats.Marked++
+	}
+	op.stats.TxPackets++
+	op.stats.TxBytes += int64(p.Size)
 }
 
 // Next is the earliest time at or after at when port may have a packet to

@@ -113,7 +113,7 @@ func (h *host) paused(prio uint8, at int64) bool { return h.pausedUntil[prio] > 
 
 // dequeue is the NIC's scheduler: control packets first, then the flows
 // whose rate limiter allows a packet, in round robin.
-func (h *host) dequeue(now int64, _ int) *dataplane.Packet {
+func (h *host) dequeue(now int64) *dataplane.Packet {
 	if h.ctrl.len() > 0 {
 		return h.ctrl.pop()
 	}
@@ -166,7 +166,7 @@ func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
 }
 
 // next is when the NIC may next have a packet.
-func (h *host) next(_ int, after int64) int64 {
+func (h *host) next(after int64) int64 {
 	if h.ctrl.len() > 0 {
 		return after
 	}
@@ -188,7 +188,7 @@ func (h *host) next(_ int, after int64) int64 {
 }
 
 // receive handles a packet arriving at the NIC.
-func (h *host) receive(now int64, _ int, p *dataplane.Packet) {
+func (h *host) receive(now int64, p *dataplane.Packet) {
 	n := h.net
 	switch p.Kind {
 	case dataplane.Data:

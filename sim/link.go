@@ -7,17 +7,15 @@ import (
 	"github.com/p4rcm/p4rcm/sim/event"
 )
 
-// node is what sits behind a port: a host NIC or a switch.
-type node interface {
-	// dequeue returns the packet port local sends now, or nil.
-	dequeue(now int64, local int) *dataplane.Packet
-	// next is the earliest time at or after `after` at which port local may
-	// have a packet to send, 0 when nothing is pending (a later arrival
-	// will kick the port).
-	next(local int, after int64) int64
-	// receive takes a packet that arrived on port local.
-	receive(now int64, local int, p *dataplane.Packet)
-}
+// A port belongs to a host NIC or to a switch; it calls their methods
+// directly rather than through an interface, this being the innermost
+// loop of the simulator. Both have
+//
+//	dequeue: the packet the port sends now, or nil;
+//	next(after): the earliest time at or after `after` at which the port
+//	    may have a packet to send, 0 when nothing is pending (a later
+//	    arrival will kick the port);
+//	receive: take a packet that arrived on the port.
 
 // Event arguments of a port.
 const (
@@ -33,9 +31,10 @@ const (
 type port struct {
 	net       *Network
 	ref       event.Ref
-	node      node
-	local     int   // port number at the node
-	peer      *port // the other end
+	sw        *switchNode // the owner: a switch,
+	host      *host       // or a host
+	local     int         // port number at the node
+	peer      *port       // the other end
 	rate      float64
 	psPerByte float64
 	delay     int64
@@ -68,13 +67,34 @@ func (p *port) kick(now int64) {
 		p.wake(p.busyUntil)
 		return
 	}
-	pkt := p.node.dequeue(now, p.local)
+	var pkt *dataplane.Packet
+	if p.sw != nil {
+		pkt = p.sw.sw.Dequeue(now, p.local)
+	} else {
+		pkt = p.host.dequeue(now)
+	}
 	if pkt == nil {
-		if t := p.node.next(p.local, now); t > now {
+		if t := p.next(now); t > now {
 			p.wake(t)
 		}
 		return
 	}
+	p.send(now, pkt)
+}
+
+// idle reports whether the port can start a frame now.
+func (p *port) idle(now int64) bool { return p.busyUntil <= now }
+
+// next asks the owner when it may next have a packet for the port.
+func (p *port) next(after int64) int64 {
+	if p.sw != nil {
+		return p.sw.sw.Next(p.local, after)
+	}
+	return p.host.next(after)
+}
+
+// send starts serialising pkt; the port must be idle.
+func (p *port) send(now int64, pkt *dataplane.Packet) {
 	ser := int64(math.Ceil(float64(pkt.Size) * p.psPerByte))
 	p.busyUntil = now + ser
 	p.busyTime += ser
@@ -85,7 +105,7 @@ func (p *port) kick(now int64) {
 		p.net.q.At(at, p.ref, evArrive)
 	}
 	p.wire.push(pkt, at)
-	if t := p.node.next(p.local, p.busyUntil); t > 0 {
+	if t := p.next(p.busyUntil); t > 0 {
 		p.wake(t)
 	}
 }
@@ -107,7 +127,11 @@ func (p *port) Handle(now event.Time, arg uint64) {
 			p.net.q.At(p.wire.headAt(), p.ref, evArrive)
 		}
 		p.net.hops++
-		p.peer.node.receive(now, p.peer.local, pkt)
+		if peer := p.peer; peer.sw != nil {
+			peer.sw.sw.Receive(now, peer.local, pkt)
+		} else {
+			peer.host.receive(now, pkt)
+		}
 		return
 	}
 	if p.wakeAt == now {

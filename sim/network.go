@@ -58,21 +58,61 @@ func (s *switchNode) NewPacket() *dataplane.Packet     { return s.net.pool.get()
 func (s *switchNode) Free(p *dataplane.Packet)         { s.net.pool.put(p) }
 func (s *switchNode) Handle(now event.Time, id uint64) { s.sw.OnTimer(now, id) }
 
-func (s *switchNode) dequeue(now int64, local int) *dataplane.Packet {
-	return s.sw.Dequeue(now, local)
-}
-func (s *switchNode) next(local int, after int64) int64 { return s.sw.Next(local, after) }
-func (s *switchNode) receive(now int64, local int, p *dataplane.Packet) {
-	s.sw.Receive(now, local, p)
+func (s *switchNode) Idle(port int) bool { return s.ports[port].idle(s.net.q.Now()) }
+func (s *switchNode) Send(port int, p *dataplane.Packet) {
+	s.ports[port].send(s.net.q.Now(), p)
 }
 
-// fib is one switch's view of the routes.
+// fib is one switch's routes, laid out for the per-packet lookup: next hops
+// by destination edge switch, and host ports at its own edge.
 type fib struct {
-	r  *topo.Routes
-	sw int
+	self     int32     // this switch's edge index, -1 if it has no hosts
+	edgeOf   []int32   // host node ID -> edge index (shared)
+	hostPort [][]int32 // host node ID -> {port at its edge} (shared)
+	byEdge   [][]int32 // edge index -> next-hop ports
 }
 
-func (f fib) NextHops(dst int) []int32 { return f.r.NextHops(f.sw, dst) }
+func (f *fib) NextHops(dst int) []int32 {
+	e := f.edgeOf[dst]
+	if e == f.self {
+		return f.hostPort[dst]
+	}
+	return f.byEdge[e]
+}
+
+// fibs lays the routes out per switch.
+func fibs(t *topo.Topology, r *topo.Routes) map[int]*fib {
+	edgeOf := make([]int32, len(t.Nodes))
+	hostPort := make([][]int32, len(t.Nodes))
+	edgeIndex := map[int]int32{}
+	var rep []int // a host under each edge
+	for i := range edgeOf {
+		edgeOf[i] = -1
+	}
+	for _, h := range t.Hosts() {
+		at, _ := r.HostPort(h)
+		e, ok := edgeIndex[at.Node]
+		if !ok {
+			e = int32(len(rep))
+			edgeIndex[at.Node] = e
+			rep = append(rep, h)
+		}
+		edgeOf[h] = e
+		hostPort[h] = []int32{int32(at.Port)}
+	}
+	out := map[int]*fib{}
+	for _, sw := range t.Switches() {
+		f := &fib{self: -1, edgeOf: edgeOf, hostPort: hostPort, byEdge: make([][]int32, len(rep))}
+		if e, ok := edgeIndex[sw]; ok {
+			f.self = e
+		}
+		for e, h := range rep {
+			f.byEdge[e] = r.NextHops(sw, h)
+		}
+		out[sw] = f
+	}
+	return out
+}
 
 // New builds the network of a configuration.
 func New(cfg Config) (*Network, error) {
@@ -115,6 +155,7 @@ func New(cfg Config) (*Network, error) {
 			n.hostRate = math.Min(n.hostRate, n.ports[nd.ID][0].rate)
 		}
 	}
+	fibOf := fibs(t, routes)
 	lossless := uint8(0)
 	if cfg.PFC {
 		for _, f := range cfg.Flows {
@@ -134,7 +175,7 @@ func New(cfg Config) (*Network, error) {
 		if nd.Kind == topo.Host {
 			h := &host{net: n, id: nd.ID, port: ports[0], lineRate: ports[0].rate}
 			h.ref = n.q.Register(h)
-			ports[0].node = h
+			ports[0].host = h
 			n.hosts[nd.ID] = h
 			continue
 		}
@@ -156,13 +197,13 @@ func New(cfg Config) (*Network, error) {
 		}
 		s := &switchNode{net: n, id: nd.ID, ports: ports}
 		s.ref = n.q.Register(s)
-		sw, err := dataplane.New(sc, fib{r: routes, sw: nd.ID}, s)
+		sw, err := dataplane.New(sc, fibOf[nd.ID], s)
 		if err != nil {
 			return nil, err
 		}
 		s.sw = sw
 		for _, p := range ports {
-			p.node = s
+			p.sw = s
 		}
 		n.switches[nd.ID] = s
 	}
