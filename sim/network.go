@@ -63,13 +63,15 @@ func (s *switchNode) Send(port int, p *dataplane.Packet) {
 	s.ports[port].send(s.net.q.Now(), p)
 }
 
-// fib is one switch's routes, laid out for the per-packet lookup: next hops
-// by destination edge switch, and host ports at its own edge.
+// fib is one switch's routes, laid out for the per-packet lookup: one
+// word per destination edge switch locating its next-hop list in a small
+// per-switch pool, and host ports at the switch's own edge.
 type fib struct {
 	self     int32     // this switch's edge index, -1 if it has no hosts
-	edgeOf   []int32   // host node ID -> edge index (shared)
+	edgeOf   []int32   // host node ID -> edge index (shared by all switches)
 	hostPort [][]int32 // host node ID -> {port at its edge} (shared)
-	byEdge   [][]int32 // edge index -> next-hop ports
+	byEdge   []uint32  // edge index -> offset<<8 | count in pool
+	pool     []int32
 }
 
 func (f *fib) NextHops(dst int) []int32 {
@@ -77,11 +79,13 @@ func (f *fib) NextHops(dst int) []int32 {
 	if e == f.self {
 		return f.hostPort[dst]
 	}
-	return f.byEdge[e]
+	w := f.byEdge[e]
+	off := w >> 8
+	return f.pool[off : off+w&0xff : off+w&0xff]
 }
 
 // fibs lays the routes out per switch.
-func fibs(t *topo.Topology, r *topo.Routes) map[int]*fib {
+func fibs(t *topo.Topology, r *topo.Routes) (map[int]*fib, error) {
 	edgeOf := make([]int32, len(t.Nodes))
 	hostPort := make([][]int32, len(t.Nodes))
 	edgeIndex := map[int]int32{}
@@ -102,16 +106,29 @@ func fibs(t *topo.Topology, r *topo.Routes) map[int]*fib {
 	}
 	out := map[int]*fib{}
 	for _, sw := range t.Switches() {
-		f := &fib{self: -1, edgeOf: edgeOf, hostPort: hostPort, byEdge: make([][]int32, len(rep))}
+		f := &fib{self: -1, edgeOf: edgeOf, hostPort: hostPort, byEdge: make([]uint32, len(rep))}
 		if e, ok := edgeIndex[sw]; ok {
 			f.self = e
 		}
+		// Deduplicate the lists: a switch has only a few distinct ones.
+		seen := map[string]uint32{}
 		for e, h := range rep {
-			f.byEdge[e] = r.NextHops(sw, h)
+			hops := r.NextHops(sw, h)
+			if len(hops) > 255 {
+				return nil, fmt.Errorf("switch %d has %d equal-cost next hops; at most 255 are supported", sw, len(hops))
+			}
+			k := fmt.Sprint(hops)
+			w, ok := seen[k]
+			if !ok {
+				w = uint32(len(f.pool))<<8 | uint32(len(hops))
+				f.pool = append(f.pool, hops...)
+				seen[k] = w
+			}
+			f.byEdge[e] = w
 		}
 		out[sw] = f
 	}
-	return out
+	return out, nil
 }
 
 // New builds the network of a configuration.
@@ -155,7 +172,10 @@ func New(cfg Config) (*Network, error) {
 			n.hostRate = math.Min(n.hostRate, n.ports[nd.ID][0].rate)
 		}
 	}
-	fibOf := fibs(t, routes)
+	fibOf, err := fibs(t, routes)
+	if err != nil {
+		return nil, err
+	}
 	lossless := uint8(0)
 	if cfg.PFC {
 		for _, f := range cfg.Flows {
