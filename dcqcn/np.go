@@ -5,9 +5,9 @@ package dcqcn
 // interval N, a CNP goes out at once; after that at most one CNP per N,
 // sent at the end of an interval in which a marked packet arrived.
 type NP struct {
-	sent    bool
 	last    int64 // when the last CNP was sent
-	pending bool  // a marked packet arrived since then
+	sent    bool
+	pending bool // a marked packet arrived since then
 }
 
 // OnMarked handles a CE-marked packet at now with interval n. It returns

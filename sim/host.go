@@ -8,39 +8,44 @@ import (
 	"github.com/p4rcm/p4rcm/sim/event"
 )
 
-// flow is one message: the sender's queue pair with its DCQCN reaction
-// point, and the receiver's with its notification point.
+// flow is the sender's side of one message: its queue pair with the
+// DCQCN reaction point. Fields the per-packet paths use come first.
 type flow struct {
-	id       int32
-	src, dst *host
-	size     int64
-	start    int64
-	prio     uint8
-	sport    uint16
-	dport    uint16
-	hash     uint32 // data direction
-	ackHash  uint32 // ACK direction
-
-	// sender
 	sndNxt, sndUna int64
-	highest        int64 // highest offset sent, to tell retransmissions
+	size           int64
 	nextAvail      int64
-	rp             dcqcn.RP
-	sending        bool // in the host's sending list
-	lastProgress   int64
-	rtoArmed       bool
+	highest        int64 // highest offset sent, to tell retransmissions
 	finish         int64 // 0 until the last ACK arrives
-	sentPackets    int64
-	retransmits    int64
+	lastProgress   int64
+	src, dst       *host
+	hash           uint32 // data direction
+	id             int32
+	sport, dport   uint16
+	prio           uint8
+	sending        bool // in the host's sending list
+	rtoArmed       bool
+	rp             dcqcn.RP
 
-	// receiver
-	expected  int64
-	np        dcqcn.NP
-	sinceAck  int
-	ceSince   bool // a CE mark since the last ACK
-	lastNack  int64
-	nackSent  bool
-	delivered int64 // bytes delivered in order
+	start       int64
+	sentPackets int64
+	retransmits int64
+}
+
+// rxFlow is the receiver's side of a message: what it has received and
+// what it needs to acknowledge it, in one cache line or so, because the
+// receiver touches it for every data packet.
+type rxFlow struct {
+	expected     int64 // next byte expected; bytes delivered in order
+	size         int64
+	lastNack     int64
+	np           dcqcn.NP
+	sinceAck     int32
+	src, dst     int32 // of the data direction
+	ackHash      uint32
+	sport, dport uint16 // of the data direction
+	prio         uint8
+	ceSince      bool // a CE mark since the last ACK
+	nackSent     bool
 }
 
 // Host timer kinds (top byte of the event argument).
@@ -75,8 +80,9 @@ func (h *host) Handle(now event.Time, arg uint64) {
 		f.lastProgress = now
 		h.port.kick(now)
 	case hostNPTimer:
-		if f.np.OnTimer(now, h.net.cfg.DCQCN.CNPInterval) {
-			h.sendCNP(now, f)
+		rx := &h.net.rx[uint32(arg)]
+		if rx.np.OnTimer(now, h.net.cfg.DCQCN.CNPInterval) {
+			h.sendCNP(now, rx, f.id)
 		}
 	case hostRTO:
 		f.rtoArmed = false
@@ -230,63 +236,62 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 
 func (h *host) receiveData(now int64, p *dataplane.Packet) {
 	n := h.net
-	f := &n.flows[p.Flow]
+	rx := &n.rx[p.Flow]
 	ce := p.ECN == dataplane.CE
 	if ce && n.cc && n.cfg.DCQCN.CNPInterval > 0 {
-		if send, wake := f.np.OnMarked(now, n.cfg.DCQCN.CNPInterval); send {
-			h.sendCNP(now, f)
+		if send, wake := rx.np.OnMarked(now, n.cfg.DCQCN.CNPInterval); send {
+			h.sendCNP(now, rx, p.Flow)
 		} else if wake != 0 {
-			n.q.At(wake, h.ref, hostArg(hostNPTimer, f.id))
+			n.q.At(wake, h.ref, hostArg(hostNPTimer, p.Flow))
 		}
 	}
 	switch {
-	case p.Seq == f.expected:
-		f.expected += int64(p.Payload)
-		f.delivered += int64(p.Payload)
-		f.sinceAck++
-		f.ceSince = f.ceSince || ce
-		f.nackSent = false
-		if f.sinceAck >= n.cfg.AckInterval || f.expected >= f.size {
-			h.sendAck(now, f, dataplane.Ack)
+	case p.Seq == rx.expected:
+		rx.expected += int64(p.Payload)
+		rx.sinceAck++
+		rx.ceSince = rx.ceSince || ce
+		rx.nackSent = false
+		if int(rx.sinceAck) >= n.cfg.AckInterval || rx.expected >= rx.size {
+			h.sendAck(now, rx, p.Flow, dataplane.Ack)
 		}
-	case p.Seq > f.expected:
+	case p.Seq > rx.expected:
 		// A gap: go-back-N asks once per missing offset.
-		if !f.nackSent || f.lastNack != f.expected {
-			f.nackSent, f.lastNack = true, f.expected
-			h.sendAck(now, f, dataplane.Nack)
+		if !rx.nackSent || rx.lastNack != rx.expected {
+			rx.nackSent, rx.lastNack = true, rx.expected
+			h.sendAck(now, rx, p.Flow, dataplane.Nack)
 		}
 	default:
 		// A duplicate of data already delivered (after a go-back): ACK it
 		// again so that the sender learns where the receiver stands.
-		if f.expected >= f.size {
-			h.sendAck(now, f, dataplane.Ack)
+		if rx.expected >= rx.size {
+			h.sendAck(now, rx, p.Flow, dataplane.Ack)
 		}
 	}
 }
 
-func (h *host) sendAck(now int64, f *flow, kind dataplane.Kind) {
+func (h *host) sendAck(now int64, rx *rxFlow, id int32, kind dataplane.Kind) {
 	n := h.net
 	p := n.pool.get()
 	*p = dataplane.Packet{
-		Kind: kind, Prio: f.prio, Size: dataplane.AckFrame + dataplane.EthOverhead,
-		Flow: f.id, Src: int32(f.dst.id), Dst: int32(f.src.id), SPort: f.dport, DPort: f.sport,
-		Hash: f.ackHash, Seq: f.expected, SentAt: now,
+		Kind: kind, Prio: rx.prio, Size: dataplane.AckFrame + dataplane.EthOverhead,
+		Flow: id, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
+		Hash: rx.ackHash, Seq: rx.expected, SentAt: now,
 		// The ns-3 simulator's NP: every ACK of a marked packet carries the
 		// CNP flag when there are no separate CNPs.
-		CNPFlag: f.ceSince && n.cfg.DCQCN.CNPInterval == 0,
+		CNPFlag: rx.ceSince && n.cfg.DCQCN.CNPInterval == 0,
 	}
-	f.sinceAck, f.ceSince = 0, false
+	rx.sinceAck, rx.ceSince = 0, false
 	h.ctrl.push(p)
 	h.port.kick(now)
 }
 
-func (h *host) sendCNP(now int64, f *flow) {
+func (h *host) sendCNP(now int64, rx *rxFlow, id int32) {
 	n := h.net
 	p := n.pool.get()
 	*p = dataplane.Packet{
-		Kind: dataplane.CNP, Prio: f.prio, Size: dataplane.CNPFrame + dataplane.EthOverhead,
-		Flow: f.id, Src: int32(f.dst.id), Dst: int32(f.src.id), SPort: f.dport, DPort: f.sport,
-		Hash: f.ackHash, SentAt: now,
+		Kind: dataplane.CNP, Prio: rx.prio, Size: dataplane.CNPFrame + dataplane.EthOverhead,
+		Flow: id, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
+		Hash: rx.ackHash, SentAt: now,
 	}
 	n.cnps++
 	h.ctrl.push(p)

@@ -36,7 +36,7 @@ type port struct {
 	local     int         // port number at the node
 	peer      *port       // the other end
 	rate      float64
-	psPerByte float64
+	psPerByte int64
 	delay     int64
 
 	busyUntil int64 // end of the frame being serialised
@@ -56,9 +56,16 @@ func serTime(size int32, rate float64) int64 {
 }
 
 // psPerByte is the serialisation time of a byte at rate, for ports, which
-// multiply instead of divide per packet. Common rates give whole numbers
-// (80 ps at 100 Gb/s), so the product is exact.
-func psPerByte(rate float64) float64 { return 8e12 / rate }
+// multiply instead of divide per packet: a whole number of picoseconds
+// where the rate allows (80 ps at 100 Gb/s, 20 at 400 Gb/s), else 0 and
+// ports fall back to serTime.
+func psPerByte(rate float64) int64 {
+	ps := 8e12 / rate
+	if ps == math.Trunc(ps) && ps < 1<<40 {
+		return int64(ps)
+	}
+	return 0
+}
 
 // kick transmits if the port is idle and its node has a packet, and makes
 // sure a wake-up is pending for whatever it will have next.
@@ -95,7 +102,10 @@ func (p *port) next(after int64) int64 {
 
 // send starts serialising pkt; the port must be idle.
 func (p *port) send(now int64, pkt *dataplane.Packet) {
-	ser := int64(math.Ceil(float64(pkt.Size) * p.psPerByte))
+	ser := int64(pkt.Size) * p.psPerByte
+	if ser == 0 {
+		ser = serTime(pkt.Size, p.rate)
+	}
 	p.busyUntil = now + ser
 	p.busyTime += ser
 	p.txBytes += int64(pkt.Size)

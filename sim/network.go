@@ -22,6 +22,7 @@ type Network struct {
 	switches []*switchNode
 	ports    [][]*port // by node ID, by local port number
 	flows    []flow
+	rx       []rxFlow
 	pool     pool
 	cc       bool
 	dataECN  uint8
@@ -228,6 +229,7 @@ func New(cfg Config) (*Network, error) {
 		n.switches[nd.ID] = s
 	}
 	n.flows = make([]flow, len(cfg.Flows))
+	n.rx = make([]rxFlow, len(cfg.Flows))
 	for i, spec := range cfg.Flows {
 		f := &n.flows[i]
 		f.id = int32(i)
@@ -239,7 +241,8 @@ func New(cfg Config) (*Network, error) {
 			f.dport = 4791
 		}
 		f.hash = dataplane.FlowHash(int32(spec.Src), int32(spec.Dst), f.sport, f.dport)
-		f.ackHash = dataplane.FlowHash(int32(spec.Dst), int32(spec.Src), f.dport, f.sport)
+		n.rx[i] = rxFlow{size: f.size, src: int32(spec.Src), dst: int32(spec.Dst), sport: f.sport, dport: f.dport,
+			prio: f.prio, ackHash: dataplane.FlowHash(int32(spec.Dst), int32(spec.Src), f.dport, f.sport)}
 		if n.cc {
 			f.rp = dcqcn.NewRP(&n.cfg.DCQCN, f.src.lineRate)
 		}

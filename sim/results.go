@@ -241,7 +241,7 @@ func (s *sampler) Handle(now event.Time, _ uint64) {
 		}
 	case sampleRates:
 		for i, id := range n.cfg.RateSampling.Flows {
-			d := n.flows[id].delivered
+			d := n.rx[id].expected
 			n.rateSamples = append(n.rateSamples, RateSample{Time: now, Flow: id, Bytes: d - s.last[i]})
 			s.last[i] = d
 		}
