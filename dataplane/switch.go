@@ -16,6 +16,8 @@ type Env interface {
 	// empty goes straight out through them, without touching a queue.
 	Idle(port int) bool
 	Send(port int, p *Packet)
+	// TrySend sends p at once if port is idle, and reports whether it did.
+	TrySend(port int, p *Packet) bool
 	// Timer asks for OnTimer(at, id) to be called at time at; id fits in
 	// 40 bits.
 	Timer(at int64, id uint64)
@@ -266,9 +268,8 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	op := &s.ports[out]
 	empty := op.nonEmpty == 0 && op.ctrl.len() == 0
 	if p.Kind.Control() {
-		if empty && s.env.Idle(out) {
+		if empty && s.env.TrySend(out, p) {
 			op.stats.CtrlPackets++
-			s.env.Send(out, p)
 			return
 		}
 		op.ctrl.push(p)

@@ -269,6 +269,17 @@ func (h *host) receiveData(now int64, p *dataplane.Packet) {
 	}
 }
 
+// sendCtrl sends a control packet: at once if the NIC is idle with nothing
+// queued, else after what is queued.
+func (h *host) sendCtrl(now int64, p *dataplane.Packet) {
+	if h.ctrl.len() == 0 && h.port.idle(now) {
+		h.port.send(now, p)
+		return
+	}
+	h.ctrl.push(p)
+	h.port.kick(now)
+}
+
 func (h *host) sendAck(now int64, rx *rxFlow, id int32, kind dataplane.Kind) {
 	n := h.net
 	p := n.pool.get()
@@ -281,8 +292,7 @@ func (h *host) sendAck(now int64, rx *rxFlow, id int32, kind dataplane.Kind) {
 		CNPFlag: rx.ceSince && n.cfg.DCQCN.CNPInterval == 0,
 	}
 	rx.sinceAck, rx.ceSince = 0, false
-	h.ctrl.push(p)
-	h.port.kick(now)
+	h.sendCtrl(now, p)
 }
 
 func (h *host) sendCNP(now int64, rx *rxFlow, id int32) {
@@ -294,6 +304,5 @@ func (h *host) sendCNP(now int64, rx *rxFlow, id int32) {
 		Hash: rx.ackHash, SentAt: now,
 	}
 	n.cnps++
-	h.ctrl.push(p)
-	h.port.kick(now)
+	h.sendCtrl(now, p)
 }

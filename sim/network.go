@@ -60,6 +60,14 @@ func (s *switchNode) Free(p *dataplane.Packet)         { s.net.pool.put(p) }
 func (s *switchNode) Handle(now event.Time, id uint64) { s.sw.OnTimer(now, id) }
 
 func (s *switchNode) Idle(port int) bool { return s.ports[port].idle(s.net.q.Now()) }
+func (s *switchNode) TrySend(port int, p *dataplane.Packet) bool {
+	pt, now := s.ports[port], s.net.q.Now()
+	if !pt.idle(now) {
+		return false
+	}
+	pt.send(now, p)
+	return true
+}
 func (s *switchNode) Send(port int, p *dataplane.Packet) {
 	s.ports[port].send(s.net.q.Now(), p)
 }
