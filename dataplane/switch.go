@@ -150,12 +150,14 @@ type port struct {
 	nonEmpty uint8
 	rr       uint8
 	ctrl     ring
-	queue    [NumPrio]egressQueue
-	in       [NumPrio]ingressQueue
-	cfg      PortConfig
+	// per-packet counters; the rest of PortStats, rarely written, lives
+	// apart in Switch.stats to keep ports small
+	txPackets, txBytes, ctrlPackets, marked int64
+	queue                                   [NumPrio]egressQueue
+	in                                      [NumPrio]ingressQueue
+	cfg                                     PortConfig
 	// pauseTime is the duration of a PAUSE frame of this port's making.
 	pauseTime int64
-	stats     PortStats
 }
 
 // Switch is the switch model.
@@ -165,6 +167,7 @@ type Switch struct {
 	fib   FIB
 	rng   *rand.Rand
 	ports []port
+	stats []PortStats
 	// shared is the shared buffer in use (headroom excluded).
 	shared float64
 	// reserved is the headroom held back over all ports and lossless
@@ -185,6 +188,7 @@ func New(cfg Config, fib FIB, env Env) (*Switch, error) {
 		return nil, fmt.Errorf("switch %s: buffer must be positive", cfg.Name)
 	}
 	s.ports = make([]port, len(cfg.Ports))
+	s.stats = make([]PortStats, len(cfg.Ports))
 	for i, pc := range cfg.Ports {
 		if pc.Rate <= 0 {
 			return nil, fmt.Errorf("switch %s port %d: rate must be positive", cfg.Name, i)
@@ -212,7 +216,8 @@ func (s *Switch) NumPorts() int { return len(s.ports) }
 // Stats returns a port's counters as of now (paused time included up to now).
 func (s *Switch) Stats(port int, now int64) PortStats {
 	p := &s.ports[port]
-	st := p.stats
+	st := s.stats[port]
+	st.TxPackets, st.TxBytes, st.CtrlPackets, st.Marked = p.txPackets, p.txBytes, p.ctrlPackets, p.marked
 	for q := 0; q < NumPrio; q++ {
 		st.MaxQueueBytes[q] = p.queue[q].maxBytes
 		st.MaxIngressBytes[q] = p.in[q].maxTotal
@@ -256,7 +261,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	}
 	hops := s.fib.NextHops(int(p.Dst))
 	if len(hops) == 0 {
-		s.ports[in].stats.Drops[DropNoRoute]++
+		s.stats[in].Drops[DropNoRoute]++
 		s.env.Free(p)
 		return
 	}
@@ -269,7 +274,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	empty := op.nonEmpty == 0 && op.ctrl.len() == 0
 	if p.Kind.Control() {
 		if empty && s.env.TrySend(out, p) {
-			op.stats.CtrlPackets++
+			op.ctrlPackets++
 			return
 		}
 		op.ctrl.push(p)
@@ -279,7 +284,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	size := float64(p.Size)
 	q := p.Prio
 	if op.cfg.Marking.WREDK > 0 && !p.ECT() && op.queue[q].bytes > op.cfg.Marking.WREDK {
-		op.stats.Drops[DropWRED]++
+		s.stats[out].Drops[DropWRED]++
 		s.env.Free(p)
 		return
 	}
@@ -290,7 +295,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 			// Past XOFF: the packet was in flight when we paused, or is the
 			// one that crosses the threshold; it goes into headroom.
 			if ip.in[q].headroom+size > ip.cfg.Headroom {
-				ip.stats.Drops[DropBufferFull]++
+				s.stats[in].Drops[DropBufferFull]++
 				s.env.Free(p)
 				return
 			}
@@ -298,7 +303,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 			ip.in[q].maxHeadroom = max(ip.in[q].maxHeadroom, ip.in[q].headroom)
 		} else {
 			if s.shared+size > s.cfg.Buffer-s.reserved {
-				ip.stats.Drops[DropBufferFull]++
+				s.stats[in].Drops[DropBufferFull]++
 				s.env.Free(p)
 				return
 			}
@@ -313,12 +318,12 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 		}
 	} else {
 		if s.cfg.QueueLimit > 0 && op.queue[q].bytes+size > s.cfg.QueueLimit {
-			op.stats.Drops[DropQueueLimit]++
+			s.stats[out].Drops[DropQueueLimit]++
 			s.env.Free(p)
 			return
 		}
 		if s.shared+size > s.cfg.Buffer-s.reserved {
-			ip.stats.Drops[DropBufferFull]++
+			s.stats[in].Drops[DropBufferFull]++
 			s.env.Free(p)
 			return
 		}
@@ -343,7 +348,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 func (s *Switch) Dequeue(now int64, port int) *Packet {
 	op := &s.ports[port]
 	if op.ctrl.len() > 0 {
-		op.stats.CtrlPackets++
+		op.ctrlPackets++
 		return op.ctrl.pop()
 	}
 	if op.nonEmpty == 0 {
@@ -374,10 +379,10 @@ func (s *Switch) depart(now int64, op *port, q uint8, p *Packet) {
 	// instantaneous-queue marking of commodity switches does at dequeue.
 	if p.ECT() && s.shouldMark(&op.cfg.Marking, eq.bytes) {
 		p.ECN = CE
-		op.stats.Marked++
+		op.marked++
 	}
-	op.stats.TxPackets++
-	op.stats.TxBytes += int64(p.Size)
+	op.txPackets++
+	op.txBytes += int64(p.Size)
 }
 
 // Next is the earliest time at or after at when port may have a packet to
@@ -446,12 +451,12 @@ func (s *Switch) sendPause(now int64, port int, q uint8, quanta uint16) {
 	*f = Packet{Kind: Pause, Prio: q, Size: PauseFrame + EthOverhead, Flow: -1, PauseQuanta: quanta, SentAt: now}
 	pp.ctrl.push(f)
 	if quanta > 0 {
-		pp.stats.PausesSent++
+		s.stats[port].PausesSent++
 		if pp.pauseTime > 1 {
 			s.env.Timer(now+pp.pauseTime/2, timerID(timerPauseRefresh, port, q, pp.in[q].pauseGen))
 		}
 	} else {
-		pp.stats.ResumesSent++
+		s.stats[port].ResumesSent++
 	}
 	s.env.Kick(port)
 }
@@ -460,7 +465,7 @@ func (s *Switch) sendPause(now int64, port int, q uint8, quanta uint16) {
 func (s *Switch) receivePause(now int64, port int, f *Packet) {
 	op := &s.ports[port]
 	q := f.Prio
-	st := &op.stats
+	st := &s.stats[port]
 	// Close the paused interval seen so far.
 	if st.pausedTill[q] > st.pausedFrom[q] {
 		end := min(st.pausedTill[q], now)
