@@ -30,7 +30,7 @@ type Results struct {
 	Events      uint64 // events executed
 	DataPackets int64  // data packets sent by hosts, retransmissions included
 	PacketHops  int64  // packets delivered over a link, all kinds
-	CNPs        int64
+	CNPs        int64  // congestion notifications senders acted on (CNPs or CNP-flagged ACKs)
 	Completed   int
 }
 
@@ -94,7 +94,7 @@ func (n *Network) Results() *Results {
 	r := &Results{
 		HostPauses: n.hostPauses, Drops: map[string]int64{}, Faults: append([]string(nil), n.faults...),
 		QueueSamples: n.queueSamples, RateSamples: n.rateSamples,
-		End: n.q.Now(), Events: n.q.Executed, DataPackets: n.dataPackets, PacketHops: n.hops, CNPs: n.cnps,
+		End: n.q.Now(), Events: n.q.Executed, DataPackets: n.dataPackets, PacketHops: n.hops,
 	}
 	frame := float64(n.cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
 	r.Flows = make([]FlowRecord, len(n.flows))
@@ -113,6 +113,7 @@ func (n *Network) Results() *Results {
 			r.LastFinish = max(r.LastFinish, f.finish)
 		}
 		r.Flows[i] = rec
+		r.CNPs += int64(f.rp.CNPs)
 	}
 	adj := n.topo.Adjacency()
 	for _, s := range n.switches {

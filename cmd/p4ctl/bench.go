@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/report"
+	"github.com/spf13/cobra"
+)
+
+// reference holds the ns-3 RDMA simulator's figures on the benchmark
+// input, measured on this machine class (2 cores) with its optimised
+// build and DCQCN settings: the figure to beat.
+var reference = struct {
+	WallSeconds, UserSeconds, SimMillis, DataPackets, Events, RSSMiB float64
+	P50, P95, P99                                                    float64
+}{278, 245.6, 16.14, 11.22e6, 253.3e6, 343, 1.19, 4.23, 6.08}
+
+// targetSecondsPerSimMs is 20 times faster than the reference's 17.2 s/ms.
+const targetSecondsPerSimMs = 0.85
+
+// BenchResult is what `p4ctl sim bench` measures.
+type BenchResult struct {
+	Scenario         string     `json:"scenario"`
+	Runs             int        `json:"runs"`
+	Flows            int        `json:"flows"`
+	Completed        int        `json:"completed"`
+	DataPackets      int64      `json:"data_packets"`
+	PacketHops       int64      `json:"packet_hops"`
+	Events           uint64     `json:"events"`
+	SimMillis        float64    `json:"simulated_ms"`
+	WallSeconds      float64    `json:"wall_seconds"` // the fastest run
+	WallMedian       float64    `json:"wall_seconds_median"`
+	UserSeconds      float64    `json:"user_cpu_seconds"` // of the fastest run
+	SecondsPerSimMs  float64    `json:"wall_seconds_per_simulated_ms"`
+	PacketsPerSecond float64    `json:"data_packets_per_wall_second"`
+	NsPerHop         float64    `json:"ns_per_packet_hop"`
+	PeakRSSMiB       float64    `json:"peak_rss_mib"`
+	P50, P95, P99    float64    `json:"-"`
+	Slowdown         [3]float64 `json:"fct_slowdown_p50_p95_p99"`
+	SpeedupVsRef     float64    `json:"speedup_vs_reference"`
+	TargetMet        bool       `json:"target_met"`
+	Faults           []string   `json:"faults,omitempty"`
+}
+
+func newSimBenchCmd() *cobra.Command {
+	o := &simOptions{}
+	var runs int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "bench [SCENARIO.yaml]",
+		Short: "Time the simulator on the ns-3 benchmark (320 hosts, 6,706 web-search flows)",
+		Long: `bench runs the benchmark scenario (by default the ns-3 RDMA simulator's own
+320-host fat tree and web-search flow file, DCQCN with its settings) and
+reports wall seconds per simulated millisecond, data packets per wall
+second, nanoseconds per packet-hop, peak RSS and the FCT slowdown
+percentiles, beside the reference simulator's figures measured on this
+machine class. With --runs N it reports the fastest run and the median.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runs < 1 {
+				return usageErrorf("--runs must be at least 1")
+			}
+			s, err := o.load(cmd, args)
+			if err != nil {
+				return err
+			}
+			var walls []float64
+			var best BenchResult
+			for i := 0; i < runs; i++ {
+				cfg, err := build(s)
+				if err != nil {
+					return err
+				}
+				p := newProgress(cmd.ErrOrStderr(), o.quiet)
+				cfg.Progress = p.update
+				userBefore := userCPU()
+				start := time.Now()
+				res, err := sim.Run(cfg)
+				wall := time.Since(start).Seconds()
+				user := userCPU() - userBefore
+				p.finish()
+				if err != nil {
+					return err
+				}
+				walls = append(walls, wall)
+				if i == 0 || wall < best.WallSeconds {
+					best = benchResult(s.Name, cfg, res, wall, user)
+				}
+			}
+			sort.Float64s(walls)
+			best.Runs, best.WallMedian = runs, walls[len(walls)/2]
+			best.PeakRSSMiB = peakRSSMiB()
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(best)
+			}
+			return writeBench(cmd, best)
+		},
+	}
+	o.addFlags(cmd, "bench-fat320")
+	cmd.Flags().IntVar(&runs, "runs", 1, "how many times to run; the fastest is reported")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func benchResult(name string, cfg sim.Config, res *sim.Results, wall, user float64) BenchResult {
+	sum := report.Summarize(res, report.SummaryOptions{})
+	first := int64(-1)
+	for _, f := range cfg.Flows {
+		if first < 0 || f.Start < first {
+			first = f.Start
+		}
+	}
+	simMs := float64(res.LastFinish-first) / 1e9
+	b := BenchResult{Scenario: name, Flows: len(res.Flows), Completed: res.Completed, DataPackets: res.DataPackets,
+		PacketHops: res.PacketHops, Events: res.Events, SimMillis: simMs, WallSeconds: wall, UserSeconds: user,
+		Faults: res.Faults}
+	if simMs > 0 {
+		b.SecondsPerSimMs = wall / simMs
+		b.SpeedupVsRef = (reference.WallSeconds / reference.SimMillis) / b.SecondsPerSimMs
+	}
+	b.PacketsPerSecond = float64(res.DataPackets) / wall
+	if res.PacketHops > 0 {
+		b.NsPerHop = wall * 1e9 / float64(res.PacketHops)
+	}
+	b.Slowdown = [3]float64{sum.FCT.P50Slowdown, sum.FCT.P95Slowdown, sum.FCT.P99Slowdown}
+	b.TargetMet = b.SecondsPerSimMs > 0 && b.SecondsPerSimMs <= targetSecondsPerSimMs && len(res.Faults) == 0
+	return b
+}
+
+func writeBench(cmd *cobra.Command, b BenchResult) error {
+	pr := &printer{w: cmd.OutOrStdout()}
+	pr.f("benchmark %s: %d flows, %d run(s), fastest reported\n\n", b.Scenario, b.Flows, b.Runs)
+	tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)
+	ref := reference
+	refRate := ref.WallSeconds / ref.SimMillis
+	fmt.Fprintf(tw, "\tp4rcm\treference (ns-3)\tratio\n")
+	fmt.Fprintf(tw, "flows completed\t%d/%d\t6706/6706\t\n", b.Completed, b.Flows)
+	fmt.Fprintf(tw, "data packets\t%.2f M\t%.2f M\t\n", float64(b.DataPackets)/1e6, ref.DataPackets/1e6)
+	fmt.Fprintf(tw, "simulated time to last completion\t%.2f ms\t%.2f ms\t\n", b.SimMillis, ref.SimMillis)
+	fmt.Fprintf(tw, "wall time\t%.1f s (median %.1f s)\t%.0f s\t%.1fx\n", b.WallSeconds, b.WallMedian, ref.WallSeconds, ref.WallSeconds/b.WallSeconds)
+	fmt.Fprintf(tw, "user CPU\t%.1f s\t%.1f s\t%.1fx\n", b.UserSeconds, ref.UserSeconds, ref.UserSeconds/b.UserSeconds)
+	fmt.Fprintf(tw, "wall seconds per simulated ms\t%.3f\t%.1f\t%.1fx faster\n", b.SecondsPerSimMs, refRate, b.SpeedupVsRef)
+	fmt.Fprintf(tw, "data packets per wall second\t%.0f k\t%.1f k\t%.1fx\n", b.PacketsPerSecond/1e3, ref.DataPackets/ref.WallSeconds/1e3, b.PacketsPerSecond/(ref.DataPackets/ref.WallSeconds))
+	fmt.Fprintf(tw, "events executed\t%.1f M\t%.1f M\t\n", float64(b.Events)/1e6, ref.Events/1e6)
+	fmt.Fprintf(tw, "ns per packet-hop\t%.0f\t\t\n", b.NsPerHop)
+	fmt.Fprintf(tw, "peak RSS\t%.0f MiB\t%.0f MiB\t%.1fx less\n", b.PeakRSSMiB, ref.RSSMiB, ref.RSSMiB/b.PeakRSSMiB)
+	fmt.Fprintf(tw, "FCT slowdown p50/p95/p99\t%.2f/%.2f/%.2f\t%.2f/%.2f/%.2f\t\n", b.Slowdown[0], b.Slowdown[1], b.Slowdown[2], ref.P50, ref.P95, ref.P99)
+	tw.Flush()
+	verdict := "MET"
+	if !b.TargetMet {
+		verdict = "NOT MET"
+	}
+	pr.f("\ntarget: at most %.2f wall seconds per simulated ms (20x the reference): %s\n", targetSecondsPerSimMs, verdict)
+	for _, f := range b.Faults {
+		pr.f("FAULT: %s\n", f)
+	}
+	return pr.err
+}
+
+// userCPU is the process's user CPU time so far, seconds.
+func userCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6
+}
+
+// peakRSSMiB is the process's peak resident set size (Linux reports KiB).
+func peakRSSMiB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024
+}

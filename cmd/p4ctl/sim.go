@@ -1,0 +1,281 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/report"
+	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+func newSimCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run the packet-level simulator (PFC, RED/ECN, DCQCN at datacenter scale)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(newSimRunCmd(), newSimPresetsCmd(), newSimBenchCmd())
+	return cmd
+}
+
+// simOptions are the flags that pick and adjust a scenario.
+type simOptions struct {
+	preset   string
+	sets     []string
+	seed     uint64
+	scheme   string
+	dcqcn    string
+	loadFrac float64
+	k        int
+	quiet    bool
+}
+
+func (o *simOptions) addFlags(cmd *cobra.Command, defaultPreset string) {
+	fs := cmd.Flags()
+	fs.StringVar(&o.preset, "preset", defaultPreset, "built-in scenario (see 'p4ctl sim presets'); ignored when a file is given")
+	fs.StringArrayVar(&o.sets, "set", nil, "override a scenario value by its path, e.g. --set workload.load=0.5 (repeatable)")
+	fs.Uint64Var(&o.seed, "seed", 0, "random seed (overrides the scenario's)")
+	fs.StringVar(&o.scheme, "scheme", "", "congestion control: "+strings.Join(scenario.Schemes, ", "))
+	fs.StringVar(&o.dcqcn, "dcqcn", "", "DCQCN parameter set: paper, hpcc, mellanox")
+	fs.Float64Var(&o.loadFrac, "load", 0, "load of the first workload, as a fraction of host bandwidth")
+	fs.IntVar(&o.k, "k", 0, "fat-tree arity (k^3/4 hosts)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+}
+
+// load reads the scenario named by the arguments and applies the flags.
+func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario, error) {
+	var s *scenario.Scenario
+	var err error
+	if len(args) == 1 {
+		if cmd.Flags().Changed("preset") {
+			return nil, usageErrorf("give a scenario file or --preset, not both")
+		}
+		s, err = scenario.Load(args[0])
+		if os.IsNotExist(err) {
+			return nil, usageErrorf("scenario file %s does not exist", args[0])
+		}
+	} else {
+		s, err = scenario.LoadPreset(o.preset)
+		if err != nil {
+			return nil, usageErrorf("--preset: %v; see 'p4ctl sim presets'", err)
+		}
+	}
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	sets := append([]string(nil), o.sets...)
+	f := cmd.Flags()
+	if f.Changed("seed") {
+		sets = append(sets, fmt.Sprintf("seed=%d", o.seed))
+	}
+	if f.Changed("scheme") {
+		sets = append(sets, "scheme="+o.scheme)
+	}
+	if f.Changed("dcqcn") {
+		sets = append(sets, "dcqcn.preset="+o.dcqcn)
+	}
+	if f.Changed("load") {
+		key := "workload.load"
+		if s.Workload == nil {
+			key = "workloads.0.load"
+		}
+		sets = append(sets, fmt.Sprintf("%s=%g", key, o.loadFrac))
+	}
+	if f.Changed("k") {
+		sets = append(sets, fmt.Sprintf("topology.k=%d", o.k))
+	}
+	for _, kv := range sets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usageErrorf("--set %q: want path=value", kv)
+		}
+		if err := s.Set(k, v); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+	}
+	return s, nil
+}
+
+// build resolves the scenario; its errors are the user's to fix.
+func build(s *scenario.Scenario) (sim.Config, error) {
+	cfg, err := s.Build()
+	if err != nil {
+		return cfg, usageErrorf("%v", err)
+	}
+	return cfg, nil
+}
+
+// progress shows a progress bar on w once a run has taken two seconds, so
+// that short runs print nothing.
+type progress struct {
+	w     io.Writer
+	start time.Time
+	bar   *progressbar.ProgressBar
+	off   bool
+}
+
+func newProgress(w io.Writer, quiet bool) *progress {
+	off := quiet
+	if f, ok := w.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		off = true
+	}
+	return &progress{w: w, start: time.Now(), off: off}
+}
+
+func (p *progress) update(now int64, done, total int) {
+	if p.off {
+		return
+	}
+	if p.bar == nil {
+		if time.Since(p.start) < 2*time.Second {
+			return
+		}
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription("flows"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionSetPredictTime(false),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	p.bar.Describe(fmt.Sprintf("%8.3f ms simulated, flows", float64(now)/1e9))
+	_ = p.bar.Set(done)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+func newSimRunCmd() *cobra.Command {
+	o := &simOptions{}
+	var out string
+	var ns3FCT, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "run [SCENARIO.yaml]",
+		Short: "Run a scenario file or a built-in scenario and print the FCT summary",
+		Long: `run simulates a scenario (a YAML file, or --preset for a built-in one) and
+writes its results into an output directory: flows.csv (one row per flow:
+FCT, ideal FCT, slowdown), ports.csv (per switch port: ECN marks, PFC pauses
+and paused time, drops, queue peaks), summary.txt and summary.json, and on
+request fct.txt (ns-3 format), queues.csv and rates.csv. Files are written
+whole or not at all. The summary is printed on stdout.
+
+A run with PFC on that drops a packet, or that deadlocks, is reported as a
+fault and exits 1.`,
+		Example: `  p4ctl sim run
+  p4ctl sim run --preset default --scheme pfc --seed 7
+  p4ctl sim run my.yaml --set workload.load=0.5 --out results/half`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := o.load(cmd, args)
+			if err != nil {
+				return err
+			}
+			cfg, err := build(s)
+			if err != nil {
+				return err
+			}
+			if ns3FCT {
+				s.Output.NS3FCT = true
+			}
+			if out == "" {
+				out = filepath.Join("p4rcm-out", s.Name)
+			}
+			p := newProgress(cmd.ErrOrStderr(), o.quiet)
+			cfg.Progress = p.update
+			start := time.Now()
+			res, err := sim.Run(cfg)
+			p.finish()
+			if err != nil {
+				return err
+			}
+			wall := time.Since(start)
+			sum := report.Summarize(res, report.SummaryOptions{})
+			files, err := report.WriteDir(out, res, report.DirOptions{NS3FCT: s.Output.NS3FCT, RateInterval: cfg.RateSampling.Interval})
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				if err := report.WriteSummaryJSON(w, sum); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(w, "scenario %s: %d hosts, %d flows, scheme %s, seed %d\n",
+					s.Name, len(cfg.Topology.Hosts()), len(cfg.Flows), schemeOf(s), cfg.Seed)
+				if err := report.WriteSummaryText(w, sum); err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "wall time %.1f s; results in %s (%s)\n", wall.Seconds(), out, strings.Join(baseNames(files), ", "))
+			}
+			if len(res.Faults) > 0 {
+				return fmt.Errorf("the run has %d fault(s): %s", len(res.Faults), res.Faults[0])
+			}
+			return nil
+		},
+	}
+	o.addFlags(cmd, "default")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/<scenario name>)")
+	cmd.Flags().BoolVar(&ns3FCT, "ns3-fct", false, "also write fct.txt in the ns-3 RDMA simulator's format")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	return cmd
+}
+
+func schemeOf(s *scenario.Scenario) string {
+	if s.Scheme == "" {
+		return scenario.DefaultScheme
+	}
+	return s.Scheme
+}
+
+func baseNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
+}
+
+func newSimPresetsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "presets",
+		Short: "List the built-in scenarios",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ps := scenario.Presets()
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(ps)
+			}
+			pr := &printer{w: cmd.OutOrStdout()}
+			tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)
+			fmt.Fprintf(tw, "NAME\tDESCRIPTION\n")
+			for _, p := range ps {
+				fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
+			}
+			tw.Flush()
+			return pr.err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,379 @@
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/topo"
+	"github.com/p4rcm/p4rcm/sim/workload"
+)
+
+// Defaults for what a scenario leaves out.
+const (
+	DefaultSeed        = 1
+	DefaultMTU         = 1000
+	DefaultAckInterval = 1
+	DefaultScheme      = "dcqcn"
+	DefaultDCQCN       = "hpcc"
+	DefaultBuffer      = 32e6
+	DefaultPFCBeta     = 1.0 / 8
+	DefaultHostRate    = 100e9
+	DefaultDelay       = 1_000_000     // 1 us
+	DefaultRTO         = 1_000_000_000 // 1 ms
+	DefaultPriority    = 3
+)
+
+// Schemes lists the congestion-control schemes a scenario can name.
+var Schemes = []string{"dcqcn", "pfc", "lossy"}
+
+// Build resolves the scenario into a simulator configuration: it builds
+// the topology, generates or reads the flows and applies the parameters.
+func (s *Scenario) Build() (sim.Config, error) {
+	cfg := sim.Config{Seed: s.Seed, MTU: s.Host.MTU, AckInterval: s.Host.AckInterval, RTO: int64(s.Host.RTO),
+		StopAt: int64(s.Stop)}
+	if cfg.Seed == 0 {
+		cfg.Seed = DefaultSeed
+	}
+	if cfg.MTU == 0 {
+		cfg.MTU = DefaultMTU
+	}
+	if cfg.AckInterval == 0 {
+		cfg.AckInterval = DefaultAckInterval
+	}
+	if cfg.RTO == 0 {
+		cfg.RTO = DefaultRTO
+	}
+	t, err := s.buildTopology()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Topology = t
+	if cfg.Flows, err = s.buildFlows(t, cfg.Seed); err != nil {
+		return cfg, err
+	}
+	scheme := s.Scheme
+	if scheme == "" {
+		scheme = DefaultScheme
+	}
+	switch scheme {
+	case "dcqcn":
+		cfg.CC, cfg.PFC = "dcqcn", true
+	case "pfc":
+		cfg.CC, cfg.PFC = "none", true
+	case "lossy":
+		cfg.CC, cfg.PFC = "dcqcn", false
+	default:
+		return cfg, s.errorf("scheme", "unknown scheme %q (known: %s)", scheme, strings.Join(Schemes, ", "))
+	}
+	if cfg.DCQCN, err = s.buildDCQCN(); err != nil {
+		return cfg, err
+	}
+	if err := s.applySwitch(&cfg); err != nil {
+		return cfg, err
+	}
+	s.applyOutput(&cfg)
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("%s: %w", s.file, err)
+	}
+	return cfg, nil
+}
+
+func (s *Scenario) path(p string) string {
+	if filepath.IsAbs(p) || s.dir == "" {
+		return p
+	}
+	return filepath.Join(s.dir, p)
+}
+
+func (s *Scenario) buildTopology() (*topo.Topology, error) {
+	o := s.Topology
+	hostRate := float64(o.HostRate)
+	if hostRate == 0 {
+		hostRate = DefaultHostRate
+	}
+	delay := int64(o.Delay)
+	if delay == 0 && o.Kind != "ns3" {
+		delay = DefaultDelay
+	}
+	var t *topo.Topology
+	var err error
+	switch o.Kind {
+	case "fattree", "":
+		k := o.K
+		if k == 0 {
+			k = 4
+		}
+		t, err = topo.FatTree(topo.FatTreeOptions{K: k, HostRate: hostRate, FabricRate: float64(o.FabricRate), Delay: delay})
+	case "leafspine":
+		t, err = topo.LeafSpine(topo.LeafSpineOptions{Leaves: o.Leaves, Spines: o.Spines, HostsPerLeaf: o.HostsPerLeaf,
+			HostRate: hostRate, UplinkRate: float64(o.UplinkRate), Oversubscription: o.Oversubscription, Delay: delay})
+	case "dumbbell":
+		t, err = topo.Dumbbell(topo.DumbbellOptions{Left: o.Left, Right: o.Right, HostRate: hostRate,
+			BottleneckRate: float64(o.BottleneckRate), Delay: delay})
+	case "star":
+		t, err = topo.Star(topo.StarOptions{N: o.Hosts, Rate: hostRate, Delay: delay})
+	case "testbed":
+		rate := float64(o.HostRate)
+		if rate == 0 {
+			rate = topo.TestbedRate
+		}
+		t, err = topo.Testbed(topo.TestbedOptions{HostsPerToR: o.HostsPerToR, Rate: rate, Delay: delay})
+	case "ns3":
+		if o.File == "" {
+			return nil, s.errorf("topology.file", "an ns3 topology needs a file")
+		}
+		var data []byte
+		data, err = s.readData(o.File)
+		if err != nil {
+			return nil, s.errorf("topology.file", "%v", err)
+		}
+		t, err = topo.ParseNS3(bytes.NewReader(data), s.path(o.File))
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, s.errorf("topology.kind", "unknown topology %q (fattree, leafspine, dumbbell, star, testbed, ns3)", o.Kind)
+	}
+	if err != nil {
+		return nil, s.errorf("topology", "%v", err)
+	}
+	return t, nil
+}
+
+// readData reads a file named in the scenario; "bench:" names are the
+// embedded benchmark inputs.
+func (s *Scenario) readData(name string) ([]byte, error) {
+	if rest, ok := strings.CutPrefix(name, "bench:"); ok {
+		return benchData(rest)
+	}
+	return os.ReadFile(s.path(name))
+}
+
+// workloads lists the scenario's workloads with the path of each.
+func (s *Scenario) workloads() ([]Workload, []string) {
+	var ws []Workload
+	var fields []string
+	if s.Workload != nil {
+		ws, fields = append(ws, *s.Workload), append(fields, "workload")
+	}
+	for i, w := range s.Workloads {
+		ws, fields = append(ws, w), append(fields, fmt.Sprintf("workloads.%d", i))
+	}
+	return ws, fields
+}
+
+func (s *Scenario) buildFlows(t *topo.Topology, seed uint64) ([]workload.Flow, error) {
+	ws, fields := s.workloads()
+	if len(ws) == 0 {
+		return nil, s.errorf("workload", "the scenario has no workload")
+	}
+	hosts := t.Hosts()
+	isHost := func(n int) bool { return n >= 0 && n < len(t.Nodes) && t.Nodes[n].Kind == topo.Host }
+	hostRate := 0.0
+	for _, l := range t.Links {
+		if t.Nodes[l.A].Kind == topo.Host || t.Nodes[l.B].Kind == topo.Host {
+			hostRate = l.Rate
+			break
+		}
+	}
+	var all []workload.Flow
+	for i, w := range ws {
+		field := fields[i]
+		prio := DefaultPriority
+		if w.Priority != nil {
+			prio = *w.Priority
+		}
+		wseed := seed*1000003 + uint64(i)
+		var flows []workload.Flow
+		var err error
+		switch w.Kind {
+		case "poisson", "hotspot":
+			cdf, cerr := workload.LoadCDF(orDefault(w.CDF, "websearch"))
+			if cerr != nil {
+				return nil, s.errorf(field+".cdf", "%v", cerr)
+			}
+			hs := hosts
+			if len(w.Hosts) > 0 {
+				hs = w.Hosts
+			}
+			if w.Duration <= 0 {
+				return nil, s.errorf(field+".duration", "a %s workload needs a positive duration", w.Kind)
+			}
+			po := workload.PoissonOptions{Hosts: hs, CDF: cdf, Load: w.Load, HostRate: hostRate, Start: int64(w.Start),
+				Duration: int64(w.Duration), GroupSize: w.GroupSize, Seed: wseed, Priority: prio, Class: w.Class}
+			if w.Kind == "poisson" {
+				flows, err = workload.Poisson(po)
+			} else {
+				flows, err = workload.HotSpot(workload.HotSpotOptions{Hosts: hs, CDF: cdf, Load: w.Load, HostRate: hostRate,
+					Start: int64(w.Start), Duration: int64(w.Duration), Seed: wseed, Priority: prio,
+					HotFraction: w.HotFraction, HotHosts: w.HotHosts})
+			}
+		case "incast":
+			if w.Receiver == nil {
+				return nil, s.errorf(field+".receiver", "an incast needs a receiver")
+			}
+			sizes := make([]int64, len(w.Sizes))
+			for j, z := range w.Sizes {
+				sizes[j] = int64(z)
+			}
+			flows, err = workload.Incast(workload.IncastOptions{Senders: w.Senders, Receiver: *w.Receiver, Size: int64(w.Size),
+				Sizes: sizes, Start: int64(w.Start), Skew: int64(w.Skew), Seed: wseed, Priority: prio, Class: w.Class})
+		case "file":
+			data, rerr := s.readData(w.File)
+			if rerr != nil {
+				return nil, s.errorf(field+".file", "%v", rerr)
+			}
+			flows, err = workload.ParseNS3Flows(bytes.NewReader(data), s.path(w.File), isHost)
+			if err != nil {
+				return nil, err
+			}
+		case "flows":
+			for j, f := range w.Flows {
+				p := prio
+				if f.Priority != nil {
+					p = *f.Priority
+				}
+				if !isHost(f.Src) || !isHost(f.Dst) {
+					return nil, s.errorf(fmt.Sprintf("%s.flows.%d", field, j), "src %d and dst %d must be hosts (node IDs 0..%d)", f.Src, f.Dst, len(hosts)-1)
+				}
+				flows = append(flows, workload.Flow{Src: f.Src, Dst: f.Dst, Size: int64(f.Size), Start: int64(f.Start),
+					Priority: p, Class: orDefault(f.Class, w.Class)})
+			}
+		default:
+			return nil, s.errorf(field+".kind", "unknown workload %q (poisson, hotspot, incast, file, flows)", w.Kind)
+		}
+		if err != nil {
+			return nil, s.errorf(field, "%v", err)
+		}
+		all = append(all, flows...)
+	}
+	// One flow list, ordered by start time; the order within a start time
+	// is the order of the workloads and of each workload's flows.
+	sort.SliceStable(all, func(a, b int) bool { return all[a].Start < all[b].Start })
+	for i := range all {
+		all[i].ID = i
+	}
+	return all, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func (s *Scenario) buildDCQCN() (dcqcn.Params, error) {
+	d := s.DCQCN
+	p, err := dcqcn.Preset(orDefault(d.Preset, DefaultDCQCN))
+	if err != nil {
+		return p, s.errorf("dcqcn.preset", "%v", err)
+	}
+	setF := func(dst *float64, v *Fraction) {
+		if v != nil {
+			*dst = float64(*v)
+		}
+	}
+	setD := func(dst *int64, v *Duration) {
+		if v != nil {
+			*dst = int64(*v)
+		}
+	}
+	setR := func(dst *float64, v *Rate) {
+		if v != nil {
+			*dst = float64(*v)
+		}
+	}
+	setS := func(dst *float64, v *Size) {
+		if v != nil {
+			*dst = float64(*v)
+		}
+	}
+	setF(&p.G, d.G)
+	if d.InitialAlpha != nil {
+		p.InitialAlpha = *d.InitialAlpha
+	}
+	setD(&p.AlphaInterval, d.AlphaInterval)
+	setD(&p.DecreaseInterval, d.DecreaseInterval)
+	if d.RateOnFirstCNP != nil {
+		p.RateOnFirstCNP = *d.RateOnFirstCNP
+	}
+	if d.ClampTarget != nil {
+		p.ClampTarget = *d.ClampTarget
+	}
+	setD(&p.Timer, d.Timer)
+	if d.ByteCounter != nil {
+		p.ByteCounter = int64(*d.ByteCounter)
+	}
+	if d.F != nil {
+		p.F = *d.F
+	}
+	setR(&p.RAI, d.RAI)
+	setR(&p.RHAI, d.RHAI)
+	setR(&p.MinRate, d.MinRate)
+	setR(&p.RefRate, d.RefRate)
+	if d.ScaleWithRate != nil {
+		p.ScaleWithRate = *d.ScaleWithRate
+	}
+	setD(&p.CNPInterval, d.CNPInterval)
+	setS(&p.KMin, d.KMin)
+	setS(&p.KMax, d.KMax)
+	if d.PMax != nil {
+		p.PMax = *d.PMax
+	}
+	if err := p.Validate(); err != nil {
+		return p, s.errorf("dcqcn", "%v", err)
+	}
+	return p, nil
+}
+
+func (s *Scenario) applySwitch(cfg *sim.Config) error {
+	w := s.Switch
+	cfg.Buffer = float64(w.Buffer)
+	if cfg.Buffer == 0 {
+		cfg.Buffer = DefaultBuffer
+	}
+	cfg.PFCXOFF = float64(w.PFCXOFF)
+	switch {
+	case w.PFCBeta != nil:
+		cfg.PFCBeta = float64(*w.PFCBeta)
+	case cfg.PFCXOFF == 0:
+		cfg.PFCBeta = DefaultPFCBeta
+	}
+	cfg.PFCBetaScale = w.PFCBetaScale == nil || *w.PFCBetaScale
+	cfg.Headroom = float64(w.Headroom)
+	cfg.XONOffset = float64(w.XONOffset)
+	if w.PauseQuanta < 0 || w.PauseQuanta > 0xffff {
+		return s.errorf("switch.pause_quanta", "must be 0..65535, got %d", w.PauseQuanta)
+	}
+	cfg.PauseQuanta = uint16(w.PauseQuanta)
+	cfg.QueueLimit = float64(w.QueueLimit)
+	cfg.WREDK = float64(w.WREDK)
+	if e := w.ECN; e != nil {
+		ref := float64(e.RefRate)
+		if ref == 0 {
+			ref = cfg.DCQCN.RefRate
+		}
+		cfg.ECN = &sim.ECNConfig{KMin: float64(e.KMin), KMax: float64(e.KMax), PMax: e.PMax, RefRate: ref}
+		cfg.ECNMarking = true
+	}
+	return nil
+}
+
+func (s *Scenario) applyOutput(cfg *sim.Config) {
+	o := s.Output
+	cfg.QueueSampling = sim.QueueSampling{Interval: int64(o.QueueSamples.Interval), Max: o.QueueSamples.Max}
+	if cfg.QueueSampling.Interval > 0 && cfg.QueueSampling.Max == 0 {
+		cfg.QueueSampling.Max = 100_000
+	}
+	for _, p := range o.QueueSamples.Ports {
+		cfg.QueueSampling.Ports = append(cfg.QueueSampling.Ports, topo.PortRef{Node: p[0], Port: p[1]})
+	}
+	cfg.RateSampling = sim.RateSampling{Interval: int64(o.RateSamples.Interval), Flows: o.RateSamples.Flows}
+}

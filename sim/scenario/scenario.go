@@ -1,0 +1,390 @@
+// Package scenario reads simulation scenarios: YAML files (or built-in
+// presets) that name a topology, a workload, a congestion-control scheme
+// and its parameters, a seed and what to record, and turns them into a
+// sim.Config. Every error names the file, the line and the field.
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Scenario is one scenario file.
+type Scenario struct {
+	Name        string     `yaml:"name"`
+	Description string     `yaml:"description"`
+	Seed        uint64     `yaml:"seed"`
+	Stop        Duration   `yaml:"stop"`
+	Topology    Topology   `yaml:"topology"`
+	Workload    *Workload  `yaml:"workload"`
+	Workloads   []Workload `yaml:"workloads"`
+	// Scheme is the congestion-control scheme: dcqcn (PFC and DCQCN), pfc
+	// (PFC only, no end-to-end control) or lossy (DCQCN, PFC off, drops
+	// recovered by go-back-N).
+	Scheme string `yaml:"scheme"`
+	DCQCN  DCQCN  `yaml:"dcqcn"`
+	Host   Host   `yaml:"host"`
+	Switch Switch `yaml:"switch"`
+	Output Output `yaml:"output"`
+
+	file string     // where it came from, for messages
+	dir  string     // for relative paths inside it
+	root *yaml.Node // the document, for line numbers
+}
+
+// Topology selects and sizes the network.
+type Topology struct {
+	// Kind is fattree, leafspine, dumbbell, star, testbed or ns3.
+	Kind string `yaml:"kind"`
+	// K is the fat tree's arity (k^3/4 hosts).
+	K int `yaml:"k"`
+	// Hosts is the star's host count.
+	Hosts int `yaml:"hosts"`
+	// Left and Right are the dumbbell's host counts.
+	Left  int `yaml:"left"`
+	Right int `yaml:"right"`
+	// Leaf-spine shape.
+	Leaves           int     `yaml:"leaves"`
+	Spines           int     `yaml:"spines"`
+	HostsPerLeaf     int     `yaml:"hosts_per_leaf"`
+	Oversubscription float64 `yaml:"oversubscription"`
+	UplinkRate       Rate    `yaml:"uplink_rate"`
+	// HostsPerToR is the testbed's hosts per ToR (5 by default).
+	HostsPerToR    int      `yaml:"hosts_per_tor"`
+	HostRate       Rate     `yaml:"host_rate"`
+	FabricRate     Rate     `yaml:"fabric_rate"`
+	BottleneckRate Rate     `yaml:"bottleneck_rate"`
+	Delay          Duration `yaml:"delay"`
+	// File is an ns-3 RDMA simulator topology file, relative to the
+	// scenario file.
+	File string `yaml:"file"`
+}
+
+// Workload generates flows.
+type Workload struct {
+	// Kind is poisson, hotspot, incast, file or flows.
+	Kind string `yaml:"kind"`
+	// CDF is a built-in flow-size distribution (websearch, fbhadoop,
+	// datamining, alistorage, googlerpc) or a CDF file.
+	CDF       string   `yaml:"cdf"`
+	Load      float64  `yaml:"load"`
+	Start     Duration `yaml:"start"`
+	Duration  Duration `yaml:"duration"`
+	GroupSize int      `yaml:"group_size"`
+	// Hosts limits a poisson or hotspot workload to these node IDs.
+	Hosts    []int  `yaml:"hosts"`
+	Priority *int   `yaml:"priority"`
+	Class    string `yaml:"class"`
+	// Incast.
+	Senders  []int    `yaml:"senders"`
+	Receiver *int     `yaml:"receiver"`
+	Size     Size     `yaml:"size"`
+	Sizes    []Size   `yaml:"sizes"`
+	Skew     Duration `yaml:"skew"`
+	// Hot spot.
+	HotFraction float64 `yaml:"hot_fraction"`
+	HotHosts    float64 `yaml:"hot_hosts"`
+	// File is an ns-3 flow file, relative to the scenario file.
+	File string `yaml:"file"`
+	// Flows lists flows explicitly.
+	Flows []FlowSpec `yaml:"flows"`
+}
+
+// FlowSpec is one explicit flow.
+type FlowSpec struct {
+	Src      int      `yaml:"src"`
+	Dst      int      `yaml:"dst"`
+	Size     Size     `yaml:"size"`
+	Start    Duration `yaml:"start"`
+	Priority *int     `yaml:"priority"`
+	Class    string   `yaml:"class"`
+}
+
+// DCQCN picks a named parameter set and overrides any of its values.
+type DCQCN struct {
+	// Preset is paper, hpcc or mellanox (hpcc by default).
+	Preset           string    `yaml:"preset"`
+	G                *Fraction `yaml:"g"`
+	InitialAlpha     *float64  `yaml:"initial_alpha"`
+	AlphaInterval    *Duration `yaml:"alpha_interval"`
+	DecreaseInterval *Duration `yaml:"decrease_interval"`
+	RateOnFirstCNP   *float64  `yaml:"rate_on_first_cnp"`
+	ClampTarget      *bool     `yaml:"clamp_target"`
+	Timer            *Duration `yaml:"timer"`
+	ByteCounter      *Size     `yaml:"byte_counter"`
+	F                *int      `yaml:"f"`
+	RAI              *Rate     `yaml:"rai"`
+	RHAI             *Rate     `yaml:"rhai"`
+	MinRate          *Rate     `yaml:"min_rate"`
+	RefRate          *Rate     `yaml:"ref_rate"`
+	ScaleWithRate    *bool     `yaml:"scale_with_rate"`
+	CNPInterval      *Duration `yaml:"cnp_interval"`
+	KMin             *Size     `yaml:"kmin"`
+	KMax             *Size     `yaml:"kmax"`
+	PMax             *float64  `yaml:"pmax"`
+}
+
+// Host configures the NICs.
+type Host struct {
+	MTU         int      `yaml:"mtu"`
+	AckInterval int      `yaml:"ack_interval"`
+	RTO         Duration `yaml:"rto"`
+}
+
+// Switch configures every switch.
+type Switch struct {
+	Buffer Size `yaml:"buffer"`
+	// PFCBeta selects dynamic PFC thresholds; PFCXOFF static ones.
+	PFCBeta      *Fraction `yaml:"pfc_beta"`
+	PFCBetaScale *bool     `yaml:"pfc_beta_scale"`
+	PFCXOFF      Size      `yaml:"pfc_xoff"`
+	// Headroom is t_flight; zero derives it per port with buffercalc.
+	Headroom    Size `yaml:"headroom"`
+	XONOffset   Size `yaml:"xon_offset"`
+	PauseQuanta int  `yaml:"pause_quanta"`
+	QueueLimit  Size `yaml:"queue_limit"`
+	WREDK       Size `yaml:"wred_k"`
+	// ECN overrides the DCQCN parameter set's marking curve.
+	ECN *ECN `yaml:"ecn"`
+}
+
+// ECN is a RED/ECN marking curve at a reference link rate.
+type ECN struct {
+	KMin    Size    `yaml:"kmin"`
+	KMax    Size    `yaml:"kmax"`
+	PMax    float64 `yaml:"pmax"`
+	RefRate Rate    `yaml:"ref_rate"`
+}
+
+// Output says what to record besides the flows and port counters.
+type Output struct {
+	// NS3FCT also writes fct.txt in the ns-3 simulator's format.
+	NS3FCT       bool         `yaml:"ns3_fct"`
+	QueueSamples QueueSamples `yaml:"queue_samples"`
+	RateSamples  RateSamples  `yaml:"rate_samples"`
+}
+
+// QueueSamples samples switch egress queues.
+type QueueSamples struct {
+	Interval Duration `yaml:"interval"`
+	Max      int      `yaml:"max"`
+	// Ports are [node, port] pairs; empty samples every non-empty queue.
+	Ports [][2]int `yaml:"ports"`
+}
+
+// RateSamples samples per-flow delivered bytes.
+type RateSamples struct {
+	Interval Duration `yaml:"interval"`
+	Flows    []int    `yaml:"flows"`
+}
+
+// Load reads a scenario file.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path, filepath.Dir(path))
+}
+
+// Parse reads a scenario from data; file names it in messages and dir
+// anchors the relative paths it contains.
+func Parse(data []byte, file, dir string) (*Scenario, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, cleanYAMLError(err))
+	}
+	s := &Scenario{file: file, dir: dir, root: &root}
+	if err := s.decode(data); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// decode fills the struct from the document's bytes, strictly: unknown
+// keys are errors.
+func (s *Scenario) decode(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	file, dir, root := s.file, s.dir, s.root
+	*s = Scenario{}
+	err := dec.Decode(s)
+	if errors.Is(err, io.EOF) {
+		err = nil // an empty file: all defaults
+	}
+	s.file, s.dir, s.root = file, dir, root
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return s.errorf(s.pathAt(fe.line), "%s", fe.msg)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.file, cleanYAMLError(err))
+	}
+	return nil
+}
+
+// Set overrides one value by its dotted path ("workload.load",
+// "dcqcn.preset", "switch.buffer"), creating sections as needed, as if
+// the file had said so.
+func (s *Scenario) Set(path, value string) error {
+	keys := strings.Split(path, ".")
+	n := s.root
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"})
+		}
+		n = n.Content[0]
+	}
+	for i, k := range keys {
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("--set %s: %s is not a section", path, strings.Join(keys[:i], "."))
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == k {
+				next = n.Content[j+1]
+			}
+		}
+		last := i == len(keys)-1
+		if next == nil {
+			next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			if last {
+				next = &yaml.Node{Kind: yaml.ScalarNode}
+			}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, next)
+		}
+		if last {
+			var v yaml.Node
+			if err := yaml.Unmarshal([]byte(value), &v); err != nil || len(v.Content) != 1 {
+				*next = yaml.Node{Kind: yaml.ScalarNode, Value: value}
+			} else {
+				*next = *v.Content[0]
+			}
+		}
+		n = next
+	}
+	// Decode the edited tree; its lines are those of the original file
+	// where it has any.
+	data, err := yaml.Marshal(s.root)
+	if err == nil {
+		err = s.decode(data)
+	}
+	if err != nil {
+		return fmt.Errorf("--set %s=%s: %w", path, value, err)
+	}
+	return nil
+}
+
+// lineOf finds the line of a dotted path in the file (0 if absent):
+// "workload.load", "workloads.1.size".
+func (s *Scenario) lineOf(path string) int {
+	n := s.root
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, k := range strings.Split(path, ".") {
+		switch n.Kind {
+		case yaml.MappingNode:
+			var next *yaml.Node
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				if n.Content[j].Value == k {
+					next = n.Content[j+1]
+					line = n.Content[j].Line
+				}
+			}
+			if next == nil {
+				return line
+			}
+			n = next
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return line
+			}
+			n = n.Content[i]
+			line = n.Line
+		default:
+			return line
+		}
+	}
+	return line
+}
+
+// errorf makes an error at a field of the scenario: "file:line: field: ...".
+func (s *Scenario) errorf(field, format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s: %s", s.file, s.lineOf(field), field, fmt.Sprintf(format, args...))
+}
+
+// pathAt is the dotted path of the value that starts at line.
+func (s *Scenario) pathAt(line int) string {
+	var walk func(n *yaml.Node, prefix string) string
+	walk = func(n *yaml.Node, prefix string) string {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				if p := walk(c, prefix); p != "" {
+					return p
+				}
+			}
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				k, v := n.Content[j], n.Content[j+1]
+				p := join(prefix, k.Value)
+				if v.Line == line && v.Kind == yaml.ScalarNode {
+					return p
+				}
+				if q := walk(v, p); q != "" {
+					return q
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := join(prefix, strconv.Itoa(i))
+				if c.Line == line && c.Kind == yaml.ScalarNode {
+					return p
+				}
+				if q := walk(c, p); q != "" {
+					return q
+				}
+			}
+		}
+		return ""
+	}
+	return walk(s.root, "")
+}
+
+func join(prefix, k string) string {
+	if prefix == "" {
+		return k
+	}
+	return prefix + "." + k
+}
+
+// File is where the scenario came from.
+func (s *Scenario) File() string { return s.file }
+
+// cleanYAMLError turns the YAML library's messages into ours: the line
+// first, the field named by its YAML key.
+func cleanYAMLError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			msgs[i] = strings.Replace(m, " in type scenario.", " in section ", 1)
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return err
+}
