@@ -244,6 +244,9 @@ func (s *Switch) SharedUsed() float64 { return s.shared }
 
 func (s *Switch) isLossless(q uint8) bool { return s.cfg.Lossless&(1<<q) != 0 }
 
+// Lossless reports whether priority q has PFC.
+func (s *Switch) Lossless(q int) bool { return s.cfg.Lossless&(1<<q) != 0 }
+
 // xoff is the PFC threshold of an ingress port now.
 func (s *Switch) xoff(p *port) float64 {
 	if p.cfg.Beta == 0 {
@@ -259,15 +262,11 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 		s.env.Free(p)
 		return
 	}
-	hops := s.fib.NextHops(int(p.Dst))
-	if len(hops) == 0 {
+	out := s.Route(p)
+	if out < 0 {
 		s.stats[in].Drops[DropNoRoute]++
 		s.env.Free(p)
 		return
-	}
-	out := int(hops[0])
-	if len(hops) > 1 {
-		out = int(hops[mix64(uint64(p.Hash)^s.cfg.Seed)%uint64(len(hops))])
 	}
 	p.InPort = int16(in)
 	op := &s.ports[out]
@@ -340,6 +339,19 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	eq.push(p)
 	op.nonEmpty |= 1 << q
 	s.env.Kick(out)
+}
+
+// Route is the egress port for p: its destination's next hops, one picked
+// by the flow hash mixed with the switch's seed (ECMP); -1 without a route.
+func (s *Switch) Route(p *Packet) int {
+	hops := s.fib.NextHops(int(p.Dst))
+	switch len(hops) {
+	case 0:
+		return -1
+	case 1:
+		return int(hops[0])
+	}
+	return int(hops[mix64(uint64(p.Hash)^s.cfg.Seed)%uint64(len(hops))])
 }
 
 // Dequeue picks the next packet port sends at now: control packets first,

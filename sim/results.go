@@ -73,12 +73,18 @@ type PortRecord struct {
 	Utilisation         float64 // busy time / end time
 }
 
-// QueueSample is one egress queue's length at a time.
+// QueueSample is one egress queue's length at a time. When specific ports
+// are sampled it also carries their data counters so far, for throughput
+// over time.
 type QueueSample struct {
 	Time       int64
 	Node, Port int
 	Prio       int
 	Bytes      float64
+	// TxPackets and TxBytes count the data frames the port has sent so far
+	// (bytes on the wire, preamble and gap included); zero when all ports
+	// are sampled.
+	TxPackets, TxBytes int64
 }
 
 // RateSample is the bytes a flow delivered in order during one sampling
@@ -213,9 +219,11 @@ func (s *sampler) Handle(now event.Time, _ uint64) {
 		if len(qs.Ports) > 0 {
 			for _, pr := range qs.Ports {
 				sw := n.switches[pr.Node]
+				st := sw.sw.Stats(pr.Port, now)
 				for q := 0; q < dataplane.NumPrio; q++ {
-					if b := sw.sw.QueueBytes(pr.Port, q); b > 0 || q == 3 {
-						n.queueSamples = append(n.queueSamples, QueueSample{Time: now, Node: pr.Node, Port: pr.Port, Prio: q, Bytes: b})
+					if b := sw.sw.QueueBytes(pr.Port, q); b > 0 || sw.sw.Lossless(q) {
+						n.queueSamples = append(n.queueSamples, QueueSample{Time: now, Node: pr.Node, Port: pr.Port, Prio: q,
+							Bytes: b, TxPackets: st.TxPackets, TxBytes: st.TxBytes})
 					}
 				}
 			}
@@ -261,4 +269,23 @@ func PortOf(t *topo.Topology, a, b int) (topo.PortRef, bool) {
 		}
 	}
 	return topo.PortRef{}, false
+}
+
+// FlowPath is the route flow id's data packets take: each switch port they
+// leave by, from the source's ToR to the destination's, as the switches'
+// ECMP hashing picks it.
+func (n *Network) FlowPath(id int) []topo.PortRef {
+	f := &n.flows[id]
+	p := dataplane.Packet{Kind: dataplane.Data, Src: int32(f.src.id), Dst: int32(f.dst.id), Hash: f.hash}
+	var path []topo.PortRef
+	at := f.src.port.peer
+	for at.sw != nil && len(path) <= len(n.switches) {
+		out := at.sw.sw.Route(&p)
+		if out < 0 {
+			return nil
+		}
+		path = append(path, topo.PortRef{Node: at.sw.id, Port: out})
+		at = at.sw.ports[out].peer
+	}
+	return path
 }

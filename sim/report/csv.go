@@ -25,30 +25,32 @@ import (
 //   - Quoting follows encoding/csv, so a class name holding a comma or a
 //     quote survives a round trip.
 
-// FlowsHeader is the header of WriteFlowsCSV.
-var FlowsHeader = []string{"id", "src", "dst", "sport", "dport", "size_bytes", "start_ns", "finish_ns",
+// flowsHeader is the header of WriteFlowsCSV.
+var flowsHeader = []string{"id", "src", "dst", "sport", "dport", "size_bytes", "start_ns", "finish_ns",
 	"fct_ns", "ideal_fct_ns", "slowdown", "class", "retransmits", "cnps", "rate_cuts"}
 
-// PortsHeader is the header of WritePortsCSV.
-var PortsHeader = []string{"node", "node_name", "port", "peer", "rate_gbps", "tx_packets", "tx_bytes",
+// portsHeader is the header of WritePortsCSV.
+var portsHeader = []string{"node", "node_name", "port", "peer", "rate_gbps", "tx_packets", "tx_bytes",
 	"ctrl_packets", "ecn_marked", "pauses_sent", "resumes_sent", "pauses_received", "paused_us", "drops",
 	"max_queue_bytes", "max_ingress_bytes", "max_headroom_bytes", "utilisation"}
 
-// QueuesHeader is the header of WriteQueuesCSV.
-var QueuesHeader = []string{"time_ns", "node", "port", "prio", "bytes"}
+// queuesHeader is the header of WriteQueuesCSV.
+var queuesHeader = []string{"time_ns", "node", "port", "prio", "bytes"}
 
-// RatesHeader is the header of WriteRatesCSV.
-var RatesHeader = []string{"time_ns", "flow", "bytes", "gbps"}
+// ratesHeader is the header of WriteRatesCSV.
+var ratesHeader = []string{"time_ns", "flow", "bytes", "gbps"}
 
-// WriteFlowsCSV writes one row per flow under FlowsHeader. Times are
-// nanoseconds with three decimals; finish_ns, fct_ns and slowdown are
-// empty for a flow that did not complete.
+// WriteFlowsCSV writes one row per flow under the header
+// id,src,dst,sport,dport,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,
+// slowdown,class,retransmits,cnps,rate_cuts. Times are nanoseconds with
+// three decimals; finish_ns, fct_ns and slowdown are empty for a flow that
+// did not complete.
 func WriteFlowsCSV(w io.Writer, flows []sim.FlowRecord) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(FlowsHeader); err != nil {
+	if err := cw.Write(flowsHeader); err != nil {
 		return err
 	}
-	row := make([]string, len(FlowsHeader))
+	row := make([]string, len(flowsHeader))
 	for _, f := range flows {
 		finish, fct, slow := "", "", ""
 		if completed(f) {
@@ -79,9 +81,9 @@ func NS3Addr(id int) uint32 {
 //	sip dip sport dport size start_ns fct_ns ideal_fct_ns
 //
 // with the addresses as eight lower-case hex digits (NS3Addr) and times in
-// integer nanoseconds, rounded to the nearest (halves away from zero). Unlike the
-// other writers it has no header line, as the ns-3 file has none and the
-// scripts that read it expect none.
+// integer nanoseconds, rounded to the nearest (halves away from zero).
+// Unlike the other writers it has no header line, as the ns-3 file has
+// none and the scripts that read it expect none.
 func WriteNS3FCT(w io.Writer, flows []sim.FlowRecord) error {
 	done := make([]sim.FlowRecord, 0, len(flows))
 	for _, f := range flows {
@@ -100,15 +102,18 @@ func WriteNS3FCT(w io.Writer, flows []sim.FlowRecord) error {
 	return bw.Flush()
 }
 
-// WritePortsCSV writes one row per switch port under PortsHeader: the
+// WritePortsCSV writes one row per switch port under the header
+// node,node_name,port,peer,rate_gbps,tx_packets,tx_bytes,ctrl_packets,
+// ecn_marked,pauses_sent,resumes_sent,pauses_received,paused_us,drops,
+// max_queue_bytes,max_ingress_bytes,max_headroom_bytes,utilisation: the
 // rate in Gbit/s, the paused time in microseconds (six decimals) and the
 // counters as the simulator keeps them.
 func WritePortsCSV(w io.Writer, ports []sim.PortRecord) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(PortsHeader); err != nil {
+	if err := cw.Write(portsHeader); err != nil {
 		return err
 	}
-	row := make([]string, len(PortsHeader))
+	row := make([]string, len(portsHeader))
 	for _, p := range ports {
 		row = append(row[:0],
 			strconv.Itoa(p.Node), p.NodeName, strconv.Itoa(p.Port), strconv.Itoa(p.Peer),
@@ -125,13 +130,14 @@ func WritePortsCSV(w io.Writer, ports []sim.PortRecord) error {
 	return cw.Error()
 }
 
-// WriteQueuesCSV writes the queue samples under QueuesHeader.
+// WriteQueuesCSV writes the queue samples under the header
+// time_ns,node,port,prio,bytes.
 func WriteQueuesCSV(w io.Writer, samples []sim.QueueSample) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(QueuesHeader); err != nil {
+	if err := cw.Write(queuesHeader); err != nil {
 		return err
 	}
-	row := make([]string, len(QueuesHeader))
+	row := make([]string, len(queuesHeader))
 	for _, s := range samples {
 		row = append(row[:0], fixed(s.Time, 3), strconv.Itoa(s.Node), strconv.Itoa(s.Port),
 			strconv.Itoa(s.Prio), float(s.Bytes))
@@ -143,18 +149,19 @@ func WriteQueuesCSV(w io.Writer, samples []sim.QueueSample) error {
 	return cw.Error()
 }
 
-// WriteRatesCSV writes the rate samples under RatesHeader. interval is the
-// sampling interval in picoseconds (sim.RateSampling.Interval); gbps is a
-// sample's bytes over it. It must be positive.
+// WriteRatesCSV writes the rate samples under the header
+// time_ns,flow,bytes,gbps. interval is the sampling interval in
+// picoseconds (sim.RateSampling.Interval) and must be positive; gbps is a
+// sample's bytes over it.
 func WriteRatesCSV(w io.Writer, samples []sim.RateSample, interval int64) error {
 	if interval <= 0 {
 		return fmt.Errorf("rate sampling interval must be positive, got %d ps", interval)
 	}
 	cw := csv.NewWriter(w)
-	if err := cw.Write(RatesHeader); err != nil {
+	if err := cw.Write(ratesHeader); err != nil {
 		return err
 	}
-	row := make([]string, len(RatesHeader))
+	row := make([]string, len(ratesHeader))
 	for _, s := range samples {
 		// bytes*8 bits over interval ps is bytes*8e3/interval Gbit/s.
 		gbps := float64(s.Bytes) * 8e3 / float64(interval)

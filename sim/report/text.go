@@ -32,8 +32,12 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 	if s.Drops.Lossless > 0 {
 		p("FAULT: %d packets dropped on lossless priorities\n", s.Drops.Lossless)
 	}
-	p("FCT: mean %s us, p50 %s us, p95 %s us, p99 %s us\n", usText(s.FCT, s.FCT.MeanFCTNs),
-		usText(s.FCT, s.FCT.P50FCTNs), usText(s.FCT, s.FCT.P95FCTNs), usText(s.FCT, s.FCT.P99FCTNs))
+	if s.FCT.Count > 0 {
+		p("FCT: mean %s us, p50 %s us, p95 %s us, p99 %s us\n", usText(s.FCT, s.FCT.MeanFCTNs),
+			usText(s.FCT, s.FCT.P50FCTNs), usText(s.FCT, s.FCT.P95FCTNs), usText(s.FCT, s.FCT.P99FCTNs))
+	} else {
+		p("FCT: no completed flows\n")
+	}
 
 	p("\nsize\tflows\tmean FCT us\tp50 FCT us\tp99 FCT us\tmean slowdown\tp99 slowdown\n")
 	for _, b := range s.SizeBins {
