@@ -1,0 +1,156 @@
+package scenario
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/report"
+)
+
+func TestEveryPresetBuilds(t *testing.T) {
+	ps := Presets()
+	if len(ps) < 2 {
+		t.Fatalf("only %d presets", len(ps))
+	}
+	for _, p := range ps {
+		t.Run(p.Name, func(t *testing.T) {
+			s, err := LoadPreset(p.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Description == "" {
+				t.Error("no description")
+			}
+			cfg, err := s.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cfg.Flows) == 0 || cfg.Topology == nil {
+				t.Errorf("empty scenario: %d flows", len(cfg.Flows))
+			}
+		})
+	}
+}
+
+func TestBenchPresetReadsTheNS3Files(t *testing.T) {
+	s, err := LoadPreset("bench-fat320")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(cfg.Topology.Hosts()); got != 320 {
+		t.Errorf("%d hosts, want 320", got)
+	}
+	if len(cfg.Flows) != 6706 || cfg.Flows[0].Size != 24375 {
+		t.Errorf("%d flows, first %+v; want 6706 starting with 24375 B", len(cfg.Flows), cfg.Flows[0])
+	}
+}
+
+// TestDeterminism runs the same scenario twice and compares every output
+// file byte for byte.
+func TestDeterminism(t *testing.T) {
+	var outs [2]map[string][]byte
+	for i := range outs {
+		s, err := LoadPreset("default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Set("workload.duration", "1ms"); err != nil {
+			t.Fatal(err)
+		}
+		s.Output.NS3FCT = true
+		cfg, err := s.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.QueueSampling = sim.QueueSampling{Interval: 10_000_000, Max: 5000}
+		res, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Completed != len(res.Flows) || len(res.Faults) > 0 || len(res.Drops) > 0 {
+			t.Fatalf("run %d: %d/%d completed, faults %v, drops %v", i, res.Completed, len(res.Flows), res.Faults, res.Drops)
+		}
+		dir := t.TempDir()
+		files, err := report.WriteDir(dir, res, report.DirOptions{NS3FCT: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = map[string][]byte{}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs[i][filepath.Base(f)] = data
+		}
+	}
+	if len(outs[0]) < 5 {
+		t.Fatalf("only %d files written", len(outs[0]))
+	}
+	for name, a := range outs[0] {
+		if !bytes.Equal(a, outs[1][name]) {
+			t.Errorf("%s differs between two runs with the same seed", name)
+		}
+	}
+}
+
+func TestErrorsNameFileLineAndField(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown key", "topology: {kind: fattree}\nworklaod: {kind: poisson}\n", "line 2: field worklaod not found"},
+		{"bad size", "name: x\nswitch:\n  buffer: 12XB\n", "bad.yaml:3: switch.buffer: \"12XB\": unknown size unit"},
+		{"bad rate", "topology:\n  kind: star\n  hosts: 3\n  host_rate: 40\n", "bad.yaml:4: topology.host_rate"},
+		{"bad duration", "workload:\n  kind: poisson\n  duration: 5 parsecs\n", "bad.yaml:3: workload.duration"},
+		{"unknown scheme", "scheme: tcp\nworkload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\n", "bad.yaml:1: scheme: unknown scheme \"tcp\""},
+		{"unknown topology", "topology:\n  kind: torus\nworkload: {kind: flows}\n", "bad.yaml:2: topology.kind: unknown topology \"torus\""},
+		{"no workload", "topology: {kind: star, hosts: 3}\n", "workload: the scenario has no workload"},
+		{"bad load", "topology: {kind: star, hosts: 3}\nworkload:\n  kind: poisson\n  load: 1.5\n  duration: 1ms\n", "bad.yaml:2: workload"},
+		{"bad flow host", "topology: {kind: star, hosts: 3}\nworkload:\n  kind: flows\n  flows:\n    - {src: 0, dst: 99, size: 1KB}\n", "bad.yaml:5: workload.flows.0"},
+		{"bad dcqcn preset", "topology: {kind: star, hosts: 3}\nworkload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\ndcqcn:\n  preset: tcp\n", "bad.yaml:4: dcqcn.preset"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse([]byte(tt.yaml), "bad.yaml", "")
+			if err == nil {
+				_, err = s.Build()
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSetOverridesAndCreatesSections(t *testing.T) {
+	s, err := Parse([]byte("topology: {kind: star, hosts: 3}\nworkload: {kind: flows, flows: [{src: 0, dst: 2, size: 1MB}]}\n"), "x.yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range [][2]string{{"scheme", "pfc"}, {"switch.buffer", "4MB"}, {"dcqcn.preset", "paper"}, {"seed", "42"}} {
+		if err := s.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CC != "none" || cfg.Buffer != 4e6 || cfg.DCQCN.Name != "paper" || cfg.Seed != 42 {
+		t.Errorf("overrides not applied: cc %s buffer %g dcqcn %s seed %d", cfg.CC, cfg.Buffer, cfg.DCQCN.Name, cfg.Seed)
+	}
+	if err := s.Set("switch.buffer", "lots"); err == nil || !strings.Contains(err.Error(), "switch.buffer") {
+		t.Errorf("bad --set value accepted or badly reported: %v", err)
+	}
+	if err := s.Set("scheme.x", "1"); err == nil {
+		t.Error("--set into a scalar accepted")
+	}
+}
