@@ -97,8 +97,11 @@ type Packet struct {
 	// PauseQuanta is a PFC frame's pause time for Prio in quanta of 512 bit
 	// times; 0 resumes (XON).
 	PauseQuanta uint16
-	// SentAt is when the packet left its source, for latency reports.
-	SentAt int64
+	// Next and At are the driver's: a simulator threads the packets in
+	// flight on a link through Next, with their arrival times in At, so
+	// that a delivery touches only the packet it delivers.
+	Next *Packet
+	At   int64
 }
 
 // ECT reports whether the packet is ECN-capable.

@@ -460,7 +460,7 @@ func (s *Switch) shouldMark(m *Marking, qlen float64) bool {
 func (s *Switch) sendPause(now int64, port int, q uint8, quanta uint16) {
 	pp := &s.ports[port]
 	f := s.env.NewPacket()
-	*f = Packet{Kind: Pause, Prio: q, Size: PauseFrame + EthOverhead, Flow: -1, PauseQuanta: quanta, SentAt: now}
+	*f = Packet{Kind: Pause, Prio: q, Size: PauseFrame + EthOverhead, Flow: -1, PauseQuanta: quanta}
 	pp.ctrl.push(f)
 	if quanta > 0 {
 		s.stats[port].PausesSent++

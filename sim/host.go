@@ -153,7 +153,7 @@ func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
 		Kind: dataplane.Data, Prio: f.prio, ECN: n.dataECN,
 		Size: payload + dataplane.RoCEHeaders + dataplane.EthOverhead,
 		Flow: f.id, Src: int32(f.src.id), Dst: int32(f.dst.id), SPort: f.sport, DPort: f.dport,
-		Hash: f.hash, Seq: f.sndNxt, Payload: payload, SentAt: now,
+		Hash: f.hash, Seq: f.sndNxt, Payload: payload,
 	}
 	if f.sndNxt < f.highest {
 		f.retransmits++
@@ -286,7 +286,7 @@ func (h *host) sendAck(now int64, rx *rxFlow, id int32, kind dataplane.Kind) {
 	*p = dataplane.Packet{
 		Kind: kind, Prio: rx.prio, Size: dataplane.AckFrame + dataplane.EthOverhead,
 		Flow: id, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
-		Hash: rx.ackHash, Seq: rx.expected, SentAt: now,
+		Hash: rx.ackHash, Seq: rx.expected,
 		// The ns-3 simulator's NP: every ACK of a marked packet carries the
 		// CNP flag when there are no separate CNPs.
 		CNPFlag: rx.ceSince && n.cfg.DCQCN.CNPInterval == 0,
@@ -301,7 +301,7 @@ func (h *host) sendCNP(now int64, rx *rxFlow, id int32) {
 	*p = dataplane.Packet{
 		Kind: dataplane.CNP, Prio: rx.prio, Size: dataplane.CNPFrame + dataplane.EthOverhead,
 		Flow: id, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
-		Hash: rx.ackHash, SentAt: now,
+		Hash: rx.ackHash,
 	}
 	n.cnps++
 	h.sendCtrl(now, p)

@@ -150,38 +150,34 @@ func (p *port) Handle(now event.Time, arg uint64) {
 	p.kick(now)
 }
 
-// wire is a FIFO of packets in flight with their arrival times; each slot
-// keeps the two together so that a delivery reads one cache line.
+// wire is the FIFO of packets in flight on a link, threaded through the
+// packets themselves (Packet.Next, arrival time in Packet.At): a delivery
+// reads only the packet it delivers, which the receiver reads anyway.
 type wire struct {
-	slots []inFlight
-	head  int
-	n     int
-}
-
-type inFlight struct {
-	p  *dataplane.Packet
-	at int64
+	head, tail *dataplane.Packet
+	n          int
 }
 
 func (w *wire) push(p *dataplane.Packet, at int64) {
-	if w.n == len(w.slots) {
-		slots := make([]inFlight, max(8, 2*len(w.slots)))
-		for i := 0; i < w.n; i++ {
-			slots[i] = w.slots[(w.head+i)&(len(w.slots)-1)]
-		}
-		w.slots, w.head = slots, 0
+	p.Next, p.At = nil, at
+	if w.tail == nil {
+		w.head = p
+	} else {
+		w.tail.Next = p
 	}
-	w.slots[(w.head+w.n)&(len(w.slots)-1)] = inFlight{p, at}
+	w.tail = p
 	w.n++
 }
 
-func (w *wire) headAt() int64 { return w.slots[w.head].at }
+func (w *wire) headAt() int64 { return w.head.At }
 
 func (w *wire) pop() *dataplane.Packet {
-	s := &w.slots[w.head]
-	p := s.p
-	s.p = nil
-	w.head = (w.head + 1) & (len(w.slots) - 1)
+	p := w.head
+	w.head = p.Next
+	if w.head == nil {
+		w.tail = nil
+	}
+	p.Next = nil
 	w.n--
 	return p
 }
