@@ -105,7 +105,8 @@ type Queue struct {
 	curList []entry
 	pos     int
 
-	far []farEntry // 4-ary heap of events beyond the wheel
+	far     []farEntry // 4-ary heap of events beyond the wheel
+	scratch []entry    // for sortStable
 
 	handlers []Handler
 	// Executed counts the events run so far.
@@ -235,7 +236,7 @@ func (q *Queue) settle() bool {
 		}
 		q.head[s], q.tail[s] = -1, -1
 		q.used[s>>6] &^= 1 << (s & 63)
-		sortStable(q.curList)
+		q.sortStable(q.curList)
 		return true
 	}
 }
@@ -260,8 +261,29 @@ func (q *Queue) nextUsed() int64 {
 }
 
 // sortStable orders a bucket by time, keeping insertion order for equal
-// times. Buckets are short and mostly in order already.
-func sortStable(l []entry) {
+// times. Short buckets get an insertion sort; longer ones are first spread
+// by a stable counting sort over sixteen sub-buckets of 64 ps, which leaves
+// the insertion sort almost nothing to move.
+func (q *Queue) sortStable(l []entry) {
+	if len(l) > 8 {
+		var count [17]int32
+		for i := range l {
+			count[(l[i].at>>subShift)&15+1]++
+		}
+		for i := 1; i < 17; i++ {
+			count[i] += count[i-1]
+		}
+		if cap(q.scratch) < len(l) {
+			q.scratch = make([]entry, len(l), 2*len(l))
+		}
+		tmp := q.scratch[:len(l)]
+		for _, e := range l {
+			k := (e.at >> subShift) & 15
+			tmp[count[k]] = e
+			count[k]++
+		}
+		copy(l, tmp)
+	}
 	for i := 1; i < len(l); i++ {
 		e := l[i]
 		j := i
@@ -272,6 +294,9 @@ func sortStable(l []entry) {
 		l[j] = e
 	}
 }
+
+// subShift splits a bucket into sixteen sub-buckets for sortStable.
+const subShift = bucketShift - 4
 
 // Peek is the time of the next event; ok is false when none is pending.
 func (q *Queue) Peek() (at Time, ok bool) {
