@@ -351,7 +351,9 @@ func (s *Switch) Route(p *Packet) int {
 	case 1:
 		return int(hops[0])
 	}
-	return int(hops[mix64(uint64(p.Hash)^s.cfg.Seed)%uint64(len(hops))])
+	// Lemire's multiply-shift maps the hash onto the hops without a division.
+	h := mix64(uint64(p.Hash)^s.cfg.Seed) >> 32
+	return int(hops[h*uint64(len(hops))>>32])
 }
 
 // Dequeue picks the next packet port sends at now: control packets first,
