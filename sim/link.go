@@ -29,12 +29,19 @@ const (
 // FIFO with one pending arrival event for its head, so the event queue
 // holds O(ports) entries however many packets are in flight.
 type port struct {
-	net       *Network
-	ref       event.Ref
-	sw        *switchNode // the owner: a switch,
-	host      *host       // or a host
-	local     int         // port number at the node
-	peer      *port       // the other end
+	net   *Network
+	ref   event.Ref
+	sw    *switchNode // the owner: a switch,
+	host  *host       // or a host
+	local int         // port number at the node
+	peer  *port       // the other end
+	// The switch model behind this port and behind its peer (nil for
+	// hosts), and the peer's port number there, copied here so that a
+	// delivery reads one struct.
+	dp        *dataplane.Switch
+	peerDP    *dataplane.Switch
+	peerHost  *host
+	peerLocal int
 	rate      float64
 	psPerByte int64
 	delay     int64
@@ -75,8 +82,8 @@ func (p *port) kick(now int64) {
 		return
 	}
 	var pkt *dataplane.Packet
-	if p.sw != nil {
-		pkt = p.sw.sw.Dequeue(now, p.local)
+	if p.dp != nil {
+		pkt = p.dp.Dequeue(now, p.local)
 	} else {
 		pkt = p.host.dequeue(now)
 	}
@@ -94,8 +101,8 @@ func (p *port) idle(now int64) bool { return p.busyUntil <= now }
 
 // next asks the owner when it may next have a packet for the port.
 func (p *port) next(after int64) int64 {
-	if p.sw != nil {
-		return p.sw.sw.Next(p.local, after)
+	if p.dp != nil {
+		return p.dp.Next(p.local, after)
 	}
 	return p.host.next(after)
 }
@@ -137,10 +144,10 @@ func (p *port) Handle(now event.Time, arg uint64) {
 			p.net.q.At(p.wire.headAt(), p.ref, evArrive)
 		}
 		p.net.hops++
-		if peer := p.peer; peer.sw != nil {
-			peer.sw.sw.Receive(now, peer.local, pkt)
+		if p.peerDP != nil {
+			p.peerDP.Receive(now, p.peerLocal, pkt)
 		} else {
-			peer.host.receive(now, pkt)
+			p.peerHost.receive(now, pkt)
 		}
 		return
 	}

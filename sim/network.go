@@ -236,6 +236,19 @@ func New(cfg Config) (*Network, error) {
 		}
 		n.switches[nd.ID] = s
 	}
+	for _, ports := range n.ports {
+		for _, p := range ports {
+			if p.sw != nil {
+				p.dp = p.sw.sw
+			}
+			p.peerLocal = p.peer.local
+			if p.peer.sw != nil {
+				p.peerDP = p.peer.sw.sw
+			} else {
+				p.peerHost = p.peer.host
+			}
+		}
+	}
 	n.flows = make([]flow, len(cfg.Flows))
 	n.rx = make([]rxFlow, len(cfg.Flows))
 	for i, spec := range cfg.Flows {
@@ -361,10 +374,11 @@ func (n *Network) Run() {
 	n.startSamplers()
 	total := len(n.flows)
 	lastData, lastChange := int64(-1), int64(0)
-	for n.done < total || n.cfg.StopAt > 0 {
-		if n.cfg.StopAt > 0 {
-			if at, ok := n.q.Peek(); !ok || at > n.cfg.StopAt {
-				n.q.RunUntil(n.cfg.StopAt)
+	stop := n.cfg.StopAt
+	for n.done < total || stop > 0 {
+		if stop > 0 {
+			if at, ok := n.q.Peek(); !ok || at > stop {
+				n.q.RunUntil(stop)
 				break
 			}
 		}
