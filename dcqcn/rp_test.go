@@ -508,3 +508,26 @@ func TestRPSlottedByteCounterPhases(t *testing.T) {
 	}
 	wantRT(t, &rp, now, rate, target)
 }
+
+// TestRPSlottedNoIncreaseBeforeFirstCut: in slotted mode the first CNP
+// engages the limiter but cuts only at the first decrease check; the
+// rate-increase timer starts with that cut. The byte counter, though,
+// already counts from the first CNP, so a flow with RateOnFirstCNP < 1
+// climbs through fast recovery and additive increase before it has been
+// cut at all, and Increases counts events of a phase that has not begun.
+// Rate increase follows a rate decrease (paper Figure 7, Mellanox: "rate
+// decrease event resets all the counters related to rate increase").
+func TestRPSlottedNoIncreaseBeforeFirstCut(t *testing.T) {
+	bug(t, "dcqcn/rp.go OnSent (lines 131-142) counts bytes once the flow is limited (first CNP) although no cut has happened and the timer "+
+		"is stopped until the first decrease check: with Mellanox params and RateOnFirstCNP 0.5, 100 KB sent before the first check raise "+
+		"R_T from 50G to 50.01G and R_C to 50.00625G (3 increase events); the byte counter should start with the increase timer, at the first cut")
+	p := dcqcn.Mellanox()
+	p.RateOnFirstCNP = 0.5
+	rp := dcqcn.NewRP(&p, 100e9)
+	rp.OnCNP(0)
+	rp.OnSent(us, 100_000)
+	wantRT(t, &rp, us, 50e9, 50e9)
+	if rp.Increases != 0 {
+		t.Errorf("%d increase events before the first cut", rp.Increases)
+	}
+}

@@ -141,7 +141,7 @@ func (p *port) Handle(now event.Time, arg uint64) {
 	if arg == evArrive {
 		pkt := p.wire.pop()
 		if p.wire.n > 0 {
-			p.net.q.At(p.wire.headAt(), p.ref, evArrive)
+			p.net.q.At(p.wire.headAt, p.ref, evArrive)
 		}
 		p.net.hops++
 		if p.peerDP != nil {
@@ -158,29 +158,29 @@ func (p *port) Handle(now event.Time, arg uint64) {
 }
 
 // wire is the FIFO of packets in flight on a link, threaded through the
-// packets themselves (Packet.Next, arrival time in Packet.At): a delivery
-// reads only the packet it delivers, which the receiver reads anyway.
+// packets themselves: each packet's Next is the one behind it and its At is
+// when that one arrives, so that a delivery reads only the packet it
+// delivers (which the receiver reads anyway) to learn when the next is due.
 type wire struct {
 	head, tail *dataplane.Packet
+	headAt     int64 // arrival of head
 	n          int
 }
 
 func (w *wire) push(p *dataplane.Packet, at int64) {
-	p.Next, p.At = nil, at
+	p.Next = nil
 	if w.tail == nil {
-		w.head = p
+		w.head, w.headAt = p, at
 	} else {
-		w.tail.Next = p
+		w.tail.Next, w.tail.At = p, at
 	}
 	w.tail = p
 	w.n++
 }
 
-func (w *wire) headAt() int64 { return w.head.At }
-
 func (w *wire) pop() *dataplane.Packet {
 	p := w.head
-	w.head = p.Next
+	w.head, w.headAt = p.Next, p.At
 	if w.head == nil {
 		w.tail = nil
 	}
