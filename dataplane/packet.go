@@ -110,9 +110,11 @@ func (p *Packet) ECT() bool { return p.ECN != NotECT }
 // FlowHash is the 5-tuple hash every sender computes once per flow:
 // source and destination address, the UDP ports, protocol UDP.
 func FlowHash(src, dst int32, sport, dport uint16) uint32 {
-	h := uint64(uint32(src))<<32 | uint64(uint32(dst))
-	h ^= uint64(sport)<<48 | uint64(dport)<<16 | 17
-	return uint32(mix64(h) >> 32)
+	// Addresses and ports are mixed in separate rounds so that no change of
+	// one can cancel a change of another.
+	h := mix64(uint64(uint32(src))<<32 | uint64(uint32(dst)))
+	h = mix64(h ^ (uint64(sport)<<24 | uint64(dport)<<8 | 17))
+	return uint32(h >> 32)
 }
 
 // mix64 is a 64-bit finaliser (splitmix64's): every input bit affects every

@@ -127,8 +127,9 @@ type egressQueue struct {
 	ring
 	bytes    float64 // queued
 	maxBytes float64 // the most it held
-	// pausedUntil holds the queue under PFC; math.MaxInt64 until an
-	// explicit RESUME.
+	// pausedUntil holds the queue under PFC until then (a RESUME sets it
+	// to 0). Next treats math.MaxInt64 as "until RESUME" for drivers that
+	// pause without a time limit.
 	pausedUntil int64
 }
 
@@ -187,6 +188,12 @@ func New(cfg Config, fib FIB, env Env) (*Switch, error) {
 	if cfg.Buffer <= 0 {
 		return nil, fmt.Errorf("switch %s: buffer must be positive", cfg.Name)
 	}
+	if s.lossless > 0 && cfg.PauseQuanta == 0 {
+		return nil, fmt.Errorf("switch %s: PFC needs a pause time (PauseQuanta 0 would only ever resume)", cfg.Name)
+	}
+	if len(cfg.Ports) > maxPorts {
+		return nil, fmt.Errorf("switch %s: %d ports, at most %d are supported", cfg.Name, len(cfg.Ports), maxPorts)
+	}
 	s.ports = make([]port, len(cfg.Ports))
 	s.stats = make([]PortStats, len(cfg.Ports))
 	for i, pc := range cfg.Ports {
@@ -201,7 +208,7 @@ func New(cfg Config, fib FIB, env Env) (*Switch, error) {
 		}
 		p := &s.ports[i]
 		p.cfg = pc
-		p.pauseTime = int64(math.Ceil(float64(cfg.PauseQuanta) * 512 / pc.Rate * 1e12))
+		p.pauseTime = pauseDuration(cfg.PauseQuanta, pc.Rate)
 		s.reserved += pc.Headroom * float64(s.lossless)
 	}
 	if s.reserved >= cfg.Buffer {
@@ -290,9 +297,11 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	ip := &s.ports[in]
 	if s.isLossless(q) {
 		thresh := s.xoff(ip)
-		if ip.in[q].shared+size > thresh {
-			// Past XOFF: the packet was in flight when we paused, or is the
-			// one that crosses the threshold; it goes into headroom.
+		if ip.in[q].shared+size > thresh || s.shared+size > s.cfg.Buffer-s.reserved {
+			// Past XOFF, or no shared buffer left: the packet was in flight
+			// when we paused, or is the one that crosses the threshold; it
+			// goes into the headroom held back for this, and the peer is
+			// paused below.
 			if ip.in[q].headroom+size > ip.cfg.Headroom {
 				s.stats[in].Drops[DropBufferFull]++
 				s.env.Free(p)
@@ -301,11 +310,6 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 			ip.in[q].headroom += size
 			ip.in[q].maxHeadroom = max(ip.in[q].maxHeadroom, ip.in[q].headroom)
 		} else {
-			if s.shared+size > s.cfg.Buffer-s.reserved {
-				s.stats[in].Drops[DropBufferFull]++
-				s.env.Free(p)
-				return
-			}
 			ip.in[q].shared += size
 			s.shared += size
 		}
@@ -358,7 +362,7 @@ func (s *Switch) Route(p *Packet) int {
 
 // Dequeue picks the next packet port sends at now: control packets first,
 // then the data priorities in round robin, skipping those PFC holds. It
-// returns nil when nothing may go; WakeAt then says when a hold expires.
+// returns nil when nothing may go; Next then says when a hold expires.
 func (s *Switch) Dequeue(now int64, port int) *Packet {
 	op := &s.ports[port]
 	if op.ctrl.len() > 0 {
@@ -493,9 +497,16 @@ func (s *Switch) receivePause(now int64, port int, f *Packet) {
 		return
 	}
 	st.PausesReceived++
-	d := int64(math.Ceil(float64(f.PauseQuanta) * 512 / op.cfg.Rate * 1e12))
+	d := pauseDuration(f.PauseQuanta, op.cfg.Rate)
 	op.queue[q].pausedUntil = now + d
 	st.pausedFrom[q], st.pausedTill[q] = now, now+d
+}
+
+// pauseDuration is quanta pause quanta (512 bit times each) at rate, in
+// picoseconds, rounded up; computed in one step so that exact values stay
+// exact.
+func pauseDuration(quanta uint16, rate float64) int64 {
+	return int64(math.Ceil(float64(quanta) * 512e12 / rate))
 }
 
 // PausedUntil is when PFC releases the egress of port for priority q.
@@ -505,6 +516,10 @@ func (s *Switch) PausedUntil(port, q int) int64 { return s.ports[port].queue[q].
 const (
 	timerPauseRefresh = 1
 )
+
+// maxPorts is the most ports a switch can have: timer IDs carry the port
+// in 12 bits.
+const maxPorts = 1 << 12
 
 // timerID packs a timer's kind (4 bits), port (12), priority (3) and
 // generation (the low 21 bits) into the 40 bits a driver must carry. A

@@ -33,6 +33,7 @@ type Params struct {
 	// (as both rate and target) on a flow's first CNP; the first cut then
 	// waits for the next decrease check. 1 leaves the rate unchanged, as the
 	// ns-3 simulator's default. Zero treats the first CNP like any other.
+	// It applies to the slotted (DecreaseInterval > 0) mode only.
 	RateOnFirstCNP float64
 	// ClampTarget sets R_T = R_C on every cut. Without it, R_T is kept when
 	// no rate increase happened since the last cut (clamp_tgt_rate = 0).
@@ -179,7 +180,8 @@ func Preset(name string) (Params, error) {
 	return f(), nil
 }
 
-// Validate checks the parameters, naming the first bad field.
+// Validate checks the parameters, naming the first bad field. Every check
+// is written so that NaN fails it.
 func (p *Params) Validate() error {
 	bad := func(field string, format string, args ...any) error {
 		return fmt.Errorf("dcqcn %s: %s", field, fmt.Sprintf(format, args...))
@@ -193,7 +195,7 @@ func (p *Params) Validate() error {
 		return bad("alpha_interval", "must be positive")
 	case p.DecreaseInterval < 0:
 		return bad("decrease_interval", "must not be negative")
-	case p.RateOnFirstCNP < 0 || p.RateOnFirstCNP > 1:
+	case !(p.RateOnFirstCNP >= 0 && p.RateOnFirstCNP <= 1):
 		return bad("rate_on_first_cnp", "must be in [0, 1], got %g", p.RateOnFirstCNP)
 	case p.Timer <= 0:
 		return bad("timer", "must be positive")
@@ -201,17 +203,17 @@ func (p *Params) Validate() error {
 		return bad("byte_counter", "must not be negative")
 	case p.F < 0:
 		return bad("f", "must not be negative")
-	case p.RAI <= 0 || p.RHAI <= 0:
+	case !(p.RAI > 0 && p.RHAI > 0):
 		return bad("rai/rhai", "must be positive")
-	case p.MinRate <= 0:
+	case !(p.MinRate > 0):
 		return bad("min_rate", "must be positive")
-	case p.RefRate <= 0:
+	case !(p.RefRate > 0):
 		return bad("ref_rate", "must be positive")
 	case p.CNPInterval < 0:
 		return bad("cnp_interval", "must not be negative")
-	case p.KMin < 0 || p.KMax < p.KMin:
+	case !(p.KMin >= 0 && p.KMax >= p.KMin):
 		return bad("kmin/kmax", "need 0 <= kmin <= kmax, got %g, %g", p.KMin, p.KMax)
-	case p.PMax < 0 || p.PMax > 1:
+	case !(p.PMax >= 0 && p.PMax <= 1):
 		return bad("pmax", "must be in [0, 1], got %g", p.PMax)
 	}
 	return nil

@@ -214,7 +214,6 @@ func TestValidateNamesBadField(t *testing.T) {
 // negated form that rejects NaN. A NaN reaches Params from a scenario file
 // (YAML ".nan" for pmax, rate_on_first_cnp) and then poisons every rate.
 func TestValidateRejectsNaN(t *testing.T) {
-	bug(t, "dcqcn/params.go Validate (lines 196-215) accepts NaN for rate_on_first_cnp, rai, rhai, min_rate, ref_rate, kmin, kmax and pmax; it should reject them as it does for g and initial_alpha")
 	nan := math.NaN()
 	tests := []struct {
 		field string

@@ -133,6 +133,11 @@ func (r *RP) OnSent(now int64, bytes int) {
 		return
 	}
 	r.advance(now)
+	// The byte counter, like the timer, runs from the first cut: before it
+	// there is nothing to recover from.
+	if r.timerAt == 0 {
+		return
+	}
 	r.bytes += int64(bytes)
 	for r.bytes >= r.p.ByteCounter {
 		r.bytes -= r.p.ByteCounter

@@ -518,9 +518,6 @@ func TestRPSlottedByteCounterPhases(t *testing.T) {
 // Rate increase follows a rate decrease (paper Figure 7, Mellanox: "rate
 // decrease event resets all the counters related to rate increase").
 func TestRPSlottedNoIncreaseBeforeFirstCut(t *testing.T) {
-	bug(t, "dcqcn/rp.go OnSent (lines 131-142) counts bytes once the flow is limited (first CNP) although no cut has happened and the timer "+
-		"is stopped until the first decrease check: with Mellanox params and RateOnFirstCNP 0.5, 100 KB sent before the first check raise "+
-		"R_T from 50G to 50.01G and R_C to 50.00625G (3 increase events); the byte counter should start with the increase timer, at the first cut")
 	p := dcqcn.Mellanox()
 	p.RateOnFirstCNP = 0.5
 	rp := dcqcn.NewRP(&p, 100e9)

@@ -1,0 +1,204 @@
+package dataplane
+
+import (
+	"testing"
+)
+
+func TestKind(t *testing.T) {
+	tests := []struct {
+		k       Kind
+		name    string
+		control bool
+	}{
+		{Data, "data", false},
+		{Ack, "ack", true},
+		{Nack, "nack", true},
+		{CNP, "cnp", true},
+		{Pause, "pause", true},
+		{Kind(99), "kind?", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.k.String(); got != tc.name {
+				t.Errorf("String() = %q, want %q", got, tc.name)
+			}
+			if got := tc.k.Control(); got != tc.control {
+				t.Errorf("Control() = %v, want %v", got, tc.control)
+			}
+		})
+	}
+}
+
+func TestECT(t *testing.T) {
+	for _, tc := range []struct {
+		ecn uint8
+		ect bool
+	}{{NotECT, false}, {ECT1, true}, {ECT0, true}, {CE, true}} {
+		p := Packet{ECN: tc.ecn}
+		if p.ECT() != tc.ect {
+			t.Errorf("ECN %d: ECT() = %v, want %v", tc.ecn, p.ECT(), tc.ect)
+		}
+	}
+}
+
+func TestDropReasonString(t *testing.T) {
+	want := map[DropReason]string{
+		DropBufferFull: "buffer-full", DropQueueLimit: "queue-limit", DropWRED: "wred", DropNoRoute: "no-route",
+	}
+	if len(want) != int(numDropReasons) {
+		t.Fatalf("%d drop reasons, %d names tested", numDropReasons, len(want))
+	}
+	for r, name := range want {
+		if r.String() != name {
+			t.Errorf("DropReason(%d).String() = %q, want %q", r, r.String(), name)
+		}
+	}
+}
+
+func TestWireSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		got, want int
+	}{
+		{"RoCEHeaders", RoCEHeaders, 62},
+		{"AckFrame", AckFrame, 66},
+		{"CNPFrame", CNPFrame, 78},
+		{"EthOverhead", EthOverhead, 20},
+		{"PauseFrame", PauseFrame, 64},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %d, want %d", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// TestFlowHash: the hash is a pure function of the 5-tuple, depends on
+// direction and on every field, and spreads similar tuples.
+func TestFlowHash(t *testing.T) {
+	base := FlowHash(1, 2, 49152, 4791)
+	if FlowHash(1, 2, 49152, 4791) != base {
+		t.Fatal("FlowHash is not deterministic")
+	}
+	for _, tc := range []struct {
+		name string
+		h    uint32
+	}{
+		{"reverse", FlowHash(2, 1, 4791, 49152)},
+		{"src", FlowHash(3, 2, 49152, 4791)},
+		{"dst", FlowHash(1, 3, 49152, 4791)},
+		{"sport", FlowHash(1, 2, 49153, 4791)},
+		{"dport", FlowHash(1, 2, 49152, 4792)},
+		{"negative src", FlowHash(-1, 2, 49152, 4791)},
+	} {
+		if tc.h == base {
+			t.Errorf("changing %s leaves the hash unchanged", tc.name)
+		}
+	}
+	// Source ports 0..4095 between two hosts: no collisions expected among
+	// 4096 32-bit values (probability ~0.2%), low bits balanced.
+	seen := map[uint32]bool{}
+	var low [4]int
+	for sp := range 4096 {
+		h := FlowHash(10, 20, uint16(sp), 4791)
+		if seen[h] {
+			t.Errorf("collision at source port %d", sp)
+		}
+		seen[h] = true
+		low[h&3]++
+	}
+	for i, n := range low {
+		if n < 900 || n > 1150 {
+			t.Errorf("low bits %d in %d of 4096 hashes, want about 1024", i, n)
+		}
+	}
+}
+
+func TestRing(t *testing.T) {
+	var r ring
+	if r.len() != 0 {
+		t.Fatal("new ring not empty")
+	}
+	pk := make([]*Packet, 100)
+	for i := range pk {
+		pk[i] = &Packet{Seq: int64(i)}
+	}
+	// Interleave pushes and pops so that the head wraps round while the
+	// ring grows: keep 3..20 packets in it.
+	next, want := 0, 0
+	for round := 0; round < 6; round++ {
+		for r.len() < 3+round*3 && next < len(pk) {
+			r.push(pk[next])
+			next++
+		}
+		for r.len() > 2 {
+			p := r.pop()
+			if p != pk[want] {
+				t.Fatalf("pop = packet %d, want %d", p.Seq, want)
+			}
+			want++
+		}
+	}
+	for next < len(pk) {
+		r.push(pk[next])
+		next++
+	}
+	if r.len() != len(pk)-want {
+		t.Fatalf("len = %d, want %d", r.len(), len(pk)-want)
+	}
+	for r.len() > 0 {
+		if p := r.pop(); p != pk[want] {
+			t.Fatalf("pop = packet %d, want %d", p.Seq, want)
+		}
+		want++
+	}
+	for i, p := range r.buf {
+		if p != nil {
+			t.Errorf("slot %d still holds packet %d after pop", i, p.Seq)
+		}
+	}
+	if n := len(r.buf); n&(n-1) != 0 {
+		t.Errorf("capacity %d is not a power of two", n)
+	}
+}
+
+// TestRingSteadyStateNoAlloc: a ring that has grown does not allocate.
+func TestRingSteadyStateNoAlloc(t *testing.T) {
+	var r ring
+	p := &Packet{}
+	for range 10 {
+		r.push(p)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		for range 10 {
+			r.pop()
+		}
+		for range 10 {
+			r.push(p)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%g allocations per cycle", allocs)
+	}
+}
+
+// TestFlowHashNoStructuredCollisions: FlowHash packs the 96 bits of
+// addresses and ports into 64 by XOR before mixing, so flipping bit k+16
+// of the source address and bit k of the source port (or the same for
+// destination address and port) gives the same hash: 10.0.0.1:50000 and
+// 10.1.0.1:50001 to one destination always take the same ECMP path. Node
+// IDs below 65536 (the simulator's) are not affected; IPv4 addresses are.
+func TestFlowHashNoStructuredCollisions(t *testing.T) {
+	const ip = 0x0a000001 // 10.0.0.1
+	for _, tc := range []struct {
+		name string
+		a, b uint32
+	}{
+		{"source", FlowHash(ip, 0x0a000101, 50000, 4791), FlowHash(ip^1<<16, 0x0a000101, 50000^1, 4791)},
+		{"source high bit", FlowHash(ip, 0x0a000101, 50000, 4791), FlowHash(ip^1<<30, 0x0a000101, 50000^1<<14, 4791)},
+		{"destination", FlowHash(ip, 0x0a000101, 50000, 4791), FlowHash(ip, 0x0a000101^4<<16, 50000, 4791^4)},
+	} {
+		if tc.a == tc.b {
+			t.Errorf("%s: hash %#x shared by two different 5-tuples", tc.name, tc.a)
+		}
+	}
+}
