@@ -157,6 +157,9 @@ type port struct {
 	queue                                   [NumPrio]egressQueue
 	in                                      [NumPrio]ingressQueue
 	cfg                                     PortConfig
+	// betaShare is Beta / lossless priorities: the dynamic threshold's
+	// factor on the free buffer.
+	betaShare float64
 	// pauseTime is the duration of a PAUSE frame of this port's making.
 	pauseTime int64
 }
@@ -208,6 +211,9 @@ func New(cfg Config, fib FIB, env Env) (*Switch, error) {
 		}
 		p := &s.ports[i]
 		p.cfg = pc
+		if s.lossless > 0 {
+			p.betaShare = pc.Beta / float64(s.lossless)
+		}
 		p.pauseTime = pauseDuration(cfg.PauseQuanta, pc.Rate)
 		s.reserved += pc.Headroom * float64(s.lossless)
 	}
@@ -256,10 +262,10 @@ func (s *Switch) Lossless(q int) bool { return s.cfg.Lossless&(1<<q) != 0 }
 
 // xoff is the PFC threshold of an ingress port now.
 func (s *Switch) xoff(p *port) float64 {
-	if p.cfg.Beta == 0 {
+	if p.betaShare == 0 {
 		return p.cfg.XOFF
 	}
-	return math.Max(0, p.cfg.Beta*(s.cfg.Buffer-s.reserved-s.shared)/float64(s.lossless))
+	return math.Max(0, p.betaShare*(s.cfg.Buffer-s.reserved-s.shared))
 }
 
 // Receive takes a packet that arrived on port in at now.

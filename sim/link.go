@@ -51,9 +51,7 @@ type port struct {
 	wire      wire
 
 	// stats
-	txBytes   int64
-	txPackets int64
-	busyTime  int64
+	busyTime int64
 }
 
 // serTime is the serialisation time of size bytes at rate, picoseconds,
@@ -115,8 +113,6 @@ func (p *port) send(now int64, pkt *dataplane.Packet) {
 	}
 	p.busyUntil = now + ser
 	p.busyTime += ser
-	p.txBytes += int64(pkt.Size)
-	p.txPackets++
 	at := p.busyUntil + p.delay
 	if p.wire.n == 0 {
 		p.net.q.At(at, p.ref, evArrive)
