@@ -29,26 +29,27 @@ const (
 // FIFO with one pending arrival event for its head, so the event queue
 // holds O(ports) entries however many packets are in flight.
 type port struct {
-	net   *Network
-	ref   event.Ref
-	sw    *switchNode // the owner: a switch,
-	host  *host       // or a host
-	local int         // port number at the node
-	peer  *port       // the other end
-	// The switch model behind this port and behind its peer (nil for
-	// hosts), and the peer's port number there, copied here so that a
-	// delivery reads one struct.
-	dp        *dataplane.Switch
-	peerDP    *dataplane.Switch
-	peerHost  *host
-	peerLocal int
-	rate      float64
-	psPerByte int64
-	delay     int64
-
+	// What every delivery and transmission touches comes first, in one
+	// cache line: the wire, the transmitter's state, and the peer.
+	wire      wire
 	busyUntil int64 // end of the frame being serialised
 	wakeAt    int64 // pending wake event, 0 none
-	wire      wire
+	// The switch model behind the peer (nil for a host) and the peer's
+	// port number there, copied here so that a delivery reads one struct.
+	peerDP    *dataplane.Switch
+	peerLocal int32
+	ref       event.Ref
+
+	psPerByte int64
+	delay     int64
+	dp        *dataplane.Switch // the switch model behind this port, nil for a host
+	peerHost  *host
+	net       *Network
+	sw        *switchNode // the owner: a switch,
+	host      *host       // or a host
+	local     int         // port number at the node
+	peer      *port       // the other end
+	rate      float64
 
 	// stats
 	busyTime int64
@@ -141,7 +142,7 @@ func (p *port) Handle(now event.Time, arg uint64) {
 		}
 		p.net.hops++
 		if p.peerDP != nil {
-			p.peerDP.Receive(now, p.peerLocal, pkt)
+			p.peerDP.Receive(now, int(p.peerLocal), pkt)
 		} else {
 			p.peerHost.receive(now, pkt)
 		}

@@ -241,7 +241,7 @@ func New(cfg Config) (*Network, error) {
 			if p.sw != nil {
 				p.dp = p.sw.sw
 			}
-			p.peerLocal = p.peer.local
+			p.peerLocal = int32(p.peer.local)
 			if p.peer.sw != nil {
 				p.peerDP = p.peer.sw.sw
 			} else {
