@@ -19,9 +19,11 @@ var sizeUnits = map[string]float64{
 	"kb":  1e3,
 	"mb":  1e6,
 	"gb":  1e9,
+	"tb":  1e12,
 	"kib": 1 << 10,
 	"mib": 1 << 20,
 	"gib": 1 << 30,
+	"tib": 1 << 40,
 }
 
 var rateUnits = map[string]float64{
@@ -37,7 +39,7 @@ var lengthUnits = map[string]float64{"m": 1, "km": 1000}
 // SizeUnitsHelp and RateUnitsHelp name the accepted units, for error messages
 // and flag help.
 const (
-	SizeUnitsHelp   = "B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024)"
+	SizeUnitsHelp   = "B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)"
 	RateUnitsHelp   = "bps, Kbps, Mbps, Gbps, Tbps (or K, M, G, T; powers of 1000)"
 	LengthUnitsHelp = "m or km"
 )

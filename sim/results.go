@@ -46,8 +46,11 @@ type FlowRecord struct {
 	FCT      int64 // Finish - Start
 	// Ideal is the FCT of the flow alone in the network: the base RTT plus
 	// its bytes on the wire (headers included) over the path's bottleneck.
-	Ideal       int64
-	Slowdown    float64 // FCT / Ideal, at least 1
+	Ideal    int64
+	Slowdown float64 // FCT / Ideal, at least 1
+	// Delivered is the payload the receiver has taken in order, bytes (the
+	// whole size once the flow completes).
+	Delivered   int64
 	Class       string
 	Retransmits int64
 	CNPs        int // congestion notifications the sender acted on
@@ -109,7 +112,7 @@ func (n *Network) Results() *Results {
 		spec := &n.cfg.Flows[i]
 		rec := FlowRecord{ID: i, Src: spec.Src, Dst: spec.Dst, SPort: int(f.sport), DPort: int(f.dport),
 			Size: f.size, Start: f.start, Class: spec.Class, Retransmits: f.retransmits,
-			CNPs: f.rp.CNPs, RateCuts: f.rp.Cuts}
+			CNPs: f.rp.CNPs, RateCuts: f.rp.Cuts, Delivered: n.rx[i].expected}
 		rec.Ideal = n.idealFCT(spec.Src, spec.Dst, f.size, frame)
 		if f.finish != 0 {
 			rec.Finish = f.finish

@@ -27,7 +27,7 @@ import (
 
 // flowsHeader is the header of WriteFlowsCSV.
 var flowsHeader = []string{"id", "src", "dst", "sport", "dport", "size_bytes", "start_ns", "finish_ns",
-	"fct_ns", "ideal_fct_ns", "slowdown", "class", "retransmits", "cnps", "rate_cuts"}
+	"fct_ns", "ideal_fct_ns", "slowdown", "class", "retransmits", "cnps", "rate_cuts", "delivered_bytes"}
 
 // portsHeader is the header of WritePortsCSV.
 var portsHeader = []string{"node", "node_name", "port", "peer", "rate_gbps", "tx_packets", "tx_bytes",
@@ -42,7 +42,7 @@ var ratesHeader = []string{"time_ns", "flow", "bytes", "gbps"}
 
 // WriteFlowsCSV writes one row per flow under the header
 // id,src,dst,sport,dport,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,
-// slowdown,class,retransmits,cnps,rate_cuts. Times are nanoseconds with
+// slowdown,class,retransmits,cnps,rate_cuts,delivered_bytes. Times are nanoseconds with
 // three decimals; finish_ns, fct_ns and slowdown are empty for a flow that
 // did not complete.
 func WriteFlowsCSV(w io.Writer, flows []sim.FlowRecord) error {
@@ -60,7 +60,8 @@ func WriteFlowsCSV(w io.Writer, flows []sim.FlowRecord) error {
 			strconv.Itoa(f.ID), strconv.Itoa(f.Src), strconv.Itoa(f.Dst),
 			strconv.Itoa(f.SPort), strconv.Itoa(f.DPort), strconv.FormatInt(f.Size, 10),
 			fixed(f.Start, 3), finish, fct, fixed(f.Ideal, 3), slow, f.Class,
-			strconv.FormatInt(f.Retransmits, 10), strconv.Itoa(f.CNPs), strconv.Itoa(f.RateCuts))
+			strconv.FormatInt(f.Retransmits, 10), strconv.Itoa(f.CNPs), strconv.Itoa(f.RateCuts),
+			strconv.FormatInt(f.Delivered, 10))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

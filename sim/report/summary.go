@@ -83,11 +83,15 @@ type EqualBin struct {
 // all of them, FCTStats.Count the completed ones. ThroughputGbps is the
 // mean size of the completed flows in bits over their mean FCT (bits per
 // nanosecond, which is Gbit/s); MeanSizeBytes is that mean size.
+// GoodputGbps is the mean over all the class's flows, completed or not, of
+// the payload delivered over the time the flow was active (from its start
+// to its finish, or to the end of the run): what long-running flows get.
 type ClassStats struct {
 	Class          string  `json:"class"`
 	Flows          int     `json:"flows"`
 	MeanSizeBytes  float64 `json:"mean_size_bytes"`
 	ThroughputGbps float64 `json:"throughput_gbps"`
+	GoodputGbps    float64 `json:"goodput_gbps"`
 	FCTStats
 }
 
@@ -213,7 +217,7 @@ func Summarize(r *sim.Results, opts SummaryOptions) Summary {
 	s.EqualBins = equalBins(done, opts.EqualCountBins)
 
 	if hasClass {
-		s.Classes = classStats(r.Flows)
+		s.Classes = classStats(r.Flows, r.End)
 	}
 
 	// Drops, in reason order.
@@ -353,10 +357,11 @@ func equalBins(done []sim.FlowRecord, bins int) []EqualBin {
 }
 
 // classStats groups all flows by class, sorted by class name.
-func classStats(flows []sim.FlowRecord) []ClassStats {
+func classStats(flows []sim.FlowRecord, runEnd int64) []ClassStats {
 	type group struct {
-		all  int
-		done []sim.FlowRecord
+		all   int
+		done  []sim.FlowRecord
+		rates []float64 // goodput of each flow, Gb/s
 	}
 	groups := map[string]*group{}
 	for _, f := range flows {
@@ -369,6 +374,13 @@ func classStats(flows []sim.FlowRecord) []ClassStats {
 		if completed(f) {
 			g.done = append(g.done, f)
 		}
+		end := f.Finish
+		if end == 0 {
+			end = runEnd
+		}
+		if end > f.Start {
+			g.rates = append(g.rates, float64(f.Delivered)*8/float64(end-f.Start)*1e3) // bits/ps to Gb/s
+		}
 	}
 	names := make([]string, 0, len(groups))
 	for name := range groups {
@@ -379,6 +391,14 @@ func classStats(flows []sim.FlowRecord) []ClassStats {
 	for _, name := range names {
 		g := groups[name]
 		cs := ClassStats{Class: name, Flows: g.all, FCTStats: fctStats(g.done)}
+		if len(g.rates) > 0 {
+			slices.Sort(g.rates)
+			sum := 0.0
+			for _, r := range g.rates {
+				sum += r
+			}
+			cs.GoodputGbps = finite(sum / float64(len(g.rates)))
+		}
 		if len(g.done) > 0 {
 			sizes := make([]int64, len(g.done))
 			for i, f := range g.done {

@@ -47,7 +47,7 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 	}
 
 	if len(s.Classes) > 0 {
-		p("\nclass\tflows\tcompleted\tmean FCT us\tmean slowdown\tp99 slowdown\tGbps\n")
+		p("\nclass\tflows\tcompleted\tmean FCT us\tmean slowdown\tp99 slowdown\tGbps\tgoodput Gbps\n")
 		for _, c := range s.Classes {
 			st := c.FCTStats
 			name := c.Class
@@ -58,8 +58,8 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 			if st.Count > 0 {
 				gbps = fmt.Sprintf("%.3f", c.ThroughputGbps)
 			}
-			p("%s\t%d\t%d\t%s\t%s\t%s\t%s\n", name, c.Flows, st.Count, usText(st, st.MeanFCTNs),
-				slowText(st, st.MeanSlowdown), slowText(st, st.P99Slowdown), gbps)
+			p("%s\t%d\t%d\t%s\t%s\t%s\t%s\t%.3f\n", name, c.Flows, st.Count, usText(st, st.MeanFCTNs),
+				slowText(st, st.MeanSlowdown), slowText(st, st.P99Slowdown), gbps, c.GoodputGbps)
 		}
 	}
 

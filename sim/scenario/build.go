@@ -218,9 +218,9 @@ func (s *Scenario) buildFlows(t *topo.Topology, seed uint64) ([]workload.Flow, e
 			if w.Receiver == nil {
 				return nil, s.errorf(field+".receiver", "an incast needs a receiver")
 			}
-			sizes := make([]int64, len(w.Sizes))
-			for j, z := range w.Sizes {
-				sizes[j] = int64(z)
+			var sizes []int64
+			for _, z := range w.Sizes {
+				sizes = append(sizes, int64(z))
 			}
 			flows, err = workload.Incast(workload.IncastOptions{Senders: w.Senders, Receiver: *w.Receiver, Size: int64(w.Size),
 				Sizes: sizes, Start: int64(w.Start), Skew: int64(w.Skew), Seed: wseed, Priority: prio, Class: w.Class})

@@ -223,7 +223,7 @@ func (s *Scenario) decode(data []byte) error {
 	s.file, s.dir, s.root = file, dir, root
 	var fe *fieldError
 	if errors.As(err, &fe) {
-		return s.errorf(s.pathAt(fe.line), "%s", fe.msg)
+		return s.errorf(s.pathAt(fe.line, fe.column), "%s", fe.msg)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.file, cleanYAMLError(err))
@@ -327,8 +327,8 @@ func (s *Scenario) errorf(field, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s: %s", s.file, s.lineOf(field), field, fmt.Sprintf(format, args...))
 }
 
-// pathAt is the dotted path of the value that starts at line.
-func (s *Scenario) pathAt(line int) string {
+// pathAt is the dotted path of the value that starts at line and column.
+func (s *Scenario) pathAt(line, column int) string {
 	var walk func(n *yaml.Node, prefix string) string
 	walk = func(n *yaml.Node, prefix string) string {
 		switch n.Kind {
@@ -342,7 +342,7 @@ func (s *Scenario) pathAt(line int) string {
 			for j := 0; j+1 < len(n.Content); j += 2 {
 				k, v := n.Content[j], n.Content[j+1]
 				p := join(prefix, k.Value)
-				if v.Line == line && v.Kind == yaml.ScalarNode {
+				if v.Line == line && v.Column == column && v.Kind == yaml.ScalarNode {
 					return p
 				}
 				if q := walk(v, p); q != "" {
@@ -352,7 +352,7 @@ func (s *Scenario) pathAt(line int) string {
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
 				p := join(prefix, strconv.Itoa(i))
-				if c.Line == line && c.Kind == yaml.ScalarNode {
+				if c.Line == line && c.Column == column && c.Kind == yaml.ScalarNode {
 					return p
 				}
 				if q := walk(c, p); q != "" {

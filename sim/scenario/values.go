@@ -29,7 +29,7 @@ type Fraction float64
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := topo.ParseDelay(n.Value)
 	if err != nil {
-		return &fieldError{line: n.Line, msg: err.Error()}
+		return &fieldError{line: n.Line, column: n.Column, msg: err.Error()}
 	}
 	*d = Duration(v)
 	return nil
@@ -42,7 +42,7 @@ func (d Duration) MarshalYAML() (any, error) { return topo.FormatDelay(int64(d))
 func (s *Size) UnmarshalYAML(n *yaml.Node) error {
 	v, err := buffercalc.ParseSize(n.Value)
 	if err != nil {
-		return &fieldError{line: n.Line, msg: err.Error()}
+		return &fieldError{line: n.Line, column: n.Column, msg: err.Error()}
 	}
 	*s = Size(v)
 	return nil
@@ -52,7 +52,7 @@ func (s *Size) UnmarshalYAML(n *yaml.Node) error {
 func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
 	v, err := buffercalc.ParseRate(n.Value)
 	if err != nil {
-		return &fieldError{line: n.Line, msg: err.Error()}
+		return &fieldError{line: n.Line, column: n.Column, msg: err.Error()}
 	}
 	*r = Rate(v)
 	return nil
@@ -62,7 +62,7 @@ func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
 func (f *Fraction) UnmarshalYAML(n *yaml.Node) error {
 	v, err := ParseFraction(n.Value)
 	if err != nil {
-		return &fieldError{line: n.Line, msg: err.Error()}
+		return &fieldError{line: n.Line, column: n.Column, msg: err.Error()}
 	}
 	*f = Fraction(v)
 	return nil
@@ -87,9 +87,9 @@ func ParseFraction(s string) (float64, error) {
 
 // fieldError is an error at a line of the scenario file.
 type fieldError struct {
-	line  int
-	field string
-	msg   string
+	line, column int
+	field        string
+	msg          string
 }
 
 func (e *fieldError) Error() string {
