@@ -61,7 +61,7 @@ reports wall seconds per simulated millisecond, data packets per wall
 second, nanoseconds per packet-hop, peak RSS and the FCT slowdown
 percentiles, beside the reference simulator's figures measured on this
 machine class. With --runs N it reports the fastest run and the median.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runs < 1 {
 				return usageErrorf("--runs must be at least 1")

@@ -42,6 +42,16 @@ func flagError(cmd *cobra.Command, err error) error {
 	return usageErrorf("%v; see '%s --help'", err, cmd.CommandPath())
 }
 
+// maxArgs accepts at most n positional arguments.
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usageErrorf("takes at most %d argument(s), got %d: %q; see '%s --help'", n, len(args), args, cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
 // noArgs rejects positional arguments as a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {

@@ -182,7 +182,7 @@ fault and exits 1.`,
 		Example: `  p4ctl sim run
   p4ctl sim run --preset default --scheme pfc --seed 7
   p4ctl sim run my.yaml --set workload.load=0.5 --out results/half`,
-		Args: cobra.MaximumNArgs(1),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := o.load(cmd, args)
 			if err != nil {

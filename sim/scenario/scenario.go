@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -200,7 +201,12 @@ func Load(path string) (*Scenario, error) {
 func Parse(data []byte, file, dir string) (*Scenario, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, cleanYAMLError(err))
+		// A syntax error: put the library's line number where ours go.
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if g := yamlLine.FindStringSubmatch(msg); g != nil {
+			return nil, fmt.Errorf("%s:%s: %s", file, g[1], g[2])
+		}
+		return nil, fmt.Errorf("%s: %s", file, msg)
 	}
 	s := &Scenario{file: file, dir: dir, root: &root}
 	if err := s.decode(data); err != nil {
@@ -225,8 +231,12 @@ func (s *Scenario) decode(data []byte) error {
 	if errors.As(err, &fe) {
 		return s.errorf(s.pathAt(fe.line, fe.column), "%s", fe.msg)
 	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return s.typeError(te)
+	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.file, cleanYAMLError(err))
+		return fmt.Errorf("%s: %w", s.file, err)
 	}
 	return nil
 }
@@ -375,16 +385,49 @@ func join(prefix, k string) string {
 // File is where the scenario came from.
 func (s *Scenario) File() string { return s.file }
 
-// cleanYAMLError turns the YAML library's messages into ours: the line
-// first, the field named by its YAML key.
-func cleanYAMLError(err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs := make([]string, len(te.Errors))
-		for i, m := range te.Errors {
-			msgs[i] = strings.Replace(m, " in type scenario.", " in section ", 1)
+var (
+	yamlLine      = regexp.MustCompile(`^line (\d+): (.*)$`)
+	yamlUnmarshal = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (.*)$")
+	yamlUnknown   = regexp.MustCompile(`^field (\S+) not found in type`)
+)
+
+// typeError turns the YAML library's type errors into ours: file, line and
+// field first, then what is wrong in words.
+func (s *Scenario) typeError(te *yaml.TypeError) error {
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		line, rest := 0, m
+		if g := yamlLine.FindStringSubmatch(m); g != nil {
+			line, _ = strconv.Atoi(g[1])
+			rest = g[2]
 		}
-		return errors.New(strings.Join(msgs, "; "))
+		if g := yamlUnmarshal.FindStringSubmatch(rest); g != nil {
+			want := map[string]string{"float64": "a number", "int": "a whole number", "uint64": "a whole number",
+				"bool": "true or false", "string": "a string"}[g[3]]
+			if want == "" {
+				want = "a " + strings.TrimPrefix(strings.TrimPrefix(g[3], "[]"), "scenario.")
+				if strings.HasPrefix(g[3], "[]") {
+					want = "a list"
+				}
+			}
+			rest = fmt.Sprintf("%q is not %s", g[2], want)
+		}
+		if g := yamlUnknown.FindStringSubmatch(rest); g != nil {
+			rest = fmt.Sprintf("unknown field %q (see docs/scenarios.md for the fields of each section)", g[1])
+		} else if path := s.pathOnLine(line); path != "" {
+			rest = path + ": " + rest
+		}
+		msgs[i] = fmt.Sprintf("%s:%d: %s", s.file, line, rest)
 	}
-	return err
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// pathOnLine is the dotted path of the first value on line.
+func (s *Scenario) pathOnLine(line int) string {
+	for col := 1; col < 200; col++ {
+		if p := s.pathAt(line, col); p != "" {
+			return p
+		}
+	}
+	return ""
 }

@@ -106,7 +106,9 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown key", "topology: {kind: fattree}\nworklaod: {kind: poisson}\n", "line 2: field worklaod not found"},
+		{"unknown key", "topology: {kind: fattree}\nworklaod: {kind: poisson}\n", "bad.yaml:2: unknown field \"worklaod\""},
+		{"syntax", "topology: {kind: star\n", "bad.yaml:1: did not find expected"},
+		{"bad type", "workload:\n  kind: poisson\n  load: fast\n", "bad.yaml:3: workload.load: \"fast\" is not a number"},
 		{"bad size", "name: x\nswitch:\n  buffer: 12XB\n", "bad.yaml:3: switch.buffer: \"12XB\": unknown size unit"},
 		{"bad rate", "topology:\n  kind: star\n  hosts: 3\n  host_rate: 40\n", "bad.yaml:4: topology.host_rate"},
 		{"bad duration", "workload:\n  kind: poisson\n  duration: 5 parsecs\n", "bad.yaml:3: workload.duration"},
