@@ -108,6 +108,15 @@ func (p *port) next(after int64) int64 {
 
 // send starts serialising pkt; the port must be idle.
 func (p *port) send(now int64, pkt *dataplane.Packet) {
+	p.transmit(now, pkt)
+	if t := p.next(p.busyUntil); t > 0 {
+		p.wake(t)
+	}
+}
+
+// transmit starts serialising pkt on an idle port whose node has nothing
+// else queued for it, so no wake-up is needed.
+func (p *port) transmit(now int64, pkt *dataplane.Packet) {
 	ser := int64(pkt.Size) * p.psPerByte
 	if ser == 0 {
 		ser = serTime(pkt.Size, p.rate)
@@ -119,9 +128,6 @@ func (p *port) send(now int64, pkt *dataplane.Packet) {
 		p.net.q.At(at, p.ref, evArrive)
 	}
 	p.wire.push(pkt, at)
-	if t := p.next(p.busyUntil); t > 0 {
-		p.wake(t)
-	}
 }
 
 // wake makes sure the port is woken at t (or earlier).

@@ -65,11 +65,11 @@ func (s *switchNode) TrySend(port int, p *dataplane.Packet) bool {
 	if !pt.idle(now) {
 		return false
 	}
-	pt.send(now, p)
+	pt.transmit(now, p) // the switch sends through TrySend only with nothing queued
 	return true
 }
 func (s *switchNode) Send(port int, p *dataplane.Packet) {
-	s.ports[port].send(s.net.q.Now(), p)
+	s.ports[port].transmit(s.net.q.Now(), p) // likewise
 }
 
 // fib is one switch's routes, laid out for the per-packet lookup: one
