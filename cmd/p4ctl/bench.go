@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"syscall"
 	"text/tabwriter"
@@ -52,6 +54,7 @@ func newSimBenchCmd() *cobra.Command {
 	o := &simOptions{}
 	var runs int
 	var asJSON bool
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench [SCENARIO.yaml]",
 		Short: "Time the simulator on the ns-3 benchmark (320 hosts, 6,706 web-search flows)",
@@ -69,6 +72,17 @@ machine class. With --runs N it reports the fastest run and the median.`,
 			s, err := o.load(cmd, args)
 			if err != nil {
 				return err
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			var walls []float64
 			var best BenchResult
@@ -107,6 +121,7 @@ machine class. With --runs N it reports the fastest run and the median.`,
 	o.addFlags(cmd, "bench-fat320")
 	cmd.Flags().IntVar(&runs, "runs", 1, "how many times to run; the fastest is reported")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file (the build's cmd/p4ctl/default.pgo comes from one)")
 	return cmd
 }
 

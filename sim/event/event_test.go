@@ -1,6 +1,7 @@
 package event
 
 import (
+	"container/heap"
 	"math/rand/v2"
 	"testing"
 )
@@ -143,4 +144,48 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return s
+}
+
+// heapQueue is the textbook alternative, container/heap ordered by (time,
+// sequence), as a baseline for BenchmarkStep.
+type heapQueue []heapEntry
+
+type heapEntry struct {
+	at  Time
+	seq uint64
+	arg uint64
+}
+
+func (h heapQueue) Len() int { return len(h) }
+func (h heapQueue) Less(i, j int) bool {
+	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
+}
+func (h heapQueue) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *heapQueue) Push(x any)   { *h = append(*h, x.(heapEntry)) }
+func (h *heapQueue) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// BenchmarkStepHeapBaseline runs BenchmarkStep's workload on container/heap.
+func BenchmarkStepHeapBaseline(b *testing.B) {
+	for _, pending := range []int{64, 1024, 16384} {
+		b.Run("pending="+itoa(pending), func(b *testing.B) {
+			h := &heapQueue{}
+			var seq uint64
+			for i := 0; i < pending; i++ {
+				seq++
+				heap.Push(h, heapEntry{at: Time(i), seq: seq, arg: uint64(i)})
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e := heap.Pop(h).(heapEntry)
+				seq++
+				arg := (e.arg*6364136223846793005 + 1) & MaxArg
+				heap.Push(h, heapEntry{at: e.at + Time(e.arg%(1<<20)), seq: seq, arg: arg})
+			}
+		})
+	}
 }
