@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -111,9 +110,7 @@ machine class. With --runs N it reports the fastest run and the median.`,
 			best.Runs, best.WallMedian = runs, walls[len(walls)/2]
 			best.PeakRSSMiB = peakRSSMiB()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(best)
+				return writeJSON(cmd.OutOrStdout(), best)
 			}
 			return writeBench(cmd, best)
 		},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,9 +62,7 @@ a bare number is bytes. Rates take bps, Kbps, Mbps, Gbps, Tbps or K, M, G, T
 				return asFlagError(cmd, err)
 			}
 			if o.json {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(a)
+				return writeJSON(cmd.OutOrStdout(), a)
 			}
 			p, _ := buffercalc.LookupPreset(o.preset)
 			return writeBufferReport(cmd.OutOrStdout(), p, a, notes)
@@ -298,9 +295,7 @@ func newBufferPresetsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ps := buffercalc.Presets()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(ps)
+				return writeJSON(cmd.OutOrStdout(), ps)
 			}
 			pr := &printer{w: cmd.OutOrStdout()}
 			tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -262,9 +261,7 @@ func newSimPresetsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ps := scenario.Presets()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(ps)
+				return writeJSON(cmd.OutOrStdout(), ps)
 			}
 			pr := &printer{w: cmd.OutOrStdout()}
 			tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)
