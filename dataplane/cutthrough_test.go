@@ -341,7 +341,7 @@ func TestCutThroughMatchesQueued(t *testing.T) {
 				lossyDrops += st.Drops[DropQueueLimit]
 				paused += st.PausedTime[3]
 				if port < ctHosts {
-					lostLossless += st.Drops[DropBufferFull]
+					lostLossless += st.Drops[DropHeadroomFull]
 				}
 			}
 			t.Logf("cut through %d of %d; PAUSE %d RESUME %d; marked %d; drops wred %d queue-limit %d buffer-full %d; port 3 paused %d ps",

@@ -44,6 +44,7 @@ func TestECT(t *testing.T) {
 func TestDropReasonString(t *testing.T) {
 	want := map[DropReason]string{
 		DropBufferFull: "buffer-full", DropQueueLimit: "queue-limit", DropWRED: "wred", DropNoRoute: "no-route",
+		DropHeadroomFull: "headroom-full",
 	}
 	if len(want) != int(numDropReasons) {
 		t.Fatalf("%d drop reasons, %d names tested", numDropReasons, len(want))

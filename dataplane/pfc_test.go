@@ -84,7 +84,7 @@ func TestPFCStaticXOFF(t *testing.T) {
 		t.Fatalf("freed %v, want the 16th packet", env.freed)
 	}
 	st := s.Stats(0, 21)
-	if st.Drops[DropBufferFull] != 1 || st.PausesSent != 1 || st.ResumesSent != 0 {
+	if st.Drops[DropHeadroomFull] != 1 || st.PausesSent != 1 || st.ResumesSent != 0 {
 		t.Errorf("drops %v pauses %d resumes %d", st.Drops, st.PausesSent, st.ResumesSent)
 	}
 	if st.MaxIngressBytes[prioLL] != 15_000 || st.MaxHeadroomBytes[prioLL] != 5000 {
@@ -417,7 +417,7 @@ func TestPFCLosslessNotDroppedWhenSharedFull(t *testing.T) {
 	}
 	p := dataPkt(100, 1, prioLL, 1000, ECT0)
 	s.Receive(1, 0, p)
-	if n := s.Stats(0, 1).Drops[DropBufferFull]; n != 0 {
+	if n := s.Stats(0, 1).Drops[DropHeadroomFull]; n != 0 {
 		t.Errorf("lossless packet dropped (%d) with its headroom empty", n)
 	}
 	if s.Stats(0, 1).PausesSent != 1 {

@@ -87,8 +87,7 @@ type Config struct {
 type DropReason uint8
 
 const (
-	// DropBufferFull: no shared buffer or headroom left. On a lossless
-	// priority this must never happen; a simulator treats it as a fault.
+	// DropBufferFull: a lossy packet found no shared buffer left.
 	DropBufferFull DropReason = iota
 	// DropQueueLimit: a lossy egress queue over its limit.
 	DropQueueLimit
@@ -96,10 +95,13 @@ const (
 	DropWRED
 	// DropNoRoute: no route to the destination.
 	DropNoRoute
+	// DropHeadroomFull: a packet of a lossless priority found its headroom
+	// full. PFC exists to prevent this; a simulator treats it as a fault.
+	DropHeadroomFull
 	numDropReasons
 )
 
-var dropNames = [...]string{"buffer-full", "queue-limit", "wred", "no-route"}
+var dropNames = [...]string{"buffer-full", "queue-limit", "wred", "no-route", "headroom-full"}
 
 func (r DropReason) String() string { return dropNames[r] }
 
@@ -309,7 +311,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 			// goes into the headroom held back for this, and the peer is
 			// paused below.
 			if ip.in[q].headroom+size > ip.cfg.Headroom {
-				s.stats[in].Drops[DropBufferFull]++
+				s.stats[in].Drops[DropHeadroomFull]++
 				s.env.Free(p)
 				return
 			}

@@ -39,8 +39,11 @@ type Config struct {
 
 	// Switches.
 
-	// PFC turns priority flow control on for the priorities the flows use.
-	PFC bool
+	// PFC turns priority flow control on: for LosslessPriorities if given,
+	// else for every priority the flows use. The others are lossy (tail
+	// drop at QueueLimit or when the buffer is full, go-back-N recovery).
+	PFC                bool
+	LosslessPriorities []int
 	// Buffer is each switch's shared buffer, bytes.
 	Buffer float64
 	// PFCBeta is the dynamic PFC threshold factor; zero uses PFCXOFF.
@@ -136,13 +139,18 @@ func (c *Config) Validate() error {
 	if c.Buffer <= 0 {
 		bad("buffer", "must be positive, got %g", c.Buffer)
 	}
+	for _, q := range c.LosslessPriorities {
+		if q < 0 || q > 7 {
+			bad("lossless", "priority %d is not 0..7", q)
+		}
+	}
 	if c.PFC && c.PFCBeta <= 0 && c.PFCXOFF <= 0 {
 		bad("pfc", "needs a dynamic beta or a static xoff")
 	}
 	if c.Headroom < 0 || c.XONOffset < 0 || c.QueueLimit < 0 || c.WREDK < 0 {
 		bad("switch", "headroom, xon_offset, queue_limit and wred_k must not be negative")
 	}
-	if !c.PFC && c.RTO <= 0 {
+	if (!c.PFC || len(c.LosslessPriorities) > 0) && c.RTO <= 0 {
 		bad("rto", "must be positive when PFC is off (packets can be lost)")
 	}
 	if c.StopAt < 0 {

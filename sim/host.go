@@ -108,7 +108,7 @@ func (h *host) addSending(f *flow) {
 }
 
 func (h *host) armRTO(f *flow) {
-	if h.net.cfg.PFC || f.rtoArmed || f.finish != 0 {
+	if h.net.lossless&(1<<f.prio) != 0 || f.rtoArmed || f.finish != 0 {
 		return
 	}
 	f.rtoArmed = true
@@ -245,11 +245,13 @@ func (h *host) receiveData(now int64, p *dataplane.Packet) {
 			n.q.At(wake, h.ref, hostArg(hostNPTimer, p.Flow))
 		}
 	}
+	// Every marked packet counts, in order or not, so that a NACK carries
+	// the congestion too.
+	rx.ceSince = rx.ceSince || ce
 	switch {
 	case p.Seq == rx.expected:
 		rx.expected += int64(p.Payload)
 		rx.sinceAck++
-		rx.ceSince = rx.ceSince || ce
 		rx.nackSent = false
 		if int(rx.sinceAck) >= n.cfg.AckInterval || rx.expected >= rx.size {
 			h.sendAck(now, rx, p.Flow, dataplane.Ack)

@@ -27,6 +27,7 @@ type Network struct {
 	cc       bool
 	dataECN  uint8
 	hostRate float64
+	lossless uint8 // priorities with PFC
 
 	// flow starts, in start order
 	startOrder []int32
@@ -187,13 +188,19 @@ func New(cfg Config) (*Network, error) {
 	}
 	lossless := uint8(0)
 	if cfg.PFC {
-		for _, f := range cfg.Flows {
-			lossless |= 1 << f.Priority
+		for _, q := range cfg.LosslessPriorities {
+			lossless |= 1 << q
+		}
+		if len(cfg.LosslessPriorities) == 0 {
+			for _, f := range cfg.Flows {
+				lossless |= 1 << f.Priority
+			}
 		}
 		if lossless == 0 {
 			lossless = 1 << 3
 		}
 	}
+	n.lossless = lossless
 	frame := float64(cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
 	xon := cfg.XONOffset
 	if xon == 0 {

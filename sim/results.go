@@ -141,9 +141,7 @@ func (n *Network) Results() *Results {
 					r.Drops[dataplane.DropReason(reason).String()] += d
 				}
 			}
-			if st.Drops[dataplane.DropBufferFull] > 0 && n.cfg.PFC {
-				r.LosslessDrops += st.Drops[dataplane.DropBufferFull]
-			}
+			r.LosslessDrops += st.Drops[dataplane.DropHeadroomFull]
 			rec := PortRecord{Node: s.id, Port: i, NodeName: n.topo.Nodes[s.id].Name, Peer: adj[s.id][i].Peer.Node,
 				Rate: p.rate, TxPackets: st.TxPackets, TxBytes: st.TxBytes, CtrlPackets: st.CtrlPackets,
 				Marked: st.Marked, PausesSent: st.PausesSent, Resumes: st.ResumesSent, PausesReceived: st.PausesReceived,

@@ -347,6 +347,7 @@ func (s *Scenario) applySwitch(cfg *sim.Config) error {
 		cfg.PFCBeta = DefaultPFCBeta
 	}
 	cfg.PFCBetaScale = w.PFCBetaScale == nil || *w.PFCBetaScale
+	cfg.LosslessPriorities = w.Lossless
 	cfg.Headroom = float64(w.Headroom)
 	cfg.XONOffset = float64(w.XONOffset)
 	if w.PauseQuanta < 0 || w.PauseQuanta > 0xffff {

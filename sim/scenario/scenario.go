@@ -147,6 +147,8 @@ type Switch struct {
 	PFCBeta      *Fraction `yaml:"pfc_beta"`
 	PFCBetaScale *bool     `yaml:"pfc_beta_scale"`
 	PFCXOFF      Size      `yaml:"pfc_xoff"`
+	// Lossless lists the priorities with PFC (default: those the flows use).
+	Lossless []int `yaml:"lossless"`
 	// Headroom is t_flight; zero derives it per port with buffercalc.
 	Headroom    Size `yaml:"headroom"`
 	XONOffset   Size `yaml:"xon_offset"`
