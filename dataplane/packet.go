@@ -22,9 +22,13 @@ const (
 	CNP
 	// Pause is an 802.1Qbb PFC frame (EtherType 0x8808, opcode 0x0101).
 	Pause
+	// CN is an RCM congestion notification from a switch to its upstream
+	// neighbour (the project's header on EtherType 0x88B5); Aux indexes its
+	// body in the network's CNStore.
+	CN
 )
 
-var kindNames = [...]string{"data", "ack", "nack", "cnp", "pause"}
+var kindNames = [...]string{"data", "ack", "nack", "cnp", "pause", "cn"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -77,6 +81,9 @@ type Packet struct {
 	CNPFlag bool
 	// InPort is the ingress port at the switch holding the packet.
 	InPort int16
+	// PauseQuanta is a PFC frame's pause time for Prio in quanta of 512 bit
+	// times; 0 resumes (XON).
+	PauseQuanta uint16
 	// Size is the frame's length on the wire, with EthOverhead.
 	Size int32
 	// Flow identifies the flow within its driver (the simulator's flow
@@ -89,14 +96,13 @@ type Packet struct {
 	// Hash is the flow's 5-tuple hash, computed once by the sender; each
 	// switch mixes in its own seed for ECMP.
 	Hash uint32
+	// Payload is the data bytes a data packet carries.
+	Payload int32
+	// Aux is a CN's body: its index in the CNStore.
+	Aux uint32
 	// Seq is the byte offset of a data packet's payload; for ACK and NACK
 	// the next byte expected.
 	Seq int64
-	// Payload is the data bytes a data packet carries.
-	Payload int32
-	// PauseQuanta is a PFC frame's pause time for Prio in quanta of 512 bit
-	// times; 0 resumes (XON).
-	PauseQuanta uint16
 	// Next and At are the driver's: a simulator threads the packets in
 	// flight on a link through Next, with their arrival times in At, so
 	// that a delivery touches only the packet it delivers.

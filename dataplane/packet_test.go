@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"testing"
+	"unsafe"
 )
 
 func TestKind(t *testing.T) {
@@ -201,5 +202,13 @@ func TestFlowHashNoStructuredCollisions(t *testing.T) {
 		if tc.a == tc.b {
 			t.Errorf("%s: hash %#x shared by two different 5-tuples", tc.name, tc.a)
 		}
+	}
+}
+
+// TestPacketFitsACacheLine keeps Packet at 64 bytes: the simulator touches
+// one packet per event, and a second cache line would cost every hop.
+func TestPacketFitsACacheLine(t *testing.T) {
+	if n := unsafe.Sizeof(Packet{}); n != 64 {
+		t.Errorf("Packet is %d bytes, want 64", n)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/p4rcm/p4rcm/rcm"
 )
 
 // Env is what a switch needs from its driver.
@@ -59,6 +61,9 @@ type PortConfig struct {
 	Beta float64
 	// XOFF is the static PFC threshold of each ingress queue, bytes.
 	XOFF float64
+	// PeerIsSwitch says the port faces another switch, to which RCM sends
+	// congestion notifications (hosts get DCQCN's instead).
+	PeerIsSwitch bool
 }
 
 // Config is a switch's configuration.
@@ -81,6 +86,11 @@ type Config struct {
 	QueueLimit float64
 	// Seed seeds ECMP hashing and RED's random draws.
 	Seed uint64
+	// RCM turns on Regional Congestion Mitigation with these parameters
+	// (nil: off). CNs is where CN bodies live; switches that exchange CNs
+	// must share it (nil: the switch makes its own).
+	RCM *rcm.Params
+	CNs *CNStore
 }
 
 // DropReason says why a packet was dropped.
@@ -174,6 +184,7 @@ type Switch struct {
 	rng   *rand.Rand
 	ports []port
 	stats []PortStats
+	rcm   *rcmState // nil without RCM
 	// shared is the shared buffer in use (headroom excluded).
 	shared float64
 	// reserved is the headroom held back over all ports and lossless
@@ -218,6 +229,15 @@ func New(cfg Config, fib FIB, env Env) (*Switch, error) {
 		}
 		p.pauseTime = pauseDuration(cfg.PauseQuanta, pc.Rate)
 		s.reserved += pc.Headroom * float64(s.lossless)
+	}
+	if cfg.RCM != nil {
+		if err := cfg.RCM.Validate(); err != nil {
+			return nil, fmt.Errorf("switch %s: %w", cfg.Name, err)
+		}
+		if cfg.CNs == nil {
+			cfg.CNs = &CNStore{}
+		}
+		s.rcm = newRCM(*cfg.RCM, &cfg)
 	}
 	if s.reserved >= cfg.Buffer {
 		return nil, fmt.Errorf("switch %s: headroom %g B over %d ports leaves nothing of the %g B buffer", cfg.Name, s.reserved, len(cfg.Ports), cfg.Buffer)
@@ -272,12 +292,23 @@ func (s *Switch) xoff(p *port) float64 {
 
 // Receive takes a packet that arrived on port in at now.
 func (s *Switch) Receive(now int64, in int, p *Packet) {
-	if p.Kind == Pause {
+	switch p.Kind {
+	case Pause:
 		s.receivePause(now, in, p)
 		s.env.Free(p)
 		return
+	case CN:
+		s.receiveCN(now, in, p)
+		s.cfg.CNs.Release(p.Aux)
+		s.env.Free(p)
+		return
 	}
-	out := s.Route(p)
+	var out int
+	if s.rcm != nil && s.rcm.p.SAR {
+		out = s.routeSAR(now, p)
+	} else {
+		out = s.Route(p)
+	}
 	if out < 0 {
 		s.stats[in].Drops[DropNoRoute]++
 		s.env.Free(p)
@@ -343,8 +374,15 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	eq := &op.queue[q]
 	eq.bytes += size
 	eq.maxBytes = max(eq.maxBytes, eq.bytes)
+	if s.rcm != nil && s.rcmEnqueue(now, in, out, q, p) {
+		s.env.Kick(out)
+		return
+	}
 	if empty && eq.pausedUntil <= now && s.env.Idle(out) {
-		s.depart(now, op, q, p)
+		s.depart(now, out, op, q, p)
+		if s.rcm != nil && s.rcm.ports[out].win.Active {
+			s.rcm.ports[out].win.OnSent(size, false)
+		}
 		s.env.Send(out, p)
 		return
 	}
@@ -377,6 +415,11 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 		op.ctrlPackets++
 		return op.ctrl.pop()
 	}
+	if s.rcm != nil {
+		if rp := &s.rcm.ports[port]; rp.heldMask != 0 || rp.win.Active {
+			return s.rcmDequeue(now, port)
+		}
+	}
 	if op.nonEmpty == 0 {
 		return nil
 	}
@@ -389,15 +432,18 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 		if op.queue[q].len() == 0 {
 			op.nonEmpty &^= 1 << q
 		}
-		s.depart(now, op, q, p)
+		s.depart(now, port, op, q, p)
 		return p
 	}
 	return nil
 }
 
 // depart accounts for data packet p leaving queue q of port op at now.
-func (s *Switch) depart(now int64, op *port, q uint8, p *Packet) {
+func (s *Switch) depart(now int64, port int, op *port, q uint8, p *Packet) {
 	op.rr = q + 1
+	if s.rcm != nil {
+		s.rcm.ports[port].cam.Observe(flowID(p))
+	}
 	eq := &op.queue[q]
 	eq.bytes -= float64(p.Size)
 	s.release(now, p)
@@ -428,6 +474,11 @@ func (s *Switch) Next(port int, at int64) int64 {
 			return at
 		}
 		if u != math.MaxInt64 && (t == 0 || u < t) {
+			t = u
+		}
+	}
+	if s.rcm != nil && s.rcm.ports[port].heldMask != 0 {
+		if u := s.rcmNext(port, at); u != 0 && (t == 0 || u < t) {
 			t = u
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/p4rcm/p4rcm/sim/topo"
 	"github.com/p4rcm/p4rcm/sim/workload"
 )
@@ -64,6 +65,9 @@ type Config struct {
 	PauseQuanta uint16
 	// QueueLimit caps lossy egress queues, bytes (0: none).
 	QueueLimit float64
+	// RCM turns on Regional Congestion Mitigation in every switch (nil:
+	// off).
+	RCM *rcm.Params
 	// ECN overrides the marking curve of DCQCN's parameter set when set:
 	// thresholds in bytes at ECNRefRate, scaled with each link's rate.
 	ECN        *ECNConfig
@@ -135,6 +139,11 @@ func (c *Config) Validate() error {
 	case "none":
 	default:
 		bad("cc", "unknown congestion control %q (dcqcn, none)", c.CC)
+	}
+	if c.RCM != nil {
+		if err := c.RCM.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.Buffer <= 0 {
 		bad("buffer", "must be positive, got %g", c.Buffer)

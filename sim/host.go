@@ -221,6 +221,8 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 		if n.cc {
 			n.flows[p.Flow].rp.OnCNP(now)
 		}
+	case dataplane.CN:
+		n.cns.Release(p.Aux) // RCM notifications are for switches
 	case dataplane.Pause:
 		q := p.Prio
 		if p.PauseQuanta == 0 {
@@ -257,6 +259,7 @@ func (h *host) receiveData(now int64, p *dataplane.Packet) {
 			h.sendAck(now, rx, p.Flow, dataplane.Ack)
 		}
 	case p.Seq > rx.expected:
+		n.outOfOrder++
 		// A gap: go-back-N asks once per missing offset.
 		if !rx.nackSent || rx.lastNack != rx.expected {
 			rx.nackSent, rx.lastNack = true, rx.expected

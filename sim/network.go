@@ -28,6 +28,7 @@ type Network struct {
 	dataECN  uint8
 	hostRate float64
 	lossless uint8 // priorities with PFC
+	cns      *dataplane.CNStore
 
 	// flow starts, in start order
 	startOrder []int32
@@ -37,6 +38,7 @@ type Network struct {
 	dataPackets int64
 	hops        int64
 	cnps        int64
+	outOfOrder  int64
 	hostPauses  int64
 	faults      []string
 
@@ -182,6 +184,8 @@ func New(cfg Config) (*Network, error) {
 			n.hostRate = math.Min(n.hostRate, n.ports[nd.ID][0].rate)
 		}
 	}
+	cns := &dataplane.CNStore{}
+	n.cns = cns
 	fibOf, err := fibs(t, routes)
 	if err != nil {
 		return nil, err
@@ -218,10 +222,11 @@ func New(cfg Config) (*Network, error) {
 		sc := dataplane.Config{
 			Name: nd.Name, Buffer: cfg.Buffer, Lossless: lossless, XONOffset: xon,
 			PauseQuanta: cfg.PauseQuanta, QueueLimit: cfg.QueueLimit,
-			Seed: cfg.Seed ^ mixSeed(uint64(nd.ID)),
+			Seed: cfg.Seed ^ mixSeed(uint64(nd.ID)), RCM: cfg.RCM, CNs: cns,
 		}
-		for _, p := range ports {
-			pc := dataplane.PortConfig{Rate: p.rate, Marking: n.marking(p.rate)}
+		for i, p := range ports {
+			pc := dataplane.PortConfig{Rate: p.rate, Marking: n.marking(p.rate),
+				PeerIsSwitch: t.Nodes[adj[nd.ID][i].Peer.Node].Kind == topo.Switch}
 			if cfg.PFC {
 				pc.Headroom = cfg.Headroom
 				if pc.Headroom == 0 {

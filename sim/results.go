@@ -31,7 +31,12 @@ type Results struct {
 	DataPackets int64  // data packets sent by hosts, retransmissions included
 	PacketHops  int64  // packets delivered over a link, all kinds
 	CNPs        int64  // congestion notifications senders acted on (CNPs or CNP-flagged ACKs)
-	Completed   int
+	// OutOfOrder counts data packets that arrived past a gap: losses on
+	// lossy priorities, reordering (by SAR detours) on lossless ones.
+	OutOfOrder int64
+	// RCM sums the switches' RCM counters (zero without RCM).
+	RCM       dataplane.RCMStats
+	Completed int
 }
 
 // FlowRecord is one flow's outcome. Times are picoseconds.
@@ -104,6 +109,7 @@ func (n *Network) Results() *Results {
 		HostPauses: n.hostPauses, Drops: map[string]int64{}, Faults: append([]string(nil), n.faults...),
 		QueueSamples: n.queueSamples, RateSamples: n.rateSamples,
 		End: n.q.Now(), Events: n.q.Executed, DataPackets: n.dataPackets, PacketHops: n.hops,
+		OutOfOrder: n.outOfOrder,
 	}
 	frame := float64(n.cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
 	r.Flows = make([]FlowRecord, len(n.flows))
@@ -129,6 +135,13 @@ func (n *Network) Results() *Results {
 		if s == nil {
 			continue
 		}
+		rs := s.sw.RCMStats()
+		r.RCM.CNsSent += rs.CNsSent
+		r.RCM.ClearCNsSent += rs.ClearCNsSent
+		r.RCM.CNsReceived += rs.CNsReceived
+		r.RCM.Held += rs.Held
+		r.RCM.Cuts += rs.Cuts
+		r.RCM.Detours += rs.Detours
 		for i, p := range s.ports {
 			st := s.sw.Stats(i, r.End)
 			var paused, drops int64

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/topo"
 	"github.com/p4rcm/p4rcm/sim/workload"
@@ -30,7 +31,7 @@ const (
 )
 
 // Schemes lists the congestion-control schemes a scenario can name.
-var Schemes = []string{"dcqcn", "pfc", "lossy"}
+var Schemes = []string{"dcqcn", "pfc", "lossy", "rcm", "rcm-rcc"}
 
 // Build resolves the scenario into a simulator configuration: it builds
 // the topology, generates or reads the flows and applies the parameters.
@@ -68,6 +69,13 @@ func (s *Scenario) Build() (sim.Config, error) {
 		cfg.CC, cfg.PFC = "none", true
 	case "lossy":
 		cfg.CC, cfg.PFC = "dcqcn", false
+	case "rcm", "rcm-rcc":
+		cfg.CC, cfg.PFC = "dcqcn", true
+		p, err := s.buildRCM(scheme == "rcm")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.RCM = &p
 	default:
 		return cfg, s.errorf("scheme", "unknown scheme %q (known: %s)", scheme, strings.Join(Schemes, ", "))
 	}
@@ -329,6 +337,62 @@ func (s *Scenario) buildDCQCN() (dcqcn.Params, error) {
 	}
 	if err := p.Validate(); err != nil {
 		return p, s.errorf("dcqcn", "%v", err)
+	}
+	return p, nil
+}
+
+func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
+	o := s.RCM
+	p := rcm.Defaults()
+	p.SAR = sar
+	size := func(dst *float64, v *Size) {
+		if v != nil {
+			*dst = float64(*v)
+		}
+	}
+	dur := func(dst *int64, v *Duration) {
+		if v != nil {
+			*dst = int64(*v)
+		}
+	}
+	num := func(dst *float64, v *float64) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	count := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	size(&p.QEq, o.QEq)
+	num(&p.Wq, o.Wq)
+	num(&p.W, o.W)
+	if o.Gd != nil {
+		p.Gd = float64(*o.Gd)
+	}
+	size(&p.SampleBytes, o.SampleBytes)
+	size(&p.MinSampleBytes, o.MinSampleBytes)
+	count(&p.CAMDepth, o.CAMDepth)
+	count(&p.CFRSampleEvery, o.CFRSampleEvery)
+	count(&p.CAMMinHits, o.CAMMinHits)
+	size(&p.Window, o.Window)
+	if o.MinShare != nil {
+		p.MinShare = float64(*o.MinShare)
+	}
+	dur(&p.CNInterval, o.CNInterval)
+	dur(&p.CNHold, o.CNHold)
+	count(&p.RegionCNs, o.RegionCNs)
+	dur(&p.RegionWindow, o.RegionWindow)
+	if o.SARExisting != nil {
+		p.SARExisting = *o.SARExisting
+	}
+	dur(&p.PinIdle, o.PinIdle)
+	if o.RefRate != nil {
+		p.RefRate = float64(*o.RefRate)
+	}
+	if err := p.Validate(); err != nil {
+		return p, s.errorf("rcm", "%v", err)
 	}
 	return p, nil
 }

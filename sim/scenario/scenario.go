@@ -28,10 +28,12 @@ type Scenario struct {
 	Workload    *Workload  `yaml:"workload"`
 	Workloads   []Workload `yaml:"workloads"`
 	// Scheme is the congestion-control scheme: dcqcn (PFC and DCQCN), pfc
-	// (PFC only, no end-to-end control) or lossy (DCQCN, PFC off, drops
-	// recovered by go-back-N).
+	// (PFC only, no end-to-end control), lossy (DCQCN, PFC off, drops
+	// recovered by go-back-N), rcm (PFC, DCQCN at the hosts and RCM in the
+	// switches) or rcm-rcc (rcm without adaptive routing).
 	Scheme string `yaml:"scheme"`
 	DCQCN  DCQCN  `yaml:"dcqcn"`
+	RCM    RCM    `yaml:"rcm"`
 	Host   Host   `yaml:"host"`
 	Switch Switch `yaml:"switch"`
 	Output Output `yaml:"output"`
@@ -131,6 +133,28 @@ type DCQCN struct {
 	KMin             *Size     `yaml:"kmin"`
 	KMax             *Size     `yaml:"kmax"`
 	PMax             *float64  `yaml:"pmax"`
+}
+
+// RCM overrides any of RCM's constants (rcm.Defaults documents each).
+type RCM struct {
+	QEq            *Size     `yaml:"qeq"`
+	Wq             *float64  `yaml:"wq"`
+	W              *float64  `yaml:"w"`
+	Gd             *Fraction `yaml:"gd"`
+	SampleBytes    *Size     `yaml:"sample_bytes"`
+	MinSampleBytes *Size     `yaml:"min_sample_bytes"`
+	CAMDepth       *int      `yaml:"cam_depth"`
+	CFRSampleEvery *int      `yaml:"cfr_sample_every"`
+	CAMMinHits     *int      `yaml:"cam_min_hits"`
+	Window         *Size     `yaml:"window"`
+	MinShare       *Fraction `yaml:"min_share"`
+	CNInterval     *Duration `yaml:"cn_interval"`
+	CNHold         *Duration `yaml:"cn_hold"`
+	RegionCNs      *int      `yaml:"region_cns"`
+	RegionWindow   *Duration `yaml:"region_window"`
+	SARExisting    *bool     `yaml:"sar_existing"`
+	PinIdle        *Duration `yaml:"pin_idle"`
+	RefRate        *Rate     `yaml:"ref_rate"`
 }
 
 // Host configures the NICs.

@@ -1,0 +1,425 @@
+package dataplane
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/p4rcm/p4rcm/rcm"
+)
+
+// This file wires Regional Congestion Mitigation (package rcm) into the
+// switch: congestion detection on every port's input (its PFC ingress
+// account) and output queue, CFR's CAM on every output port, congestion
+// notifications (CN) to upstream switches, RCC's window on output ports,
+// and SAR's choice among equal-cost ports. Config.RCM nil leaves all of it
+// out of the packet path.
+
+// MaxCNFlows is the most flow IDs a CN carries.
+const MaxCNFlows = 8
+
+// CNInfo is the body of a congestion notification: the project's header
+// on EtherType 0x88B5 with the sender's quantised degree F_b' (0 clears the
+// receiver's remote congestion flag) and the harmful flows' 5-tuples.
+type CNInfo struct {
+	Fb    uint8
+	N     uint8
+	Flows [MaxCNFlows]rcm.FlowID
+}
+
+// CNFrameSize is a CN's length on the wire carrying n flow IDs: Ethernet
+// header, 4 bytes of RCM header, 13 bytes per 5-tuple, FCS, at least the
+// 64-byte minimum frame, plus preamble and gap.
+func CNFrameSize(n int) int32 {
+	return int32(max(64, 14+4+13*n+4)) + EthOverhead
+}
+
+// CNStore holds CN bodies, which packets refer to by index (Packet.Aux):
+// one store serves every switch of a network, so that a CN sent by one
+// switch is read by the next.
+type CNStore struct {
+	infos []CNInfo
+	free  []uint32
+}
+
+// Alloc returns a free entry and its index.
+func (c *CNStore) Alloc() (uint32, *CNInfo) {
+	if n := len(c.free); n > 0 {
+		i := c.free[n-1]
+		c.free = c.free[:n-1]
+		return i, &c.infos[i]
+	}
+	c.infos = append(c.infos, CNInfo{})
+	return uint32(len(c.infos) - 1), &c.infos[len(c.infos)-1]
+}
+
+// Get returns entry i.
+func (c *CNStore) Get(i uint32) *CNInfo { return &c.infos[i] }
+
+// Release frees entry i.
+func (c *CNStore) Release(i uint32) {
+	c.infos[i] = CNInfo{}
+	c.free = append(c.free, i)
+}
+
+// RCMStats are a switch's RCM counters.
+type RCMStats struct {
+	CNsSent, ClearCNsSent, CNsReceived int64
+	Held                               int64 // data packets RCC held back
+	Cuts                               int64 // W_c cuts
+	Detours                            int64 // flows SAR sent off their ECMP port
+}
+
+// rcmPort is one port's RCM state.
+type rcmPort struct {
+	in, out rcm.Detector
+	cam     rcm.CAM
+	win     rcm.Window
+	// harmful are the flows the last CN from downstream named (the root's).
+	harmful     []rcm.FlowID
+	remote      bool // a CN from downstream says the region continues
+	remoteUntil int64
+	fbr         uint8 // that CN's degree
+	localOut    bool  // this output queue is congested
+	inCongested bool  // this input queue is congested (CNs go upstream)
+	lastCN      int64 // when the last CN left this port
+	lastCut     int64 // when W_c was last cut for local congestion
+	held        [NumPrio]ring
+	heldMask    uint8
+	// heldFlows counts the held packets per flow, so that a flow with
+	// packets held stays held and its packets keep their order.
+	heldFlows    map[rcm.FlowID]int
+	peerIsSwitch bool
+	stats        struct{ cnsSent, clearCNs, cnsReceived, held, cuts int64 }
+}
+
+// rcmState is a switch's RCM.
+type rcmState struct {
+	p        rcm.Params
+	ports    []rcmPort
+	store    *CNStore
+	pins     rcm.Pins
+	cnTimes  []int64 // receipt times of the last RegionCNs CNs, a ring
+	cnNext   int
+	localOut int // output ports now congested
+	detours  int64
+}
+
+func newRCM(p rcm.Params, cfg *Config) *rcmState {
+	r := &rcmState{p: p, store: cfg.CNs, pins: rcm.NewPins(12, p.PinIdle), cnTimes: make([]int64, p.RegionCNs)}
+	for i := range r.cnTimes {
+		r.cnTimes[i] = math.MinInt64 / 2
+	}
+	r.ports = make([]rcmPort, len(cfg.Ports))
+	for i, pc := range cfg.Ports {
+		r.ports[i] = rcmPort{in: rcm.NewDetector(&r.p, pc.Rate), out: rcm.NewDetector(&r.p, pc.Rate),
+			cam: rcm.NewCAM(&r.p), win: rcm.NewWindow(&r.p, pc.Rate), peerIsSwitch: pc.PeerIsSwitch}
+	}
+	return r
+}
+
+func flowID(p *Packet) rcm.FlowID {
+	return rcm.FlowID{Src: uint32(p.Src), Dst: uint32(p.Dst), SPort: p.SPort, DPort: p.DPort, Proto: 17}
+}
+
+// harmful reports whether flow id counts as harmful at output port rp.
+func (rp *rcmPort) isHarmful(id rcm.FlowID) bool {
+	if rp.heldFlows[id] > 0 || rp.cam.Harmful(id) {
+		return true
+	}
+	for _, h := range rp.harmful {
+		if h == id {
+			return true
+		}
+	}
+	return false
+}
+
+// inRegion reports whether the switch is in a congestion region: one of
+// its output ports is congested, or RegionCNs CNs came within RegionWindow.
+func (r *rcmState) inRegion(now int64) bool {
+	return r.localOut > 0 || r.cnTimes[r.cnNext] >= now-r.p.RegionWindow
+}
+
+// degree is a port's regional congestion degree (eq. 2), for SAR.
+func (r *rcmState) degree(now int64, port int) uint8 {
+	rp := &r.ports[port]
+	local, remote := rp.out.Q, uint8(0)
+	if rp.remote && now <= rp.remoteUntil {
+		remote = rp.fbr
+	}
+	return rcm.Combine(local, remote, r.p.W)
+}
+
+// routeSAR is Route with switch-level adaptive routing: in a congestion
+// region, a new flow (its first packet) that is not harmful goes to the
+// equal-cost port with the lowest regional degree, and stays there.
+func (s *Switch) routeSAR(now int64, p *Packet) int {
+	r := s.rcm
+	hops := s.fib.NextHops(int(p.Dst))
+	if len(hops) <= 1 || p.Kind != Data {
+		return s.Route(p)
+	}
+	if pinned := r.pins.Lookup(now, p.Hash); pinned >= 0 {
+		return pinned
+	}
+	ecmp := s.Route(p)
+	if !r.inRegion(now) || (!r.p.SARExisting && p.Seq != 0) || r.ports[ecmp].isHarmful(flowID(p)) {
+		return ecmp
+	}
+	best, bestDeg := ecmp, r.degree(now, ecmp)
+	for _, h := range hops {
+		if d := r.degree(now, int(h)); d < bestDeg {
+			best, bestDeg = int(h), d
+		}
+	}
+	if best != ecmp {
+		r.pins.Pin(now, p.Hash, best)
+		r.detours++
+	}
+	return best
+}
+
+// rcmEnqueue runs detection for a data packet admitted from port in to
+// queue q of port out (whose bytes already count it), and holds it back if
+// RCC is pacing harmful flows there; it reports whether it held the packet.
+func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
+	r := s.rcm
+	size := float64(p.Size)
+	ri, ro := &r.ports[in], &r.ports[out]
+	inQueue := s.ports[in].in[q].shared + s.ports[in].in[q].headroom
+	if !s.isLossless(q) {
+		inQueue = s.ports[out].queue[q].bytes // lossy traffic has no ingress account
+	}
+	if ri.in.Observe(size, inQueue) {
+		s.rcmInputSample(now, in, out)
+	}
+	if ro.out.Observe(size, s.ports[out].queue[q].bytes) {
+		s.rcmOutputSample(now, out)
+	}
+	if !ro.win.Active {
+		return false
+	}
+	id := flowID(p)
+	if !ro.isHarmful(id) {
+		return false
+	}
+	if ro.heldFlows == nil {
+		ro.heldFlows = map[rcm.FlowID]int{}
+	}
+	ro.heldFlows[id]++
+	ro.held[q].push(p)
+	ro.heldMask |= 1 << q
+	ro.stats.held++
+	return true
+}
+
+// rcmInputSample acts on a sample of port in's input queue: congestion
+// there is reported upstream in a CN, at most every CNInterval, naming the
+// harmful flows of the output port the sampled packet goes to; when it
+// clears, a CN with degree 0 says so.
+func (s *Switch) rcmInputSample(now int64, in, out int) {
+	r := s.rcm
+	ri, ro := &r.ports[in], &r.ports[out]
+	if !ri.peerIsSwitch {
+		return // hosts learn of congestion from DCQCN
+	}
+	if !ri.in.Congested() {
+		if ri.inCongested {
+			ri.inCongested = false
+			s.sendCN(now, in, 0, nil)
+			ri.stats.clearCNs++
+		}
+		return
+	}
+	if ri.inCongested && now-ri.lastCN < r.p.CNInterval {
+		return
+	}
+	ri.inCongested, ri.lastCN = true, now
+	fb := ri.in.Q
+	if ro.remote && now <= ro.remoteUntil {
+		fb = max(1, rcm.Combine(fb, ro.fbr, r.p.W))
+	}
+	var ids [MaxCNFlows]rcm.FlowID
+	var list []rcm.FlowID
+	if ro.remote && len(ro.harmful) > 0 {
+		list = ro.harmful // edge and inner points pass on the root's flows
+	} else {
+		list = ro.cam.Flows(ids[:0])
+	}
+	s.sendCN(now, in, fb, list)
+	ri.stats.cnsSent++
+}
+
+// rcmOutputSample acts on a sample of port out's output queue: congestion
+// there cuts RCC's harmful share (at most every CNInterval); its end lets
+// the share recover, or RCC quit when no CN from downstream holds it.
+func (s *Switch) rcmOutputSample(now int64, out int) {
+	r := s.rcm
+	ro := &r.ports[out]
+	if ro.out.Congested() {
+		if !ro.localOut {
+			ro.localOut = true
+			r.localOut++
+		}
+		if !ro.win.Active || now-ro.lastCut >= r.p.CNInterval {
+			ro.win.Cut(now, ro.out.Q)
+			ro.lastCut = now
+			ro.stats.cuts++
+		}
+		return
+	}
+	if ro.localOut {
+		ro.localOut = false
+		r.localOut--
+	}
+	if !ro.win.Active {
+		return
+	}
+	if ro.remote && now <= ro.remoteUntil {
+		ro.win.Recover()
+	} else {
+		ro.remote = false
+		ro.win.Exit()
+	}
+}
+
+// sendCN queues a CN out of port with degree fb naming flows.
+func (s *Switch) sendCN(now int64, port int, fb uint8, flows []rcm.FlowID) {
+	idx, info := s.rcm.store.Alloc()
+	info.Fb = fb
+	info.N = uint8(copy(info.Flows[:], flows))
+	f := s.env.NewPacket()
+	*f = Packet{Kind: CN, Size: CNFrameSize(int(info.N)), Flow: -1, Aux: idx}
+	s.ports[port].ctrl.push(f)
+	s.env.Kick(port)
+}
+
+// receiveCN applies a CN from the downstream neighbour on port: its
+// output queue there joins (or, with degree 0, leaves) the congestion
+// region, takes the named flows as harmful and cuts RCC's share.
+func (s *Switch) receiveCN(now int64, port int, p *Packet) {
+	r := s.rcm
+	if r == nil {
+		return
+	}
+	info := r.store.Get(p.Aux)
+	ro := &r.ports[port]
+	ro.stats.cnsReceived++
+	r.cnTimes[r.cnNext] = now
+	r.cnNext = (r.cnNext + 1) % len(r.cnTimes)
+	if info.Fb == 0 {
+		ro.remote = false
+		if !ro.localOut {
+			ro.win.Exit()
+		}
+		return
+	}
+	ro.remote, ro.remoteUntil, ro.fbr = true, now+r.p.CNHold, info.Fb
+	ro.harmful = append(ro.harmful[:0], info.Flows[:info.N]...)
+	ro.win.Cut(now, info.Fb)
+	ro.stats.cuts++
+}
+
+// rcmDequeue is Dequeue's data part on a port whose RCC is active or still
+// holds packets: held (harmful) packets go while the window allows and in
+// proportion to W_c; other packets pass them. After RCC quits, held packets
+// go first, being older.
+func (s *Switch) rcmDequeue(now int64, port int) *Packet {
+	op := &s.ports[port]
+	rp := &s.rcm.ports[port]
+	if rp.remote && now > rp.remoteUntil {
+		rp.remote = false
+		if !rp.localOut {
+			rp.win.Exit()
+		}
+	}
+	hq := -1
+	for m := rp.heldMask; m != 0; m &= m - 1 {
+		if q := bits.TrailingZeros8(m); op.queue[q].pausedUntil <= now {
+			hq = q
+			break
+		}
+	}
+	nq := -1
+	for i := uint8(0); i < NumPrio; i++ {
+		q := (op.rr + i) & (NumPrio - 1)
+		if op.nonEmpty&(1<<q) != 0 && op.queue[q].pausedUntil <= now {
+			nq = int(q)
+			break
+		}
+	}
+	// RCC is work-conserving: harmful packets wait only while other
+	// packets can use the port, which is what moves bandwidth from harmful
+	// flows to victims without leaving the link idle.
+	takeHeld := false
+	if hq >= 0 {
+		switch {
+		case !rp.win.Active, nq < 0:
+			takeHeld = true
+		default:
+			ok, _ := rp.win.MayHarmful(now)
+			takeHeld = ok && rp.win.PreferHarmful()
+		}
+	}
+	var p *Packet
+	var q uint8
+	switch {
+	case takeHeld:
+		q = uint8(hq)
+		p = rp.held[q].pop()
+		if rp.held[q].len() == 0 {
+			rp.heldMask &^= 1 << q
+		}
+		id := flowID(p)
+		if rp.heldFlows[id]--; rp.heldFlows[id] == 0 {
+			delete(rp.heldFlows, id)
+		}
+	case nq >= 0:
+		q = uint8(nq)
+		p = op.queue[q].pop()
+		if op.queue[q].len() == 0 {
+			op.nonEmpty &^= 1 << q
+		}
+	default:
+		return nil
+	}
+	s.depart(now, port, op, q, p)
+	if rp.win.Active {
+		rp.win.OnSent(float64(p.Size), takeHeld)
+	}
+	return p
+}
+
+// rcmNext is Next's part for held packets: when the first of them may go
+// (RCC being work-conserving, as soon as PFC lets it).
+func (s *Switch) rcmNext(port int, at int64) int64 {
+	op := &s.ports[port]
+	rp := &s.rcm.ports[port]
+	var t int64
+	for m := rp.heldMask; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros8(m)
+		u := max(op.queue[q].pausedUntil, at)
+		if u != math.MaxInt64 && (t == 0 || u < t) {
+			t = u
+		}
+	}
+	return t
+}
+
+// RCMStats returns the switch's RCM counters (zero without RCM).
+func (s *Switch) RCMStats() RCMStats {
+	var st RCMStats
+	if s.rcm == nil {
+		return st
+	}
+	for i := range s.rcm.ports {
+		ps := &s.rcm.ports[i].stats
+		st.CNsSent += ps.cnsSent
+		st.ClearCNsSent += ps.clearCNs
+		st.CNsReceived += ps.cnsReceived
+		st.Held += ps.held
+		st.Cuts += ps.cuts
+	}
+	st.Detours = s.rcm.detours
+	return st
+}

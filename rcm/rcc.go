@@ -1,0 +1,91 @@
+package rcm
+
+// Window is RCC's send window on one output port (paper section 3.4,
+// eq. 3-6): of every W bytes the port sends, harmful flows may send W_c and
+// the rest W_nc = W - W_c. Once harmful flows have sent W_c, they wait for
+// the window to complete while other flows pass; a window also completes
+// after the time W takes at line rate. The scheduler that uses it is
+// work-conserving (harmful packets go whenever nothing else waits), so RCC
+// moves bandwidth from harmful flows to the others without idling the
+// port. Congestion (local, or a CN from downstream) cuts W_c by F_b G_d
+// (eq. 5); a sample that finds the congestion gone half way restores it,
+// and RCC quits when both the local and the remote congestion flag are
+// clear.
+type Window struct {
+	w, minWc float64
+	period   int64 // ps: W at line rate
+	gd       float64
+	// Wc is the harmful flows' share of the window, bytes.
+	Wc     float64
+	Active bool
+	start  int64
+	sentC  float64
+	sentNC float64
+	// Cuts counts rate cuts, for reports.
+	Cuts int
+}
+
+// NewWindow makes the window of a port of the given rate.
+func NewWindow(p *Params, rate float64) Window {
+	w := p.Window * rate / p.RefRate
+	return Window{w: w, minWc: p.MinShare * w, period: int64(w * 8 / rate * 1e12), gd: p.Gd, Wc: w}
+}
+
+// Cut applies a congestion degree (eq. 4-5) and starts RCC if it was off.
+func (x *Window) Cut(now int64, q uint8) {
+	if !x.Active {
+		x.Active, x.Wc = true, x.w
+		x.begin(now)
+	}
+	x.Wc = max(x.minWc, x.Wc*(1-float64(q)*x.gd))
+	x.Cuts++
+}
+
+// Recover moves W_c half way back to W.
+func (x *Window) Recover() { x.Wc += (x.w - x.Wc) / 2 }
+
+// Exit ends RCC.
+func (x *Window) Exit() { x.Active, x.Wc = false, x.w }
+
+func (x *Window) begin(now int64) { x.start, x.sentC, x.sentNC = now, 0, 0 }
+
+// roll starts a new window when the current one is complete.
+func (x *Window) roll(now int64) {
+	if now >= x.start+x.period || x.sentC+x.sentNC >= x.w {
+		x.begin(now)
+	}
+}
+
+// MayHarmful reports whether a harmful packet may go now, and if not, when
+// the window ends.
+func (x *Window) MayHarmful(now int64) (ok bool, at int64) {
+	x.roll(now)
+	if x.sentC < x.Wc {
+		return true, 0
+	}
+	return false, x.start + x.period
+}
+
+// HarmfulAt is the earliest time at or after at when a harmful packet may
+// go, leaving the window as it is.
+func (x *Window) HarmfulAt(at int64) int64 {
+	if at >= x.start+x.period || x.sentC+x.sentNC >= x.w || x.sentC < x.Wc {
+		return at
+	}
+	return x.start + x.period
+}
+
+// PreferHarmful reports whether, with both kinds waiting, the next packet
+// should be harmful: it keeps the harmful share of the window near W_c/W.
+func (x *Window) PreferHarmful() bool {
+	return x.sentC*x.w <= x.Wc*(x.sentC+x.sentNC)
+}
+
+// OnSent counts a packet the port sent.
+func (x *Window) OnSent(bytes float64, harmful bool) {
+	if harmful {
+		x.sentC += bytes
+	} else {
+		x.sentNC += bytes
+	}
+}

@@ -1,0 +1,142 @@
+// Package rcm implements Regional Congestion Mitigation (RCM) for lossless
+// datacenter switches: congestion region detection (CRD), congestion flow
+// recognition (CFR), regional congestion control (RCC) and switch-level
+// adaptive routing (SAR), after "Regional Congestion Mitigation in Lossless
+// Datacenter Networks" (the RCM paper). The pieces are clock-agnostic state
+// machines that the switch model (package dataplane) drives: every method
+// takes the time or the queue length it needs and none reads a clock.
+//
+// The paper leaves its constants open. Params documents the value chosen
+// for each, and why; every one is configurable.
+package rcm
+
+import "fmt"
+
+// FlowID is a flow's 5-tuple, the identity CFR samples and CNs carry.
+type FlowID struct {
+	Src, Dst     uint32 // IPv4 addresses (the simulator's host IDs)
+	SPort, DPort uint16
+	Proto        uint8
+}
+
+// Params are RCM's constants. Byte figures are given at RefRate and scale
+// with each port's rate, so that they stand for the same time.
+type Params struct {
+	// QEq is the equilibrium queue of CRD's F_b = Q_off + w_q Q_delta
+	// (eq. 1), bytes. 25 KB is a quarter of the paper's 100 KB queues: a
+	// queue that holds more is past what a micro-burst explains.
+	QEq float64
+	// Wq is w_q, the weight of the queue's growth since the last sample in
+	// F_b. 2, as QCN's congestion point uses.
+	Wq float64
+	// W is w in eq. 2, the weight of the downstream neighbour's degree F_br
+	// in the degree sent upstream and in the regional degree SAR compares.
+	// One half: a port's own queue and its neighbour's count alike.
+	W float64
+	// Gd is G_d in eq. 4-6; the paper fixes F_bmax G_d = 1/2, so with 6-bit
+	// degrees (F_bmax = 63) it is 1/126.
+	Gd float64
+	// SampleBytes is CRD's sampling interval when F_b is at or below zero:
+	// a sample every 10 KB (about ten full frames, 0.8 us at 100 Gb/s).
+	// Like QCN it shrinks as F_b grows, to MinSampleBytes at the highest
+	// degree (2.5 KB), so that congestion is tracked closely once found.
+	SampleBytes    float64
+	MinSampleBytes float64
+	// CAMDepth is CFR's CAM depth per output port: 8 entries, the depth
+	// the P4 program unrolls. CFRSampleEvery samples every Nth data packet
+	// leaving the port into the CAM (4: a CAM spans the last 32 packets).
+	CAMDepth       int
+	CFRSampleEvery int
+	// CAMMinHits is how many CAM entries a flow must hold to count as
+	// harmful. The paper counts any hit; but with a fair scheduler every
+	// flow through a busy port is soon sampled once, and then every flow is
+	// harmful and RCC has nothing to tell apart. Two of eight entries
+	// marks the flows carrying at least about an eighth of the port's
+	// packets. Flows named in a received CN are harmful regardless.
+	CAMMinHits int
+	// Window is W in eq. 3, bytes: the period over which RCC shares the
+	// port between harmful flows (W_c) and the rest (W_nc). 32 KB, 2.6 us at
+	// 100 Gb/s: a few round trips of a hop, so that pacing is smooth.
+	Window float64
+	// MinShare keeps W_c at least this share of W (1/16), so that repeated
+	// cuts slow harmful flows without stopping them.
+	MinShare float64
+	// CNInterval is the least time between two CNs sent out of one port
+	// (2 us): the notification rate of the paper's hop-by-hop loop.
+	CNInterval int64
+	// CNHold is how long a remote congestion flag lasts without a new CN
+	// (20 us); an explicit CN with degree 0 clears it at once.
+	CNHold int64
+	// RegionCNs CNs received within RegionWindow (two within 20 us) put a
+	// switch in a congestion region, as its own output congestion does;
+	// the paper says "several".
+	RegionCNs    int
+	RegionWindow int64
+	// SAR turns on switch-level adaptive routing. SARExisting lets it move
+	// flows already under way, not only new ones; moving a flow mid-way can
+	// reorder its packets, which go-back-N receivers answer with NACKs, so
+	// it is off by default and new flows (first packet) are detoured only.
+	SAR         bool
+	SARExisting bool
+	// PinIdle ends a flow's detour after it has sent nothing for this long
+	// (100 us).
+	PinIdle int64
+	// RefRate is the port rate the byte figures are given for.
+	RefRate float64
+}
+
+const us = int64(1e6) // picoseconds
+
+// FbMax is the largest quantised degree (6 bits, as QCN's feedback).
+const FbMax = 63
+
+// Defaults returns the parameters documented on Params, SAR on.
+func Defaults() Params {
+	return Params{
+		QEq: 25e3, Wq: 2, W: 0.5, Gd: 1.0 / (2 * FbMax),
+		SampleBytes: 10e3, MinSampleBytes: 2.5e3,
+		CAMDepth: 8, CFRSampleEvery: 4, CAMMinHits: 2,
+		Window: 32e3, MinShare: 1.0 / 16,
+		CNInterval: 2 * us, CNHold: 20 * us,
+		RegionCNs: 2, RegionWindow: 20 * us,
+		SAR: true, PinIdle: 100 * us,
+		RefRate: 100e9,
+	}
+}
+
+// Validate checks the parameters, naming the first bad field. Every check
+// is written so that NaN fails it.
+func (p *Params) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("rcm %s: %s", field, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case !(p.QEq > 0):
+		return bad("qeq", "must be positive, got %g", p.QEq)
+	case !(p.Wq >= 0):
+		return bad("wq", "must not be negative, got %g", p.Wq)
+	case !(p.W >= 0 && p.W <= 1):
+		return bad("w", "must be in [0, 1], got %g", p.W)
+	case !(p.Gd > 0 && p.Gd*FbMax <= 1):
+		return bad("gd", "must be positive with gd*63 <= 1, got %g", p.Gd)
+	case !(p.SampleBytes > 0 && p.MinSampleBytes > 0 && p.MinSampleBytes <= p.SampleBytes):
+		return bad("sample_bytes", "need 0 < min_sample_bytes <= sample_bytes, got %g, %g", p.MinSampleBytes, p.SampleBytes)
+	case p.CAMDepth < 1 || p.CAMDepth > 64:
+		return bad("cam_depth", "must be 1..64, got %d", p.CAMDepth)
+	case p.CFRSampleEvery < 1:
+		return bad("cfr_sample_every", "must be at least 1, got %d", p.CFRSampleEvery)
+	case p.CAMMinHits < 1 || p.CAMMinHits > p.CAMDepth:
+		return bad("cam_min_hits", "must be 1..cam_depth, got %d", p.CAMMinHits)
+	case !(p.Window > 0):
+		return bad("window", "must be positive, got %g", p.Window)
+	case !(p.MinShare > 0 && p.MinShare <= 1):
+		return bad("min_share", "must be in (0, 1], got %g", p.MinShare)
+	case p.CNInterval <= 0 || p.CNHold <= 0 || p.RegionWindow <= 0 || p.PinIdle <= 0:
+		return bad("cn_interval/cn_hold/region_window/pin_idle", "must be positive")
+	case p.RegionCNs < 1:
+		return bad("region_cns", "must be at least 1, got %d", p.RegionCNs)
+	case !(p.RefRate > 0):
+		return bad("ref_rate", "must be positive, got %g", p.RefRate)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package rcm
+
+// Pins is SAR's table of detoured flows (paper section 3.4): once SAR sends
+// a flow to another equal-cost port, the flow's later packets must follow,
+// or they would arrive out of order. It is a fixed-size table indexed by
+// the flow's hash; a collision replaces the older entry (a flow then goes
+// back to its ECMP port, which costs at most one reordering), so it never
+// grows and a lookup is one probe.
+type Pins struct {
+	slots []pin
+	idle  int64
+	n     int
+}
+
+type pin struct {
+	hash uint32
+	port int16
+	used bool
+	last int64
+}
+
+// NewPins makes a table of 2^bits entries; pins expire after idle.
+func NewPins(bits uint, idle int64) Pins {
+	return Pins{slots: make([]pin, 1<<bits), idle: idle}
+}
+
+// Len is the number of live pins (some may have expired unnoticed).
+func (t *Pins) Len() int { return t.n }
+
+// Lookup returns the pinned port of a flow, refreshing it, or -1.
+func (t *Pins) Lookup(now int64, hash uint32) int {
+	if t.n == 0 {
+		return -1
+	}
+	s := &t.slots[hash&uint32(len(t.slots)-1)]
+	if !s.used || s.hash != hash {
+		return -1
+	}
+	if now-s.last > t.idle {
+		s.used = false
+		t.n--
+		return -1
+	}
+	s.last = now
+	return int(s.port)
+}
+
+// Pin sends a flow's packets to port from now on.
+func (t *Pins) Pin(now int64, hash uint32, port int) {
+	s := &t.slots[hash&uint32(len(t.slots)-1)]
+	if !s.used {
+		t.n++
+	}
+	*s = pin{hash: hash, port: int16(port), used: true, last: now}
+}
+
+// Choose picks, among candidate ports, the one with the lowest degree;
+// ties keep the earlier candidate (put the ECMP choice first to prefer it).
+func Choose(candidates []int, degree func(port int) uint8) int {
+	best, bestDeg := candidates[0], degree(candidates[0])
+	for _, c := range candidates[1:] {
+		if d := degree(c); d < bestDeg {
+			best, bestDeg = c, d
+		}
+	}
+	return best
+}
