@@ -85,6 +85,11 @@ type rcmPort struct {
 	lastCut     int64 // when W_c was last cut for local congestion
 	held        [NumPrio]ring
 	heldMask    uint8
+	// deq counts the packets each output queue has sent. A held packet
+	// carries in Aux the count at which every packet queued before it has
+	// gone: harmful packets wait behind older ones and never overtake them,
+	// so a flow's packets keep their order when it turns harmful.
+	deq [NumPrio]uint32
 	// heldFlows counts the held packets per flow, so that a flow with
 	// packets held stays held and its packets keep their order.
 	heldFlows    map[rcm.FlowID]int
@@ -196,17 +201,20 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	if ro.out.Observe(size, s.ports[out].queue[q].bytes) {
 		s.rcmOutputSample(now, out)
 	}
-	if !ro.win.Active {
+	if !ro.win.Active && ro.heldMask == 0 {
 		return false
 	}
+	// A flow with packets held stays held, even once RCC has quit, so
+	// that its later packets cannot pass its earlier ones.
 	id := flowID(p)
-	if !ro.isHarmful(id) {
+	if ro.heldFlows[id] == 0 && !(ro.win.Active && ro.isHarmful(id)) {
 		return false
 	}
 	if ro.heldFlows == nil {
 		ro.heldFlows = map[rcm.FlowID]int{}
 	}
 	ro.heldFlows[id]++
+	p.Aux = ro.deq[q] + uint32(s.ports[out].queue[q].len())
 	ro.held[q].push(p)
 	ro.heldMask |= 1 << q
 	ro.stats.held++
@@ -335,7 +343,7 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	}
 	hq := -1
 	for m := rp.heldMask; m != 0; m &= m - 1 {
-		if q := bits.TrailingZeros8(m); op.queue[q].pausedUntil <= now {
+		if q := bits.TrailingZeros8(m); op.queue[q].pausedUntil <= now && rp.mayGo(q) {
 			hq = q
 			break
 		}
@@ -377,6 +385,7 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	case nq >= 0:
 		q = uint8(nq)
 		p = op.queue[q].pop()
+		rp.deq[q]++
 		if op.queue[q].len() == 0 {
 			op.nonEmpty &^= 1 << q
 		}
@@ -388,6 +397,12 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 		rp.win.OnSent(float64(p.Size), takeHeld)
 	}
 	return p
+}
+
+// mayGo reports whether the first held packet of queue q has no older
+// packet left in the queue.
+func (rp *rcmPort) mayGo(q int) bool {
+	return int32(rp.deq[q]-rp.held[q].peek().Aux) >= 0
 }
 
 // rcmNext is Next's part for held packets: when the first of them may go

@@ -26,6 +26,9 @@ func (r *ring) pop() *Packet {
 	return p
 }
 
+// peek returns the first packet without taking it.
+func (r *ring) peek() *Packet { return r.buf[r.head] }
+
 func (r *ring) grow() {
 	size := max(8, 2*len(r.buf))
 	buf := make([]*Packet, size)

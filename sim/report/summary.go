@@ -133,6 +133,19 @@ type RunStats struct {
 	PacketHops   int64   `json:"packet_hops"`
 	EndNs        float64 `json:"end_ns"`
 	LastFinishNs float64 `json:"last_finish_ns"`
+	// OutOfOrder counts data packets that arrived past a gap (losses, or
+	// reordering by SAR detours).
+	OutOfOrder int64 `json:"out_of_order"`
+}
+
+// RCMStats are the switches' RCM counters summed; all zero without RCM.
+type RCMStats struct {
+	CNsSent      int64 `json:"cns_sent"`
+	ClearCNsSent int64 `json:"clear_cns_sent"`
+	CNsReceived  int64 `json:"cns_received"`
+	Held         int64 `json:"held_packets"`
+	Cuts         int64 `json:"window_cuts"`
+	Detours      int64 `json:"detours"`
 }
 
 // Summary is what a run amounts to. FCT covers all completed flows;
@@ -149,6 +162,7 @@ type Summary struct {
 	Drops      DropStats    `json:"drops"`
 	PFC        PFCStats     `json:"pfc"`
 	CNPs       int64        `json:"cnps"`
+	RCM        RCMStats     `json:"rcm"`
 	Run        RunStats     `json:"run"`
 	Faults     []string     `json:"faults"`
 }
@@ -188,8 +202,9 @@ func Summarize(r *sim.Results, opts SummaryOptions) Summary {
 		Faults:  append([]string{}, r.Faults...),
 		Run: RunStats{
 			Events: r.Events, DataPackets: r.DataPackets, PacketHops: r.PacketHops,
-			EndNs: psToNs(r.End), LastFinishNs: psToNs(r.LastFinish),
+			EndNs: psToNs(r.End), LastFinishNs: psToNs(r.LastFinish), OutOfOrder: r.OutOfOrder,
 		},
+		RCM: RCMStats(r.RCM),
 	}
 	done := make([]sim.FlowRecord, 0, len(r.Flows))
 	hasClass := false

@@ -85,6 +85,13 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 	p("PFC: %.3f us paused in total; %d of %d switch ports sent PAUSE, %d were held\n",
 		s.PFC.PausedNs/1e3, s.PFC.PortsPausing, s.PFC.Ports, s.PFC.PortsPaused)
 	p("CNPs: %d\n", s.CNPs)
+	if r := s.RCM; r != (RCMStats{}) {
+		p("RCM: %d CNs sent (%d clearing), %d received; %d packets held, %d window cuts, %d flows detoured\n",
+			r.CNsSent, r.ClearCNsSent, r.CNsReceived, r.Held, r.Cuts, r.Detours)
+	}
+	if s.Run.OutOfOrder > 0 {
+		p("out of order: %d data packets arrived past a gap\n", s.Run.OutOfOrder)
+	}
 	p("run: %d events, %d data packets, %d packet hops; end %.3f us, last finish %.3f us\n",
 		s.Run.Events, s.Run.DataPackets, s.Run.PacketHops, s.Run.EndNs/1e3, s.Run.LastFinishNs/1e3)
 
