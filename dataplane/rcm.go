@@ -74,17 +74,28 @@ type rcmPort struct {
 	in, out rcm.Detector
 	cam     rcm.CAM
 	win     rcm.Window
-	// harmful are the flows the last CN from downstream named (the root's).
-	harmful     []rcm.FlowID
+	// local are the output queue's heavy hitters (CFR) as of the last
+	// step of RCC; named are the flows CNs from downstream named (the
+	// root's), each for CNHold; together they are the port's harmful
+	// flows. set is scratch space for their union.
+	local, set  []rcm.FlowID
+	named       rcm.Recent
 	remote      bool // a CN from downstream says the region continues
 	remoteUntil int64
 	fbr         uint8 // that CN's degree
 	localOut    bool  // this output queue is congested
 	inCongested bool  // this input queue is congested (CNs go upstream)
 	lastCN      int64 // when the last CN left this port
-	lastCut     int64 // when W_c was last cut for local congestion
+	lastStep    int64 // when W_c last changed for a local sample
 	held        [NumPrio]ring
 	heldMask    uint8
+	// heldBytes are the bytes held per queue. They stay in the switch's
+	// buffer and in their ingress accounts (so PFC and CNs push back on the
+	// harmful flows' upstream, as the paper's input VOQs do), but not in
+	// the output queue that the output detector and victims' ECN marks
+	// see, as in the paper's switch, where the output queue holds only
+	// what the scheduler let through.
+	heldBytes [NumPrio]float64
 	// deq counts the packets each output queue has sent. A held packet
 	// carries in Aux the count at which every packet queued before it has
 	// gone: harmful packets wait behind older ones and never overtake them,
@@ -117,7 +128,7 @@ func newRCM(p rcm.Params, cfg *Config) *rcmState {
 	r.ports = make([]rcmPort, len(cfg.Ports))
 	for i, pc := range cfg.Ports {
 		r.ports[i] = rcmPort{in: rcm.NewDetector(&r.p, pc.Rate), out: rcm.NewDetector(&r.p, pc.Rate),
-			cam: rcm.NewCAM(&r.p), win: rcm.NewWindow(&r.p, pc.Rate), peerIsSwitch: pc.PeerIsSwitch}
+			cam: rcm.NewCAM(&r.p, uint32(cfg.Seed)^uint32(i+1)*0x9E3779B9), named: rcm.NewRecent(2 * MaxCNFlows), win: rcm.NewWindow(&r.p, pc.Rate), peerIsSwitch: pc.PeerIsSwitch}
 	}
 	return r
 }
@@ -126,17 +137,27 @@ func flowID(p *Packet) rcm.FlowID {
 	return rcm.FlowID{Src: uint32(p.Src), Dst: uint32(p.Dst), SPort: p.SPort, DPort: p.DPort, Proto: 17}
 }
 
-// harmful reports whether flow id counts as harmful at output port rp.
-func (rp *rcmPort) isHarmful(id rcm.FlowID) bool {
-	if rp.heldFlows[id] > 0 || rp.cam.Harmful(id) {
-		return true
+// isHarmful reports whether flow id counts as harmful at output port rp.
+func (rp *rcmPort) isHarmful(now int64, id rcm.FlowID) bool {
+	return rp.heldFlows[id] > 0 || rcm.Contains(rp.local, id) || rp.named.Contains(now, id)
+}
+
+// harmful returns the port's harmful flows (with those CNs named) and
+// their share of the port. The local ones are the CAM's heavy hitters at
+// RCC's first cut, measured since the congestion was found; they stay
+// harmful until RCC quits, and no others join them: once RCC slows them,
+// the port's traffic no longer shows who caused the congestion.
+func (rp *rcmPort) harmful(now int64) ([]rcm.FlowID, float64) {
+	if !rp.win.CutYet() {
+		rp.local, _ = rp.cam.Heavy(rp.local)
 	}
-	for _, h := range rp.harmful {
-		if h == id {
-			return true
+	rp.set = rp.named.Live(now, rp.set)
+	for _, id := range rp.local {
+		if !rcm.Contains(rp.set, id) {
+			rp.set = append(rp.set, id)
 		}
 	}
-	return false
+	return rp.set, rp.cam.Share(rp.set)
 }
 
 // inRegion reports whether the switch is in a congestion region: one of
@@ -149,7 +170,7 @@ func (r *rcmState) inRegion(now int64) bool {
 func (r *rcmState) degree(now int64, port int) uint8 {
 	rp := &r.ports[port]
 	local, remote := rp.out.Q, uint8(0)
-	if rp.remote && now <= rp.remoteUntil {
+	if rp.remoteValid(now) {
 		remote = rp.fbr
 	}
 	return rcm.Combine(local, remote, r.p.W)
@@ -168,7 +189,7 @@ func (s *Switch) routeSAR(now int64, p *Packet) int {
 		return pinned
 	}
 	ecmp := s.Route(p)
-	if !r.inRegion(now) || (!r.p.SARExisting && p.Seq != 0) || r.ports[ecmp].isHarmful(flowID(p)) {
+	if !r.inRegion(now) || (!r.p.SARExisting && p.Seq != 0) || r.ports[ecmp].isHarmful(now, flowID(p)) {
 		return ecmp
 	}
 	best, bestDeg := ecmp, r.degree(now, ecmp)
@@ -198,8 +219,11 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	if ri.in.Observe(size, inQueue) {
 		s.rcmInputSample(now, in, out)
 	}
-	if ro.out.Observe(size, s.ports[out].queue[q].bytes) {
-		s.rcmOutputSample(now, out)
+	if ro.cam.Due() {
+		ro.cam.Add(flowID(p))
+	}
+	if ro.out.Observe(size, s.ports[out].queue[q].bytes-ro.heldBytes[q]) {
+		s.rcmOutputSample(now, out, q)
 	}
 	if !ro.win.Active && ro.heldMask == 0 {
 		return false
@@ -207,7 +231,7 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	// A flow with packets held stays held, even once RCC has quit, so
 	// that its later packets cannot pass its earlier ones.
 	id := flowID(p)
-	if ro.heldFlows[id] == 0 && !(ro.win.Active && ro.isHarmful(id)) {
+	if ro.heldFlows[id] == 0 && !(ro.win.Active && ro.isHarmful(now, id)) {
 		return false
 	}
 	if ro.heldFlows == nil {
@@ -216,6 +240,7 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	ro.heldFlows[id]++
 	p.Aux = ro.deq[q] + uint32(s.ports[out].queue[q].len())
 	ro.held[q].push(p)
+	ro.heldBytes[q] += size
 	ro.heldMask |= 1 << q
 	ro.stats.held++
 	return true
@@ -244,52 +269,70 @@ func (s *Switch) rcmInputSample(now int64, in, out int) {
 	}
 	ri.inCongested, ri.lastCN = true, now
 	fb := ri.in.Q
-	if ro.remote && now <= ro.remoteUntil {
+	if ro.remoteValid(now) {
 		fb = max(1, rcm.Combine(fb, ro.fbr, r.p.W))
 	}
-	var ids [MaxCNFlows]rcm.FlowID
+	// Edge and inner points pass on the root's flows; a root names its
+	// own heavy hitters.
 	var list []rcm.FlowID
-	if ro.remote && len(ro.harmful) > 0 {
-		list = ro.harmful // edge and inner points pass on the root's flows
-	} else {
-		list = ro.cam.Flows(ids[:0])
+	if ro.remoteValid(now) {
+		list = ro.named.Live(now, ro.set)
+	}
+	if len(list) == 0 {
+		list, _ = ro.cam.Heavy(ro.set)
+		ro.set = list
 	}
 	s.sendCN(now, in, fb, list)
 	ri.stats.cnsSent++
 }
 
 // rcmOutputSample acts on a sample of port out's output queue: congestion
-// there cuts RCC's harmful share (at most every CNInterval); its end lets
-// the share recover, or RCC quit when no CN from downstream holds it.
-func (s *Switch) rcmOutputSample(now int64, out int) {
+// there cuts RCC's harmful share, its end lets the share recover, at most
+// one step every CNInterval; RCC quits once the share is back and no CN
+// from downstream holds it.
+func (s *Switch) rcmOutputSample(now int64, out int, q uint8) {
 	r := s.rcm
 	ro := &r.ports[out]
-	if ro.out.Congested() {
-		if !ro.localOut {
-			ro.localOut = true
+	congested := ro.out.Congested()
+	if congested != ro.localOut {
+		ro.localOut = congested
+		if congested {
 			r.localOut++
+		} else {
+			r.localOut--
 		}
-		if !ro.win.Active || now-ro.lastCut >= r.p.CNInterval {
-			ro.win.Cut(now, ro.out.Q)
-			ro.lastCut = now
-			ro.stats.cuts++
-		}
+	}
+	if ro.win.Active && now-ro.lastStep < r.p.CNInterval {
 		return
 	}
-	if ro.localOut {
-		ro.localOut = false
-		r.localOut--
-	}
-	if !ro.win.Active {
-		return
-	}
-	if ro.remote && now <= ro.remoteUntil {
-		ro.win.Recover()
-	} else {
-		ro.remote = false
-		ro.win.Exit()
+	switch {
+	case congested && !ro.win.Active:
+		// Found: measure which flows load the port from now on (the
+		// paper estimates W_c and W_nc from the data sent since
+		// congestion was detected), and cut at the next step.
+		ro.win.Start(now)
+		ro.cam.Reset()
+		ro.lastStep = now
+	case congested:
+		_, share := ro.harmful(now)
+		ro.win.Cut(now, ro.out.Q, share)
+		ro.lastStep = now
+		ro.stats.cuts++
+	case ro.win.Active && !ro.remoteValid(now) && s.ports[out].queue[q].bytes < ro.out.QEq():
+		// The congestion is gone here and downstream, and the held
+		// packets are nearly out: recover, and quit once W_c is back.
+		// (While CNs keep coming, they alone set W_c.)
+		ro.lastStep = now
+		if ro.win.Recover() {
+			ro.win.Exit()
+			s.rcmUnhold(out)
+		}
 	}
 }
+
+// remoteValid reports whether a CN from downstream still holds the port
+// in the congestion region.
+func (rp *rcmPort) remoteValid(now int64) bool { return rp.remote && now <= rp.remoteUntil }
 
 // sendCN queues a CN out of port with degree fb naming flows.
 func (s *Switch) sendCN(now int64, port int, fb uint8, flows []rcm.FlowID) {
@@ -316,15 +359,13 @@ func (s *Switch) receiveCN(now int64, port int, p *Packet) {
 	r.cnTimes[r.cnNext] = now
 	r.cnNext = (r.cnNext + 1) % len(r.cnTimes)
 	if info.Fb == 0 {
-		ro.remote = false
-		if !ro.localOut {
-			ro.win.Exit()
-		}
+		ro.remote = false // W_c recovers with the next local samples
 		return
 	}
 	ro.remote, ro.remoteUntil, ro.fbr = true, now+r.p.CNHold, info.Fb
-	ro.harmful = append(ro.harmful[:0], info.Flows[:info.N]...)
-	ro.win.Cut(now, info.Fb)
+	ro.named.Add(info.Flows[:info.N], now+r.p.CNHold)
+	_, share := ro.harmful(now)
+	ro.win.Cut(now, info.Fb, share)
 	ro.stats.cuts++
 }
 
@@ -335,12 +376,6 @@ func (s *Switch) receiveCN(now int64, port int, p *Packet) {
 func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	op := &s.ports[port]
 	rp := &s.rcm.ports[port]
-	if rp.remote && now > rp.remoteUntil {
-		rp.remote = false
-		if !rp.localOut {
-			rp.win.Exit()
-		}
-	}
 	hq := -1
 	for m := rp.heldMask; m != 0; m &= m - 1 {
 		if q := bits.TrailingZeros8(m); op.queue[q].pausedUntil <= now && rp.mayGo(q) {
@@ -375,8 +410,10 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	case takeHeld:
 		q = uint8(hq)
 		p = rp.held[q].pop()
+		rp.heldBytes[q] -= float64(p.Size)
 		if rp.held[q].len() == 0 {
 			rp.heldMask &^= 1 << q
+			rp.heldBytes[q] = 0 // no float residue
 		}
 		id := flowID(p)
 		if rp.heldFlows[id]--; rp.heldFlows[id] == 0 {
@@ -392,11 +429,56 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	default:
 		return nil
 	}
-	s.depart(now, port, op, q, p)
+	s.depart(now, port, op, q, p, takeHeld)
 	if rp.win.Active {
 		rp.win.OnSent(float64(p.Size), takeHeld)
 	}
 	return p
+}
+
+// rcmDepart is depart's RCM part for packet p leaving queue q of port.
+// CFR samples the packets leaving the port, those that RCC holds when
+// they are held instead: so the CAM sees what flows offer, not what RCC
+// lets out, which would make the flows it slows look light and the
+// others heavy. It returns the queue length p's ECN mark goes by: a held
+// packet waited behind the whole queue, a packet let through only behind
+// the unheld part.
+func (s *Switch) rcmDepart(port int, q uint8, p *Packet, held bool) float64 {
+	rp := &s.rcm.ports[port]
+	qlen := s.ports[port].queue[q].bytes
+	if !held {
+		qlen -= rp.heldBytes[q]
+	}
+	return qlen
+}
+
+// rcmUnhold ends holding on port when RCC quits: the held packets go
+// back into their queues in arrival order (a held packet after every
+// packet that was queued before it), so that what is left is one FIFO
+// again and the port leaves RCM's scheduler.
+func (s *Switch) rcmUnhold(port int) {
+	op := &s.ports[port]
+	rp := &s.rcm.ports[port]
+	for m := rp.heldMask; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros8(m)
+		h, n := &rp.held[q], &op.queue[q].ring
+		var merged ring
+		for idx := rp.deq[q]; n.len() > 0; idx++ {
+			for h.len() > 0 && int32(idx-h.peek().Aux) >= 0 {
+				merged.push(h.pop())
+			}
+			merged.push(n.pop())
+		}
+		for h.len() > 0 {
+			merged.push(h.pop())
+		}
+		*n = merged
+		op.nonEmpty |= 1 << q
+		rp.heldBytes[q] = 0
+	}
+	rp.heldMask = 0
+	clear(rp.heldFlows)
+	rp.local = rp.local[:0]
 }
 
 // mayGo reports whether the first held packet of queue q has no older

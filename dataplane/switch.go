@@ -316,7 +316,9 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	}
 	p.InPort = int16(in)
 	op := &s.ports[out]
-	empty := op.nonEmpty == 0 && op.ctrl.len() == 0
+	// empty: nothing waits for the port, held packets included (the
+	// driver schedules no wake-up after a packet sent straight out).
+	empty := op.nonEmpty == 0 && op.ctrl.len() == 0 && (s.rcm == nil || s.rcm.ports[out].heldMask == 0)
 	if p.Kind.Control() {
 		if empty && s.env.TrySend(out, p) {
 			op.ctrlPackets++
@@ -379,7 +381,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 		return
 	}
 	if empty && eq.pausedUntil <= now && s.env.Idle(out) {
-		s.depart(now, out, op, q, p)
+		s.depart(now, out, op, q, p, false)
 		if s.rcm != nil && s.rcm.ports[out].win.Active {
 			s.rcm.ports[out].win.OnSent(size, false)
 		}
@@ -432,24 +434,26 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 		if op.queue[q].len() == 0 {
 			op.nonEmpty &^= 1 << q
 		}
-		s.depart(now, port, op, q, p)
+		s.depart(now, port, op, q, p, false)
 		return p
 	}
 	return nil
 }
 
-// depart accounts for data packet p leaving queue q of port op at now.
-func (s *Switch) depart(now int64, port int, op *port, q uint8, p *Packet) {
+// depart accounts for data packet p leaving queue q of port op at now;
+// held says RCC held it back.
+func (s *Switch) depart(now int64, port int, op *port, q uint8, p *Packet, held bool) {
 	op.rr = q + 1
-	if s.rcm != nil {
-		s.rcm.ports[port].cam.Observe(flowID(p))
-	}
 	eq := &op.queue[q]
 	eq.bytes -= float64(p.Size)
+	qlen := eq.bytes
+	if s.rcm != nil {
+		qlen = s.rcmDepart(port, q, p, held)
+	}
 	s.release(now, p)
 	// RED/ECN on the queue the packet leaves behind, as the
 	// instantaneous-queue marking of commodity switches does at dequeue.
-	if p.ECT() && s.shouldMark(&op.cfg.Marking, eq.bytes) {
+	if p.ECT() && s.shouldMark(&op.cfg.Marking, qlen) {
 		p.ECN = CE
 		op.marked++
 	}

@@ -31,6 +31,9 @@ func NewDetector(p *Params, rate float64) Detector {
 	return d
 }
 
+// QEq is the detector's equilibrium queue, bytes.
+func (d *Detector) QEq() float64 { return d.qeq }
+
 // Congested reports whether the last sample found congestion.
 func (d *Detector) Congested() bool { return d.Fb > 0 }
 

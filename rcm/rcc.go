@@ -7,10 +7,12 @@ package rcm
 // after the time W takes at line rate. The scheduler that uses it is
 // work-conserving (harmful packets go whenever nothing else waits), so RCC
 // moves bandwidth from harmful flows to the others without idling the
-// port. Congestion (local, or a CN from downstream) cuts W_c by F_b G_d
-// (eq. 5); a sample that finds the congestion gone half way restores it,
-// and RCC quits when both the local and the remote congestion flag are
-// clear.
+// port. RCC starts with W_c at the harmful flows' measured share of the
+// port (the paper estimates W_c and W_nc from what each kind sent since
+// congestion was found), so that the first cut of eq. 5 by F_b G_d (at
+// most a half) halves their rate at most. While congestion lasts (local,
+// or CNs from downstream) each cut compounds; once it is gone, W_c
+// recovers half way to W per step and RCC quits when it is back.
 type Window struct {
 	w, minWc float64
 	period   int64 // ps: W at line rate
@@ -18,6 +20,9 @@ type Window struct {
 	// Wc is the harmful flows' share of the window, bytes.
 	Wc     float64
 	Active bool
+	// cut says W_c has been cut since RCC started: the first cut sets it
+	// from the measured share.
+	cut    bool
 	start  int64
 	sentC  float64
 	sentNC float64
@@ -31,18 +36,37 @@ func NewWindow(p *Params, rate float64) Window {
 	return Window{w: w, minWc: p.MinShare * w, period: int64(w * 8 / rate * 1e12), gd: p.Gd, Wc: w}
 }
 
-// Cut applies a congestion degree (eq. 4-5) and starts RCC if it was off.
-func (x *Window) Cut(now int64, q uint8) {
+// Start turns RCC on, if it is off, with W_c = W: nothing is held back
+// until the first cut.
+func (x *Window) Start(now int64) {
 	if !x.Active {
-		x.Active, x.Wc = true, x.w
+		x.Active, x.Wc, x.cut = true, x.w, false
 		x.begin(now)
+	}
+}
+
+// CutYet reports whether W_c has been cut since RCC started.
+func (x *Window) CutYet() bool { return x.Active && x.cut }
+
+// Cut applies a congestion degree q (eq. 4-5), starting RCC if it is off.
+// The first cut since RCC started sets W_c from share (0..1): the harmful
+// flows' part of the port's traffic, measured since the congestion was
+// found.
+func (x *Window) Cut(now int64, q uint8, share float64) {
+	x.Start(now)
+	if !x.cut {
+		x.Wc, x.cut = min(1, share)*x.w, true
 	}
 	x.Wc = max(x.minWc, x.Wc*(1-float64(q)*x.gd))
 	x.Cuts++
 }
 
-// Recover moves W_c half way back to W.
-func (x *Window) Recover() { x.Wc += (x.w - x.Wc) / 2 }
+// Recover moves W_c half way back to W and reports whether it is back
+// (within the least share), when RCC may quit.
+func (x *Window) Recover() bool {
+	x.Wc += (x.w - x.Wc) / 2
+	return x.w-x.Wc < x.minWc
+}
 
 // Exit ends RCC.
 func (x *Window) Exit() { x.Active, x.Wc = false, x.w }

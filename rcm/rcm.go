@@ -42,17 +42,16 @@ type Params struct {
 	// degree (2.5 KB), so that congestion is tracked closely once found.
 	SampleBytes    float64
 	MinSampleBytes float64
-	// CAMDepth is CFR's CAM depth per output port: 8 entries, the depth
-	// the P4 program unrolls. CFRSampleEvery samples every Nth data packet
-	// leaving the port into the CAM (4: a CAM spans the last 32 packets).
+	// CAMDepth is CFR's CAM depth per output port: 16 entries.
+	// CFRSampleEvery: each data packet leaving the port is sampled into
+	// the CAM with probability 1/CFRSampleEvery (2: the CAM spans about
+	// the last 32 packets, 2.6 us at 100 Gb/s with 1 KB frames, about as
+	// long as RCC's window).
 	CAMDepth       int
 	CFRSampleEvery int
-	// CAMMinHits is how many CAM entries a flow must hold to count as
-	// harmful. The paper counts any hit; but with a fair scheduler every
-	// flow through a busy port is soon sampled once, and then every flow is
-	// harmful and RCC has nothing to tell apart. Two of eight entries
-	// marks the flows carrying at least about an eighth of the port's
-	// packets. Flows named in a received CN are harmful regardless.
+	// CAMMinHits is the fewest CAM entries of a harmful flow (2); a
+	// harmful flow must also hold more than half as many entries as the
+	// flow with the most (see CAM for why).
 	CAMMinHits int
 	// Window is W in eq. 3, bytes: the period over which RCC shares the
 	// port between harmful flows (W_c) and the rest (W_nc). 32 KB, 2.6 us at
@@ -95,7 +94,7 @@ func Defaults() Params {
 	return Params{
 		QEq: 25e3, Wq: 2, W: 0.5, Gd: 1.0 / (2 * FbMax),
 		SampleBytes: 10e3, MinSampleBytes: 2.5e3,
-		CAMDepth: 8, CFRSampleEvery: 4, CAMMinHits: 2,
+		CAMDepth: 16, CFRSampleEvery: 2, CAMMinHits: 2,
 		Window: 32e3, MinShare: 1.0 / 16,
 		CNInterval: 2 * us, CNHold: 20 * us,
 		RegionCNs: 2, RegionWindow: 20 * us,

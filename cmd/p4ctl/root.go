@@ -26,7 +26,7 @@ Exit status: 0 success, 1 failure at run time, 2 wrong usage.`,
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newVersionCmd(), newBufferCmd(), newSimCmd())
+	root.AddCommand(newVersionCmd(), newBufferCmd(), newSimCmd(), newExperimentCmd())
 	return root
 }
 

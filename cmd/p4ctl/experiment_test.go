@@ -1,0 +1,172 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/p4rcm/p4rcm/sim/experiment"
+)
+
+// experimentScenario is a 5-host star with a few explicit flows of each
+// size class: an experiment on it takes a fraction of a second.
+const experimentScenario = `name: tiny5
+topology: {kind: star, hosts: 5, host_rate: 100G, delay: 1us}
+workload:
+  kind: flows
+  flows:
+    - {src: 0, dst: 4, size: 10MB, class: background}
+    - {src: 1, dst: 4, size: 2MB, start: 5us, class: background}
+    - {src: 2, dst: 4, size: 50KB, start: 10us, class: hot}
+    - {src: 3, dst: 4, size: 20KB, start: 12us, class: hot}
+`
+
+func TestExperimentRun(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "tiny5.yaml", experimentScenario)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := p4ctl("experiment", scen, "--schemes", "dcqcn,pfc,lossy", "--seeds", "2", "--jobs", "3", "-o", out, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"experiment tiny5: schemes dcqcn, pfc, lossy; seeds 1, 2; baseline dcqcn",
+		"FCT vs dcqcn", "elephants  pfc", "goodput Gb/s", "lossy seed 2", "results in " + out} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, f := range []string{"comparison.csv", "comparison.json", "report.html", "slowdown-vs-size.png", "mice-fct-cdf.svg",
+		"dcqcn-seed1/flows.csv", "lossy-seed2/summary.txt"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestExperimentJSONAndDefaults(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "tiny5.yaml", experimentScenario)
+	t.Chdir(dir) // for the default output directory
+	code, stdout, stderr := p4ctl("experiment", scen, "--schemes", "pfc,lossy", "--seed", "7", "--seeds", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res experiment.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if res.Baseline != "pfc" || !slices.Equal(res.Seeds, []uint64{7, 8}) || len(res.Runs) != 4 || len(res.SizeClasses) != 8 {
+		t.Errorf("result: baseline %s, seeds %v, %d runs, %d rows", res.Baseline, res.Seeds, len(res.Runs), len(res.SizeClasses))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "p4rcm-out", "experiment-tiny5", "pfc-seed8", "flows.csv")); err != nil {
+		t.Errorf("default output directory: %v", err)
+	}
+}
+
+func TestExperimentUnknownSchemeFailsItsRuns(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "tiny5.yaml", experimentScenario)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := p4ctl("experiment", scen, "--schemes", "dcqcn,nosuch", "-o", out)
+	if code != exitRuntime || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "1 of 2 runs failed") ||
+		!strings.Contains(stderr, `unknown scheme "nosuch"`) {
+		t.Errorf("exit %d, stderr %q; want exit 1 and one line naming the scheme", code, stderr)
+	}
+	if !strings.Contains(stdout, "nosuch seed 1") || !strings.Contains(stdout, "FAILED") {
+		t.Errorf("the table does not show the failed run:\n%s", stdout)
+	}
+	for _, f := range []string{"comparison.csv", "report.html", "dcqcn-seed1/flows.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("the good run's results are missing: %v", err)
+		}
+	}
+}
+
+func TestExperimentUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "tiny5.yaml", experimentScenario)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--schemes", ""}, "--schemes"},
+		{[]string{"--schemes", "dcqcn,,pfc"}, "empty scheme"},
+		{[]string{"--schemes", "dcqcn,pfc,dcqcn"}, `"dcqcn" given twice`},
+		{[]string{"--schemes", "dcqcn,../x"}, `scheme "../x"`},
+		{[]string{"--scheme", "pfc"}, "use --schemes"},
+		{[]string{"--seeds", "0"}, "--seeds"},
+		{[]string{"--seeds", "x"}, "--seeds"},
+		{[]string{"--seeds", "-1"}, "--seeds"},
+		{[]string{"--seeds", "1,1"}, "seed 1 given twice"},
+		{[]string{"--seeds", "1,,2"}, "empty seed"},
+		{[]string{"--seeds", "1,0"}, "seeds start at 1"},
+		{[]string{"--seeds", "1,b"}, `seed "b"`},
+		{[]string{"--seeds", "100000"}, "at most"},
+		{[]string{"--seed", "18446744073709551615", "--seeds", "2"}, "past the largest seed"},
+		{[]string{"--seed", "3", "--seeds", "1,2"}, "--seed"},
+		{[]string{"--jobs", "0"}, "--jobs"},
+		{[]string{"--jobs", "-2"}, "--jobs"},
+		{[]string{"--jobs", "many"}, "--jobs"},
+		{[]string{"--workload", ""}, "--workload"},
+		{[]string{"--workload", "nosuchcdf.txt", "--preset", "default"}, "nosuchcdf.txt"},
+		{[]string{"--set", "topology.kind=ring"}, "topology.kind"},
+		{[]string{"--set", "nonsense"}, "want path=value"},
+		{[]string{"--preset", "nosuch"}, "unknown preset"},
+		{[]string{filepath.Join(dir, "missing.yaml")}, "does not exist"},
+		{[]string{scen, scen}, "at most 1 argument"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := append([]string{"experiment", "-q", "-o", filepath.Join(dir, "out")}, tt.args...)
+			if !slices.ContainsFunc(tt.args, func(a string) bool { return strings.HasSuffix(a, ".yaml") || a == "--preset" }) {
+				args = append(args, scen)
+			}
+			code, _, stderr := p4ctl(args...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line naming %q", code, stderr, tt.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("a usage error wrote output: %v", err)
+	}
+}
+
+func TestParseSeeds(t *testing.T) {
+	tests := []struct {
+		in    string
+		first uint64
+		want  []uint64
+	}{
+		{"3", 1, []uint64{1, 2, 3}},
+		{"1", 5, []uint64{5}},
+		{"2", 9, []uint64{9, 10}},
+		{"4,2", 1, []uint64{4, 2}},
+		{" 1, 5 ,9", 7, []uint64{1, 5, 9}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			f, err := parseSeeds(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.resolve(tt.first)
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDefaultExperiment(t *testing.T) {
+	cmd := newExperimentCmd()
+	if f := cmd.Flags().Lookup("preset"); f == nil || f.DefValue != defaultExperimentPreset {
+		t.Errorf("--preset default %v, want %q", f, defaultExperimentPreset)
+	}
+	if f := cmd.Flags().Lookup("schemes"); f == nil || f.DefValue != "dcqcn,rcm,pfc" {
+		t.Errorf("--schemes default %v", f)
+	}
+}

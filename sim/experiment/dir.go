@@ -1,0 +1,133 @@
+package experiment
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/p4rcm/p4rcm/sim/report"
+)
+
+// The names of the files WriteDir writes besides each run's directory and
+// the plots (Figure.Name plus ".png" and ".svg").
+const (
+	ComparisonCSVFile  = "comparison.csv"
+	ComparisonJSONFile = "comparison.json"
+	HTMLFile           = "report.html"
+)
+
+// WriteDir writes the experiment into dir, creating it if needed: for
+// each run with results, its directory RunResult.Dir with what
+// report.WriteDir writes (faulty runs included, to look into them); the
+// plots of Figures as PNG and SVG; comparison.csv, comparison.json and,
+// last, report.html, which links to the rest. It returns the paths of the
+// files written, in that order.
+//
+// Every file is written whole or not at all: to a temporary file in its
+// directory, synced, then renamed into place; other files in dir are left
+// alone. On an error WriteDir stops and returns the paths written so far.
+func WriteDir(dir string, r *Result) ([]string, error) {
+	for _, s := range r.Schemes {
+		if err := CheckScheme(s); err != nil {
+			return nil, fmt.Errorf("experiment: %w", err)
+		}
+	}
+	for i := range r.Runs {
+		if run := &r.Runs[i]; run.Results != nil && run.Dir != RunDir(run.Scheme, run.Seed) {
+			return nil, fmt.Errorf("experiment: run %s: directory %q is not %q", run.Name(), run.Dir, RunDir(run.Scheme, run.Seed))
+		}
+	}
+	figs, err := Figures(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("experiment: %w", err)
+	}
+	var paths []string
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		if run.Results == nil {
+			continue
+		}
+		ps, err := report.WriteDir(filepath.Join(dir, run.Dir), run.Results,
+			report.DirOptions{NS3FCT: run.ns3FCT, RateInterval: run.RateInterval})
+		paths = append(paths, ps...)
+		if err != nil {
+			return paths, fmt.Errorf("experiment: run %s: %w", run.Name(), err)
+		}
+	}
+	add := func(name string, write func(io.Writer) error) error {
+		p, err := writeFileAtomic(dir, name, write)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	}
+	for _, f := range figs {
+		for _, out := range []struct {
+			ext  string
+			data []byte
+		}{{".png", f.PNG}, {".svg", f.SVG}} {
+			if err := add(f.Name+out.ext, func(w io.Writer) error { _, err := w.Write(out.data); return err }); err != nil {
+				return paths, err
+			}
+		}
+	}
+	if err := add(ComparisonCSVFile, func(w io.Writer) error { return WriteComparisonCSV(w, r) }); err != nil {
+		return paths, err
+	}
+	if err := add(ComparisonJSONFile, func(w io.Writer) error { return WriteJSON(w, r) }); err != nil {
+		return paths, err
+	}
+	if err := add(HTMLFile, func(w io.Writer) error { return WriteHTML(w, r, figs) }); err != nil {
+		return paths, err
+	}
+	return paths, nil
+}
+
+// writeFileAtomic writes dir/name through a temporary file in dir that is
+// synced and renamed into place, so that readers never see half a file.
+func writeFileAtomic(dir, name string, write func(io.Writer) error) (path string, err error) {
+	path = filepath.Join(dir, name)
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return "", fmt.Errorf("experiment: writing %s: is a directory", path)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("experiment: writing %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("experiment: writing %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			err = fmt.Errorf("experiment: writing %s: %w", path, err)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		return "", err
+	}
+	if err := bw.Flush(); err != nil {
+		return "", err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
