@@ -72,13 +72,22 @@ type RCMStats struct {
 // rcmPort is one port's RCM state.
 type rcmPort struct {
 	in, out rcm.Detector
-	cam     rcm.CAM
-	win     rcm.Window
-	// local are the output queue's heavy hitters (CFR) as of the last
-	// step of RCC; named are the flows CNs from downstream named (the
-	// root's), each for CNHold; together they are the port's harmful
-	// flows. set is scratch space for their union.
+	// cam samples the packets entering the output queue (what flows
+	// offer: CFR's view, for naming harmful flows); sent samples those
+	// leaving it, for the harmful flows' share of what the port sends,
+	// which sets W_c at RCC's first cut.
+	cam, sent rcm.CAM
+	// arrivals samples the packets arriving on the port, so that a CN
+	// to the neighbour there names only flows that come from it.
+	arrivals rcm.CAM
+	win      rcm.Window
+	// local are the output queue's heavy hitters (CFR) at RCC's first
+	// cut as a root (rootFound says they are set); named are the flows
+	// CNs from downstream named (the root's), each for CNHold. The
+	// port's harmful flows are the named ones while there are any (an
+	// edge or inner point), else local. set is scratch space.
 	local, set  []rcm.FlowID
+	rootFound   bool
 	named       rcm.Recent
 	remote      bool // a CN from downstream says the region continues
 	remoteUntil int64
@@ -128,7 +137,8 @@ func newRCM(p rcm.Params, cfg *Config) *rcmState {
 	r.ports = make([]rcmPort, len(cfg.Ports))
 	for i, pc := range cfg.Ports {
 		r.ports[i] = rcmPort{in: rcm.NewDetector(&r.p, pc.Rate), out: rcm.NewDetector(&r.p, pc.Rate),
-			cam: rcm.NewCAM(&r.p, uint32(cfg.Seed)^uint32(i+1)*0x9E3779B9), named: rcm.NewRecent(2 * MaxCNFlows), win: rcm.NewWindow(&r.p, pc.Rate), peerIsSwitch: pc.PeerIsSwitch}
+			cam: rcm.NewCAM(&r.p, uint32(cfg.Seed)^uint32(i+1)*0x9E3779B9), sent: rcm.NewCAM(&r.p, uint32(cfg.Seed)^uint32(i+1)*0x85EBCA6B),
+			arrivals: rcm.NewCAM(&r.p, uint32(cfg.Seed)^uint32(i+1)*0xC2B2AE35), named: rcm.NewRecent(2 * MaxCNFlows), win: rcm.NewWindow(&r.p, pc.Rate), peerIsSwitch: pc.PeerIsSwitch}
 	}
 	return r
 }
@@ -137,27 +147,32 @@ func flowID(p *Packet) rcm.FlowID {
 	return rcm.FlowID{Src: uint32(p.Src), Dst: uint32(p.Dst), SPort: p.SPort, DPort: p.DPort, Proto: 17}
 }
 
-// isHarmful reports whether flow id counts as harmful at output port rp.
+// isHarmful reports whether flow id counts as harmful at output port rp:
+// at an edge or inner point (CNs reached the port) the flows the CNs
+// named, the root's, and only those, as the paper has it; at a root, the
+// CAM's heavy hitters. A flow with packets held stays harmful.
 func (rp *rcmPort) isHarmful(now int64, id rcm.FlowID) bool {
-	return rp.heldFlows[id] > 0 || rcm.Contains(rp.local, id) || rp.named.Contains(now, id)
+	if rp.heldFlows[id] > 0 {
+		return true
+	}
+	return rp.currentlyHarmful(now, id)
 }
 
-// harmful returns the port's harmful flows (with those CNs named) and
-// their share of the port. The local ones are the CAM's heavy hitters at
-// RCC's first cut, measured since the congestion was found; they stay
+// edge reports whether the port is an edge or inner point of a congestion
+// region: CNs from downstream named flows lately (within CNHold).
+func (rp *rcmPort) edge(now int64) bool { return rp.named.Any(now) }
+
+// harmful returns the port's harmful flows and their share of what the
+// port sends. At an edge or inner point they are the flows the CNs named;
+// at a root, the CAM's heavy hitters at RCC's first cut. These stay
 // harmful until RCC quits, and no others join them: once RCC slows them,
 // the port's traffic no longer shows who caused the congestion.
 func (rp *rcmPort) harmful(now int64) ([]rcm.FlowID, float64) {
-	if !rp.win.CutYet() {
-		rp.local, _ = rp.cam.Heavy(rp.local)
+	if rp.edge(now) {
+		rp.set = rp.named.Live(now, rp.set)
+		return rp.set, rp.sent.Share(rp.set)
 	}
-	rp.set = rp.named.Live(now, rp.set)
-	for _, id := range rp.local {
-		if !rcm.Contains(rp.set, id) {
-			rp.set = append(rp.set, id)
-		}
-	}
-	return rp.set, rp.cam.Share(rp.set)
+	return rp.local, rp.sent.Share(rp.local)
 }
 
 // inRegion reports whether the switch is in a congestion region: one of
@@ -216,6 +231,9 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	if !s.isLossless(q) {
 		inQueue = s.ports[out].queue[q].bytes // lossy traffic has no ingress account
 	}
+	if ri.arrivals.Due() {
+		ri.arrivals.Add(flowID(p))
+	}
 	if ri.in.Observe(size, inQueue) {
 		s.rcmInputSample(now, in, out)
 	}
@@ -264,25 +282,47 @@ func (s *Switch) rcmInputSample(now int64, in, out int) {
 		}
 		return
 	}
-	if ri.inCongested && now-ri.lastCN < r.p.CNInterval {
+	// The paper's input queues are per output (VOQs); here one account
+	// holds them all. A sample counts toward a CN only when its packet
+	// goes to an output port in RCC, whose flows the backlog is then
+	// made of: the flows of an idle output are victims, not causes.
+	if !ro.win.Active || (ri.inCongested && now-ri.lastCN < r.p.CNInterval) {
 		return
 	}
-	ri.inCongested, ri.lastCN = true, now
 	fb := ri.in.Q
 	if ro.remoteValid(now) {
 		fb = max(1, rcm.Combine(fb, ro.fbr, r.p.W))
 	}
-	// Edge and inner points pass on the root's flows; a root names its
-	// own heavy hitters.
+	// Edge and inner points pass on the root's flows. A root names the
+	// heavy hitters it holds back, or, holding none (flows sharing its
+	// link evenly), every flow that loads its port: upstream, where they
+	// meet flows that do not go to the root, slowing them is what keeps
+	// those from being blocked behind them. Of these, only those that
+	// come in on this port.
 	var list []rcm.FlowID
-	if ro.remoteValid(now) {
+	switch {
+	case ro.edge(now):
 		list = ro.named.Live(now, ro.set)
-	}
-	if len(list) == 0 {
-		list, _ = ro.cam.Heavy(ro.set)
+		ro.set = list
+	case len(ro.local) > 0:
+		list = ro.local
+	default:
+		list = ro.cam.Flows(ro.set)
 		ro.set = list
 	}
-	s.sendCN(now, in, fb, list)
+	var ids [MaxCNFlows]rcm.FlowID
+	n := 0
+	for _, id := range list {
+		if n < MaxCNFlows && ri.arrivals.Hits(id) > 0 {
+			ids[n] = id
+			n++
+		}
+	}
+	if n == 0 {
+		return // none of the harmful flows comes this way
+	}
+	ri.inCongested, ri.lastCN = true, now
+	s.sendCN(now, in, fb, ids[:n])
 	ri.stats.cnsSent++
 }
 
@@ -306,27 +346,43 @@ func (s *Switch) rcmOutputSample(now int64, out int, q uint8) {
 		return
 	}
 	switch {
-	case congested && !ro.win.Active:
-		// Found: measure which flows load the port from now on (the
-		// paper estimates W_c and W_nc from the data sent since
-		// congestion was detected), and cut at the next step.
-		ro.win.Start(now)
-		ro.cam.Reset()
-		ro.lastStep = now
+	case ro.edge(now):
+		// An edge or inner point: W_c follows the CNs from downstream,
+		// the root's view of how much its harmful flows may bring, and
+		// recovers once they stop (a clearing CN, or none for CNHold).
+		// Local congestion does not cut it: the harmful flows are held
+		// to W_c already, and what else crowds the port is not theirs.
+		if ro.win.Active && !ro.remoteValid(now) {
+			s.rcmRecover(now, out)
+		}
 	case congested:
-		_, share := ro.harmful(now)
-		ro.win.Cut(now, ro.out.Q, share)
+		// A root: its harmful flows are the heavy hitters at its first
+		// cut (see harmful).
+		if !ro.rootFound {
+			ro.local, ro.rootFound = ro.cam.Heavy(ro.local), true
+		}
+		ro.win.Cut(now, ro.out.Q, ro.sent.Share(ro.local))
 		ro.lastStep = now
 		ro.stats.cuts++
-	case ro.win.Active && !ro.remoteValid(now) && s.ports[out].queue[q].bytes < ro.out.QEq():
-		// The congestion is gone here and downstream, and the held
-		// packets are nearly out: recover, and quit once W_c is back.
-		// (While CNs keep coming, they alone set W_c.)
-		ro.lastStep = now
-		if ro.win.Recover() {
-			ro.win.Exit()
-			s.rcmUnhold(out)
-		}
+	case ro.win.Active && s.ports[out].queue[q].bytes < ro.out.QEq():
+		// The root's congestion is gone, and the queue with the held
+		// packets is below Q_eq (the held packets' backlog is
+		// congestion too, as in the paper's input queues).
+		s.rcmRecover(now, out)
+	}
+	if ro.win.Active && ro.heldMask != 0 {
+		s.rcmRelease(now, out)
+	}
+}
+
+// rcmRecover moves W_c of port half way back to W, and ends RCC there
+// once it is back.
+func (s *Switch) rcmRecover(now int64, port int) {
+	rp := &s.rcm.ports[port]
+	rp.lastStep = now
+	if rp.win.Recover() {
+		rp.win.Exit()
+		s.rcmUnhold(port)
 	}
 }
 
@@ -359,13 +415,20 @@ func (s *Switch) receiveCN(now int64, port int, p *Packet) {
 	r.cnTimes[r.cnNext] = now
 	r.cnNext = (r.cnNext + 1) % len(r.cnTimes)
 	if info.Fb == 0 {
-		ro.remote = false // W_c recovers with the next local samples
+		// The congestion downstream is gone: W_c recovers with the
+		// next local samples. The named flows stay harmful until
+		// they expire (CNHold), so that the root's congestion does
+		// not return at once with all they held back.
+		ro.remote = false
 		return
 	}
 	ro.remote, ro.remoteUntil, ro.fbr = true, now+r.p.CNHold, info.Fb
 	ro.named.Add(info.Flows[:info.N], now+r.p.CNHold)
 	_, share := ro.harmful(now)
 	ro.win.Cut(now, info.Fb, share)
+	if ro.heldMask != 0 {
+		s.rcmRelease(now, port)
+	}
 	ro.stats.cuts++
 }
 
@@ -391,17 +454,24 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 			break
 		}
 	}
-	// RCC is work-conserving: harmful packets wait only while other
-	// packets can use the port, which is what moves bandwidth from harmful
-	// flows to victims without leaving the link idle.
+	// Harmful packets go within W_c of each window, and in proportion
+	// to W_c/W when others wait too. Past W_c they wait for the next
+	// window, even if the link would idle, where CNs say the congestion
+	// is downstream (edge and inner points): the paper's RCC, a rate
+	// limit that keeps harmful flows from loading the root and pushes
+	// back on them upstream. At a root, whose own link is the
+	// bottleneck, and with WorkConserving, they wait only while other
+	// packets can use the link.
 	takeHeld := false
 	if hq >= 0 {
 		switch {
-		case !rp.win.Active, nq < 0:
+		case !rp.win.Active:
+			takeHeld = true
+		case nq < 0 && (s.rcm.p.WorkConserving || !rp.edge(now)):
 			takeHeld = true
 		default:
 			ok, _ := rp.win.MayHarmful(now)
-			takeHeld = ok && rp.win.PreferHarmful()
+			takeHeld = ok && (nq < 0 || rp.win.PreferHarmful())
 		}
 	}
 	var p *Packet
@@ -436,18 +506,18 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	return p
 }
 
-// rcmDepart is depart's RCM part for packet p leaving queue q of port.
-// CFR samples the packets leaving the port, those that RCC holds when
-// they are held instead: so the CAM sees what flows offer, not what RCC
-// lets out, which would make the flows it slows look light and the
-// others heavy. It returns the queue length p's ECN mark goes by: a held
-// packet waited behind the whole queue, a packet let through only behind
-// the unheld part.
+// rcmDepart is depart's RCM part for packet p leaving queue q of port:
+// it samples p into the port's sent CAM and returns the queue length p's
+// ECN mark goes by: a held packet waited behind the whole queue, a packet
+// let through only behind the unheld part.
 func (s *Switch) rcmDepart(port int, q uint8, p *Packet, held bool) float64 {
 	rp := &s.rcm.ports[port]
 	qlen := s.ports[port].queue[q].bytes
 	if !held {
 		qlen -= rp.heldBytes[q]
+	}
+	if rp.sent.Due() {
+		rp.sent.Add(flowID(p))
 	}
 	return qlen
 }
@@ -478,7 +548,72 @@ func (s *Switch) rcmUnhold(port int) {
 	}
 	rp.heldMask = 0
 	clear(rp.heldFlows)
-	rp.local = rp.local[:0]
+	rp.local, rp.rootFound = rp.local[:0], false
+	rp.named.Clear()
+}
+
+// currentlyHarmful is isHarmful without the held flows' stickiness.
+func (rp *rcmPort) currentlyHarmful(now int64, id rcm.FlowID) bool {
+	if rp.edge(now) {
+		return rp.named.Contains(now, id)
+	}
+	return rcm.Contains(rp.local, id)
+}
+
+// rcmRelease lets the held flows that are no longer harmful (a CN named
+// other flows, or the flags changed) go back into their queues, in
+// arrival order; the others stay held.
+func (s *Switch) rcmRelease(now int64, port int) {
+	op := &s.ports[port]
+	rp := &s.rcm.ports[port]
+	for m := rp.heldMask; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros8(m)
+		h, n := &rp.held[q], &op.queue[q].ring
+		var keep, rel ring
+		for h.len() > 0 {
+			p := h.pop()
+			if id := flowID(p); rp.currentlyHarmful(now, id) {
+				keep.push(p)
+			} else {
+				rel.push(p)
+				rp.heldBytes[q] -= float64(p.Size)
+				if rp.heldFlows[id]--; rp.heldFlows[id] == 0 {
+					delete(rp.heldFlows, id)
+				}
+			}
+		}
+		*h = keep
+		if rel.len() == 0 {
+			continue
+		}
+		// A kept packet's stamp counts the queue's packets ahead of it;
+		// the released ones that go in ahead of it now count too. Both
+		// lists are in stamp order.
+		j, ahead := 0, uint32(0)
+		for i := 0; i < keep.len(); i++ {
+			k := keep.at(i)
+			for ; j < rel.len() && int32(k.Aux-rel.at(j).Aux) >= 0; j++ {
+				ahead++
+			}
+			k.Aux += ahead
+		}
+		var merged ring
+		for idx := rp.deq[q]; n.len() > 0; idx++ {
+			for rel.len() > 0 && int32(idx-rel.peek().Aux) >= 0 {
+				merged.push(rel.pop())
+			}
+			merged.push(n.pop())
+		}
+		for rel.len() > 0 {
+			merged.push(rel.pop())
+		}
+		*n = merged
+		op.nonEmpty |= 1 << q
+		if keep.len() == 0 {
+			rp.heldMask &^= 1 << q
+			rp.heldBytes[q] = 0
+		}
+	}
 }
 
 // mayGo reports whether the first held packet of queue q has no older
@@ -487,8 +622,8 @@ func (rp *rcmPort) mayGo(q int) bool {
 	return int32(rp.deq[q]-rp.held[q].peek().Aux) >= 0
 }
 
-// rcmNext is Next's part for held packets: when the first of them may go
-// (RCC being work-conserving, as soon as PFC lets it).
+// rcmNext is Next's part for held packets: when the first of them may go,
+// as PFC and RCC's window let it.
 func (s *Switch) rcmNext(port int, at int64) int64 {
 	op := &s.ports[port]
 	rp := &s.rcm.ports[port]
@@ -496,6 +631,9 @@ func (s *Switch) rcmNext(port int, at int64) int64 {
 	for m := rp.heldMask; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
 		u := max(op.queue[q].pausedUntil, at)
+		if rp.win.Active && !s.rcm.p.WorkConserving && rp.edge(u) && u != math.MaxInt64 {
+			u = rp.win.HarmfulAt(u)
+		}
 		if u != math.MaxInt64 && (t == 0 || u < t) {
 			t = u
 		}

@@ -26,6 +26,9 @@ func (r *ring) pop() *Packet {
 	return p
 }
 
+// at returns the i-th packet from the front.
+func (r *ring) at(i int) *Packet { return r.buf[(r.head+i)&(len(r.buf)-1)] }
+
 // peek returns the first packet without taking it.
 func (r *ring) peek() *Packet { return r.buf[r.head] }
 

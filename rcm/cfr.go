@@ -1,20 +1,26 @@
 package rcm
 
 // CAM is CFR's content-addressable memory on one output queue (paper
-// section 3.3): the 5-tuples of packets sampled periodically as they leave,
-// written cyclically. Flows that send more are sampled more, so the CAM
-// holds the flows that load the port.
+// section 3.3): the 5-tuples of packets sampled as they pass, written
+// cyclically. Flows that send more are sampled more, so the CAM holds the
+// flows that load the port.
 //
-// The paper counts every flow in the CAM as harmful. With a few dozen
-// entries that names nearly every flow through a busy port (a flow with an
-// eighth of the port is in a 16-entry CAM 88% of the time), and RCC then
-// has nothing to tell apart. Harmful here are the port's heavy hitters: a
-// flow with at least MinHits entries and more than half as many as the
-// flow with the most. In Monte Carlo trials of a 16-entry CAM, a flow with
-// half a port next to four with an eighth each is harmful every time and
-// each of the four 12% of the time; of four equal flows, each is harmful
-// 65% of the time (which is why CN receivers keep the flows named by the
-// CNs of the last CNHold, see Recent).
+// The paper counts every flow in the CAM as harmful. A CAM of a few dozen
+// entries on a busy port then names nearly every flow, mice included (a
+// flow with an eighth of the port is in a 16-entry CAM 88% of the time).
+// Two readings are used instead, for two purposes:
+//
+//   - Contributors (Flows): flows with at least MinHits entries, the
+//     flows that load a congested port. A root names them in its CNs, and
+//     the points upstream slow them down. Four equal flows into a port
+//     each hold 4 of 16 entries and are named 94% of the time (Monte
+//     Carlo), a flow with 1/20 of the port 19% of the time.
+//   - Heavy hitters (Heavy): flows with more than twice the entries of an
+//     average other flow in the CAM: the flows that take more than their
+//     share. A root holds back these only, since slowing some of several
+//     equal flows into its own bottleneck would only be unfair. A flow
+//     with half a port next to four with an eighth each is one every
+//     time; equal flows never are.
 type CAM struct {
 	ids     []FlowID
 	n       int // entries written, up to len(ids)
@@ -62,30 +68,40 @@ func (c *CAM) Hits(id FlowID) int {
 	return h
 }
 
-// Heavy appends to dst (which it first empties) the CAM's harmful flows,
-// in the order of their first entry, and returns it with the fraction of
-// the entries they hold: their share of the packets that left lately.
-func (c *CAM) Heavy(dst []FlowID) ([]FlowID, float64) {
+// Flows appends to dst (which it first empties) the CAM's contributors,
+// in the order of their first entry.
+func (c *CAM) Flows(dst []FlowID) []FlowID {
 	dst = dst[:0]
-	var hits [64]int // per entry: the hits of its flow, counted once per flow
-	most := 0
+	for i := 0; i < c.n; i++ {
+		if id := c.ids[i]; first(c.ids[:i], id) && c.Hits(id) >= c.minHits {
+			dst = append(dst, id)
+		}
+	}
+	return dst
+}
+
+// Heavy appends to dst (which it first empties) the CAM's heavy hitters,
+// in the order of their first entry.
+func (c *CAM) Heavy(dst []FlowID) []FlowID {
+	dst = dst[:0]
+	var hits [64]int // per entry: its flow's hits, on the flow's first entry only
+	flows := 0
 	for i := 0; i < c.n; i++ {
 		if first(c.ids[:i], c.ids[i]) {
 			hits[i] = c.Hits(c.ids[i])
-			most = max(most, hits[i])
+			flows++
 		}
 	}
-	held := 0
+	if flows < 2 {
+		return dst // a lone flow has no one to take a share from
+	}
 	for i := 0; i < c.n; i++ {
-		if h := hits[i]; h >= c.minHits && 2*h > most {
+		// h > 2 (n-h)/(flows-1): twice the mean of the others.
+		if h := hits[i]; h >= c.minHits && h*(flows-1) > 2*(c.n-h) {
 			dst = append(dst, c.ids[i])
-			held += h
 		}
 	}
-	if c.n == 0 {
-		return dst, 0
-	}
-	return dst, float64(held) / float64(c.n)
+	return dst
 }
 
 // Share is the fraction of the CAM's entries that belong to the flows in
@@ -160,6 +176,16 @@ func (r *Recent) Contains(now int64, id FlowID) bool {
 	for i, x := range r.ids {
 		if x == id {
 			return now <= r.until[i]
+		}
+	}
+	return false
+}
+
+// Any reports whether some flow is in the set at now.
+func (r *Recent) Any(now int64) bool {
+	for _, u := range r.until {
+		if now <= u {
+			return true
 		}
 	}
 	return false

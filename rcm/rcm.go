@@ -57,6 +57,14 @@ type Params struct {
 	// port between harmful flows (W_c) and the rest (W_nc). 32 KB, 2.6 us at
 	// 100 Gb/s: a few round trips of a hop, so that pacing is smooth.
 	Window float64
+	// WorkConserving lets harmful packets past W_c whenever no other
+	// packet waits. Off by default: at edge and inner points (ports that
+	// CNs reached) the paper's RCC holds them until the next window,
+	// which limits harmful flows to W_c/W of the port's rate and so keeps
+	// them from loading the root and pushes back on them upstream, even
+	// where nothing competes with them on the port. A root's RCC is
+	// work-conserving either way: its own link is the bottleneck.
+	WorkConserving bool
 	// MinShare keeps W_c at least this share of W (1/16), so that repeated
 	// cuts slow harmful flows without stopping them.
 	MinShare float64

@@ -154,11 +154,11 @@ func (s *Scenario) buildTopology() (*topo.Topology, error) {
 	return t, nil
 }
 
-// readData reads a file named in the scenario; "bench:" names are the
-// embedded benchmark inputs.
+// readData reads a file named in the scenario; "builtin:" names are the
+// presets' embedded inputs.
 func (s *Scenario) readData(name string) ([]byte, error) {
-	if rest, ok := strings.CutPrefix(name, "bench:"); ok {
-		return benchData(rest)
+	if rest, ok := strings.CutPrefix(name, "builtin:"); ok {
+		return builtinData(rest)
 	}
 	return os.ReadFile(s.path(name))
 }
@@ -384,6 +384,9 @@ func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
 	dur(&p.CNHold, o.CNHold)
 	count(&p.RegionCNs, o.RegionCNs)
 	dur(&p.RegionWindow, o.RegionWindow)
+	if o.WorkConserving != nil {
+		p.WorkConserving = *o.WorkConserving
+	}
 	if o.SARExisting != nil {
 		p.SARExisting = *o.SARExisting
 	}

@@ -12,8 +12,8 @@ import (
 //go:embed presets/*.yaml
 var presetFS embed.FS
 
-//go:embed bench/*.txt
-var benchFS embed.FS
+//go:embed data/*.txt
+var dataFS embed.FS
 
 // Preset describes a built-in scenario.
 type Preset struct {
@@ -52,12 +52,18 @@ func LoadPreset(name string) (*Scenario, error) {
 	return Parse(data, "preset "+name, "")
 }
 
-// benchData reads an embedded benchmark input: the ns-3 RDMA simulator's
-// 320-host fat tree and web-search flow file.
-func benchData(name string) ([]byte, error) {
-	data, err := benchFS.ReadFile(path.Join("bench", name))
+// builtinData reads an embedded input file of the presets: the ns-3 RDMA
+// simulator's 320-host fat tree and web-search flow file (the benchmark),
+// and the topologies of the RCM paper's micro-benchmarks.
+func builtinData(name string) ([]byte, error) {
+	data, err := dataFS.ReadFile(path.Join("data", name))
 	if err != nil {
-		return nil, fmt.Errorf("no built-in benchmark file %q (fat320.topo.txt, websearch30_10ms.flows.txt)", name)
+		entries, _ := fs.ReadDir(dataFS, "data")
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return nil, fmt.Errorf("no built-in file %q (known: %s)", name, strings.Join(names, ", "))
 	}
 	return data, nil
 }

@@ -148,6 +148,7 @@ type RCM struct {
 	CAMMinHits     *int      `yaml:"cam_min_hits"`
 	Window         *Size     `yaml:"window"`
 	MinShare       *Fraction `yaml:"min_share"`
+	WorkConserving *bool     `yaml:"work_conserving"`
 	CNInterval     *Duration `yaml:"cn_interval"`
 	CNHold         *Duration `yaml:"cn_hold"`
 	RegionCNs      *int      `yaml:"region_cns"`
