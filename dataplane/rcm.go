@@ -88,6 +88,7 @@ type rcmPort struct {
 	// edge or inner point), else local. set is scratch space.
 	local, set  []rcm.FlowID
 	rootFound   bool
+	camMark     uint64 // the CAM's writes when RCC started as a root
 	named       rcm.Recent
 	remote      bool // a CN from downstream says the region continues
 	remoteUntil int64
@@ -355,10 +356,21 @@ func (s *Switch) rcmOutputSample(now int64, out int, q uint8) {
 		if ro.win.Active && !ro.remoteValid(now) {
 			s.rcmRecover(now, out)
 		}
+	case congested && !ro.win.Active:
+		// A root found: measure which flows load the port from now on
+		// (the paper estimates W_c and W_nc from the data sent since
+		// the congestion was detected) and cut once the CAM is full of
+		// samples taken since.
+		ro.win.Start(now)
+		ro.camMark = ro.cam.Written()
+		ro.lastStep = now
 	case congested:
-		// A root: its harmful flows are the heavy hitters at its first
-		// cut (see harmful).
+		// A root: its harmful flows are the heavy hitters measured
+		// since it found the congestion (see harmful).
 		if !ro.rootFound {
+			if ro.cam.Written()-ro.camMark < uint64(r.p.CAMDepth) {
+				break
+			}
 			ro.local, ro.rootFound = ro.cam.Heavy(ro.local), true
 		}
 		ro.win.Cut(now, ro.out.Q, ro.sent.Share(ro.local))
@@ -470,8 +482,7 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 		case nq < 0 && (s.rcm.p.WorkConserving || !rp.edge(now)):
 			takeHeld = true
 		default:
-			ok, _ := rp.win.MayHarmful(now)
-			takeHeld = ok && (nq < 0 || rp.win.PreferHarmful())
+			takeHeld = rp.win.MayHarmful(now) && (nq < 0 || rp.win.PreferHarmful())
 		}
 	}
 	var p *Packet

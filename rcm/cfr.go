@@ -5,28 +5,30 @@ package rcm
 // cyclically. Flows that send more are sampled more, so the CAM holds the
 // flows that load the port.
 //
-// The paper counts every flow in the CAM as harmful. A CAM of a few dozen
-// entries on a busy port then names nearly every flow, mice included (a
-// flow with an eighth of the port is in a 16-entry CAM 88% of the time).
-// Two readings are used instead, for two purposes:
+// The paper counts every flow in the CAM as harmful. A CAM of dozens of
+// entries on a busy port then names nearly every flow, mice included.
+// Two readings are used instead, for two purposes (figures from Monte
+// Carlo trials of the default 64-entry CAM, MinHits 4):
 //
 //   - Contributors (Flows): flows with at least MinHits entries, the
-//     flows that load a congested port. A root names them in its CNs, and
-//     the points upstream slow them down. Four equal flows into a port
-//     each hold 4 of 16 entries and are named 94% of the time (Monte
-//     Carlo), a flow with 1/20 of the port 19% of the time.
-//   - Heavy hitters (Heavy): flows with more than twice the entries of an
-//     average other flow in the CAM: the flows that take more than their
-//     share. A root holds back these only, since slowing some of several
-//     equal flows into its own bottleneck would only be unfair. A flow
-//     with half a port next to four with an eighth each is one every
-//     time; equal flows never are.
+//     flows that load a congested port. A root with no heavy hitter
+//     names them in its CNs, and the points upstream slow them down. Of
+//     four flows sharing a port evenly each is named every time; a flow
+//     with 1/20 of the port 40% of the time.
+//   - Heavy hitters (Heavy): flows with at least MinHits entries and more
+//     than twice the entries of an average other flow: the flows taking
+//     more than their share. A root holds back these only, since slowing
+//     some of several equal flows into its own bottleneck would only be
+//     unfair. A flow with half a port next to four with an eighth each is
+//     one 99.5% of the time and each of the four almost never; of four
+//     equal flows each is one 0.5% of the time.
 type CAM struct {
 	ids     []FlowID
 	n       int // entries written, up to len(ids)
 	pos     int // next entry to write
 	every   uint32
 	rng     uint32 // xorshift state
+	written uint64
 	minHits int
 }
 
@@ -49,10 +51,14 @@ func (c *CAM) Due() bool {
 
 // Add writes a sampled flow into the CAM, over its oldest entry.
 func (c *CAM) Add(id FlowID) {
+	c.written++
 	c.ids[c.pos] = id
 	c.pos = (c.pos + 1) % len(c.ids)
 	c.n = min(c.n+1, len(c.ids))
 }
+
+// Written counts the entries ever written.
+func (c *CAM) Written() uint64 { return c.written }
 
 // Reset empties the CAM, to measure afresh.
 func (c *CAM) Reset() { c.n, c.pos = 0, 0 }

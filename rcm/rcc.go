@@ -3,16 +3,18 @@ package rcm
 // Window is RCC's send window on one output port (paper section 3.4,
 // eq. 3-6): of every W bytes the port sends, harmful flows may send W_c and
 // the rest W_nc = W - W_c. Once harmful flows have sent W_c, they wait for
-// the window to complete while other flows pass; a window also completes
-// after the time W takes at line rate. The scheduler that uses it is
-// work-conserving (harmful packets go whenever nothing else waits), so RCC
-// moves bandwidth from harmful flows to the others without idling the
-// port. RCC starts with W_c at the harmful flows' measured share of the
-// port (the paper estimates W_c and W_nc from what each kind sent since
-// congestion was found), so that the first cut of eq. 5 by F_b G_d (at
-// most a half) halves their rate at most. While congestion lasts (local,
-// or CNs from downstream) each cut compounds; once it is gone, W_c
-// recovers half way to W per step and RCC quits when it is back.
+// the window to complete; a window completes when W bytes have gone or
+// after the time W takes at line rate, so W_c/W caps the harmful flows'
+// share of the port's rate. (Whether they may still go when nothing else
+// waits is the scheduler's choice, see dataplane.)
+//
+// The first cut after RCC starts sets W_c to the harmful flows' measured
+// share of what the port sent (the paper estimates W_c and W_nc from what
+// each kind sent since congestion was found), so that a cut of eq. 5 by
+// F_b G_d, at most a half, slows them by at most a half. While congestion
+// lasts each further cut compounds, down to MinShare of W; once it is
+// gone, W_c recovers half way to W per step, and RCC quits when it is
+// back.
 type Window struct {
 	w, minWc float64
 	period   int64 // ps: W at line rate
@@ -44,9 +46,6 @@ func (x *Window) Start(now int64) {
 		x.begin(now)
 	}
 }
-
-// CutYet reports whether W_c has been cut since RCC started.
-func (x *Window) CutYet() bool { return x.Active && x.cut }
 
 // Cut applies a congestion degree q (eq. 4-5), starting RCC if it is off.
 // The first cut since RCC started sets W_c from share (0..1): the harmful
@@ -80,14 +79,10 @@ func (x *Window) roll(now int64) {
 	}
 }
 
-// MayHarmful reports whether a harmful packet may go now, and if not, when
-// the window ends.
-func (x *Window) MayHarmful(now int64) (ok bool, at int64) {
+// MayHarmful reports whether a harmful packet may go now.
+func (x *Window) MayHarmful(now int64) bool {
 	x.roll(now)
-	if x.sentC < x.Wc {
-		return true, 0
-	}
-	return false, x.start + x.period
+	return x.sentC < x.Wc
 }
 
 // HarmfulAt is the earliest time at or after at when a harmful packet may

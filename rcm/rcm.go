@@ -42,16 +42,19 @@ type Params struct {
 	// degree (2.5 KB), so that congestion is tracked closely once found.
 	SampleBytes    float64
 	MinSampleBytes float64
-	// CAMDepth is CFR's CAM depth per output port: 16 entries.
-	// CFRSampleEvery: each data packet leaving the port is sampled into
-	// the CAM with probability 1/CFRSampleEvery (2: the CAM spans about
-	// the last 32 packets, 2.6 us at 100 Gb/s with 1 KB frames, about as
-	// long as RCC's window).
+	// CAMDepth is CFR's CAM depth per output port (64 entries), and
+	// each packet entering the port's queue is written into it with
+	// probability 1/CFRSampleEvery (1: every packet; the draw is random,
+	// not every Nth packet, so that flows arriving in strict alternation
+	// cannot alias). 64 packets are 5 us at 100 Gb/s with 1 KB frames:
+	// long enough that four flows sharing a port evenly are almost never
+	// told apart by chance (see CAM), short enough that a root measures
+	// a burst within a few microseconds of finding it.
 	CAMDepth       int
 	CFRSampleEvery int
-	// CAMMinHits is the fewest CAM entries of a harmful flow (2); a
-	// harmful flow must also hold more than half as many entries as the
-	// flow with the most (see CAM for why).
+	// CAMMinHits is the fewest CAM entries of a flow named as a
+	// contributor in CNs (4 of 64: a sixteenth of the port), and of a
+	// heavy hitter (see CAM).
 	CAMMinHits int
 	// Window is W in eq. 3, bytes: the period over which RCC shares the
 	// port between harmful flows (W_c) and the rest (W_nc). 32 KB, 2.6 us at
@@ -102,7 +105,7 @@ func Defaults() Params {
 	return Params{
 		QEq: 25e3, Wq: 2, W: 0.5, Gd: 1.0 / (2 * FbMax),
 		SampleBytes: 10e3, MinSampleBytes: 2.5e3,
-		CAMDepth: 16, CFRSampleEvery: 2, CAMMinHits: 2,
+		CAMDepth: 64, CFRSampleEvery: 1, CAMMinHits: 4,
 		Window: 32e3, MinShare: 1.0 / 16,
 		CNInterval: 2 * us, CNHold: 20 * us,
 		RegionCNs: 2, RegionWindow: 20 * us,

@@ -53,15 +53,3 @@ func (t *Pins) Pin(now int64, hash uint32, port int) {
 	}
 	*s = pin{hash: hash, port: int16(port), used: true, last: now}
 }
-
-// Choose picks, among candidate ports, the one with the lowest degree;
-// ties keep the earlier candidate (put the ECMP choice first to prefer it).
-func Choose(candidates []int, degree func(port int) uint8) int {
-	best, bestDeg := candidates[0], degree(candidates[0])
-	for _, c := range candidates[1:] {
-		if d := degree(c); d < bestDeg {
-			best, bestDeg = c, d
-		}
-	}
-	return best
-}
