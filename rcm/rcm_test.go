@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-func flow(i int) FlowID { return FlowID{Src: uint32(i), Dst: 99, SPort: uint16(10000 + i), DPort: 4791, Proto: 17} }
+func flow(i int) FlowID {
+	return FlowID{Src: uint32(i), Dst: 99, SPort: uint16(10000 + i), DPort: 4791, Proto: 17}
+}
 
 func TestDefaultsValidate(t *testing.T) {
 	p := Defaults()
