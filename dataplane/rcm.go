@@ -111,9 +111,12 @@ type rcmPort struct {
 	// gone: harmful packets wait behind older ones and never overtake them,
 	// so a flow's packets keep their order when it turns harmful.
 	deq [NumPrio]uint32
+	// headStamp is the stamp of each held queue's first packet, kept
+	// here so that the scheduler does not touch the packet to read it.
+	headStamp [NumPrio]uint32
 	// heldFlows counts the held packets per flow, so that a flow with
 	// packets held stays held and its packets keep their order.
-	heldFlows    map[rcm.FlowID]int
+	heldFlows    flowCounts
 	peerIsSwitch bool
 	stats        struct{ cnsSent, clearCNs, cnsReceived, held, cuts int64 }
 }
@@ -128,6 +131,9 @@ type rcmState struct {
 	cnNext   int
 	localOut int // output ports now congested
 	detours  int64
+	// merged, keep and rel are scratch queues for rcmUnhold and
+	// rcmRelease, kept to reuse their buffers.
+	merged, keep, rel ring
 }
 
 func newRCM(p rcm.Params, cfg *Config) *rcmState {
@@ -136,16 +142,20 @@ func newRCM(p rcm.Params, cfg *Config) *rcmState {
 		r.cnTimes[i] = math.MinInt64 / 2
 	}
 	r.ports = make([]rcmPort, len(cfg.Ports))
+	// The sent and arrivals CAMs serve coarse ends (a share, whether a
+	// flow comes in on a port): a quarter of the packets is plenty.
+	aux := r.p
+	aux.CFRSampleEvery *= 4
 	for i, pc := range cfg.Ports {
 		r.ports[i] = rcmPort{in: rcm.NewDetector(&r.p, pc.Rate), out: rcm.NewDetector(&r.p, pc.Rate),
-			cam: rcm.NewCAM(&r.p, uint32(cfg.Seed)^uint32(i+1)*0x9E3779B9), sent: rcm.NewCAM(&r.p, uint32(cfg.Seed)^uint32(i+1)*0x85EBCA6B),
-			arrivals: rcm.NewCAM(&r.p, uint32(cfg.Seed)^uint32(i+1)*0xC2B2AE35), named: rcm.NewRecent(2 * MaxCNFlows), win: rcm.NewWindow(&r.p, pc.Rate), peerIsSwitch: pc.PeerIsSwitch}
+			cam: rcm.NewCAM(&r.p, uint32(cfg.Seed)^uint32(i+1)*0x9E3779B9), sent: rcm.NewCAM(&aux, uint32(cfg.Seed)^uint32(i+1)*0x85EBCA6B),
+			arrivals: rcm.NewCAM(&aux, uint32(cfg.Seed)^uint32(i+1)*0xC2B2AE35), named: rcm.NewRecent(2 * MaxCNFlows), win: rcm.NewWindow(&r.p, pc.Rate), peerIsSwitch: pc.PeerIsSwitch}
 	}
 	return r
 }
 
 func flowID(p *Packet) rcm.FlowID {
-	return rcm.FlowID{Src: uint32(p.Src), Dst: uint32(p.Dst), SPort: p.SPort, DPort: p.DPort, Proto: 17}
+	return rcm.FlowID(p.Hash)
 }
 
 // isHarmful reports whether flow id counts as harmful at output port rp:
@@ -153,7 +163,7 @@ func flowID(p *Packet) rcm.FlowID {
 // named, the root's, and only those, as the paper has it; at a root, the
 // CAM's heavy hitters. A flow with packets held stays harmful.
 func (rp *rcmPort) isHarmful(now int64, id rcm.FlowID) bool {
-	if rp.heldFlows[id] > 0 {
+	if rp.heldFlows.has(id) {
 		return true
 	}
 	return rp.currentlyHarmful(now, id)
@@ -198,14 +208,20 @@ func (r *rcmState) degree(now int64, port int) uint8 {
 func (s *Switch) routeSAR(now int64, p *Packet) int {
 	r := s.rcm
 	hops := s.fib.NextHops(int(p.Dst))
-	if len(hops) <= 1 || p.Kind != Data {
-		return s.Route(p)
+	switch len(hops) {
+	case 0:
+		return -1
+	case 1:
+		return int(hops[0])
+	}
+	ecmp := s.ecmp(p, hops)
+	if p.Kind != Data {
+		return ecmp
 	}
 	if pinned := r.pins.Lookup(now, p.Hash); pinned >= 0 {
 		return pinned
 	}
-	ecmp := s.Route(p)
-	if !r.inRegion(now) || (!r.p.SARExisting && p.Seq != 0) || r.ports[ecmp].isHarmful(now, flowID(p)) {
+	if (!r.p.SARExisting && p.Seq != 0) || !r.inRegion(now) || r.ports[ecmp].isHarmful(now, flowID(p)) {
 		return ecmp
 	}
 	best, bestDeg := ecmp, r.degree(now, ecmp)
@@ -228,18 +244,25 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	r := s.rcm
 	size := float64(p.Size)
 	ri, ro := &r.ports[in], &r.ports[out]
-	inQueue := s.ports[in].in[q].shared + s.ports[in].in[q].headroom
-	if !s.isLossless(q) {
-		inQueue = s.ports[out].queue[q].bytes // lossy traffic has no ingress account
+	id := flowID(p)
+	// Input queues are watched where CNs can go: ports facing switches.
+	if ri.peerIsSwitch {
+		inQueue := s.ports[in].in[q].shared + s.ports[in].in[q].headroom
+		if !s.isLossless(q) {
+			inQueue = s.ports[out].queue[q].bytes // lossy traffic has no ingress account
+		}
+		if ri.arrivals.Due() {
+			ri.arrivals.Add(id)
+		}
+		if ri.in.Observe(size, inQueue) {
+			s.rcmInputSample(now, in, out)
+		}
 	}
-	if ri.arrivals.Due() {
-		ri.arrivals.Add(flowID(p))
-	}
-	if ri.in.Observe(size, inQueue) {
-		s.rcmInputSample(now, in, out)
-	}
-	if ro.cam.Due() {
-		ro.cam.Add(flowID(p))
+	// CFR samples only while the port is congested or in RCC, the only
+	// times its CAM is read (a root measures its flows from when it
+	// found the congestion).
+	if (ro.localOut || ro.win.Active) && ro.cam.Due() {
+		ro.cam.Add(id)
 	}
 	if ro.out.Observe(size, s.ports[out].queue[q].bytes-ro.heldBytes[q]) {
 		s.rcmOutputSample(now, out, q)
@@ -249,16 +272,15 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	}
 	// A flow with packets held stays held, even once RCC has quit, so
 	// that its later packets cannot pass its earlier ones.
-	id := flowID(p)
-	if ro.heldFlows[id] == 0 && !(ro.win.Active && ro.isHarmful(now, id)) {
+	if !ro.heldFlows.has(id) && !(ro.win.Active && ro.currentlyHarmful(now, id)) {
 		return false
 	}
-	if ro.heldFlows == nil {
-		ro.heldFlows = map[rcm.FlowID]int{}
-	}
-	ro.heldFlows[id]++
+	ro.heldFlows.add(id, 1)
 	p.Aux = ro.deq[q] + uint32(s.ports[out].queue[q].len())
 	ro.held[q].push(p)
+	if ro.held[q].len() == 1 {
+		ro.headStamp[q] = p.Aux
+	}
 	ro.heldBytes[q] += size
 	ro.heldMask |= 1 << q
 	ro.stats.held++
@@ -444,10 +466,11 @@ func (s *Switch) receiveCN(now int64, port int, p *Packet) {
 	ro.stats.cuts++
 }
 
-// rcmDequeue is Dequeue's data part on a port whose RCC is active or still
-// holds packets: held (harmful) packets go while the window allows and in
-// proportion to W_c; other packets pass them. After RCC quits, held packets
-// go first, being older.
+// rcmDequeue is Dequeue's data part on a port that holds packets: held
+// (harmful) packets go while the window allows and in proportion to W_c;
+// other packets pass them. The window counts what the port sends while
+// packets are held, when there is a share to keep. After RCC quits, held
+// packets go in arrival order with the rest.
 func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	op := &s.ports[port]
 	rp := &s.rcm.ports[port]
@@ -491,15 +514,14 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	case takeHeld:
 		q = uint8(hq)
 		p = rp.held[q].pop()
+		rp.refreshHead(q)
 		rp.heldBytes[q] -= float64(p.Size)
 		if rp.held[q].len() == 0 {
 			rp.heldMask &^= 1 << q
 			rp.heldBytes[q] = 0 // no float residue
 		}
 		id := flowID(p)
-		if rp.heldFlows[id]--; rp.heldFlows[id] == 0 {
-			delete(rp.heldFlows, id)
-		}
+		rp.heldFlows.add(id, -1)
 	case nq >= 0:
 		q = uint8(nq)
 		p = op.queue[q].pop()
@@ -542,25 +564,67 @@ func (s *Switch) rcmUnhold(port int) {
 	rp := &s.rcm.ports[port]
 	for m := rp.heldMask; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
-		h, n := &rp.held[q], &op.queue[q].ring
-		var merged ring
-		for idx := rp.deq[q]; n.len() > 0; idx++ {
-			for h.len() > 0 && int32(idx-h.peek().Aux) >= 0 {
-				merged.push(h.pop())
-			}
-			merged.push(n.pop())
-		}
-		for h.len() > 0 {
-			merged.push(h.pop())
-		}
-		*n = merged
+		s.rcm.merge(&op.queue[q].ring, &rp.held[q], rp.deq[q])
 		op.nonEmpty |= 1 << q
 		rp.heldBytes[q] = 0
 	}
 	rp.heldMask = 0
-	clear(rp.heldFlows)
+	rp.heldFlows.clear()
 	rp.local, rp.rootFound = rp.local[:0], false
 	rp.named.Clear()
+}
+
+// merge moves the packets of held (in stamp order, see rcmPort.deq) into
+// the queue n, whose first packet is the deq-th the queue sends, each
+// after the packets queued before it.
+func (r *rcmState) merge(n, held *ring, deq uint32) {
+	m := &r.merged
+	for idx := deq; n.len() > 0; idx++ {
+		for held.len() > 0 && int32(idx-held.peek().Aux) >= 0 {
+			m.push(held.pop())
+		}
+		m.push(n.pop())
+	}
+	for held.len() > 0 {
+		m.push(held.pop())
+	}
+	*n, *m = *m, *n // n's old buffer, emptied, is scratch again
+}
+
+// flowCounts counts the held packets of each flow on a port: a short
+// list, since few flows are held at once, cheaper than a map to search.
+type flowCounts struct {
+	ids []rcm.FlowID
+	n   []int32
+}
+
+func (c *flowCounts) has(id rcm.FlowID) bool { return rcm.Contains(c.ids, id) }
+
+// add changes id's count by d, dropping flows that reach zero.
+func (c *flowCounts) add(id rcm.FlowID, d int32) {
+	for i, x := range c.ids {
+		if x == id {
+			if c.n[i] += d; c.n[i] == 0 {
+				last := len(c.ids) - 1
+				c.ids[i], c.n[i] = c.ids[last], c.n[last]
+				c.ids, c.n = c.ids[:last], c.n[:last]
+			}
+			return
+		}
+	}
+	c.ids, c.n = append(c.ids, id), append(c.n, d)
+}
+
+func (c *flowCounts) clear() { c.ids, c.n = c.ids[:0], c.n[:0] }
+
+// allHarmful reports whether every held flow of rp is still harmful.
+func (c *flowCounts) allHarmful(now int64, rp *rcmPort) bool {
+	for _, id := range c.ids {
+		if !rp.currentlyHarmful(now, id) {
+			return false
+		}
+	}
+	return true
 }
 
 // currentlyHarmful is isHarmful without the held flows' stickiness.
@@ -577,10 +641,13 @@ func (rp *rcmPort) currentlyHarmful(now int64, id rcm.FlowID) bool {
 func (s *Switch) rcmRelease(now int64, port int) {
 	op := &s.ports[port]
 	rp := &s.rcm.ports[port]
+	if rp.heldFlows.allHarmful(now, rp) {
+		return
+	}
 	for m := rp.heldMask; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
 		h, n := &rp.held[q], &op.queue[q].ring
-		var keep, rel ring
+		keep, rel := &s.rcm.keep, &s.rcm.rel
 		for h.len() > 0 {
 			p := h.pop()
 			if id := flowID(p); rp.currentlyHarmful(now, id) {
@@ -588,12 +655,11 @@ func (s *Switch) rcmRelease(now int64, port int) {
 			} else {
 				rel.push(p)
 				rp.heldBytes[q] -= float64(p.Size)
-				if rp.heldFlows[id]--; rp.heldFlows[id] == 0 {
-					delete(rp.heldFlows, id)
-				}
+				rp.heldFlows.add(id, -1)
 			}
 		}
-		*h = keep
+		*h, *keep = *keep, *h // keep's buffer, emptied, is scratch again
+		keep = h
 		if rel.len() == 0 {
 			continue
 		}
@@ -608,18 +674,9 @@ func (s *Switch) rcmRelease(now int64, port int) {
 			}
 			k.Aux += ahead
 		}
-		var merged ring
-		for idx := rp.deq[q]; n.len() > 0; idx++ {
-			for rel.len() > 0 && int32(idx-rel.peek().Aux) >= 0 {
-				merged.push(rel.pop())
-			}
-			merged.push(n.pop())
-		}
-		for rel.len() > 0 {
-			merged.push(rel.pop())
-		}
-		*n = merged
+		s.rcm.merge(n, rel, rp.deq[q])
 		op.nonEmpty |= 1 << q
+		rp.refreshHead(uint8(q))
 		if keep.len() == 0 {
 			rp.heldMask &^= 1 << q
 			rp.heldBytes[q] = 0
@@ -627,10 +684,17 @@ func (s *Switch) rcmRelease(now int64, port int) {
 	}
 }
 
+// refreshHead notes the stamp of held queue q's first packet.
+func (rp *rcmPort) refreshHead(q uint8) {
+	if rp.held[q].len() > 0 {
+		rp.headStamp[q] = rp.held[q].peek().Aux
+	}
+}
+
 // mayGo reports whether the first held packet of queue q has no older
 // packet left in the queue.
 func (rp *rcmPort) mayGo(q int) bool {
-	return int32(rp.deq[q]-rp.held[q].peek().Aux) >= 0
+	return int32(rp.deq[q]-rp.headStamp[q]) >= 0
 }
 
 // rcmNext is Next's part for held packets: when the first of them may go,

@@ -382,9 +382,6 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	}
 	if empty && eq.pausedUntil <= now && s.env.Idle(out) {
 		s.depart(now, out, op, q, p, false)
-		if s.rcm != nil && s.rcm.ports[out].win.Active {
-			s.rcm.ports[out].win.OnSent(size, false)
-		}
 		s.env.Send(out, p)
 		return
 	}
@@ -403,7 +400,13 @@ func (s *Switch) Route(p *Packet) int {
 	case 1:
 		return int(hops[0])
 	}
-	// Lemire's multiply-shift maps the hash onto the hops without a division.
+	return s.ecmp(p, hops)
+}
+
+// ecmp picks p's port among hops by its flow hash mixed with the switch's
+// seed: Lemire's multiply-shift maps the hash onto the hops without a
+// division.
+func (s *Switch) ecmp(p *Packet, hops []int32) int {
 	h := mix64(uint64(p.Hash)^s.cfg.Seed) >> 32
 	return int(hops[h*uint64(len(hops))>>32])
 }
@@ -417,10 +420,8 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 		op.ctrlPackets++
 		return op.ctrl.pop()
 	}
-	if s.rcm != nil {
-		if rp := &s.rcm.ports[port]; rp.heldMask != 0 || rp.win.Active {
-			return s.rcmDequeue(now, port)
-		}
+	if s.rcm != nil && s.rcm.ports[port].heldMask != 0 {
+		return s.rcmDequeue(now, port)
 	}
 	if op.nonEmpty == 0 {
 		return nil

@@ -12,12 +12,14 @@ package rcm
 
 import "fmt"
 
-// FlowID is a flow's 5-tuple, the identity CFR samples and CNs carry.
-type FlowID struct {
-	Src, Dst     uint32 // IPv4 addresses (the simulator's host IDs)
-	SPort, DPort uint16
-	Proto        uint8
-}
+// FlowID identifies a flow: what CFR samples and CNs carry.
+//
+// A switch tells flows apart by the hash of their 5-tuple, which every
+// switch computes alike; the model uses the hash as the ID, four bytes to
+// store and compare where CFR's CAM and the harmful-flow lists of a
+// hardware switch hold the 5-tuple (13 bytes, which is what a CN's size
+// on the wire counts). Two flows whose hashes collide count as one.
+type FlowID uint32
 
 // Params are RCM's constants. Byte figures are given at RefRate and scale
 // with each port's rate, so that they stand for the same time.

@@ -7,7 +7,7 @@ import (
 )
 
 func flow(i int) FlowID {
-	return FlowID{Src: uint32(i), Dst: 99, SPort: uint16(10000 + i), DPort: 4791, Proto: 17}
+	return FlowID(0x9E3779B9 * uint32(i+1))
 }
 
 func TestDefaultsValidate(t *testing.T) {

@@ -8,6 +8,7 @@ package rcm
 // grows and a lookup is one probe.
 type Pins struct {
 	slots []pin
+	used  []uint64 // a bit per slot in use: most lookups stop at it
 	idle  int64
 	n     int
 }
@@ -21,7 +22,7 @@ type pin struct {
 
 // NewPins makes a table of 2^bits entries; pins expire after idle.
 func NewPins(bits uint, idle int64) Pins {
-	return Pins{slots: make([]pin, 1<<bits), idle: idle}
+	return Pins{slots: make([]pin, 1<<bits), used: make([]uint64, max(1, (1<<bits)/64)), idle: idle}
 }
 
 // Len is the number of live pins (some may have expired unnoticed).
@@ -29,15 +30,17 @@ func (t *Pins) Len() int { return t.n }
 
 // Lookup returns the pinned port of a flow, refreshing it, or -1.
 func (t *Pins) Lookup(now int64, hash uint32) int {
-	if t.n == 0 {
+	i := hash & uint32(len(t.slots)-1)
+	if t.used[i/64]&(1<<(i%64)) == 0 {
 		return -1
 	}
-	s := &t.slots[hash&uint32(len(t.slots)-1)]
-	if !s.used || s.hash != hash {
+	s := &t.slots[i]
+	if s.hash != hash {
 		return -1
 	}
 	if now-s.last > t.idle {
 		s.used = false
+		t.used[i/64] &^= 1 << (i % 64)
 		t.n--
 		return -1
 	}
@@ -47,9 +50,11 @@ func (t *Pins) Lookup(now int64, hash uint32) int {
 
 // Pin sends a flow's packets to port from now on.
 func (t *Pins) Pin(now int64, hash uint32, port int) {
-	s := &t.slots[hash&uint32(len(t.slots)-1)]
+	i := hash & uint32(len(t.slots)-1)
+	s := &t.slots[i]
 	if !s.used {
 		t.n++
+		t.used[i/64] |= 1 << (i % 64)
 	}
 	*s = pin{hash: hash, port: int16(port), used: true, last: now}
 }
