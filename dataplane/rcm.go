@@ -97,23 +97,20 @@ type rcmPort struct {
 	inCongested bool  // this input queue is congested (CNs go upstream)
 	lastCN      int64 // when the last CN left this port
 	lastStep    int64 // when W_c last changed for a local sample
-	held        [NumPrio]ring
-	heldMask    uint8
-	// heldBytes are the bytes held per queue. They stay in the switch's
-	// buffer and in their ingress accounts (so PFC and CNs push back on the
+	// held are the packets RCC holds back, per priority (heldMask has a
+	// bit for each non-empty one). Their bytes stay in the switch's buffer
+	// and in their ingress accounts (so PFC and CNs push back on the
 	// harmful flows' upstream, as the paper's input VOQs do), but not in
 	// the output queue that the output detector and victims' ECN marks
 	// see, as in the paper's switch, where the output queue holds only
 	// what the scheduler let through.
-	heldBytes [NumPrio]float64
-	// deq counts the packets each output queue has sent. A held packet
-	// carries in Aux the count at which every packet queued before it has
-	// gone: harmful packets wait behind older ones and never overtake them,
-	// so a flow's packets keep their order when it turns harmful.
+	held     [NumPrio]heldQueue
+	heldMask uint8
+	// deq counts the packets each output queue has sent. A held packet's
+	// stamp is the count at which every packet queued before it has gone:
+	// harmful packets wait behind older ones and never overtake them, so
+	// a flow's packets keep their order when it turns harmful.
 	deq [NumPrio]uint32
-	// headStamp is the stamp of each held queue's first packet, kept
-	// here so that the scheduler does not touch the packet to read it.
-	headStamp [NumPrio]uint32
 	// heldFlows counts the held packets per flow, so that a flow with
 	// packets held stays held and its packets keep their order.
 	heldFlows    flowCounts
@@ -131,9 +128,10 @@ type rcmState struct {
 	cnNext   int
 	localOut int // output ports now congested
 	detours  int64
-	// merged, keep and rel are scratch queues for rcmUnhold and
+	// merged, stay and rel are scratch queues for rcmUnhold and
 	// rcmRelease, kept to reuse their buffers.
-	merged, keep, rel ring
+	merged    ring
+	stay, rel heldQueue
 }
 
 func newRCM(p rcm.Params, cfg *Config) *rcmState {
@@ -251,7 +249,9 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 		if !s.isLossless(q) {
 			inQueue = s.ports[out].queue[q].bytes // lossy traffic has no ingress account
 		}
-		if ri.arrivals.Due() {
+		// The arrivals are read for CNs, which only congestion here
+		// sends.
+		if ri.in.Congested() && ri.arrivals.Due() {
 			ri.arrivals.Add(id)
 		}
 		if ri.in.Observe(size, inQueue) {
@@ -264,7 +264,7 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	if (ro.localOut || ro.win.Active) && ro.cam.Due() {
 		ro.cam.Add(id)
 	}
-	if ro.out.Observe(size, s.ports[out].queue[q].bytes-ro.heldBytes[q]) {
+	if ro.out.Observe(size, s.ports[out].queue[q].bytes-ro.held[q].bytes) {
 		s.rcmOutputSample(now, out, q)
 	}
 	if !ro.win.Active && ro.heldMask == 0 {
@@ -275,13 +275,16 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	if !ro.heldFlows.has(id) && !(ro.win.Active && ro.currentlyHarmful(now, id)) {
 		return false
 	}
-	ro.heldFlows.add(id, 1)
-	p.Aux = ro.deq[q] + uint32(s.ports[out].queue[q].len())
-	ro.held[q].push(p)
-	if ro.held[q].len() == 1 {
-		ro.headStamp[q] = p.Aux
+	// Nothing to hold it behind: with nothing queued or held and the
+	// link idle, a harmful packet the window allows goes straight out.
+	op := &s.ports[out]
+	if ro.heldMask == 0 && op.nonEmpty == 0 && op.ctrl.len() == 0 && op.queue[q].pausedUntil <= now &&
+		(!ro.edge(now) || ro.win.MayHarmful(now)) && s.env.Idle(out) {
+		ro.win.OnSent(size, true)
+		return false
 	}
-	ro.heldBytes[q] += size
+	ro.heldFlows.add(id, 1)
+	ro.held[q].push(p, heldMeta{stamp: ro.deq[q] + uint32(s.ports[out].queue[q].len()), flow: id, size: p.Size})
 	ro.heldMask |= 1 << q
 	ro.stats.held++
 	return true
@@ -458,7 +461,12 @@ func (s *Switch) receiveCN(now int64, port int, p *Packet) {
 	}
 	ro.remote, ro.remoteUntil, ro.fbr = true, now+r.p.CNHold, info.Fb
 	ro.named.Add(info.Flows[:info.N], now+r.p.CNHold)
-	_, share := ro.harmful(now)
+	// W_c starts from the named flows' share of what the port sent since
+	// RCC started, or all of W if it starts with this CN.
+	share := 1.0
+	if ro.win.Active {
+		_, share = ro.harmful(now)
+	}
 	ro.win.Cut(now, info.Fb, share)
 	if ro.heldMask != 0 {
 		s.rcmRelease(now, port)
@@ -513,15 +521,12 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	switch {
 	case takeHeld:
 		q = uint8(hq)
-		p = rp.held[q].pop()
-		rp.refreshHead(q)
-		rp.heldBytes[q] -= float64(p.Size)
+		var m heldMeta
+		p, m = rp.held[q].pop()
 		if rp.held[q].len() == 0 {
 			rp.heldMask &^= 1 << q
-			rp.heldBytes[q] = 0 // no float residue
 		}
-		id := flowID(p)
-		rp.heldFlows.add(id, -1)
+		rp.heldFlows.add(m.flow, -1)
 	case nq >= 0:
 		q = uint8(nq)
 		p = op.queue[q].pop()
@@ -547,9 +552,10 @@ func (s *Switch) rcmDepart(port int, q uint8, p *Packet, held bool) float64 {
 	rp := &s.rcm.ports[port]
 	qlen := s.ports[port].queue[q].bytes
 	if !held {
-		qlen -= rp.heldBytes[q]
+		qlen -= rp.held[q].bytes
 	}
-	if rp.sent.Due() {
+	// The sent CAM measures W_c's first value since RCC started.
+	if rp.win.Active && rp.sent.Due() {
 		rp.sent.Add(flowID(p))
 	}
 	return qlen
@@ -564,31 +570,13 @@ func (s *Switch) rcmUnhold(port int) {
 	rp := &s.rcm.ports[port]
 	for m := rp.heldMask; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
-		s.rcm.merge(&op.queue[q].ring, &rp.held[q], rp.deq[q])
+		rp.held[q].mergeInto(&op.queue[q].ring, &s.rcm.merged, rp.deq[q])
 		op.nonEmpty |= 1 << q
-		rp.heldBytes[q] = 0
 	}
 	rp.heldMask = 0
 	rp.heldFlows.clear()
 	rp.local, rp.rootFound = rp.local[:0], false
 	rp.named.Clear()
-}
-
-// merge moves the packets of held (in stamp order, see rcmPort.deq) into
-// the queue n, whose first packet is the deq-th the queue sends, each
-// after the packets queued before it.
-func (r *rcmState) merge(n, held *ring, deq uint32) {
-	m := &r.merged
-	for idx := deq; n.len() > 0; idx++ {
-		for held.len() > 0 && int32(idx-held.peek().Aux) >= 0 {
-			m.push(held.pop())
-		}
-		m.push(n.pop())
-	}
-	for held.len() > 0 {
-		m.push(held.pop())
-	}
-	*n, *m = *m, *n // n's old buffer, emptied, is scratch again
 }
 
 // flowCounts counts the held packets of each flow on a port: a short
@@ -644,57 +632,29 @@ func (s *Switch) rcmRelease(now int64, port int) {
 	if rp.heldFlows.allHarmful(now, rp) {
 		return
 	}
+	harmful := func(id rcm.FlowID) bool { return rp.currentlyHarmful(now, id) }
 	for m := rp.heldMask; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
-		h, n := &rp.held[q], &op.queue[q].ring
-		keep, rel := &s.rcm.keep, &s.rcm.rel
-		for h.len() > 0 {
-			p := h.pop()
-			if id := flowID(p); rp.currentlyHarmful(now, id) {
-				keep.push(p)
-			} else {
-				rel.push(p)
-				rp.heldBytes[q] -= float64(p.Size)
-				rp.heldFlows.add(id, -1)
-			}
-		}
-		*h, *keep = *keep, *h // keep's buffer, emptied, is scratch again
-		keep = h
+		rel := &s.rcm.rel
+		rp.held[q].split(harmful, &s.rcm.stay, rel)
 		if rel.len() == 0 {
 			continue
 		}
-		// A kept packet's stamp counts the queue's packets ahead of it;
-		// the released ones that go in ahead of it now count too. Both
-		// lists are in stamp order.
-		j, ahead := 0, uint32(0)
-		for i := 0; i < keep.len(); i++ {
-			k := keep.at(i)
-			for ; j < rel.len() && int32(k.Aux-rel.at(j).Aux) >= 0; j++ {
-				ahead++
-			}
-			k.Aux += ahead
+		for i := 0; i < rel.meta.n; i++ {
+			rp.heldFlows.add(rel.meta.at(i).flow, -1)
 		}
-		s.rcm.merge(n, rel, rp.deq[q])
+		rel.mergeInto(&op.queue[q].ring, &s.rcm.merged, rp.deq[q])
 		op.nonEmpty |= 1 << q
-		rp.refreshHead(uint8(q))
-		if keep.len() == 0 {
+		if rp.held[q].len() == 0 {
 			rp.heldMask &^= 1 << q
-			rp.heldBytes[q] = 0
 		}
-	}
-}
-
-// refreshHead notes the stamp of held queue q's first packet.
-func (rp *rcmPort) refreshHead(q uint8) {
-	if rp.held[q].len() > 0 {
-		rp.headStamp[q] = rp.held[q].peek().Aux
 	}
 }
 
 // mayGo reports whether the first held packet of queue q has no older
 // packet left in the queue.
 func (rp *rcmPort) mayGo(q int) bool {
-	return int32(rp.deq[q]-rp.headStamp[q]) >= 0
+	return int32(rp.deq[q]-rp.held[q].headStamp()) >= 0
 }
 
 // rcmNext is Next's part for held packets: when the first of them may go,

@@ -26,12 +26,6 @@ func (r *ring) pop() *Packet {
 	return p
 }
 
-// at returns the i-th packet from the front.
-func (r *ring) at(i int) *Packet { return r.buf[(r.head+i)&(len(r.buf)-1)] }
-
-// peek returns the first packet without taking it.
-func (r *ring) peek() *Packet { return r.buf[r.head] }
-
 func (r *ring) grow() {
 	size := max(8, 2*len(r.buf))
 	buf := make([]*Packet, size)
