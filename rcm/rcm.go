@@ -76,8 +76,11 @@ type Params struct {
 	// CNInterval is the least time between two CNs sent out of one port
 	// (2 us): the notification rate of the paper's hop-by-hop loop.
 	CNInterval int64
-	// CNHold is how long a remote congestion flag lasts without a new CN
-	// (20 us); an explicit CN with degree 0 clears it at once.
+	// CNHold is how long a remote congestion flag, and the harmful flows a
+	// CN named, last without a new CN (20 us). A CN with degree 0 clears
+	// the flag at once but leaves the named flows harmful until they
+	// expire, so that what an edge held back does not hit the root again
+	// all at once.
 	CNHold int64
 	// RegionCNs CNs received within RegionWindow (two within 20 us) put a
 	// switch in a congestion region, as its own output congestion does;
