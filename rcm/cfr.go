@@ -90,7 +90,7 @@ func (c *CAM) Flows(dst []FlowID) []FlowID {
 // in the order of their first entry.
 func (c *CAM) Heavy(dst []FlowID) []FlowID {
 	dst = dst[:0]
-	var hits [64]int // per entry: its flow's hits, on the flow's first entry only
+	var hits [MaxCAMDepth]int // per entry: its flow's hits, on the flow's first entry only
 	flows := 0
 	for i := 0; i < c.n; i++ {
 		if first(c.ids[:i], c.ids[i]) {

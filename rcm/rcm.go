@@ -119,11 +119,23 @@ func Defaults() Params {
 	}
 }
 
+// MaxCAMDepth bounds CAMDepth: CFR's heavy-hitter count is quadratic in
+// the depth, and a hardware CAM is small (the P4 program's holds 8).
+const MaxCAMDepth = 256
+
+// ParamError names the parameter Validate rejects by its scenario key.
+type ParamError struct {
+	Field string // "cam_depth"
+	Msg   string
+}
+
+func (e *ParamError) Error() string { return "rcm " + e.Field + ": " + e.Msg }
+
 // Validate checks the parameters, naming the first bad field. Every check
 // is written so that NaN fails it.
 func (p *Params) Validate() error {
 	bad := func(field, format string, args ...any) error {
-		return fmt.Errorf("rcm %s: %s", field, fmt.Sprintf(format, args...))
+		return &ParamError{Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case !(p.QEq > 0):
@@ -136,8 +148,8 @@ func (p *Params) Validate() error {
 		return bad("gd", "must be positive with gd*63 <= 1, got %g", p.Gd)
 	case !(p.SampleBytes > 0 && p.MinSampleBytes > 0 && p.MinSampleBytes <= p.SampleBytes):
 		return bad("sample_bytes", "need 0 < min_sample_bytes <= sample_bytes, got %g, %g", p.MinSampleBytes, p.SampleBytes)
-	case p.CAMDepth < 1 || p.CAMDepth > 64:
-		return bad("cam_depth", "must be 1..64, got %d", p.CAMDepth)
+	case p.CAMDepth < 1 || p.CAMDepth > MaxCAMDepth:
+		return bad("cam_depth", "must be 1..%d, got %d", MaxCAMDepth, p.CAMDepth)
 	case p.CFRSampleEvery < 1:
 		return bad("cfr_sample_every", "must be at least 1, got %d", p.CFRSampleEvery)
 	case p.CAMMinHits < 1 || p.CAMMinHits > p.CAMDepth:
@@ -146,8 +158,14 @@ func (p *Params) Validate() error {
 		return bad("window", "must be positive, got %g", p.Window)
 	case !(p.MinShare > 0 && p.MinShare <= 1):
 		return bad("min_share", "must be in (0, 1], got %g", p.MinShare)
-	case p.CNInterval <= 0 || p.CNHold <= 0 || p.RegionWindow <= 0 || p.PinIdle <= 0:
-		return bad("cn_interval/cn_hold/region_window/pin_idle", "must be positive")
+	case p.CNInterval <= 0:
+		return bad("cn_interval", "must be positive, got %d ps", p.CNInterval)
+	case p.CNHold <= 0:
+		return bad("cn_hold", "must be positive, got %d ps", p.CNHold)
+	case p.RegionWindow <= 0:
+		return bad("region_window", "must be positive, got %d ps", p.RegionWindow)
+	case p.PinIdle <= 0:
+		return bad("pin_idle", "must be positive, got %d ps", p.PinIdle)
 	case p.RegionCNs < 1:
 		return bad("region_cns", "must be at least 1, got %d", p.RegionCNs)
 	case !(p.RefRate > 0):

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -395,6 +396,10 @@ func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
 		p.RefRate = float64(*o.RefRate)
 	}
 	if err := p.Validate(); err != nil {
+		var pe *rcm.ParamError
+		if errors.As(err, &pe) {
+			return p, s.errorf("rcm."+pe.Field, "%s", pe.Msg)
+		}
 		return p, s.errorf("rcm", "%v", err)
 	}
 	return p, nil

@@ -41,6 +41,9 @@ type Scenario struct {
 	file string     // where it came from, for messages
 	dir  string     // for relative paths inside it
 	root *yaml.Node // the document, for line numbers
+	// sets are the values --set gave, by dotted path: errors about them
+	// name the override, not a line of the file.
+	sets map[string]string
 }
 
 // Topology selects and sizes the network.
@@ -247,13 +250,13 @@ func Parse(data []byte, file, dir string) (*Scenario, error) {
 func (s *Scenario) decode(data []byte) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	file, dir, root := s.file, s.dir, s.root
+	file, dir, root, sets := s.file, s.dir, s.root, s.sets
 	*s = Scenario{}
 	err := dec.Decode(s)
 	if errors.Is(err, io.EOF) {
 		err = nil // an empty file: all defaults
 	}
-	s.file, s.dir, s.root = file, dir, root
+	s.file, s.dir, s.root, s.sets = file, dir, root, sets
 	var fe *fieldError
 	if errors.As(err, &fe) {
 		return s.errorf(s.pathAt(fe.line, fe.column), "%s", fe.msg)
@@ -308,16 +311,46 @@ func (s *Scenario) Set(path, value string) error {
 		}
 		n = next
 	}
-	// Decode the edited tree; its lines are those of the original file
-	// where it has any.
-	data, err := yaml.Marshal(s.root)
-	if err == nil {
-		err = s.decode(data)
+	if s.sets == nil {
+		s.sets = map[string]string{}
 	}
+	s.sets[path] = value
+	// Decode the edited tree. The decoder's positions are those of the
+	// re-encoded text, so errors are placed in a tree parsed from it; the
+	// edited tree keeps the file's lines for later messages.
+	blockStyle(s.root) // one value per line, so that a line names a field
+	data, err := yaml.Marshal(s.root)
 	if err != nil {
 		return fmt.Errorf("--set %s=%s: %w", path, value, err)
 	}
-	return nil
+	var encoded yaml.Node
+	if err := yaml.Unmarshal(data, &encoded); err != nil {
+		return fmt.Errorf("--set %s=%s: %w", path, value, err)
+	}
+	edited := s.root
+	s.root = &encoded
+	err = s.decode(data)
+	s.root = edited
+	return err
+}
+
+// blockStyle turns flow-style sections ({a: 1, b: 2}) into block style.
+func blockStyle(n *yaml.Node) {
+	n.Style &^= yaml.FlowStyle
+	for _, c := range n.Content {
+		blockStyle(c)
+	}
+}
+
+// where places a message about field: the --set that gave it or one of
+// its sections, else the file and line.
+func (s *Scenario) where(field string, line int) string {
+	for p, v := range s.sets {
+		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(p, field+".") {
+			return fmt.Sprintf("--set %s=%s", p, v)
+		}
+	}
+	return fmt.Sprintf("%s:%d", s.file, line)
 }
 
 // lineOf finds the line of a dotted path in the file (0 if absent):
@@ -361,7 +394,7 @@ func (s *Scenario) lineOf(path string) int {
 
 // errorf makes an error at a field of the scenario: "file:line: field: ...".
 func (s *Scenario) errorf(field, format string, args ...any) error {
-	return fmt.Errorf("%s:%d: %s: %s", s.file, s.lineOf(field), field, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s: %s: %s", s.where(field, s.lineOf(field)), field, fmt.Sprintf(format, args...))
 }
 
 // pathAt is the dotted path of the value that starts at line and column.
@@ -439,12 +472,13 @@ func (s *Scenario) typeError(te *yaml.TypeError) error {
 			}
 			rest = fmt.Sprintf("%q is not %s", g[2], want)
 		}
+		path := s.pathOnLine(line)
 		if g := yamlUnknown.FindStringSubmatch(rest); g != nil {
 			rest = fmt.Sprintf("unknown field %q (see docs/scenarios.md for the fields of each section)", g[1])
-		} else if path := s.pathOnLine(line); path != "" {
+		} else if path != "" {
 			rest = path + ": " + rest
 		}
-		msgs[i] = fmt.Sprintf("%s:%d: %s", s.file, line, rest)
+		msgs[i] = fmt.Sprintf("%s: %s", s.where(path, line), rest)
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }

@@ -156,3 +156,30 @@ func TestSetOverridesAndCreatesSections(t *testing.T) {
 		t.Error("--set into a scalar accepted")
 	}
 }
+
+// An error about an overridden value names the override, not a line of a
+// file that never held it.
+func TestSetErrorsNameTheOverride(t *testing.T) {
+	tests := []struct{ path, value, want string }{
+		{"workload.load", "abc", `--set workload.load=abc: workload.load: "abc" is not a number`},
+		{"topology.k", "x", `--set topology.k=x: topology.k: "x" is not a whole number`},
+		{"rcm.cam_depth", "abc", `--set rcm.cam_depth=abc: rcm.cam_depth: "abc" is not a whole number`},
+		{"rcm.foo", "1", `--set rcm.foo=1: unknown field "foo"`},
+		// Found only when the scenario is built.
+		{"rcm.cam_depth", "1000", `--set rcm.cam_depth=1000: rcm.cam_depth: must be 1..256, got 1000`},
+		{"rcm.pin_idle", "0s", `--set rcm.pin_idle=0s: rcm.pin_idle: must be positive`},
+	}
+	for _, tt := range tests {
+		s, err := Parse([]byte("scheme: rcm\ntopology: {kind: fattree, k: 4}\nworkload: {kind: poisson, cdf: websearch, load: 0.5, duration: 1ms}\n"), "x.yaml", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Set(tt.path, tt.value)
+		if err == nil {
+			_, err = s.Build()
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("--set %s=%s: error %v, want %q", tt.path, tt.value, err, tt.want)
+		}
+	}
+}
