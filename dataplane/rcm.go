@@ -97,15 +97,14 @@ type rcmPort struct {
 	inCongested bool  // this input queue is congested (CNs go upstream)
 	lastCN      int64 // when the last CN left this port
 	lastStep    int64 // when W_c last changed for a local sample
-	// held are the packets RCC holds back, per priority (heldMask has a
-	// bit for each non-empty one). Their bytes stay in the switch's buffer
-	// and in their ingress accounts (so PFC and CNs push back on the
-	// harmful flows' upstream, as the paper's input VOQs do), but not in
-	// the output queue that the output detector and victims' ECN marks
-	// see, as in the paper's switch, where the output queue holds only
-	// what the scheduler let through.
-	held     [NumPrio]heldQueue
-	heldMask uint8
+	// held are the packets RCC holds back, per priority (the port's
+	// heldMask has a bit for each non-empty one). Their bytes stay in the
+	// switch's buffer and in their ingress accounts (so PFC and CNs push
+	// back on the harmful flows' upstream, as the paper's input VOQs do),
+	// but not in the output queue that the output detector and victims'
+	// ECN marks see, as in the paper's switch, where the output queue
+	// holds only what the scheduler let through.
+	held [NumPrio]heldQueue
 	// deq counts the packets each output queue has sent. A held packet's
 	// stamp is the count at which every packet queued before it has gone:
 	// harmful packets wait behind older ones and never overtake them, so
@@ -216,8 +215,10 @@ func (s *Switch) routeSAR(now int64, p *Packet) int {
 	if p.Kind != Data {
 		return ecmp
 	}
-	if pinned := r.pins.Lookup(now, p.Hash); pinned >= 0 {
-		return pinned
+	if r.pins.Len() > 0 {
+		if pinned := r.pins.Lookup(now, p.Hash); pinned >= 0 {
+			return pinned
+		}
 	}
 	if (!r.p.SARExisting && p.Seq != 0) || !r.inRegion(now) || r.ports[ecmp].isHarmful(now, flowID(p)) {
 		return ecmp
@@ -267,7 +268,8 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	if ro.out.Observe(size, s.ports[out].queue[q].bytes-ro.held[q].bytes) {
 		s.rcmOutputSample(now, out, q)
 	}
-	if !ro.win.Active && ro.heldMask == 0 {
+	op := &s.ports[out]
+	if !ro.win.Active && op.heldMask == 0 {
 		return false
 	}
 	// A flow with packets held stays held, even once RCC has quit, so
@@ -277,15 +279,14 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 	}
 	// Nothing to hold it behind: with nothing queued or held and the
 	// link idle, a harmful packet the window allows goes straight out.
-	op := &s.ports[out]
-	if ro.heldMask == 0 && op.nonEmpty == 0 && op.ctrl.len() == 0 && op.queue[q].pausedUntil <= now &&
+	if op.heldMask == 0 && op.nonEmpty == 0 && op.ctrl.len() == 0 && op.queue[q].pausedUntil <= now &&
 		(!ro.edge(now) || ro.win.MayHarmful(now)) && s.env.Idle(out) {
 		ro.win.OnSent(size, true)
 		return false
 	}
 	ro.heldFlows.add(id, 1)
 	ro.held[q].push(p, heldMeta{stamp: ro.deq[q] + uint32(s.ports[out].queue[q].len()), flow: id, size: p.Size})
-	ro.heldMask |= 1 << q
+	op.heldMask |= 1 << q
 	ro.stats.held++
 	return true
 }
@@ -407,7 +408,7 @@ func (s *Switch) rcmOutputSample(now int64, out int, q uint8) {
 		// congestion too, as in the paper's input queues).
 		s.rcmRecover(now, out)
 	}
-	if ro.win.Active && ro.heldMask != 0 {
+	if ro.win.Active && s.ports[out].heldMask != 0 {
 		s.rcmRelease(now, out)
 	}
 }
@@ -468,7 +469,7 @@ func (s *Switch) receiveCN(now int64, port int, p *Packet) {
 		_, share = ro.harmful(now)
 	}
 	ro.win.Cut(now, info.Fb, share)
-	if ro.heldMask != 0 {
+	if s.ports[port].heldMask != 0 {
 		s.rcmRelease(now, port)
 	}
 	ro.stats.cuts++
@@ -483,7 +484,7 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 	op := &s.ports[port]
 	rp := &s.rcm.ports[port]
 	hq := -1
-	for m := rp.heldMask; m != 0; m &= m - 1 {
+	for m := op.heldMask; m != 0; m &= m - 1 {
 		if q := bits.TrailingZeros8(m); op.queue[q].pausedUntil <= now && rp.mayGo(q) {
 			hq = q
 			break
@@ -524,7 +525,7 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 		var m heldMeta
 		p, m = rp.held[q].pop()
 		if rp.held[q].len() == 0 {
-			rp.heldMask &^= 1 << q
+			op.heldMask &^= 1 << q
 		}
 		rp.heldFlows.add(m.flow, -1)
 	case nq >= 0:
@@ -568,12 +569,12 @@ func (s *Switch) rcmDepart(port int, q uint8, p *Packet, held bool) float64 {
 func (s *Switch) rcmUnhold(port int) {
 	op := &s.ports[port]
 	rp := &s.rcm.ports[port]
-	for m := rp.heldMask; m != 0; m &= m - 1 {
+	for m := op.heldMask; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
 		rp.held[q].mergeInto(&op.queue[q].ring, &s.rcm.merged, rp.deq[q])
 		op.nonEmpty |= 1 << q
 	}
-	rp.heldMask = 0
+	op.heldMask = 0
 	rp.heldFlows.clear()
 	rp.local, rp.rootFound = rp.local[:0], false
 	rp.named.Clear()
@@ -633,7 +634,7 @@ func (s *Switch) rcmRelease(now int64, port int) {
 		return
 	}
 	harmful := func(id rcm.FlowID) bool { return rp.currentlyHarmful(now, id) }
-	for m := rp.heldMask; m != 0; m &= m - 1 {
+	for m := op.heldMask; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
 		rel := &s.rcm.rel
 		rp.held[q].split(harmful, &s.rcm.stay, rel)
@@ -646,7 +647,7 @@ func (s *Switch) rcmRelease(now int64, port int) {
 		rel.mergeInto(&op.queue[q].ring, &s.rcm.merged, rp.deq[q])
 		op.nonEmpty |= 1 << q
 		if rp.held[q].len() == 0 {
-			rp.heldMask &^= 1 << q
+			op.heldMask &^= 1 << q
 		}
 	}
 }
@@ -663,7 +664,7 @@ func (s *Switch) rcmNext(port int, at int64) int64 {
 	op := &s.ports[port]
 	rp := &s.rcm.ports[port]
 	var t int64
-	for m := rp.heldMask; m != 0; m &= m - 1 {
+	for m := op.heldMask; m != 0; m &= m - 1 {
 		q := bits.TrailingZeros8(m)
 		u := max(op.queue[q].pausedUntil, at)
 		if rp.win.Active && !s.rcm.p.WorkConserving && rp.edge(u) && u != math.MaxInt64 {

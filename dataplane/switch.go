@@ -159,10 +159,12 @@ type ingressQueue struct {
 }
 
 type port struct {
-	// nonEmpty has bit q set while queue q holds packets.
-	nonEmpty uint8
-	rr       uint8
-	ctrl     ring
+	// nonEmpty has bit q set while queue q holds packets; heldMask while
+	// RCC holds packets of priority q back (rcmPort.held). Both sit here,
+	// in the port the forwarding path reads anyway.
+	nonEmpty, heldMask uint8
+	rr                 uint8
+	ctrl               ring
 	// per-packet counters; the rest of PortStats, rarely written, lives
 	// apart in Switch.stats to keep ports small
 	txPackets, txBytes, ctrlPackets, marked int64
@@ -318,7 +320,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	op := &s.ports[out]
 	// empty: nothing waits for the port, held packets included (the
 	// driver schedules no wake-up after a packet sent straight out).
-	empty := op.nonEmpty == 0 && op.ctrl.len() == 0 && (s.rcm == nil || s.rcm.ports[out].heldMask == 0)
+	empty := op.nonEmpty == 0 && op.ctrl.len() == 0 && op.heldMask == 0
 	if p.Kind.Control() {
 		if empty && s.env.TrySend(out, p) {
 			op.ctrlPackets++
@@ -420,7 +422,7 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 		op.ctrlPackets++
 		return op.ctrl.pop()
 	}
-	if s.rcm != nil && s.rcm.ports[port].heldMask != 0 {
+	if op.heldMask != 0 {
 		return s.rcmDequeue(now, port)
 	}
 	if op.nonEmpty == 0 {
@@ -482,7 +484,7 @@ func (s *Switch) Next(port int, at int64) int64 {
 			t = u
 		}
 	}
-	if s.rcm != nil && s.rcm.ports[port].heldMask != 0 {
+	if op.heldMask != 0 {
 		if u := s.rcmNext(port, at); u != 0 && (t == 0 || u < t) {
 			t = u
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/report"
+	"github.com/p4rcm/p4rcm/sim/scenario"
 	"github.com/spf13/cobra"
 )
 
@@ -54,6 +55,7 @@ func newSimBenchCmd() *cobra.Command {
 	var runs int
 	var asJSON bool
 	var cpuProfile string
+	var compare []string
 	cmd := &cobra.Command{
 		Use:   "bench [SCENARIO.yaml]",
 		Short: "Time the simulator on the ns-3 benchmark (320 hosts, 6,706 web-search flows)",
@@ -62,7 +64,12 @@ func newSimBenchCmd() *cobra.Command {
 reports wall seconds per simulated millisecond, data packets per wall
 second, nanoseconds per packet-hop, peak RSS and the FCT slowdown
 percentiles, beside the reference simulator's figures measured on this
-machine class. With --runs N it reports the fastest run and the median.`,
+machine class. With --runs N it reports the fastest run and the median.
+
+With --compare dcqcn,rcm it times each scheme --runs times on the same
+scenario, taking turns so that the machine's drift hits all alike, and
+reports each scheme's cost (fastest run, and median) against the first
+scheme's: how much RCM adds to the simulator's work.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runs < 1 {
@@ -83,31 +90,16 @@ machine class. With --runs N it reports the fastest run and the median.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
-			var walls []float64
-			var best BenchResult
+			if len(compare) > 0 {
+				return benchCompare(cmd, s, compare, runs, o.quiet, asJSON)
+			}
+			b := &benchRuns{}
 			for i := 0; i < runs; i++ {
-				cfg, err := build(s)
-				if err != nil {
+				if err := b.run(cmd, s, o.quiet); err != nil {
 					return err
-				}
-				p := newProgress(cmd.ErrOrStderr(), o.quiet)
-				cfg.Progress = p.update
-				userBefore := userCPU()
-				start := time.Now()
-				res, err := sim.Run(cfg)
-				wall := time.Since(start).Seconds()
-				user := userCPU() - userBefore
-				p.finish()
-				if err != nil {
-					return err
-				}
-				walls = append(walls, wall)
-				if i == 0 || wall < best.WallSeconds {
-					best = benchResult(s.Name, cfg, res, wall, user)
 				}
 			}
-			sort.Float64s(walls)
-			best.Runs, best.WallMedian = runs, walls[len(walls)/2]
+			best := b.result()
 			best.PeakRSSMiB = peakRSSMiB()
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), best)
@@ -118,8 +110,126 @@ machine class. With --runs N it reports the fastest run and the median.`,
 	o.addFlags(cmd, "bench-fat320")
 	cmd.Flags().IntVar(&runs, "runs", 1, "how many times to run; the fastest is reported")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringSliceVar(&compare, "compare", nil, "time these schemes on the same scenario, runs interleaved, and report each one's cost against the first's (e.g. dcqcn,rcm)")
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file (the build's cmd/p4ctl/default.pgo comes from one)")
 	return cmd
+}
+
+// benchRuns collects the timed runs of one scenario.
+type benchRuns struct {
+	walls []float64
+	best  BenchResult
+}
+
+// run simulates s once, timed, keeping the result if it is the fastest.
+func (b *benchRuns) run(cmd *cobra.Command, s *scenario.Scenario, quiet bool) error {
+	cfg, err := build(s)
+	if err != nil {
+		return err
+	}
+	p := newProgress(cmd.ErrOrStderr(), quiet)
+	cfg.Progress = p.update
+	userBefore := userCPU()
+	start := time.Now()
+	res, err := sim.Run(cfg)
+	wall := time.Since(start).Seconds()
+	user := userCPU() - userBefore
+	p.finish()
+	if err != nil {
+		return err
+	}
+	if len(b.walls) == 0 || wall < b.best.WallSeconds {
+		b.best = benchResult(s.Name, cfg, res, wall, user)
+	}
+	b.walls = append(b.walls, wall)
+	return nil
+}
+
+// result is the fastest run, with the count and median of all.
+func (b *benchRuns) result() BenchResult {
+	walls := append([]float64(nil), b.walls...)
+	sort.Float64s(walls)
+	r := b.best
+	r.Runs, r.WallMedian = len(walls), walls[len(walls)/2]
+	return r
+}
+
+// maxRCMCost is issue 4's bound: RCM may add at most 30% to the
+// simulator's cost over DCQCN on the benchmark scenario.
+const maxRCMCost = 1.30
+
+// SchemeCost is one scheme's line of `p4ctl sim bench --compare`.
+type SchemeCost struct {
+	Scheme string      `json:"scheme"`
+	Bench  BenchResult `json:"bench"`
+	// Cost and CostMedian are the fastest and the median wall time over
+	// the first scheme's.
+	Cost       float64 `json:"cost_vs_first"`
+	CostMedian float64 `json:"cost_vs_first_median"`
+}
+
+// benchCompare times schemes on s, runs interleaved, and prints their
+// costs against the first.
+func benchCompare(cmd *cobra.Command, s *scenario.Scenario, schemes []string, runs int, quiet, asJSON bool) error {
+	scens := make([]*scenario.Scenario, len(schemes))
+	for i, name := range schemes {
+		c, err := s.Clone()
+		if err != nil {
+			return err
+		}
+		if err := c.Set("scheme", name); err != nil {
+			return usageErrorf("--compare: %v", err)
+		}
+		scens[i] = c
+	}
+	all := make([]benchRuns, len(schemes))
+	for r := 0; r < runs; r++ {
+		for i := range schemes {
+			if err := all[i].run(cmd, scens[i], quiet); err != nil {
+				return fmt.Errorf("--compare %s: %w", schemes[i], err)
+			}
+		}
+	}
+	costs := make([]SchemeCost, len(schemes))
+	for i := range all {
+		b := all[i].result()
+		costs[i] = SchemeCost{Scheme: schemes[i], Bench: b}
+		base := all[0].result()
+		costs[i].Cost = b.WallSeconds / base.WallSeconds
+		costs[i].CostMedian = b.WallMedian / base.WallMedian
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), costs)
+	}
+	pr := &printer{w: cmd.OutOrStdout()}
+	pr.f("benchmark %s: %d flows; %d interleaved run(s) per scheme, fastest and median\n\n", s.Name, costs[0].Bench.Flows, runs)
+	tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "scheme\twall s\tmedian s\tcost vs %s\tmedian cost\tevents\tpacket-hops\tns/hop\tsimulated ms\tslowdown p50/p95/p99\tcompleted\n", schemes[0])
+	for _, c := range costs {
+		b := c.Bench
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.3f\t%.3f\t%.1f M\t%.1f M\t%.0f\t%.2f\t%.2f/%.2f/%.2f\t%d/%d\n", c.Scheme, b.WallSeconds, b.WallMedian,
+			c.Cost, c.CostMedian, float64(b.Events)/1e6, float64(b.PacketHops)/1e6, b.NsPerHop, b.SimMillis,
+			b.Slowdown[0], b.Slowdown[1], b.Slowdown[2], b.Completed, b.Flows)
+	}
+	tw.Flush()
+	if schemes[0] == "dcqcn" {
+		for _, c := range costs[1:] {
+			if c.Scheme != "rcm" && c.Scheme != "rcm-rcc" {
+				continue
+			}
+			verdict := "MET"
+			if c.Cost > maxRCMCost {
+				verdict = "NOT MET"
+			}
+			pr.f("\ntarget: %s at most %.2fx the cost of dcqcn: %.3f, %s\n", c.Scheme, maxRCMCost, c.Cost, verdict)
+		}
+	}
+	for _, c := range costs {
+		for _, f := range c.Bench.Faults {
+			pr.f("FAULT (%s): %s\n", c.Scheme, f)
+		}
+	}
+	return pr.err
 }
 
 func benchResult(name string, cfg sim.Config, res *sim.Results, wall, user float64) BenchResult {

@@ -45,11 +45,6 @@ type Spec struct {
 	// does not modify it: each run works on its own copy, with the scheme
 	// and seed set as if by Set("scheme", ...) and Set("seed", ...).
 	Scenario *scenario.Scenario
-	// Dir anchors the relative file names inside the scenario (ns-3
-	// topology and flow files) for the copies. Empty means the directory
-	// of Scenario.File(), or none for a built-in preset, which is where
-	// scenario.Load and scenario.LoadPreset anchor them.
-	Dir string
 	// Schemes are the schemes to compare, in the order to report them.
 	// Names must be unique and usable in a file name (letters, digits,
 	// '.', '_', '-'), since each run gets a directory "<scheme>-seed<N>".
@@ -161,7 +156,7 @@ type runPlan struct {
 	seeds    []uint64 // ascending
 	baseline string
 	jobs     int
-	tmpl     *scenarioTemplate
+	src      *scenario.Scenario // the caller's; each run works on a Clone
 }
 
 // plan checks spec and resolves its defaults, without the scenario.
@@ -231,10 +226,8 @@ func check(spec Spec) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.tmpl, err = newTemplate(spec.Scenario, spec.Dir); err != nil {
-		return nil, err
-	}
-	s, err := p.tmpl.scenario()
+	p.src = spec.Scenario
+	s, err := p.src.Clone()
 	if err == nil {
 		err = s.Set("scheme", scenario.DefaultScheme)
 	}
@@ -290,7 +283,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 				if err := ctx.Err(); err != nil {
 					r.Error = err.Error()
 				} else {
-					runOne(p.tmpl, r)
+					runOne(p.src, r)
 				}
 				done <- i
 			}
@@ -317,7 +310,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 }
 
 // runOne builds and simulates one run on its own copy of the scenario.
-func runOne(tmpl *scenarioTemplate, r *RunResult) {
+func runOne(src *scenario.Scenario, r *RunResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.Error = fmt.Sprintf("the simulator panicked: %v", p)
@@ -325,7 +318,7 @@ func runOne(tmpl *scenarioTemplate, r *RunResult) {
 		}
 	}()
 	fail := func(err error) { r.Error = err.Error() }
-	s, err := tmpl.scenario()
+	s, err := src.Clone()
 	if err != nil {
 		fail(err)
 		return

@@ -342,6 +342,37 @@ func blockStyle(n *yaml.Node) {
 	}
 }
 
+// Clone makes an independent copy of s: Set on one leaves the other as it
+// was. Messages from the copy name the same file, lines and overrides.
+func (s *Scenario) Clone() (*Scenario, error) {
+	c := &Scenario{file: s.file, dir: s.dir, root: cloneNode(s.root)}
+	if len(s.sets) > 0 {
+		c.sets = make(map[string]string, len(s.sets))
+		for k, v := range s.sets {
+			c.sets[k] = v
+		}
+	}
+	if c.root != nil {
+		if err := c.root.Decode(c); err != nil {
+			return nil, fmt.Errorf("%s: copying the scenario: %w", s.file, err)
+		}
+	}
+	return c, nil
+}
+
+func cloneNode(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = cloneNode(k)
+	}
+	c.Alias = cloneNode(n.Alias)
+	return &c
+}
+
 // where places a message about field: the --set that gave it or one of
 // its sections, else the file and line.
 func (s *Scenario) where(field string, line int) string {

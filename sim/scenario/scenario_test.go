@@ -183,3 +183,35 @@ func TestSetErrorsNameTheOverride(t *testing.T) {
 		}
 	}
 }
+
+func TestCloneIsIndependent(t *testing.T) {
+	s, err := Parse([]byte("topology: {kind: star, hosts: 3}\nworkload: {kind: flows, flows: [{src: 0, dst: 2, size: 1MB}]}\nscheme: dcqcn\n"), "x.yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("switch.buffer", "4MB"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("scheme", "rcm"); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.RCM != nil || b.RCM == nil || a.Buffer != 4e6 || b.Buffer != 4e6 {
+		t.Errorf("original RCM %v %g, copy RCM %v %g; want only the copy with RCM, both 4 MB", a.RCM != nil, a.Buffer, b.RCM != nil, b.Buffer)
+	}
+	// The copy still names the override in its messages.
+	if err := c.Set("switch.buffer", "x"); err == nil || !strings.HasPrefix(err.Error(), "--set switch.buffer=x") {
+		t.Errorf("copy's error %v", err)
+	}
+}
