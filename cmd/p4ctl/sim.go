@@ -39,6 +39,7 @@ type simOptions struct {
 	dcqcn    string
 	loadFrac float64
 	k        int
+	hosts    int
 	quiet    bool
 }
 
@@ -51,6 +52,7 @@ func (o *simOptions) addFlags(cmd *cobra.Command, defaultPreset string) {
 	fs.StringVar(&o.dcqcn, "dcqcn", "", "DCQCN parameter set: paper, hpcc, mellanox")
 	fs.Float64Var(&o.loadFrac, "load", 0, "load of the first workload, as a fraction of host bandwidth")
 	fs.IntVar(&o.k, "k", 0, "fat-tree arity (k^3/4 hosts)")
+	fs.IntVar(&o.hosts, "hosts", 0, "fat-tree size in hosts, k^3/4 for an even k (16, 54, 128, 250, 432, ...); sets k")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 }
 
@@ -93,7 +95,20 @@ func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario
 		}
 		sets = append(sets, fmt.Sprintf("%s=%g", key, o.loadFrac))
 	}
-	if f.Changed("k") {
+	if f.Changed("k") && f.Changed("hosts") {
+		return nil, usageErrorf("give --k or --hosts, not both")
+	}
+	if f.Changed("hosts") {
+		if s.Topology.Kind != "fattree" {
+			return nil, usageErrorf("--hosts sizes a fat tree; this scenario's topology is %q", s.Topology.Kind)
+		}
+		k, err := fatTreeK(o.hosts)
+		if err != nil {
+			return nil, err
+		}
+		o.k = k
+	}
+	if f.Changed("k") || f.Changed("hosts") {
 		sets = append(sets, fmt.Sprintf("topology.k=%d", o.k))
 	}
 	for _, kv := range sets {
@@ -106,6 +121,22 @@ func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario
 		}
 	}
 	return s, nil
+}
+
+// fatTreeK is the arity of the fat tree with n hosts (k^3/4, k even).
+func fatTreeK(n int) (int, error) {
+	k := 2
+	for k*k*k/4 < n {
+		k += 2
+	}
+	if k*k*k/4 == n {
+		return k, nil
+	}
+	if k == 2 {
+		return 0, usageErrorf("--hosts %d: a fat tree has k^3/4 hosts for an even k >= 2 (2, 16, 54, ...)", n)
+	}
+	lo := k - 2
+	return 0, usageErrorf("--hosts %d: a fat tree has k^3/4 hosts for an even k: %d (k=%d) or %d (k=%d)", n, lo*lo*lo/4, lo, k*k*k/4, k)
 }
 
 // build resolves the scenario; its errors are the user's to fix.

@@ -66,6 +66,10 @@ func TestSimRunUsageErrors(t *testing.T) {
 		{[]string{"sim", "run", scen, "--scheme", "tcp"}, "unknown scheme"},
 		{[]string{"sim", "run", scen, scen}, "at most 1 argument"},
 		{[]string{"sim", "bench", scen, "--runs", "0"}, "--runs"},
+		{[]string{"sim", "bench", scen, "--compare", "dcqcn,tcp"}, "unknown scheme \"tcp\""},
+		{[]string{"sim", "run", "--hosts", "400"}, "250 (k=10) or 432 (k=12)"},
+		{[]string{"sim", "run", "--hosts", "54", "--k", "6"}, "not both"},
+		{[]string{"sim", "run", scen, "--hosts", "16"}, "sizes a fat tree"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {
@@ -116,5 +120,38 @@ func TestSimBenchJSON(t *testing.T) {
 	}
 	if b.Runs != 2 || b.Completed != 2 || b.DataPackets < 400 || b.SecondsPerSimMs <= 0 || b.NsPerHop <= 0 || b.PeakRSSMiB <= 0 {
 		t.Errorf("bench result %+v", b)
+	}
+}
+
+func TestSimBenchCompare(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "tiny.yaml", tinyScenario)
+	code, out, stderr := p4ctl("sim", "bench", scen, "--compare", "dcqcn,pfc", "--runs", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var costs []SchemeCost
+	if err := json.Unmarshal([]byte(out), &costs); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(costs) != 2 || costs[0].Scheme != "dcqcn" || costs[1].Scheme != "pfc" || costs[0].Cost != 1 {
+		t.Fatalf("costs %+v", costs)
+	}
+	for _, c := range costs {
+		b := c.Bench
+		if b.Runs != 2 || b.Completed != b.Flows || c.Cost <= 0 || c.CostMedian <= 0 {
+			t.Errorf("%s: %+v", c.Scheme, c)
+		}
+	}
+}
+
+func TestHostsSizesTheFatTree(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := p4ctl("sim", "run", "--hosts", "16", "--set", "workload.group_size=8", "--set", "workload.duration=20us", "-q", "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "16 hosts") {
+		t.Errorf("--hosts 16 ran:\n%s", out)
 	}
 }
