@@ -15,31 +15,54 @@ type heldMeta struct {
 }
 
 // heldQueue is one priority's packets held by RCC on a port, in arrival
-// order.
+// order: a FIFO of held entries that grows by doubling.
 type heldQueue struct {
-	pkts  ring
-	meta  metaRing
+	buf   []heldEntry
+	head  int
+	n     int
 	bytes float64
 }
 
-func (h *heldQueue) len() int { return h.pkts.len() }
+// heldEntry is a held packet with what RCC reads about it, side by side, so
+// that a push or a pop touches one place.
+type heldEntry struct {
+	p *Packet
+	heldMeta
+}
+
+func (h *heldQueue) len() int { return h.n }
 
 func (h *heldQueue) push(p *Packet, m heldMeta) {
-	h.pkts.push(p)
-	h.meta.push(m)
+	if h.n == len(h.buf) {
+		b := make([]heldEntry, max(8, 2*len(h.buf)))
+		for i := 0; i < h.n; i++ {
+			b[i] = h.buf[(h.head+i)&(len(h.buf)-1)]
+		}
+		h.buf, h.head = b, 0
+	}
+	h.buf[(h.head+h.n)&(len(h.buf)-1)] = heldEntry{p, m}
+	h.n++
 	h.bytes += float64(m.size)
 }
 
 func (h *heldQueue) pop() (*Packet, heldMeta) {
-	m := h.meta.pop()
-	if h.bytes -= float64(m.size); h.pkts.len() == 1 {
+	e := &h.buf[h.head]
+	p, m := e.p, e.heldMeta
+	e.p = nil
+	h.head = (h.head + 1) & (len(h.buf) - 1)
+	if h.n--; h.n == 0 {
 		h.bytes = 0 // no float residue
+	} else {
+		h.bytes -= float64(m.size)
 	}
-	return h.pkts.pop(), m
+	return p, m
 }
 
 // headStamp is the first packet's stamp; the queue must not be empty.
-func (h *heldQueue) headStamp() uint32 { return h.meta.peek().stamp }
+func (h *heldQueue) headStamp() uint32 { return h.buf[h.head].stamp }
+
+// at is the i-th entry's meta from the front.
+func (h *heldQueue) at(i int) heldMeta { return h.buf[(h.head+i)&(len(h.buf)-1)].heldMeta }
 
 // split moves the packets whose flow keep rejects into rel (empty), both
 // in arrival order. The stamps of the packets that stay count the moved
@@ -57,7 +80,7 @@ func (h *heldQueue) split(keep func(rcm.FlowID) bool, stay, rel *heldQueue) {
 			moved++
 		}
 	}
-	*h, *stay = *stay, *h // h's old buffers, emptied, are stay's now
+	*h, *stay = *stay, *h // h's old buffer, emptied, is stay's now
 }
 
 // mergeInto puts the packets of h into the queue n, whose first packet is
@@ -78,34 +101,3 @@ func (h *heldQueue) mergeInto(n, scratch *ring, deq uint32) {
 	}
 	*n, *scratch = *scratch, *n
 }
-
-// metaRing is a FIFO of heldMeta that grows by doubling.
-type metaRing struct {
-	buf  []heldMeta
-	head int
-	n    int
-}
-
-func (r *metaRing) push(m heldMeta) {
-	if r.n == len(r.buf) {
-		b := make([]heldMeta, max(8, 2*len(r.buf)))
-		for i := 0; i < r.n; i++ {
-			b[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
-		}
-		r.buf, r.head = b, 0
-	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = m
-	r.n++
-}
-
-func (r *metaRing) pop() heldMeta {
-	m := r.buf[r.head]
-	r.head = (r.head + 1) & (len(r.buf) - 1)
-	r.n--
-	return m
-}
-
-func (r *metaRing) peek() heldMeta { return r.buf[r.head] }
-
-// at is the i-th entry from the front.
-func (r *metaRing) at(i int) heldMeta { return r.buf[(r.head+i)&(len(r.buf)-1)] }

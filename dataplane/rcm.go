@@ -71,7 +71,19 @@ type RCMStats struct {
 
 // rcmPort is one port's RCM state.
 type rcmPort struct {
-	in, out rcm.Detector
+	// The fields every packet reads come first, to share cache lines.
+	peerIsSwitch bool
+	localOut     bool  // this output queue is congested
+	inCongested  bool  // this input queue is congested (CNs go upstream)
+	remote       bool  // a CN from downstream says the region continues
+	fbr          uint8 // that CN's degree
+	in, out      rcm.Detector
+	win          rcm.Window
+	// deq counts the packets each output queue has sent. A held packet's
+	// stamp is the count at which every packet queued before it has gone:
+	// harmful packets wait behind older ones and never overtake them, so
+	// a flow's packets keep their order when it turns harmful.
+	deq [NumPrio]uint32
 	// cam samples the packets entering the output queue (what flows
 	// offer: CFR's view, for naming harmful flows); sent samples those
 	// leaving it, for the harmful flows' share of what the port sends,
@@ -80,7 +92,9 @@ type rcmPort struct {
 	// arrivals samples the packets arriving on the port, so that a CN
 	// to the neighbour there names only flows that come from it.
 	arrivals rcm.CAM
-	win      rcm.Window
+	// heldFlows counts the held packets per flow, so that a flow with
+	// packets held stays held and its packets keep their order.
+	heldFlows flowCounts
 	// local are the output queue's heavy hitters (CFR) at RCC's first
 	// cut as a root (rootFound says they are set); named are the flows
 	// CNs from downstream named (the root's), each for CNHold. The
@@ -90,11 +104,7 @@ type rcmPort struct {
 	rootFound   bool
 	camMark     uint64 // the CAM's writes when RCC started as a root
 	named       rcm.Recent
-	remote      bool // a CN from downstream says the region continues
 	remoteUntil int64
-	fbr         uint8 // that CN's degree
-	localOut    bool  // this output queue is congested
-	inCongested bool  // this input queue is congested (CNs go upstream)
 	lastCN      int64 // when the last CN left this port
 	lastStep    int64 // when W_c last changed for a local sample
 	// held are the packets RCC holds back, per priority (the port's
@@ -104,17 +114,8 @@ type rcmPort struct {
 	// but not in the output queue that the output detector and victims'
 	// ECN marks see, as in the paper's switch, where the output queue
 	// holds only what the scheduler let through.
-	held [NumPrio]heldQueue
-	// deq counts the packets each output queue has sent. A held packet's
-	// stamp is the count at which every packet queued before it has gone:
-	// harmful packets wait behind older ones and never overtake them, so
-	// a flow's packets keep their order when it turns harmful.
-	deq [NumPrio]uint32
-	// heldFlows counts the held packets per flow, so that a flow with
-	// packets held stays held and its packets keep their order.
-	heldFlows    flowCounts
-	peerIsSwitch bool
-	stats        struct{ cnsSent, clearCNs, cnsReceived, held, cuts int64 }
+	held  [NumPrio]heldQueue
+	stats struct{ cnsSent, clearCNs, cnsReceived, held, cuts int64 }
 }
 
 // rcmState is a switch's RCM.
@@ -641,8 +642,8 @@ func (s *Switch) rcmRelease(now int64, port int) {
 		if rel.len() == 0 {
 			continue
 		}
-		for i := 0; i < rel.meta.n; i++ {
-			rp.heldFlows.add(rel.meta.at(i).flow, -1)
+		for i := 0; i < rel.len(); i++ {
+			rp.heldFlows.add(rel.at(i).flow, -1)
 		}
 		rel.mergeInto(&op.queue[q].ring, &s.rcm.merged, rp.deq[q])
 		op.nonEmpty |= 1 << q

@@ -43,6 +43,9 @@ func NewCAM(p *Params, seed uint32) CAM {
 // random, not every Nth packet: flows that reach the port from two inputs
 // in strict alternation would otherwise alias, one of them never sampled.
 func (c *CAM) Due() bool {
+	if c.every == 1 {
+		return true // the draw would always say yes; it feeds nothing else
+	}
 	c.rng ^= c.rng << 13
 	c.rng ^= c.rng >> 17
 	c.rng ^= c.rng << 5
@@ -53,7 +56,9 @@ func (c *CAM) Due() bool {
 func (c *CAM) Add(id FlowID) {
 	c.written++
 	c.ids[c.pos] = id
-	c.pos = (c.pos + 1) % len(c.ids)
+	if c.pos++; c.pos == len(c.ids) {
+		c.pos = 0
+	}
 	c.n = min(c.n+1, len(c.ids))
 }
 
