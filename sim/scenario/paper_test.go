@@ -137,6 +137,6 @@ func TestPaperFig8HotSpot(t *testing.T) {
 	gain := goodput["rcm"]/goodput["dcqcn"] - 1
 	t.Logf("background gain %s", fmt.Sprintf("%+.1f%%", 100*gain))
 	if gain < 0.05 {
-		t.Errorf("background flows: %.2f Gb/s under RCM, %.2f under DCQCN (%+.1f%%); want RCM ahead", goodput["rcm"], goodput["dcqcn"], 100*gain)
+		t.Errorf("background flows: %.2f Gb/s under RCM, %.2f under DCQCN (%+.1f%%); want RCM at least 5%% ahead", goodput["rcm"], goodput["dcqcn"], 100*gain)
 	}
 }
