@@ -191,12 +191,11 @@ func benchCompare(cmd *cobra.Command, s *scenario.Scenario, schemes []string, ru
 		}
 	}
 	costs := make([]SchemeCost, len(schemes))
+	base := all[0].result()
 	for i := range all {
 		b := all[i].result()
-		costs[i] = SchemeCost{Scheme: schemes[i], Bench: b}
-		base := all[0].result()
-		costs[i].Cost = b.WallSeconds / base.WallSeconds
-		costs[i].CostMedian = b.WallMedian / base.WallMedian
+		costs[i] = SchemeCost{Scheme: schemes[i], Bench: b,
+			Cost: b.WallSeconds / base.WallSeconds, CostMedian: b.WallMedian / base.WallMedian}
 	}
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), costs)

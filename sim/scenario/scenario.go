@@ -376,10 +376,19 @@ func cloneNode(n *yaml.Node) *yaml.Node {
 // where places a message about field: the --set that gave it or one of
 // its sections, else the file and line.
 func (s *Scenario) where(field string, line int) string {
-	for p, v := range s.sets {
+	// The longest matching path names it most closely; ties go in
+	// alphabetical order, so that the message does not depend on map
+	// order.
+	best := ""
+	for p := range s.sets {
 		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(p, field+".") {
-			return fmt.Sprintf("--set %s=%s", p, v)
+			if best == "" || len(p) > len(best) || len(p) == len(best) && p < best {
+				best = p
+			}
 		}
+	}
+	if best != "" {
+		return fmt.Sprintf("--set %s=%s", best, s.sets[best])
 	}
 	return fmt.Sprintf("%s:%d", s.file, line)
 }
