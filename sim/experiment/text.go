@@ -13,7 +13,7 @@ import (
 
 // WriteComparisonText writes the comparison for people: a headline, one
 // table with a line per size class and scheme (completed flows, mean, p50
-// and p99 FCT in microseconds, mean and p99 slowdown, and the changes of
+// and p99 FCT in microseconds, mean, p50 and p99 slowdown, and the changes of
 // the mean FCT and mean slowdown against the baseline, "-12.3%" being
 // better), the mean goodput of each flow class per scheme if the flows
 // have classes, and each run's wall time or error. Statistics of an empty
@@ -40,14 +40,14 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 	if incomplete {
 		t("incomplete\t")
 	}
-	t("mean FCT\tp50 FCT\tp99 FCT\tmean slowdown\tp99 slowdown\tFCT vs %s\tslowdown vs %s\n", r.Baseline, r.Baseline)
+	t("mean FCT\tp50 FCT\tp99 FCT\tmean slowdown\tp50 slowdown\tp99 slowdown\tFCT vs %s\tslowdown vs %s\n", r.Baseline, r.Baseline)
 	for _, row := range r.SizeClasses {
 		t("%s\t%s\t%d\t", row.Class, row.Scheme, row.Count)
 		if incomplete {
 			t("%d\t", row.Incomplete)
 		}
-		t("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", usText(row, row.MeanFCTNs), usText(row, row.P50FCTNs), usText(row, row.P99FCTNs),
-			slowText(row, row.MeanSlowdown), slowText(row, row.P99Slowdown),
+		t("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", usText(row, row.MeanFCTNs), usText(row, row.P50FCTNs), usText(row, row.P99FCTNs),
+			slowText(row, row.MeanSlowdown), slowText(row, row.P50Slowdown), slowText(row, row.P99Slowdown),
 			changeText(row, r.Baseline, row.MeanFCTChangePct), changeText(row, r.Baseline, row.MeanSlowdownChangePct))
 	}
 	if err := tw.Flush(); err != nil {
