@@ -496,12 +496,13 @@ var (
 func (s *Scenario) typeError(te *yaml.TypeError) error {
 	msgs := make([]string, len(te.Errors))
 	for i, m := range te.Errors {
-		line, rest := 0, m
+		line, rest, key, value := 0, m, "", ""
 		if g := yamlLine.FindStringSubmatch(m); g != nil {
 			line, _ = strconv.Atoi(g[1])
 			rest = g[2]
 		}
 		if g := yamlUnmarshal.FindStringSubmatch(rest); g != nil {
+			value = g[2]
 			want := map[string]string{"float64": "a number", "int": "a whole number", "uint64": "a whole number",
 				"bool": "true or false", "string": "a string"}[g[3]]
 			if want == "" {
@@ -512,9 +513,12 @@ func (s *Scenario) typeError(te *yaml.TypeError) error {
 			}
 			rest = fmt.Sprintf("%q is not %s", g[2], want)
 		}
-		path := s.pathOnLine(line)
 		if g := yamlUnknown.FindStringSubmatch(rest); g != nil {
-			rest = fmt.Sprintf("unknown field %q (see docs/scenarios.md for the fields of each section)", g[1])
+			key = g[1]
+		}
+		path := s.pathOnLine(line, key, value)
+		if key != "" {
+			rest = fmt.Sprintf("unknown field %q (see docs/scenarios.md for the fields of each section)", key)
 		} else if path != "" {
 			rest = path + ": " + rest
 		}
@@ -523,12 +527,55 @@ func (s *Scenario) typeError(te *yaml.TypeError) error {
 	return errors.New(strings.Join(msgs, "; "))
 }
 
-// pathOnLine is the dotted path of the first value on line.
-func (s *Scenario) pathOnLine(line int) string {
-	for col := 1; col < 200; col++ {
-		if p := s.pathAt(line, col); p != "" {
+// pathOnLine is the dotted path of a value on line: the one under key, or
+// else the one written as value, or else the first. The YAML library
+// gives a line but no column, and a flow-style section ({kind: x,
+// load: y}) puts several values on one line.
+func (s *Scenario) pathOnLine(line int, key, value string) string {
+	first, byValue := "", ""
+	var walk func(n *yaml.Node, prefix string) string
+	visit := func(k, v *yaml.Node, p string) string {
+		if k != nil && key != "" && k.Line == line && k.Value == key {
 			return p
 		}
+		if v.Kind == yaml.ScalarNode && v.Line == line {
+			if first == "" {
+				first = p
+			}
+			if byValue == "" && value != "" && v.Value == value {
+				byValue = p
+			}
+		}
+		return walk(v, p)
 	}
-	return ""
+	walk = func(n *yaml.Node, prefix string) string {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				if p := walk(c, prefix); p != "" {
+					return p
+				}
+			}
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				if p := visit(n.Content[j], n.Content[j+1], join(prefix, n.Content[j].Value)); p != "" {
+					return p
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				if p := visit(nil, c, join(prefix, strconv.Itoa(i))); p != "" {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	if p := walk(s.root, ""); p != "" {
+		return p
+	}
+	if byValue != "" {
+		return byValue
+	}
+	return first
 }

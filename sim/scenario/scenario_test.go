@@ -117,6 +117,7 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"no workload", "topology: {kind: star, hosts: 3}\n", "workload: the scenario has no workload"},
 		{"bad load", "topology: {kind: star, hosts: 3}\nworkload:\n  kind: poisson\n  load: 1.5\n  duration: 1ms\n", "bad.yaml:2: workload"},
 		{"bad flow host", "topology: {kind: star, hosts: 3}\nworkload:\n  kind: flows\n  flows:\n    - {src: 0, dst: 99, size: 1KB}\n", "bad.yaml:5: workload.flows.0"},
+		{"bad value inside a flow-style section", "topology: {kind: star, hosts: 3}\nworkload: {kind: poisson, cdf: websearch, load: fast, duration: 1ms}\n", `bad.yaml:2: workload.load: "fast" is not a number`},
 		{"bad dcqcn preset", "topology: {kind: star, hosts: 3}\nworkload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\ndcqcn:\n  preset: tcp\n", "bad.yaml:4: dcqcn.preset"},
 	}
 	for _, tt := range tests {
