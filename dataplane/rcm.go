@@ -500,13 +500,12 @@ func (s *Switch) rcmDequeue(now int64, port int) *Packet {
 		}
 	}
 	// Harmful packets go within W_c of each window, and in proportion
-	// to W_c/W when others wait too. Past W_c they wait for the next
-	// window, even if the link would idle, where CNs say the congestion
-	// is downstream (edge and inner points): the paper's RCC, a rate
-	// limit that keeps harmful flows from loading the root and pushes
-	// back on them upstream. At a root, whose own link is the
-	// bottleneck, and with WorkConserving, they wait only while other
-	// packets can use the link.
+	// to W_c/W when others wait too. Past W_c they wait while other
+	// packets can use the link (WorkConserving, and always at a root,
+	// whose own link is the bottleneck). Without WorkConserving, where
+	// CNs say the congestion is downstream (edge and inner points), they
+	// wait for the next window even if the link would idle: a rate limit
+	// that keeps harmful flows from loading the root.
 	takeHeld := false
 	if hq >= 0 {
 		switch {

@@ -123,16 +123,21 @@ func TestPaperFig7IncastVictim(t *testing.T) {
 // Figure 8: hot spots. Background flows get more throughput under RCM
 // than under DCQCN (the paper: 12.2% more).
 func TestPaperFig8HotSpot(t *testing.T) {
+	// The gain moves with the seed (+4% to +15% on single runs of the
+	// preset), so the test pools three, as the paper's figure pools its
+	// flows.
 	goodput := map[string]float64{}
 	for _, scheme := range []string{"dcqcn", "rcm"} {
-		r := runPreset(t, "rcm-hotspot", scheme, "workload.duration=2ms")
-		s := report.Summarize(r, report.SummaryOptions{})
-		for _, c := range s.Classes {
-			if c.Class == "background" {
-				goodput[scheme] = c.GoodputGbps
+		for seed := 1; seed <= 3; seed++ {
+			r := runPreset(t, "rcm-hotspot", scheme, "workload.duration=2ms", fmt.Sprintf("seed=%d", seed))
+			s := report.Summarize(r, report.SummaryOptions{})
+			for _, c := range s.Classes {
+				if c.Class == "background" {
+					goodput[scheme] += c.GoodputGbps / 3
+				}
 			}
 		}
-		t.Logf("%s: background flows %.2f Gb/s", scheme, goodput[scheme])
+		t.Logf("%s: background flows %.2f Gb/s (mean of seeds 1-3)", scheme, goodput[scheme])
 	}
 	gain := goodput["rcm"]/goodput["dcqcn"] - 1
 	t.Logf("background gain %s", fmt.Sprintf("%+.1f%%", 100*gain))

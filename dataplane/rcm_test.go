@@ -1,0 +1,143 @@
+package dataplane
+
+import (
+	"testing"
+
+	"github.com/p4rcm/p4rcm/rcm"
+)
+
+// edgeSwitch is a switch whose port 2 faces the next switch and has just
+// been told by a CN, at time 0 and with the highest degree, that flow 1
+// is harmful: an RCM edge. Ports 0 and 1 face hosts. Q_eq is out of
+// reach, so no queue of its own turns the switch into a root.
+func edgeSwitch(t *testing.T, workConserving bool) (*Switch, *fakeEnv) {
+	t.Helper()
+	p := rcm.Defaults()
+	p.QEq, p.SAR, p.WorkConserving = 10e6, false, workConserving
+	cfg := lossyConfig(3)
+	cfg.Ports[2].PeerIsSwitch = true
+	cfg.RCM, cfg.CNs = &p, &CNStore{}
+	env := newFakeEnv(t)
+	s := mustNew(t, cfg, mapFIB{9: {2}}, env)
+	idx, info := cfg.CNs.Alloc()
+	info.Fb, info.N = rcm.FbMax, 1
+	info.Flows[0] = flowID(dataPkt(1, 9, 3, 1000, ECT0))
+	s.Receive(0, 2, &Packet{Kind: CN, Size: CNFrameSize(1), Flow: -1, Aux: idx})
+	return s, env
+}
+
+// loadEdge queues, while port 2 is busy, 30 packets of the harmful flow 1
+// from port 0 and then 5 of flow 2 from port 1, all of 1000 bytes.
+func loadEdge(s *Switch, env *fakeEnv, now int64) {
+	env.idle[2] = false
+	for i := range 30 {
+		p := dataPkt(1, 9, 3, 1000, ECT0)
+		p.Seq = int64(i)
+		s.Receive(now, 0, p)
+	}
+	for i := range 5 {
+		p := dataPkt(2, 9, 3, 1000, ECT0)
+		p.Seq = int64(i)
+		s.Receive(now, 1, p)
+	}
+	env.idle[2] = true
+}
+
+// checkOrder fails unless each flow's packets left in sequence.
+func checkOrder(t *testing.T, out []*Packet) {
+	t.Helper()
+	next := map[int32]int64{}
+	for _, p := range out {
+		if p.Seq != next[p.Flow] {
+			t.Fatalf("flow %d: packet %d left when %d was due", p.Flow, p.Seq, next[p.Flow])
+		}
+		next[p.Flow]++
+	}
+}
+
+func count(out []*Packet, flow int32) int {
+	n := 0
+	for _, p := range out {
+		if p.Flow == flow {
+			n++
+		}
+	}
+	return n
+}
+
+// At an edge the harmful flow gets W_c of each window (half of W after a
+// CN of the highest degree); the other flow is not held back.
+func TestRCMEdgeRateLimits(t *testing.T) {
+	s, env := edgeSwitch(t, false)
+	loadEdge(s, env, 1*us)
+	window := rcm.Defaults().Window // bytes, at 100 Gb/s
+	period := int64(window * 8 / rate100G * 1e12)
+
+	out := drain(s, 1*us, 2)
+	checkOrder(t, out)
+	if got := count(out, 2); got != 5 {
+		t.Errorf("the harmless flow sent %d of its 5 packets at once", got)
+	}
+	// W_c = W/2 = 16 KB: 16 packets of 1000 bytes, the last one starting
+	// below the limit.
+	if got := count(out, 1); got != 16 {
+		t.Errorf("the harmful flow sent %d packets in its first window, want 16 (W_c = W/2)", got)
+	}
+	// Rate-limited: the link idles until the next window although
+	// harmful packets wait.
+	if next := s.Next(2, 1*us); next != period {
+		t.Errorf("next send at %d ps, want the next window at %d ps", next, period)
+	}
+	rest := drain(s, period, 2)
+	checkOrder(t, append(out, rest...))
+	if got := count(rest, 1); got != 14 {
+		t.Errorf("the next window sent %d harmful packets, want the other 14", got)
+	}
+	if st := s.RCMStats(); st.CNsReceived != 1 || st.Held != 30 {
+		t.Errorf("stats %+v: want 1 CN received and 30 packets held", st)
+	}
+}
+
+// Work-conserving (the default): past W_c the harmful flow ranks below the
+// others but uses the link when nothing else waits.
+func TestRCMEdgeWorkConserving(t *testing.T) {
+	s, env := edgeSwitch(t, true)
+	loadEdge(s, env, 1*us)
+	out := drain(s, 1*us, 2)
+	checkOrder(t, out)
+	if len(out) != 35 {
+		t.Fatalf("%d of 35 packets left; a work-conserving port sends all it holds", len(out))
+	}
+	// The harmless packets all go within the harmful flow's W_c.
+	last := 0
+	for i, p := range out {
+		if p.Flow == 2 {
+			last = i
+		}
+	}
+	if last >= 16+5 {
+		t.Errorf("the last harmless packet left %dth, behind harmful packets past W_c", last+1)
+	}
+}
+
+// A CN of degree 0 ends the edge's congestion flag at once but keeps the
+// named flow harmful until CNHold expires.
+func TestRCMClearingCNKeepsNamedFlows(t *testing.T) {
+	s, _ := edgeSwitch(t, false)
+	cns := s.cfg.CNs
+	idx, info := cns.Alloc()
+	info.Fb = 0
+	s.Receive(1*us, 2, &Packet{Kind: CN, Size: CNFrameSize(0), Flow: -1, Aux: idx})
+	rp := &s.rcm.ports[2]
+	if rp.remoteValid(1 * us) {
+		t.Error("the region flag survived a CN of degree 0")
+	}
+	id := flowID(dataPkt(1, 9, 3, 1000, ECT0))
+	if !rp.currentlyHarmful(2*us, id) {
+		t.Error("the named flow stopped being harmful with the clearing CN")
+	}
+	hold := rcm.Defaults().CNHold
+	if rp.currentlyHarmful(hold+1, id) {
+		t.Errorf("the named flow is still harmful after CNHold (%d ps)", hold)
+	}
+}
