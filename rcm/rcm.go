@@ -70,7 +70,7 @@ type Params struct {
 	// WorkConserving lets harmful packets past W_c go whenever no other
 	// packet waits (on by default): past W_c they rank below the other
 	// flows, as in a strict-priority scheduler that parks them in a lower
-	// queue, which is what a switch pipeline (the P4 program) can do. It
+	// queue, which is what a switch pipeline (and the P4 program) can do. It
 	// gives the paper's FCT gain (Fig. 9) and cheap simulation. Off, edge
 	// and inner points (ports that CNs reached) hold harmful packets past
 	// W_c until the next window even when the link would idle: a rate
@@ -127,7 +127,7 @@ func Defaults() Params {
 }
 
 // MaxCAMDepth bounds CAMDepth: CFR's heavy-hitter count is quadratic in
-// the depth, and a hardware CAM is small (the P4 program's holds 8).
+// the depth, and a hardware CAM is small (the P4 program's is to hold 8).
 const MaxCAMDepth = 256
 
 // ParamError names the parameter Validate rejects by its scenario key.
