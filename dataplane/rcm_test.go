@@ -141,3 +141,105 @@ func TestRCMClearingCNKeepsNamedFlows(t *testing.T) {
 		t.Errorf("the named flow is still harmful after CNHold (%d ps)", hold)
 	}
 }
+
+// sarSwitch has two equal-cost uplinks, ports 1 and 2, toward host 9;
+// port 0 faces a host. Q_eq is out of reach: only CNs make a region.
+func sarSwitch(t *testing.T, hops []int32) (*Switch, *fakeEnv) {
+	t.Helper()
+	p := rcm.Defaults()
+	p.QEq = 10e6
+	cfg := lossyConfig(3)
+	cfg.Ports[1].PeerIsSwitch, cfg.Ports[2].PeerIsSwitch = true, true
+	cfg.RCM, cfg.CNs = &p, &CNStore{}
+	env := newFakeEnv(t)
+	return mustNew(t, cfg, mapFIB{9: hops}, env), env
+}
+
+// flowVia is a flow (not in taken) whose ECMP port is port.
+func flowVia(t *testing.T, s *Switch, port int, taken ...int32) int32 {
+	t.Helper()
+next:
+	for f := int32(1); f < 1000; f++ {
+		for _, x := range taken {
+			if f == x {
+				continue next
+			}
+		}
+		if s.Route(dataPkt(f, 9, 3, 1000, ECT0)) == port {
+			return f
+		}
+	}
+	t.Fatalf("no flow hashes to port %d", port)
+	return 0
+}
+
+// cnOn delivers a CN of the highest degree naming flows on port.
+func cnOn(s *Switch, now int64, port int, flows ...int32) {
+	idx, info := s.cfg.CNs.Alloc()
+	info.Fb = rcm.FbMax
+	for _, f := range flows {
+		info.Flows[info.N] = flowID(dataPkt(f, 9, 3, 1000, ECT0))
+		info.N++
+	}
+	s.Receive(now, port, &Packet{Kind: CN, Size: CNFrameSize(int(info.N)), Flow: -1, Aux: idx})
+}
+
+// sendOut receives a packet of flow at sequence seq on port 0 and
+// returns the port the switch queued it for.
+func sendOut(t *testing.T, s *Switch, env *fakeEnv, now int64, flow int32, seq int64) int {
+	t.Helper()
+	env.kicks = env.kicks[:0]
+	p := dataPkt(flow, 9, 3, 1000, ECT0)
+	p.Seq = seq
+	s.Receive(now, 0, p)
+	if len(env.kicks) != 1 {
+		t.Fatalf("flow %d: kicks %v, want one port", flow, env.kicks)
+	}
+	return env.kicks[0]
+}
+
+func TestSARDetoursNewFlowsOnly(t *testing.T) {
+	s, env := sarSwitch(t, []int32{1, 2})
+	harmful := flowVia(t, s, 1)
+	fresh := flowVia(t, s, 1, harmful)
+	old := flowVia(t, s, 1, harmful, fresh)
+	// Two CNs within RegionWindow put the switch in a congestion region,
+	// with port 1 the congested way.
+	cnOn(s, 0, 1, harmful)
+	cnOn(s, 1*us, 1, harmful)
+
+	if got := sendOut(t, s, env, 2*us, fresh, 0); got != 2 {
+		t.Errorf("a new flow went to port %d; want the uncongested port 2", got)
+	}
+	if got := sendOut(t, s, env, 3*us, fresh, 1000); got != 2 {
+		t.Errorf("the detoured flow's next packet went to port %d; want it pinned to port 2", got)
+	}
+	if got := sendOut(t, s, env, 2*us, harmful, 0); got != 1 {
+		t.Errorf("a harmful flow was detoured to port %d", got)
+	}
+	if got := sendOut(t, s, env, 2*us, old, 5000); got != 1 {
+		t.Errorf("a flow under way was detoured to port %d (sar_existing is off)", got)
+	}
+	if d := s.RCMStats().Detours; d != 1 {
+		t.Errorf("%d detours counted, want 1", d)
+	}
+}
+
+func TestSARStaysOutsideARegion(t *testing.T) {
+	s, env := sarSwitch(t, []int32{1, 2})
+	fresh := flowVia(t, s, 1)
+	cnOn(s, 0, 1) // one CN is not a region
+	if got := sendOut(t, s, env, 1*us, fresh, 0); got != 1 {
+		t.Errorf("outside a region a new flow went to port %d, not its ECMP port 1", got)
+	}
+	// Without an alternative there is no detour, region or not.
+	s, env = sarSwitch(t, []int32{1})
+	cnOn(s, 0, 1)
+	cnOn(s, 1*us, 1)
+	if got := sendOut(t, s, env, 2*us, 7, 0); got != 1 {
+		t.Errorf("with one next hop a flow went to port %d", got)
+	}
+	if d := s.RCMStats().Detours; d != 0 {
+		t.Errorf("%d detours without an alternative", d)
+	}
+}
