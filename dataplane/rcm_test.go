@@ -243,3 +243,48 @@ func TestSARStaysOutsideARegion(t *testing.T) {
 		t.Errorf("%d detours without an alternative", d)
 	}
 }
+
+// A backlog in an input queue whose packets head for a port in RCC sends
+// a CN back up that input, naming those of the harmful flows that arrive
+// on it, at most once per CNInterval; no CN goes to a host.
+func TestRCMInputCongestionSendsCN(t *testing.T) {
+	for _, upstreamIsSwitch := range []bool{true, false} {
+		p := rcm.Defaults()
+		cfg := lossyConfig(3)
+		cfg.Ports[0].PeerIsSwitch = upstreamIsSwitch
+		cfg.Ports[1].PeerIsSwitch, cfg.Ports[2].PeerIsSwitch = true, true
+		cfg.RCM, cfg.CNs = &p, &CNStore{}
+		env := newFakeEnv(t)
+		s := mustNew(t, cfg, mapFIB{9: {1}}, env)
+		const harmful, other = 1, 2
+		cnOn(s, 0, 1, harmful, other) // port 1 is an edge for flows 1 and 2
+		// Port 1 is busy: flow 1 piles up from port 0, flow 2 from port 2,
+		// so a CN up port 0 is to name flow 1 only.
+		for i := range 60 {
+			now := 1*us + int64(i)*10*ns
+			s.Receive(now, 0, dataPkt(harmful, 9, 3, 1000, ECT0))
+			s.Receive(now, 2, dataPkt(other, 9, 3, 1000, ECT0))
+		}
+		var cns []*CNInfo
+		for p := s.Dequeue(2*us, 0); p != nil; p = s.Dequeue(2*us, 0) {
+			if p.Kind == CN {
+				cns = append(cns, s.cfg.CNs.Get(p.Aux))
+			}
+		}
+		if !upstreamIsSwitch {
+			if len(cns) != 0 {
+				t.Errorf("%d CNs sent to a host", len(cns))
+			}
+			continue
+		}
+		// 60 packets in 0.6 us: within one CNInterval (2 us).
+		if len(cns) != 1 {
+			t.Fatalf("%d CNs up port 0, want 1 within CNInterval", len(cns))
+		}
+		cn := cns[0]
+		id := flowID(dataPkt(harmful, 9, 3, 1000, ECT0))
+		if cn.Fb == 0 || cn.N != 1 || cn.Flows[0] != id {
+			t.Errorf("CN degree %d flows %v; want a positive degree naming only flow 1 (%d), the one arriving on port 0", cn.Fb, cn.Flows[:cn.N], id)
+		}
+	}
+}
