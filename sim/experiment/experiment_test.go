@@ -167,7 +167,7 @@ func TestParallelAndSequentialRunsAgree(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var trees []map[string][]byte
 			for _, jobs := range []int{1, 6} {
-				r := run(t, Spec{Scenario: tt.s(t), Schemes: []string{"dcqcn", "pfc", "lossy"}, Seeds: []uint64{1, 2}, Jobs: jobs})
+				r := run(t, Spec{Scenario: tt.s(t), Schemes: []string{"dcqcn", "pfc", "lossy", "rcm"}, Seeds: []uint64{1, 2}, Jobs: jobs})
 				if err := r.Err(); err != nil {
 					t.Fatal(err)
 				}
@@ -187,8 +187,8 @@ func TestParallelAndSequentialRunsAgree(t *testing.T) {
 					compared = append(compared, name)
 				}
 			}
-			if len(compared) != 7 {
-				t.Errorf("compared %v, want comparison.csv and 6 flows.csv", compared)
+			if len(compared) != 9 {
+				t.Errorf("compared %v, want comparison.csv and 8 flows.csv", compared)
 			}
 		})
 	}
