@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,9 +86,9 @@ func (f seedsFlag) resolve(first uint64) ([]uint64, error) {
 	return seeds, nil
 }
 
-// parseSchemes reads a comma-separated list of scheme names. Whether the
-// simulator knows them is found out by running, so that schemes added to
-// the simulator need no change here.
+// parseSchemes reads a comma-separated list of scheme names, each one the
+// simulator knows (scenario.Schemes): a typo is a usage error, found
+// before anything runs.
 func parseSchemes(s string) ([]string, error) {
 	var out []string
 	for _, part := range strings.Split(s, ",") {
@@ -97,6 +98,9 @@ func parseSchemes(s string) ([]string, error) {
 		}
 		if err := experiment.CheckScheme(part); err != nil {
 			return nil, err
+		}
+		if !slices.Contains(scenario.Schemes, part) {
+			return nil, fmt.Errorf("unknown scheme %q (known: %s)", part, strings.Join(scenario.Schemes, ", "))
 		}
 		for _, x := range out {
 			if x == part {
@@ -131,9 +135,10 @@ when the scenario samples rates) as PNG and SVG, report.html (one page, no
 outside resources), and a directory <scheme>-seed<N> per run with what
 'p4ctl sim run' writes. Files are written whole or not at all.
 
-A scheme the simulator does not know fails its runs with a message naming
-it; failed runs, and runs with faults, are left out of the comparison, the
-others complete and are written, and the command exits 1.`,
+The scheme names, and the scenario under each scheme, are checked before
+anything runs: a bad one is a usage error and nothing is written. A run
+that fails or has faults (a drop under PFC, a deadlock) is left out of the
+comparison; the others complete and are written, and the command exits 1.`,
 		Example: `  p4ctl experiment
   p4ctl experiment --schemes dcqcn,pfc --seeds 3 --jobs 2
   p4ctl experiment my.yaml --seeds 1,5,9 --load 0.7 --workload datamining -o results/dm70`,
@@ -178,6 +183,20 @@ others complete and are written, and the command exits 1.`,
 			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Jobs: jobs, Progress: p.runs}
 			if err := experiment.Check(spec); err != nil {
 				return usageErrorf("%v", err)
+			}
+			// Each scheme's own parameters (rcm:, say) are checked before
+			// anything runs, so that a bad value writes nothing.
+			for _, name := range schemes {
+				c, err := s.Clone()
+				if err == nil {
+					err = c.Set("scheme", name)
+				}
+				if err == nil {
+					_, err = c.Build()
+				}
+				if err != nil {
+					return usageErrorf("%s: %v", name, err)
+				}
 			}
 			res, err := experiment.Run(cmd.Context(), spec)
 			p.finish()

@@ -66,21 +66,25 @@ func TestExperimentJSONAndDefaults(t *testing.T) {
 	}
 }
 
-func TestExperimentUnknownSchemeFailsItsRuns(t *testing.T) {
+// A scheme the simulator does not know, or a bad value of one scheme's
+// parameters, is found before anything runs: exit 2, nothing written.
+func TestExperimentBadSchemeWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	scen := writeFile(t, dir, "tiny5.yaml", experimentScenario)
-	out := filepath.Join(dir, "out")
-	code, stdout, stderr := p4ctl("experiment", scen, "--schemes", "dcqcn,nosuch", "-o", out)
-	if code != exitRuntime || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "1 of 2 runs failed") ||
-		!strings.Contains(stderr, `unknown scheme "nosuch"`) {
-		t.Errorf("exit %d, stderr %q; want exit 1 and one line naming the scheme", code, stderr)
-	}
-	if !strings.Contains(stdout, "nosuch seed 1") || !strings.Contains(stdout, "FAILED") {
-		t.Errorf("the table does not show the failed run:\n%s", stdout)
-	}
-	for _, f := range []string{"comparison.csv", "report.html", "dcqcn-seed1/flows.csv"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("the good run's results are missing: %v", err)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--schemes", "dcqcn,nosuch"}, `unknown scheme "nosuch" (known: dcqcn, pfc, lossy, rcm, rcm-rcc)`},
+		{[]string{"--schemes", "dcqcn,rcm", "--set", "rcm.gd=2"}, "rcm: --set rcm.gd=2: rcm.gd: must be positive"},
+	} {
+		out := filepath.Join(dir, "out")
+		code, _, stderr := p4ctl(append([]string{"experiment", scen, "-o", out}, tt.args...)...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line saying %q", tt.args, code, stderr, tt.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: the output directory exists (%v)", tt.args, err)
 		}
 	}
 }
