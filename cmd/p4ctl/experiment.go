@@ -230,7 +230,7 @@ comparison; the others complete and are written, and the command exits 1.`,
 	_ = fs.MarkHidden("scheme") // --schemes instead; kept to say so when used
 	fs.Lookup("seed").Usage = "the scenario's seed, the first of --seeds N"
 	fs.Var(&parsedValue[[]string]{dst: &schemes, parse: parseSchemes, typ: "list", text: strings.Join(schemes, ",")},
-		"schemes", "schemes to compare, comma-separated; one the simulator does not know fails its runs")
+		"schemes", "schemes to compare, comma-separated: "+strings.Join(scenario.Schemes, ", "))
 	fs.Var(&parsedValue[seedsFlag]{dst: &seeds, parse: parseSeeds, typ: "seeds"},
 		"seeds", "seeds to run each scheme with: a list (1,2,3) or a count N (N seeds from the scenario's seed); default the scenario's seed")
 	fs.Var(&parsedValue[int]{dst: &jobs, parse: parseCount, typ: "int", text: strconv.Itoa(jobs)},
