@@ -1,0 +1,289 @@
+// Package bmv2 runs BMv2's simple_switch_grpc, the P4Runtime-enabled
+// software switch, for tests, the emulation and users: it starts the
+// switch with the command line the p4lang tutorials use, waits until its
+// P4Runtime (gRPC) port accepts connections, sets queue rates and depths
+// through simple_switch_CLI, and stops it by PID.
+//
+// BMv2 is in no package registry; build it from p4lang/behavioral-model
+// with PI support (configure --with-pi, then targets/simple_switch_grpc)
+// and put simple_switch_grpc and simple_switch_CLI on the PATH.
+package bmv2
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Binaries are the programs this package runs, looked up on the PATH.
+const (
+	SwitchBinary = "simple_switch_grpc"
+	CLIBinary    = "simple_switch_CLI"
+)
+
+// ErrNotInstalled says a BMv2 program is not on the PATH.
+var ErrNotInstalled = errors.New("not installed")
+
+// Config is one switch's command line.
+type Config struct {
+	// Name labels the switch in messages and names its log file.
+	Name string
+	// DeviceID is the P4Runtime device ID.
+	DeviceID uint64
+	// Ports maps BMv2 port numbers to interface names (-i N@IFACE).
+	Ports map[int]string
+	// GRPCAddr is where the P4Runtime server listens, e.g.
+	// "127.0.0.1:50051".
+	GRPCAddr string
+	// ThriftPort is the Thrift runtime port simple_switch_CLI talks to.
+	ThriftPort int
+	// CPUPort is the port that carries PacketIn/PacketOut to the
+	// controller; 0 means none.
+	CPUPort int
+	// PriorityQueues is the number of strict-priority queues per egress
+	// port (0: one queue). Priority 0 is the lowest.
+	PriorityQueues int
+	// JSON is the compiled program; empty starts the switch without one
+	// (--no-p4), for the controller to push over P4Runtime.
+	JSON string
+	// LogDir, if set, receives <Name>.log (the switch's log, at level
+	// info) and the output of the process; PcapDir, if set, one pcap file
+	// per port and direction.
+	LogDir  string
+	PcapDir string
+}
+
+// Args is the switch's command line after the program name: BMv2's own
+// options first, then, after "--", simple_switch_grpc's.
+func (c Config) Args() []string {
+	var a []string
+	ports := make([]int, 0, len(c.Ports))
+	for p := range c.Ports {
+		ports = append(ports, p)
+	}
+	sort.Ints(ports)
+	for _, p := range ports {
+		a = append(a, "-i", fmt.Sprintf("%d@%s", p, c.Ports[p]))
+	}
+	a = append(a, "--device-id", strconv.FormatUint(c.DeviceID, 10))
+	a = append(a, "--thrift-port", strconv.Itoa(c.ThriftPort))
+	if c.PcapDir != "" {
+		a = append(a, "--pcap", c.PcapDir)
+	}
+	if c.LogDir != "" {
+		a = append(a, "--log-file", filepath.Join(c.LogDir, c.Name), "--log-level", "info", "--log-flush")
+	}
+	if c.JSON == "" {
+		a = append(a, "--no-p4")
+	} else {
+		a = append(a, c.JSON)
+	}
+	a = append(a, "--", "--grpc-server-addr", c.GRPCAddr)
+	if c.CPUPort != 0 {
+		a = append(a, "--cpu-port", strconv.Itoa(c.CPUPort))
+	}
+	if c.PriorityQueues > 0 {
+		a = append(a, "--priority-queues", strconv.Itoa(c.PriorityQueues))
+	}
+	return a
+}
+
+func (c Config) check() error {
+	switch {
+	case c.Name == "":
+		return errors.New("bmv2: the switch needs a Name")
+	case c.GRPCAddr == "":
+		return fmt.Errorf("bmv2 %s: no GRPCAddr", c.Name)
+	case c.ThriftPort <= 0 || c.ThriftPort > 65535:
+		return fmt.Errorf("bmv2 %s: ThriftPort %d is not a port", c.Name, c.ThriftPort)
+	case c.PriorityQueues < 0:
+		return fmt.Errorf("bmv2 %s: PriorityQueues %d is negative", c.Name, c.PriorityQueues)
+	}
+	for p, ifc := range c.Ports {
+		if p < 0 || ifc == "" {
+			return fmt.Errorf("bmv2 %s: port %d@%q", c.Name, p, ifc)
+		}
+	}
+	return nil
+}
+
+// Switch is a running simple_switch_grpc.
+type Switch struct {
+	cfg     Config
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited
+	waitErr error
+	out     *os.File // the process's stdout and stderr, when LogDir is set
+}
+
+// Lookup finds a BMv2 program on the PATH, with an error that says what
+// to install when it is missing.
+func Lookup(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("bmv2: %s %w (build p4lang/behavioral-model with PI support and put it on the PATH)", name, ErrNotInstalled)
+	}
+	return path, nil
+}
+
+// Start starts the switch and waits, until ctx ends, for its P4Runtime
+// port to accept connections. If the process exits first, the error
+// carries the end of its output.
+func Start(ctx context.Context, c Config) (*Switch, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	bin, err := Lookup(SwitchBinary)
+	if err != nil {
+		return nil, err
+	}
+	s := &Switch{cfg: c, done: make(chan struct{})}
+	s.cmd = exec.Command(bin, c.Args()...)
+	// Its own process group, so that stopping it reaches no one else.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var tail bytes.Buffer
+	if c.LogDir != "" {
+		if err := os.MkdirAll(c.LogDir, 0o755); err != nil {
+			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+		}
+		if s.out, err = os.Create(filepath.Join(c.LogDir, c.Name+".out")); err != nil {
+			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+		}
+		s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	} else {
+		s.cmd.Stdout, s.cmd.Stderr = &tail, &tail
+	}
+	if c.PcapDir != "" {
+		if err := os.MkdirAll(c.PcapDir, 0o755); err != nil {
+			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+		}
+	}
+	if err := s.cmd.Start(); err != nil {
+		s.closeOut()
+		return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+	}
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		s.closeOut()
+		close(s.done)
+	}()
+	for {
+		conn, err := net.DialTimeout("tcp", c.GRPCAddr, 100*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return s, nil
+		}
+		select {
+		case <-s.done:
+			out := tail.String()
+			if c.LogDir != "" {
+				b, _ := os.ReadFile(filepath.Join(c.LogDir, c.Name+".out"))
+				out = string(b)
+			}
+			return nil, fmt.Errorf("bmv2 %s: exited before its gRPC port %s opened (%v): %s", c.Name, c.GRPCAddr, s.waitErr, lastLines(out, 5))
+		case <-ctx.Done():
+			s.Stop()
+			return nil, fmt.Errorf("bmv2 %s: gRPC port %s not open: %w", c.Name, c.GRPCAddr, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Switch) closeOut() {
+	if s.out != nil {
+		s.out.Close()
+	}
+}
+
+// PID is the switch's process ID.
+func (s *Switch) PID() int { return s.cmd.Process.Pid }
+
+// Config is the switch's command line.
+func (s *Switch) Config() Config { return s.cfg }
+
+// Stop ends the switch and whatever it started: SIGTERM to its process
+// group, SIGKILL to what is left after two seconds. It returns once the
+// group is gone, and is safe to call more than once.
+func (s *Switch) Stop() error {
+	pgid := s.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.After(2 * time.Second)
+	select {
+	case <-s.done:
+	case <-deadline:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-s.done
+	}
+	// Children of the switch may outlive it by a moment.
+	for i := 0; syscall.Kill(-pgid, 0) == nil; i++ {
+		if i == 40 {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		if i == 100 {
+			return fmt.Errorf("bmv2 %s: process group %d survived SIGKILL", s.cfg.Name, pgid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+// SetQueueRate sets the rate of port's egress queues, packets per second
+// (simple_switch_CLI set_queue_rate): how congestion is made to appear.
+func (s *Switch) SetQueueRate(port, pps int) error {
+	return s.CLI(fmt.Sprintf("set_queue_rate %d %d", pps, port))
+}
+
+// SetQueueDepth sets the depth of port's egress queues, packets
+// (simple_switch_CLI set_queue_depth).
+func (s *Switch) SetQueueDepth(port, packets int) error {
+	return s.CLI(fmt.Sprintf("set_queue_depth %d %d", packets, port))
+}
+
+// CLI runs simple_switch_CLI commands, one per line, against the switch's
+// Thrift port, and fails if the CLI reports an error.
+func (s *Switch) CLI(commands ...string) error {
+	bin, err := Lookup(CLIBinary)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "--thrift-port", strconv.Itoa(s.cfg.ThriftPort))
+	cmd.Stdin = strings.NewReader(strings.Join(commands, "\n") + "\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("bmv2 %s: %s: %w: %s", s.cfg.Name, CLIBinary, err, lastLines(string(out), 5))
+	}
+	// The CLI reports a bad command on its output and still exits 0.
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "Error") || strings.Contains(line, "Invalid") || strings.Contains(line, "Unknown syntax") {
+			return fmt.Errorf("bmv2 %s: %s %q: %s", s.cfg.Name, CLIBinary, strings.Join(commands, "; "), strings.TrimSpace(line))
+		}
+	}
+	return nil
+}
+
+// lastLines is the last n non-empty lines of s, joined by " | ".
+func lastLines(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 0 {
+		return "no output"
+	}
+	return strings.Join(lines, " | ")
+}
