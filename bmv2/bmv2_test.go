@@ -5,12 +5,45 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary stand in for simple_switch_grpc when
+// BMV2_STANDIN is set (see standIn).
+func TestMain(m *testing.M) {
+	if os.Getenv("BMV2_STANDIN") != "" {
+		standIn(os.Args[1:])
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// standIn behaves as a switch would for the launcher: after half a second
+// it opens the port given by --grpc-server-addr, starts a child process,
+// and waits to be stopped.
+func standIn(args []string) {
+	var addr string
+	for i, a := range args {
+		if a == "--grpc-server-addr" && i+1 < len(args) {
+			addr = args[i+1]
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		os.Exit(3)
+	}
+	defer l.Close()
+	if err := exec.Command("sleep", "60").Start(); err != nil {
+		os.Exit(4)
+	}
+	time.Sleep(time.Minute) // until stopped
+}
 
 func TestArgsAsTheTutorials(t *testing.T) {
 	c := Config{Name: "s1", DeviceID: 3, Ports: map[int]string{2: "s1-eth2", 1: "s1-eth1"},
@@ -82,11 +115,11 @@ func TestStartReportsAnEarlyExit(t *testing.T) {
 }
 
 func TestStartWaitsForThePortAndStopEndsTheProcessGroup(t *testing.T) {
-	// A stand-in that opens the gRPC port after half a second and then
-	// waits in a child process, as a switch would.
-	stub(t, `addr=""; while [ $# -gt 0 ]; do [ "$1" = --grpc-server-addr ] && addr="$2"; shift; done
-sleep 0.5
-exec python3 -c "import socket,subprocess; h,p='$addr'.rsplit(':',1); s=socket.socket(); s.bind((h,int(p))); s.listen(); subprocess.call(['sleep','60'])"`)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub(t, `BMV2_STANDIN=1 exec "`+self+`" "$@"`)
 	addr, _ := freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
