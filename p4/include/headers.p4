@@ -1,0 +1,109 @@
+/* Packet formats of p4rcm: RoCEv2 data and CNPs, 802.1Qbb PFC frames and
+ * RCM congestion notifications (docs in p4/README.md). */
+#ifndef P4RCM_HEADERS_P4
+#define P4RCM_HEADERS_P4
+
+const bit<16> ETHERTYPE_IPV4   = 0x0800;
+const bit<16> ETHERTYPE_PFC    = 0x8808; /* MAC control */
+const bit<16> ETHERTYPE_RCM_CN = 0x88B5; /* local experimental */
+const bit<8>  IPPROTO_UDP      = 17;
+const bit<16> UDP_PORT_ROCEV2  = 4791;
+
+/* A CN names at most this many flows (dataplane.MaxCNFlows). */
+#define MAX_CN_FLOWS 8
+
+typedef bit<9>  port_t;
+
+header ethernet_t {
+    bit<48> dst_addr;
+    bit<48> src_addr;
+    bit<16> ether_type;
+}
+
+/* 802.1Qbb: opcode, class-enable vector (one bit per priority), and a
+ * pause time per priority in quanta of 512 bit times; 0 resumes. */
+header pfc_t {
+    bit<16> opcode;
+    bit<8>  reserved;
+    bit<8>  class_enable;
+    bit<16> time0;
+    bit<16> time1;
+    bit<16> time2;
+    bit<16> time3;
+    bit<16> time4;
+    bit<16> time5;
+    bit<16> time6;
+    bit<16> time7;
+}
+
+/* IPv4 with the ToS byte split into DSCP and ECN. */
+header ipv4_t {
+    bit<4>  version;
+    bit<4>  ihl;
+    bit<6>  dscp;
+    bit<2>  ecn;
+    bit<16> total_len;
+    bit<16> identification;
+    bit<3>  flags;
+    bit<13> frag_offset;
+    bit<8>  ttl;
+    bit<8>  protocol;
+    bit<16> hdr_checksum;
+    bit<32> src_addr;
+    bit<32> dst_addr;
+}
+
+header udp_t {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+/* InfiniBand base transport header, as RoCEv2 carries it (12 bytes). */
+header bth_t {
+    bit<8>  opcode;
+    bit<1>  solicited;
+    bit<1>  mig_req;
+    bit<2>  pad_count;
+    bit<4>  version;
+    bit<16> pkey;
+    bit<1>  fecn;
+    bit<1>  becn;
+    bit<6>  reserved1;
+    bit<24> dest_qp;
+    bit<1>  ack_req;
+    bit<7>  reserved2;
+    bit<24> psn;
+}
+
+/* RCM congestion notification (4 bytes), then n_flows 5-tuples: the
+ * sender's quantised regional degree F_b' (0 clears the receiver's remote
+ * congestion flag) and the harmful flows. */
+header rcm_cn_t {
+    bit<4> version;
+    bit<4> reserved1;
+    bit<8> fb;
+    bit<8> n_flows;
+    bit<8> reserved2;
+}
+
+header rcm_flow_t {
+    bit<32> src_addr;
+    bit<32> dst_addr;
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<8>  protocol;
+}
+
+struct headers_t {
+    ethernet_t               ethernet;
+    pfc_t                    pfc;
+    rcm_cn_t                 rcm_cn;
+    rcm_flow_t[MAX_CN_FLOWS] rcm_flows;
+    ipv4_t                   ipv4;
+    udp_t                    udp;
+    bth_t                    bth;
+}
+
+#endif
