@@ -162,13 +162,25 @@ func (s *Session) table(name string) (*p4configv1.Table, error) {
 	if s.info == nil {
 		return nil, errors.New("controlplane: no pipeline set")
 	}
-	for _, t := range s.info.Tables {
-		if t.Preamble.Name == name || t.Preamble.Alias == name {
-			return t, nil
+	t := find(s.info.Tables, func(t *p4configv1.Table) bool { return named(t.Preamble, name) })
+	if t == nil {
+		return nil, fmt.Errorf("controlplane: no table %q in the P4Info", name)
+	}
+	return t, nil
+}
+
+// find is the first of xs for which is holds, or nil.
+func find[T any](xs []*T, is func(*T) bool) *T {
+	for _, x := range xs {
+		if is(x) {
+			return x
 		}
 	}
-	return nil, fmt.Errorf("controlplane: no table %q in the P4Info", name)
+	return nil
 }
+
+// named reports whether an entity goes by name, in full or by its alias.
+func named(p *p4configv1.Preamble, name string) bool { return p.Name == name || p.Alias == name }
 
 func (s *Session) tableEntry(table string, matches []Match, action string, params []Param) (*p4v1.TableEntry, error) {
 	t, err := s.table(table)
@@ -177,12 +189,7 @@ func (s *Session) tableEntry(table string, matches []Match, action string, param
 	}
 	e := &p4v1.TableEntry{TableId: t.Preamble.Id}
 	for _, m := range matches {
-		var mf *p4configv1.MatchField
-		for _, f := range t.MatchFields {
-			if f.Name == m.Field {
-				mf = f
-			}
-		}
+		mf := find(t.MatchFields, func(f *p4configv1.MatchField) bool { return f.Name == m.Field })
 		if mf == nil {
 			return nil, fmt.Errorf("controlplane: table %s has no match field %q", table, m.Field)
 		}
@@ -197,23 +204,13 @@ func (s *Session) tableEntry(table string, matches []Match, action string, param
 		}
 		e.Match = append(e.Match, fm)
 	}
-	var a *p4configv1.Action
-	for _, x := range s.info.Actions {
-		if x.Preamble.Name == action || x.Preamble.Alias == action {
-			a = x
-		}
-	}
+	a := find(s.info.Actions, func(a *p4configv1.Action) bool { return named(a.Preamble, action) })
 	if a == nil {
 		return nil, fmt.Errorf("controlplane: no action %q in the P4Info", action)
 	}
 	act := &p4v1.Action{ActionId: a.Preamble.Id}
 	for _, p := range params {
-		var ap *p4configv1.Action_Param
-		for _, x := range a.Params {
-			if x.Name == p.Name {
-				ap = x
-			}
-		}
+		ap := find(a.Params, func(x *p4configv1.Action_Param) bool { return x.Name == p.Name })
 		if ap == nil {
 			return nil, fmt.Errorf("controlplane: action %s has no parameter %q", action, p.Name)
 		}

@@ -205,16 +205,9 @@ func (r *rcmState) degree(now int64, port int) uint8 {
 // equal-cost port with the lowest regional degree, and stays there.
 func (s *Switch) routeSAR(now int64, p *Packet) int {
 	r := s.rcm
-	hops := s.fib.NextHops(int(p.Dst))
-	switch len(hops) {
-	case 0:
-		return -1
-	case 1:
-		return int(hops[0])
-	}
-	ecmp := s.ecmp(p, hops)
-	if p.Kind != Data {
-		return ecmp
+	ecmp, hops := s.route(p)
+	if len(hops) < 2 || p.Kind != Data {
+		return ecmp // no alternative, or not a flow's data
 	}
 	if r.pins.Len() > 0 {
 		if pinned := r.pins.Lookup(now, p.Hash); pinned >= 0 {

@@ -395,14 +395,20 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 // Route is the egress port for p: its destination's next hops, one picked
 // by the flow hash mixed with the switch's seed (ECMP); -1 without a route.
 func (s *Switch) Route(p *Packet) int {
+	out, _ := s.route(p)
+	return out
+}
+
+// route is Route with the next hops it chose among.
+func (s *Switch) route(p *Packet) (int, []int32) {
 	hops := s.fib.NextHops(int(p.Dst))
 	switch len(hops) {
 	case 0:
-		return -1
+		return -1, hops
 	case 1:
-		return int(hops[0])
+		return int(hops[0]), hops
 	}
-	return s.ecmp(p, hops)
+	return s.ecmp(p, hops), hops
 }
 
 // ecmp picks p's port among hops by its flow hash mixed with the switch's

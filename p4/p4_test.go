@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 )
 
 // The committed P4Info holds every name the Go code uses, with the match
@@ -16,10 +14,6 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 	info, err := P4Info()
 	if err != nil {
 		t.Fatal(err)
-	}
-	type field struct {
-		name  string
-		width int32
 	}
 	tables := map[string][]field{
 		TableIPv4LPM:    {{"hdr.ipv4.dst_addr", 32}},
@@ -35,46 +29,28 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 	counters := []string{CounterRxFrames, CounterNoRoute, CounterECNMarks, CounterWREDDrops}
 
 	for name, want := range tables {
-		var tb *p4configv1.Table
+		var got []field
 		for _, x := range info.Tables {
 			if x.Preamble.Name == name {
-				tb = x
+				got = []field{}
+				for _, m := range x.MatchFields {
+					got = append(got, field{m.Name, m.Bitwidth})
+				}
 			}
 		}
-		if tb == nil {
-			t.Errorf("table %s missing", name)
-			continue
-		}
-		if len(tb.MatchFields) != len(want) {
-			t.Errorf("table %s: %d match fields, want %d", name, len(tb.MatchFields), len(want))
-			continue
-		}
-		for i, f := range want {
-			if m := tb.MatchFields[i]; m.Name != f.name || m.Bitwidth != f.width {
-				t.Errorf("table %s field %d: %s/%d, want %s/%d", name, i, m.Name, m.Bitwidth, f.name, f.width)
-			}
-		}
+		checkFields(t, "table "+name, got, want)
 	}
 	for name, want := range actions {
-		var ac *p4configv1.Action
+		var got []field
 		for _, x := range info.Actions {
 			if x.Preamble.Name == name {
-				ac = x
+				got = []field{}
+				for _, p := range x.Params {
+					got = append(got, field{p.Name, p.Bitwidth})
+				}
 			}
 		}
-		if ac == nil {
-			t.Errorf("action %s missing", name)
-			continue
-		}
-		if len(ac.Params) != len(want) {
-			t.Errorf("action %s: %d parameters, want %d", name, len(ac.Params), len(want))
-			continue
-		}
-		for i, f := range want {
-			if p := ac.Params[i]; p.Name != f.name || p.Bitwidth != f.width {
-				t.Errorf("action %s parameter %d: %s/%d, want %s/%d", name, i, p.Name, p.Bitwidth, f.name, f.width)
-			}
-		}
+		checkFields(t, "action "+name, got, want)
 	}
 	for _, name := range counters {
 		found := false
@@ -94,6 +70,30 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 	}
 	if len(DeviceConfig()) == 0 || !bytes.Contains(DeviceConfig(), []byte(`"pipelines"`)) {
 		t.Error("the BMv2 JSON is missing or not a BMv2 program")
+	}
+}
+
+// field is a match field or an action parameter: its name and bit width.
+type field struct {
+	name  string
+	width int32
+}
+
+// checkFields compares what the P4Info has for an entity (nil when it is
+// missing) with what the Go code expects.
+func checkFields(t *testing.T, entity string, got, want []field) {
+	t.Helper()
+	switch {
+	case got == nil:
+		t.Errorf("%s missing", entity)
+	case len(got) != len(want):
+		t.Errorf("%s: %d fields %v, want %v", entity, len(got), got, want)
+	default:
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s field %d: %s/%d, want %s/%d", entity, i, got[i].name, got[i].width, want[i].name, want[i].width)
+			}
+		}
 	}
 }
 

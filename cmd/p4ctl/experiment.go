@@ -8,11 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/p4rcm/p4rcm/sim/experiment"
 	"github.com/p4rcm/p4rcm/sim/scenario"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 )
 
@@ -268,22 +266,7 @@ func describeOutputs(dir string, paths []string) string {
 // runs shows an experiment's progress, runs ended out of the total, once
 // it has taken two seconds, like update does for the flows of one run.
 func (p *progress) runs(done, total int) {
-	if p.off {
-		return
+	if p.shown(total, "runs", true) {
+		_ = p.bar.Set(done)
 	}
-	if p.bar == nil {
-		if time.Since(p.start) < 2*time.Second {
-			return
-		}
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription("runs"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
-	_ = p.bar.Set(done)
 }

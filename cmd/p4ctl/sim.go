@@ -165,23 +165,32 @@ func newProgress(w io.Writer, quiet bool) *progress {
 	return &progress{w: w, start: time.Now(), off: off}
 }
 
-func (p *progress) update(now int64, done, total int) {
+// shown makes the bar, of total items described as what, once the work
+// has taken two seconds, and reports whether it is there.
+func (p *progress) shown(total int, what string, predictTime bool) bool {
 	if p.off {
-		return
+		return false
 	}
 	if p.bar == nil {
 		if time.Since(p.start) < 2*time.Second {
-			return
+			return false
 		}
 		p.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription("flows"),
+			progressbar.OptionSetDescription(what),
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionSetPredictTime(false),
+			progressbar.OptionSetPredictTime(predictTime),
 			progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 		)
+	}
+	return true
+}
+
+func (p *progress) update(now int64, done, total int) {
+	if !p.shown(total, "flows", false) {
+		return
 	}
 	p.bar.Describe(fmt.Sprintf("%8.3f ms simulated, flows", float64(now)/1e9))
 	_ = p.bar.Set(done)

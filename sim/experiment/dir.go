@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -99,35 +98,14 @@ func writeFileAtomic(dir, name string, write func(io.Writer) error) (path string
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("experiment: writing %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	tmp, err := report.WriteTemp(dir, name, write)
+	if err == nil {
+		if err = os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("experiment: writing %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("experiment: writing %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := write(bw); err != nil {
-		return "", err
-	}
-	if err := bw.Flush(); err != nil {
-		return "", err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return "", err
-	}
-	if err := f.Sync(); err != nil {
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return "", err
 	}
 	return path, nil
 }

@@ -141,10 +141,23 @@ func outputs(r *sim.Results, opts DirOptions) ([]output, error) {
 	return outs, nil
 }
 
-// writeTemp writes o into a new temporary file in dir, syncs and closes
-// it, and returns its path; on error it removes the file.
-func writeTemp(dir string, o output, wrap func(string, io.Writer) io.Writer) (path string, err error) {
-	f, err := os.CreateTemp(dir, "."+o.name+".*.tmp")
+// writeTemp writes o into a new temporary file in dir (WriteTemp), through
+// wrap if it is set.
+func writeTemp(dir string, o output, wrap func(string, io.Writer) io.Writer) (string, error) {
+	return WriteTemp(dir, o.name, func(w io.Writer) error {
+		if wrap != nil {
+			w = wrap(o.name, w)
+		}
+		return o.write(w)
+	})
+}
+
+// WriteTemp writes a new temporary file ".NAME.*.tmp" in dir through write
+// (buffered), gives it mode 0o644, syncs and closes it, and returns its
+// path; on error it removes it. Renaming it into place, so that readers
+// never see half a file, is the caller's.
+func WriteTemp(dir, name string, write func(io.Writer) error) (path string, err error) {
+	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
 	if err != nil {
 		return "", err
 	}
@@ -154,12 +167,8 @@ func writeTemp(dir string, o output, wrap func(string, io.Writer) io.Writer) (pa
 			os.Remove(f.Name())
 		}
 	}()
-	var w io.Writer = f
-	if wrap != nil {
-		w = wrap(o.name, f)
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := o.write(bw); err != nil {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
 		return "", err
 	}
 	if err := bw.Flush(); err != nil {

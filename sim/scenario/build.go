@@ -284,117 +284,74 @@ func (s *Scenario) buildDCQCN() (dcqcn.Params, error) {
 	if err != nil {
 		return p, s.errorf("dcqcn.preset", "%v", err)
 	}
-	setF := func(dst *float64, v *Fraction) {
-		if v != nil {
-			*dst = float64(*v)
-		}
-	}
-	setD := func(dst *int64, v *Duration) {
-		if v != nil {
-			*dst = int64(*v)
-		}
-	}
-	setR := func(dst *float64, v *Rate) {
-		if v != nil {
-			*dst = float64(*v)
-		}
-	}
-	setS := func(dst *float64, v *Size) {
-		if v != nil {
-			*dst = float64(*v)
-		}
-	}
-	setF(&p.G, d.G)
-	if d.InitialAlpha != nil {
-		p.InitialAlpha = *d.InitialAlpha
-	}
-	setD(&p.AlphaInterval, d.AlphaInterval)
-	setD(&p.DecreaseInterval, d.DecreaseInterval)
-	if d.RateOnFirstCNP != nil {
-		p.RateOnFirstCNP = *d.RateOnFirstCNP
-	}
-	if d.ClampTarget != nil {
-		p.ClampTarget = *d.ClampTarget
-	}
-	setD(&p.Timer, d.Timer)
-	if d.ByteCounter != nil {
-		p.ByteCounter = int64(*d.ByteCounter)
-	}
-	if d.F != nil {
-		p.F = *d.F
-	}
-	setR(&p.RAI, d.RAI)
-	setR(&p.RHAI, d.RHAI)
-	setR(&p.MinRate, d.MinRate)
-	setR(&p.RefRate, d.RefRate)
-	if d.ScaleWithRate != nil {
-		p.ScaleWithRate = *d.ScaleWithRate
-	}
-	setD(&p.CNPInterval, d.CNPInterval)
-	setS(&p.KMin, d.KMin)
-	setS(&p.KMax, d.KMax)
-	if d.PMax != nil {
-		p.PMax = *d.PMax
-	}
+	override(&p.G, d.G)
+	override(&p.InitialAlpha, d.InitialAlpha)
+	override(&p.AlphaInterval, d.AlphaInterval)
+	override(&p.DecreaseInterval, d.DecreaseInterval)
+	override(&p.RateOnFirstCNP, d.RateOnFirstCNP)
+	overrideBool(&p.ClampTarget, d.ClampTarget)
+	override(&p.Timer, d.Timer)
+	override(&p.ByteCounter, d.ByteCounter)
+	override(&p.F, d.F)
+	override(&p.RAI, d.RAI)
+	override(&p.RHAI, d.RHAI)
+	override(&p.MinRate, d.MinRate)
+	override(&p.RefRate, d.RefRate)
+	overrideBool(&p.ScaleWithRate, d.ScaleWithRate)
+	override(&p.CNPInterval, d.CNPInterval)
+	override(&p.KMin, d.KMin)
+	override(&p.KMax, d.KMax)
+	override(&p.PMax, d.PMax)
 	if err := p.Validate(); err != nil {
 		return p, s.errorf("dcqcn", "%v", err)
 	}
 	return p, nil
 }
 
+// number is what the scenario's optional numbers are made of: plain
+// numbers and the unit types (Size, Rate, Duration, Fraction).
+type number interface {
+	~int | ~int64 | ~float64
+}
+
+// override sets *dst to the scenario's value v, in dst's units, if the
+// scenario gives one.
+func override[D, V number](dst *D, v *V) {
+	if v != nil {
+		*dst = D(*v)
+	}
+}
+
+// overrideBool is override for a switch.
+func overrideBool(dst, v *bool) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
 func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
 	o := s.RCM
 	p := rcm.Defaults()
 	p.SAR = sar
-	size := func(dst *float64, v *Size) {
-		if v != nil {
-			*dst = float64(*v)
-		}
-	}
-	dur := func(dst *int64, v *Duration) {
-		if v != nil {
-			*dst = int64(*v)
-		}
-	}
-	num := func(dst *float64, v *float64) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	count := func(dst *int, v *int) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	size(&p.QEq, o.QEq)
-	num(&p.Wq, o.Wq)
-	num(&p.W, o.W)
-	if o.Gd != nil {
-		p.Gd = float64(*o.Gd)
-	}
-	size(&p.SampleBytes, o.SampleBytes)
-	size(&p.MinSampleBytes, o.MinSampleBytes)
-	count(&p.CAMDepth, o.CAMDepth)
-	count(&p.CFRSampleEvery, o.CFRSampleEvery)
-	count(&p.CAMMinHits, o.CAMMinHits)
-	size(&p.Window, o.Window)
-	if o.MinShare != nil {
-		p.MinShare = float64(*o.MinShare)
-	}
-	dur(&p.CNInterval, o.CNInterval)
-	dur(&p.CNHold, o.CNHold)
-	count(&p.RegionCNs, o.RegionCNs)
-	dur(&p.RegionWindow, o.RegionWindow)
-	if o.WorkConserving != nil {
-		p.WorkConserving = *o.WorkConserving
-	}
-	if o.SARExisting != nil {
-		p.SARExisting = *o.SARExisting
-	}
-	dur(&p.PinIdle, o.PinIdle)
-	if o.RefRate != nil {
-		p.RefRate = float64(*o.RefRate)
-	}
+	override(&p.QEq, o.QEq)
+	override(&p.Wq, o.Wq)
+	override(&p.W, o.W)
+	override(&p.Gd, o.Gd)
+	override(&p.SampleBytes, o.SampleBytes)
+	override(&p.MinSampleBytes, o.MinSampleBytes)
+	override(&p.CAMDepth, o.CAMDepth)
+	override(&p.CFRSampleEvery, o.CFRSampleEvery)
+	override(&p.CAMMinHits, o.CAMMinHits)
+	override(&p.Window, o.Window)
+	override(&p.MinShare, o.MinShare)
+	override(&p.CNInterval, o.CNInterval)
+	override(&p.CNHold, o.CNHold)
+	override(&p.RegionCNs, o.RegionCNs)
+	override(&p.RegionWindow, o.RegionWindow)
+	overrideBool(&p.WorkConserving, o.WorkConserving)
+	overrideBool(&p.SARExisting, o.SARExisting)
+	override(&p.PinIdle, o.PinIdle)
+	override(&p.RefRate, o.RefRate)
 	if err := p.Validate(); err != nil {
 		var pe *rcm.ParamError
 		if errors.As(err, &pe) {

@@ -439,40 +439,44 @@ func (s *Scenario) errorf(field, format string, args ...any) error {
 
 // pathAt is the dotted path of the value that starts at line and column.
 func (s *Scenario) pathAt(line, column int) string {
-	var walk func(n *yaml.Node, prefix string) string
-	walk = func(n *yaml.Node, prefix string) string {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				if p := walk(c, prefix); p != "" {
-					return p
-				}
-			}
-		case yaml.MappingNode:
-			for j := 0; j+1 < len(n.Content); j += 2 {
-				k, v := n.Content[j], n.Content[j+1]
-				p := join(prefix, k.Value)
-				if v.Line == line && v.Column == column && v.Kind == yaml.ScalarNode {
-					return p
-				}
-				if q := walk(v, p); q != "" {
-					return q
-				}
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				p := join(prefix, strconv.Itoa(i))
-				if c.Line == line && c.Column == column && c.Kind == yaml.ScalarNode {
-					return p
-				}
-				if q := walk(c, p); q != "" {
-					return q
-				}
+	var path string
+	walkValues(s.root, "", func(p string, _, v *yaml.Node) bool {
+		if v.Kind == yaml.ScalarNode && v.Line == line && v.Column == column {
+			path = p
+			return true
+		}
+		return false
+	})
+	return path
+}
+
+// walkValues calls visit with the dotted path, the key (nil in a list) and
+// the node of every value below n, depth first in document order, until
+// visit returns true.
+func walkValues(n *yaml.Node, prefix string, visit func(path string, k, v *yaml.Node) bool) bool {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if walkValues(c, prefix, visit) {
+				return true
 			}
 		}
-		return ""
+	case yaml.MappingNode:
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			p := join(prefix, n.Content[j].Value)
+			if visit(p, n.Content[j], n.Content[j+1]) || walkValues(n.Content[j+1], p, visit) {
+				return true
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := join(prefix, strconv.Itoa(i))
+			if visit(p, nil, c) || walkValues(c, p, visit) {
+				return true
+			}
+		}
 	}
-	return walk(s.root, "")
+	return false
 }
 
 func join(prefix, k string) string {
@@ -532,11 +536,11 @@ func (s *Scenario) typeError(te *yaml.TypeError) error {
 // gives a line but no column, and a flow-style section ({kind: x,
 // load: y}) puts several values on one line.
 func (s *Scenario) pathOnLine(line int, key, value string) string {
-	first, byValue := "", ""
-	var walk func(n *yaml.Node, prefix string) string
-	visit := func(k, v *yaml.Node, p string) string {
+	var byKey, byValue, first string
+	walkValues(s.root, "", func(p string, k, v *yaml.Node) bool {
 		if k != nil && key != "" && k.Line == line && k.Value == key {
-			return p
+			byKey = p
+			return true
 		}
 		if v.Kind == yaml.ScalarNode && v.Line == line {
 			if first == "" {
@@ -546,36 +550,12 @@ func (s *Scenario) pathOnLine(line int, key, value string) string {
 				byValue = p
 			}
 		}
-		return walk(v, p)
-	}
-	walk = func(n *yaml.Node, prefix string) string {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				if p := walk(c, prefix); p != "" {
-					return p
-				}
-			}
-		case yaml.MappingNode:
-			for j := 0; j+1 < len(n.Content); j += 2 {
-				if p := visit(n.Content[j], n.Content[j+1], join(prefix, n.Content[j].Value)); p != "" {
-					return p
-				}
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				if p := visit(nil, c, join(prefix, strconv.Itoa(i))); p != "" {
-					return p
-				}
-			}
+		return false
+	})
+	for _, p := range []string{byKey, byValue} {
+		if p != "" {
+			return p
 		}
-		return ""
-	}
-	if p := walk(s.root, ""); p != "" {
-		return p
-	}
-	if byValue != "" {
-		return byValue
 	}
 	return first
 }
