@@ -123,14 +123,12 @@ func TestStartWaitsForThePortAndStopEndsTheProcessGroup(t *testing.T) {
 	addr, _ := freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	start := time.Now()
 	s, err := Start(ctx, Config{Name: "s1", GRPCAddr: addr, ThriftPort: 9090})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) < 400*time.Millisecond {
-		t.Errorf("Start returned before the port opened")
-	}
+	// The stand-in opens its port half a second in: Start must have
+	// waited for it.
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatalf("port not open after Start: %v", err)
