@@ -1,7 +1,13 @@
 // Package controlplane is p4rcm's P4Runtime client: a session with one
 // switch (arbitration as the primary controller, the pipeline pushed from
-// a P4Info and a device configuration) and table entries written and read
-// by the names in the P4Info.
+// a P4Info and a device configuration), table entries written and read by
+// the names in the P4Info, counters, clone sessions and digests.
+//
+// Names that are not in the P4Info are refused before anything is sent.
+// An error from the switch wraps its gRPC status, so status.Code(err)
+// tells NOT_FOUND, ALREADY_EXISTS, ... apart; for a write it is the code
+// of the failed update (P4Runtime answers a failed batch with UNKNOWN and
+// one p4.v1.Error per update in the details, which this package unpacks).
 package controlplane
 
 import (
@@ -9,26 +15,49 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
+
+// digestBuffer is how many digest lists wait for the reader of Digests
+// before further ones are dropped (and counted).
+const digestBuffer = 1024
 
 // Session is a primary controller's connection to one device.
 type Session struct {
 	conn     *grpc.ClientConn
 	client   p4v1.P4RuntimeClient
-	stream   p4v1.P4Runtime_StreamChannelClient
-	cancel   context.CancelFunc
 	deviceID uint64
 	election *p4v1.Uint128
 	info     *p4configv1.P4Info
+
+	// The stream: one goroutine (receive) reads it for the session's
+	// life; sends, from the caller's goroutines and from receive (acks),
+	// are serialised by sendMu, as gRPC allows one sender at a time.
+	stream    p4v1.P4Runtime_StreamChannelClient
+	streamCtx context.Context
+	cancel    context.CancelFunc
+	sendMu    sync.Mutex
+	recvDone  chan struct{} // closed when receive has returned
+	streamErr error         // why the stream ended, if not by Close; set before recvDone closes
+
+	digests chan *p4v1.DigestList // closed when receive returns
+	dropped atomic.Uint64
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Dial connects to the P4Runtime server at addr and becomes the primary
-// controller of device deviceID with election ID electionID (> 0).
+// controller of device deviceID with election ID electionID (> 0). From
+// then until Close, the session reads the stream: see Digests.
 func Dial(ctx context.Context, addr string, deviceID, electionID uint64) (*Session, error) {
 	if electionID == 0 {
 		return nil, errors.New("controlplane: election ID 0 is reserved for backups")
@@ -38,36 +67,24 @@ func Dial(ctx context.Context, addr string, deviceID, electionID uint64) (*Sessi
 		return nil, fmt.Errorf("controlplane: %s: %w", addr, err)
 	}
 	s := &Session{conn: conn, client: p4v1.NewP4RuntimeClient(conn), deviceID: deviceID,
-		election: &p4v1.Uint128{Low: electionID}}
+		election: &p4v1.Uint128{Low: electionID}, digests: make(chan *p4v1.DigestList, digestBuffer)}
 	// The stream lives as long as the session, not as the caller's ctx.
-	streamCtx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	if s.stream, err = s.client.StreamChannel(streamCtx); err != nil {
+	s.streamCtx, s.cancel = context.WithCancel(context.Background())
+	if s.stream, err = s.client.StreamChannel(s.streamCtx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("controlplane: %s: stream: %w", addr, err)
 	}
 	req := &p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
 		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: deviceID, ElectionId: s.election}}}
-	if err := s.stream.Send(req); err != nil {
+	if err := s.send(req); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("controlplane: %s: arbitration: %w", addr, err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		resp, err := s.stream.Recv()
-		switch {
-		case err != nil:
-			got <- err
-		case resp.GetArbitration() == nil:
-			got <- fmt.Errorf("unexpected first message %v", resp)
-		case resp.GetArbitration().GetStatus().GetCode() != 0:
-			got <- fmt.Errorf("not primary: %s", resp.GetArbitration().GetStatus().GetMessage())
-		default:
-			got <- nil
-		}
-	}()
+	arbitrated := make(chan error, 1) // buffered: Dial may have given up waiting
+	s.recvDone = make(chan struct{})
+	go s.receive(arbitrated)
 	select {
-	case err = <-got:
+	case err = <-arbitrated:
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -78,10 +95,70 @@ func Dial(ctx context.Context, addr string, deviceID, electionID uint64) (*Sessi
 	return s, nil
 }
 
-// Close ends the session.
+// receive reads the stream until it ends: first the answer to the
+// arbitration request, reported on arbitrated, then, if this session is
+// primary, digest lists for Digests. Other messages (packets in, later
+// arbitration updates, stream errors) are not used and are discarded.
+func (s *Session) receive(arbitrated chan<- error) {
+	defer close(s.recvDone)
+	defer close(s.digests)
+	resp, err := s.stream.Recv()
+	switch {
+	case err != nil:
+		arbitrated <- err
+		return
+	case resp.GetArbitration() == nil:
+		arbitrated <- fmt.Errorf("unexpected first message %v", resp)
+		return
+	case resp.GetArbitration().GetStatus().GetCode() != int32(codes.OK):
+		arbitrated <- fmt.Errorf("not primary: %s", resp.GetArbitration().GetStatus().GetMessage())
+		return
+	}
+	arbitrated <- nil
+	for {
+		resp, err := s.stream.Recv()
+		if err != nil {
+			if s.streamCtx.Err() == nil { // not ended by Close
+				s.streamErr = fmt.Errorf("controlplane: stream: %w", err)
+			}
+			return
+		}
+		if d := resp.GetDigest(); d != nil && s.deliver(d) {
+			s.ack(d)
+		}
+	}
+}
+
+// send sends one message on the stream.
+func (s *Session) send(req *p4v1.StreamMessageRequest) error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	return s.stream.Send(req)
+}
+
+// Err is why the stream ended before Close (the switch went away, say),
+// or nil while it is up and after Close.
+func (s *Session) Err() error {
+	select {
+	case <-s.recvDone:
+		return s.streamErr
+	default:
+		return nil
+	}
+}
+
+// Close ends the session: the stream (Digests' channel is closed once the
+// goroutine reading it has returned) and the connection. It is safe to
+// call more than once; later calls return the first's result.
 func (s *Session) Close() error {
-	s.cancel()
-	return s.conn.Close()
+	s.closeOnce.Do(func() {
+		s.cancel()
+		if s.recvDone != nil {
+			<-s.recvDone
+		}
+		s.closeErr = s.conn.Close()
+	})
+	return s.closeErr
 }
 
 // SetPipeline installs a program: its P4Info and the target's device
@@ -100,73 +177,67 @@ func (s *Session) SetPipeline(ctx context.Context, info *p4configv1.P4Info, devi
 	return nil
 }
 
-// Match is one match field of an entry: Value, and for LPM PrefixLen.
-type Match struct {
-	Field     string
-	Value     []byte
-	PrefixLen int32 // LPM only
+// write sends one update. The error, if any, carries the update's own
+// status (see the package comment) and no prefix: callers add theirs.
+func (s *Session) write(ctx context.Context, typ p4v1.Update_Type, e *p4v1.Entity) error {
+	_, err := s.client.Write(ctx, &p4v1.WriteRequest{
+		DeviceId: s.deviceID, ElectionId: s.election,
+		Updates: []*p4v1.Update{{Type: typ, Entity: e}},
+	})
+	return updateError(err)
 }
 
-// Param is one action parameter.
-type Param struct {
-	Name  string
-	Value []byte
+// upsert inserts e, or modifies it if it already exists.
+func (s *Session) upsert(ctx context.Context, e *p4v1.Entity) error {
+	err := s.write(ctx, p4v1.Update_INSERT, e)
+	if status.Code(err) == codes.AlreadyExists {
+		err = s.write(ctx, p4v1.Update_MODIFY, e)
+	}
+	return err
 }
 
-// InsertEntry adds an entry to table: its matches, action and parameters,
-// all by their P4Info names.
-func (s *Session) InsertEntry(ctx context.Context, table string, matches []Match, action string, params []Param) error {
-	entry, err := s.tableEntry(table, matches, action, params)
+// updateError turns a failed Write's UNKNOWN status into the status of
+// the first update that failed, from the p4.v1.Error details.
+func updateError(err error) error {
+	st, ok := status.FromError(err)
+	if err == nil || !ok || st.Code() != codes.Unknown {
+		return err
+	}
+	for _, d := range st.Details() {
+		if e, ok := d.(*p4v1.Error); ok && codes.Code(e.CanonicalCode) != codes.OK {
+			return status.Error(codes.Code(e.CanonicalCode), e.Message)
+		}
+	}
+	return err
+}
+
+// read reads what matches e (a wildcard or one entity), calling each for
+// every entity of the answer.
+func (s *Session) read(ctx context.Context, e *p4v1.Entity, each func(*p4v1.Entity)) error {
+	rc, err := s.client.Read(ctx, &p4v1.ReadRequest{DeviceId: s.deviceID, Entities: []*p4v1.Entity{e}})
 	if err != nil {
 		return err
 	}
-	_, err = s.client.Write(ctx, &p4v1.WriteRequest{
-		DeviceId: s.deviceID, ElectionId: s.election,
-		Updates: []*p4v1.Update{{Type: p4v1.Update_INSERT, Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: entry}}}},
-	})
-	if err != nil {
-		return fmt.Errorf("controlplane: insert into %s: %w", table, err)
-	}
-	return nil
-}
-
-// Entries reads table's entries.
-func (s *Session) Entries(ctx context.Context, table string) ([]*p4v1.TableEntry, error) {
-	t, err := s.table(table)
-	if err != nil {
-		return nil, err
-	}
-	rc, err := s.client.Read(ctx, &p4v1.ReadRequest{DeviceId: s.deviceID,
-		Entities: []*p4v1.Entity{{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: t.Preamble.Id}}}}})
-	if err != nil {
-		return nil, fmt.Errorf("controlplane: read %s: %w", table, err)
-	}
-	var out []*p4v1.TableEntry
 	for {
 		resp, err := rc.Recv()
 		if err == io.EOF {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("controlplane: read %s: %w", table, err)
+			return err
 		}
-		for _, e := range resp.Entities {
-			if te := e.GetTableEntry(); te != nil {
-				out = append(out, te)
-			}
+		for _, x := range resp.Entities {
+			each(x)
 		}
 	}
 }
 
-func (s *Session) table(name string) (*p4configv1.Table, error) {
+// pipeline is the P4Info, or an error when no pipeline is set.
+func (s *Session) pipeline() (*p4configv1.P4Info, error) {
 	if s.info == nil {
 		return nil, errors.New("controlplane: no pipeline set")
 	}
-	t := find(s.info.Tables, func(t *p4configv1.Table) bool { return named(t.Preamble, name) })
-	if t == nil {
-		return nil, fmt.Errorf("controlplane: no table %q in the P4Info", name)
-	}
-	return t, nil
+	return s.info, nil
 }
 
 // find is the first of xs for which is holds, or nil.
@@ -181,41 +252,3 @@ func find[T any](xs []*T, is func(*T) bool) *T {
 
 // named reports whether an entity goes by name, in full or by its alias.
 func named(p *p4configv1.Preamble, name string) bool { return p.Name == name || p.Alias == name }
-
-func (s *Session) tableEntry(table string, matches []Match, action string, params []Param) (*p4v1.TableEntry, error) {
-	t, err := s.table(table)
-	if err != nil {
-		return nil, err
-	}
-	e := &p4v1.TableEntry{TableId: t.Preamble.Id}
-	for _, m := range matches {
-		mf := find(t.MatchFields, func(f *p4configv1.MatchField) bool { return f.Name == m.Field })
-		if mf == nil {
-			return nil, fmt.Errorf("controlplane: table %s has no match field %q", table, m.Field)
-		}
-		fm := &p4v1.FieldMatch{FieldId: mf.Id}
-		switch mf.GetMatchType() {
-		case p4configv1.MatchField_EXACT:
-			fm.FieldMatchType = &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: m.Value}}
-		case p4configv1.MatchField_LPM:
-			fm.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: m.Value, PrefixLen: m.PrefixLen}}
-		default:
-			return nil, fmt.Errorf("controlplane: table %s field %s: match type %v not supported", table, m.Field, mf.GetMatchType())
-		}
-		e.Match = append(e.Match, fm)
-	}
-	a := find(s.info.Actions, func(a *p4configv1.Action) bool { return named(a.Preamble, action) })
-	if a == nil {
-		return nil, fmt.Errorf("controlplane: no action %q in the P4Info", action)
-	}
-	act := &p4v1.Action{ActionId: a.Preamble.Id}
-	for _, p := range params {
-		ap := find(a.Params, func(x *p4configv1.Action_Param) bool { return x.Name == p.Name })
-		if ap == nil {
-			return nil, fmt.Errorf("controlplane: action %s has no parameter %q", action, p.Name)
-		}
-		act.Params = append(act.Params, &p4v1.Action_Param{ParamId: ap.Id, Value: p.Value})
-	}
-	e.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: act}}
-	return e, nil
-}
