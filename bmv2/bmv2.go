@@ -56,11 +56,13 @@ type Config struct {
 	// JSON is the compiled program; empty starts the switch without one
 	// (--no-p4), for the controller to push over P4Runtime.
 	JSON string
-	// LogDir, if set, receives <Name>.log (the switch's log, at level
-	// info) and the output of the process; PcapDir, if set, one pcap file
-	// per port and direction.
-	LogDir  string
-	PcapDir string
+	// LogDir, if set, receives <Name>.txt, the switch's log at
+	// LogLevel ("info" if empty; "debug" and "trace" follow each packet
+	// through the tables), and <Name>.out, the output of the process.
+	// PcapDir, if set, receives one pcap file per port and direction.
+	LogDir   string
+	LogLevel string
+	PcapDir  string
 }
 
 // Args is the switch's command line after the program name: BMv2's own
@@ -81,7 +83,12 @@ func (c Config) Args() []string {
 		a = append(a, "--pcap", c.PcapDir)
 	}
 	if c.LogDir != "" {
-		a = append(a, "--log-file", filepath.Join(c.LogDir, c.Name), "--log-level", "info", "--log-flush")
+		level := c.LogLevel
+		if level == "" {
+			level = "info"
+		}
+		// BMv2 adds ".txt" to the name.
+		a = append(a, "--log-file", filepath.Join(c.LogDir, c.Name), "--log-level", level, "--log-flush")
 	}
 	if c.JSON == "" {
 		a = append(a, "--no-p4")

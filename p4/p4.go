@@ -35,18 +35,48 @@ func DeviceConfig() []byte { return bmv2JSON }
 
 // Names in the P4Info, as the controller uses them.
 const (
-	// Forwarding (ingress).
-	TableIPv4LPM       = "RcmIngress.ipv4_lpm"
-	TableECMPMember    = "RcmIngress.ecmp_member"
-	ActionSetNexthop   = "RcmIngress.set_nexthop"
-	ActionSetECMPGroup = "RcmIngress.set_ecmp_group"
-	ActionDrop         = "RcmIngress.drop"
-	CounterRxFrames    = "RcmIngress.rx_frames"
-	CounterNoRoute     = "RcmIngress.no_route"
-	RegisterQueueBytes = "queue_bytes"
+	// Forwarding and SAR (ingress).
+	TableIPv4LPM        = "RcmIngress.ipv4_lpm"
+	TableECMPMember     = "RcmIngress.ecmp_member"
+	TableSARGroup       = "RcmIngress.sar_group"
+	ActionSetNexthop    = "RcmIngress.set_nexthop"
+	ActionSetECMPGroup  = "RcmIngress.set_ecmp_group"
+	ActionSetSARMembers = "RcmIngress.set_sar_members"
+	ActionDrop          = "RcmIngress.drop"
+	CounterRxFrames     = "RcmIngress.rx_frames"
+	CounterNoRoute      = "RcmIngress.no_route"
+	CounterDetours      = "RcmIngress.detours"
+	// PFC and CNs, per ingress port.
+	TableIngressPortConfig = "RcmIngress.ingress_port_config"
+	ActionSetPort          = "RcmIngress.set_port"
+	CounterPausesSent      = "RcmEgress.pauses_sent"
+	CounterPausesReceived  = "RcmIngress.pauses_received"
+	CounterCNsSent         = "RcmIngress.cns_sent"
+	CounterCNsReceived     = "RcmIngress.cns_received"
+	CounterHeld            = "RcmEgress.held"
+	// RCM, per egress port.
+	TableRCMConfig     = "RcmIngress.rcm_config"
+	ActionSetRCM       = "RcmIngress.set_rcm"
+	CounterCAMHits     = "RcmIngress.cam_hits"
+	CounterWindowHolds = "RcmIngress.window_holds"
+	DigestCAM          = "cam_digest_t"
 	// RED/ECN and WRED (egress).
 	TableREDConfig   = "RcmEgress.red_config"
 	ActionSetRED     = "RcmEgress.set_red"
 	CounterECNMarks  = "RcmEgress.ecn_marks"
 	CounterWREDDrops = "RcmEgress.wred_drops"
+	// Registers (state only: BMv2 cannot read them over P4Runtime).
+	RegisterQueueBytes = "queue_bytes"
 )
+
+// Ports is the size of every per-port counter and register: BMv2's port
+// numbers, with the CPU port (255) among them.
+const Ports = 512
+
+// CAMDepth is the entries of each port's CAM, and of the CAM digest.
+const CAMDepth = 8
+
+// CloneSession is the clone session through which the program sends
+// PAUSE frames and CNs out of port p: the controller must create it,
+// sending to p (controlplane.Session.SetCloneSession).
+func CloneSession(port uint32) uint32 { return port + 1 }

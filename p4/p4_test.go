@@ -2,6 +2,7 @@ package p4
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,17 +17,29 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables := map[string][]field{
-		TableIPv4LPM:    {{"hdr.ipv4.dst_addr", 32}},
-		TableECMPMember: {{"meta.ecmp_member", 16}},
-		TableREDConfig:  {{"standard_metadata.egress_port", 9}},
+		TableIPv4LPM:           {{"hdr.ipv4.dst_addr", 32}},
+		TableECMPMember:        {{"meta.ecmp_base", 16}, {"meta.ecmp_offset", 16}},
+		TableSARGroup:          {{"meta.ecmp_base", 16}},
+		TableIngressPortConfig: {{"standard_metadata.ingress_port", 9}},
+		TableRCMConfig:         {{"standard_metadata.egress_spec", 9}},
+		TableREDConfig:         {{"standard_metadata.egress_port", 9}},
 	}
 	actions := map[string][]field{
 		ActionSetNexthop:   {{"port", 9}, {"src_mac", 48}, {"dst_mac", 48}},
 		ActionSetECMPGroup: {{"base", 16}, {"size", 16}},
-		ActionDrop:         nil,
-		ActionSetRED:       {{"kmin_bytes", 32}, {"kmax_bytes", 32}, {"pmax_slope", 32}, {"wred_k_bytes", 32}},
+		ActionSetSARMembers: {{"members", 8}, {"p0", 9}, {"p1", 9}, {"p2", 9}, {"p3", 9},
+			{"pin_idle_ns", 32}},
+		ActionDrop: nil,
+		ActionSetPort: {{"mac", 48}, {"xoff_bytes", 32}, {"xon_bytes", 32}, {"pause_quanta", 16},
+			{"quantum_ns", 32}, {"pfc_priority", 3}, {"cn_enabled", 1}, {"cn_interval_ns", 32},
+			{"cn_ingress_bytes", 32}, {"cn_hold_ns", 32}},
+		ActionSetRCM: {{"sample_every", 16}, {"qeq_bytes", 32}, {"wq_shift", 8}, {"fb_shift", 8},
+			{"cam_min_hits", 8}, {"window_bytes", 32}, {"high_priority", 3}, {"low_priority", 3}},
+		ActionSetRED: {{"kmin_bytes", 32}, {"kmax_bytes", 32}, {"pmax_slope", 32}, {"wred_k_bytes", 32}},
 	}
-	counters := []string{CounterRxFrames, CounterNoRoute, CounterECNMarks, CounterWREDDrops}
+	counters := []string{CounterRxFrames, CounterNoRoute, CounterDetours, CounterPausesSent,
+		CounterPausesReceived, CounterCNsSent, CounterCNsReceived, CounterHeld, CounterCAMHits,
+		CounterWindowHolds, CounterECNMarks, CounterWREDDrops}
 
 	for name, want := range tables {
 		var got []field
@@ -55,19 +68,36 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 	for _, name := range counters {
 		found := false
 		for _, c := range info.Counters {
-			found = found || c.Preamble.Name == name && c.Size == 512
+			found = found || c.Preamble.Name == name && c.Size == Ports
 		}
 		if !found {
-			t.Errorf("counter %s (512 ports) missing", name)
+			t.Errorf("counter %s (%d ports) missing", name, Ports)
 		}
 	}
 	found := false
 	for _, r := range info.Registers {
-		found = found || r.Preamble.Name == RegisterQueueBytes && r.Size == 512
+		found = found || r.Preamble.Name == RegisterQueueBytes && r.Size == Ports
 	}
 	if !found {
 		t.Errorf("register %s missing", RegisterQueueBytes)
 	}
+
+	// The CAM digest: the port, then the entries.
+	var digest []field
+	for _, d := range info.Digests {
+		if d.Preamble.Name == DigestCAM {
+			digest = []field{}
+			for _, m := range info.TypeInfo.GetStructs()[d.TypeSpec.GetStruct().GetName()].GetMembers() {
+				digest = append(digest, field{m.Name, m.TypeSpec.GetBitstring().GetBit().GetBitwidth()})
+			}
+		}
+	}
+	want := []field{{"port", 9}}
+	for i := range CAMDepth {
+		want = append(want, field{fmt.Sprintf("entry%d", i), 32})
+	}
+	checkFields(t, "digest "+DigestCAM, digest, want)
+
 	if len(DeviceConfig()) == 0 || !bytes.Contains(DeviceConfig(), []byte(`"pipelines"`)) {
 		t.Error("the BMv2 JSON is missing or not a BMv2 program")
 	}

@@ -1,27 +1,166 @@
-/* p4rcm's switch program for BMv2's v1model: IPv4 forwarding with ECMP and
- * RED/ECN marking at egress, mirroring the Go switch model (dataplane).
- * PFC emulation and RCM (CFR CAM, CRD, CNs, RCC, SAR) follow. */
+/* p4rcm's switch program for BMv2's v1model. It mirrors the Go switch
+ * model (dataplane): IPv4 forwarding with ECMP, RED/ECN and WRED marking
+ * at egress, PFC emulated with PAUSE frames the program builds itself,
+ * and RCM: congestion region detection (CRD), a CAM of flow IDs per port
+ * (CFR), CNs between neighbours, windowed pacing of harmful flows (RCC)
+ * and adaptive routing around a congested region (SAR). The tables,
+ * registers and counters are described in p4/README.md. */
 #include <core.p4>
 #include <v1model.p4>
 
 #include "include/headers.p4"
 
+/* What a clone of a packet is to become in egress (0: nothing). */
+const bit<2> EMIT_PAUSE = 1; /* PFC PAUSE with the port's quanta */
+const bit<2> EMIT_XON   = 2; /* PFC PAUSE with quanta 0 */
+const bit<2> EMIT_CN    = 3; /* RCM congestion notification */
+
+/* Field lists preserved with clones and recirculated packets. */
+#define FL_CLONE 1
+#define FL_HELD  2
+
+/* v1model's instance types (BMv2's simple_switch). */
+const bit<32> INSTANCE_INGRESS_CLONE = 1;
+const bit<32> INSTANCE_EGRESS_CLONE = 2;
+const bit<32> INSTANCE_RECIRC       = 4;
+
 struct metadata_t {
     bit<8>  cn_left;     /* CN flows the parser still has to read */
     bool    forwarded;   /* ingress chose an egress port */
     bool    ecmp;        /* the route is an ECMP group */
-    bit<16> ecmp_member; /* the group member the hash picked */
+    bit<16> ecmp_base;   /* the group's first ecmp_member entry */
+    bit<16> ecmp_offset; /* the member the hash (or SAR) picked */
+    bit<32> flow_id;     /* CRC32 of the 5-tuple */
+    bit<16> l4_src;
+    bit<16> l4_dst;
+    bit<64> now_ns;      /* BMv2's clock is in microseconds */
+
+    /* ingress_port_config */
+    bool    pfc_on;
+    bit<32> xoff_bytes;
+    @field_list(FL_HELD)
+    bit<32> xon_bytes;
+    bit<16> pause_quanta;
+    bit<32> quantum_ns;
+    bit<1>  cn_on;
+    bit<32> cn_interval_ns;
+    bit<32> cn_ingress_bytes;
+    bit<32> cn_hold_ns;
+
+    /* rcm_config, for the egress port */
+    bool    rcm_on;
+    bit<16> sample_every;
+    bit<32> qeq_bytes;
+    bit<8>  wq_shift;
+    bit<8>  fb_shift;
+    bit<8>  cam_min_hits;
+    bit<32> window_bytes;
+    bit<3>  high_priority;
+    bit<3>  low_priority;
+
+    /* sar_group */
+    bit<8>  sar_members;
+    bit<32> sar_pin_idle_ns;
+    port_t  sar_p0;
+    port_t  sar_p1;
+    port_t  sar_p2;
+    port_t  sar_p3;
+
+    /* A port's RCM state, as port_state() reads it. */
+    bool    in_rcc;      /* congested here or told so by a CN */
+    bit<8>  degree;      /* (F_b + F_br) / 2, eq. 2 with w = 1/2 */
+
+    /* The CAM of one port, as cam_read() leaves it. */
+    bit<32> cam0;
+    bit<32> cam1;
+    bit<32> cam2;
+    bit<32> cam3;
+    bit<32> cam4;
+    bit<32> cam5;
+    bit<32> cam6;
+    bit<32> cam7;
+    bit<8>  cam_hits;    /* entries equal to flow_id */
+
+    /* Carried by clones. */
+    @field_list(FL_CLONE)
+    bit<2>  emit;
+    @field_list(FL_CLONE)
+    bit<8>  cn_fb;
+    @field_list(FL_CLONE)
+    bit<16> emit_quanta;
+    @field_list(FL_CLONE, FL_HELD)
+    bit<3>  pfc_priority;
+    @field_list(FL_CLONE, FL_HELD)
+    bit<48> port_mac;
+
+    /* Carried by packets held for a paused port. */
+    @field_list(FL_HELD)
+    port_t  in_port;     /* whose ingress account holds the packet */
+    @field_list(FL_HELD)
+    port_t  held_port;
+    @field_list(FL_HELD)
+    bit<3>  queue_priority;
+    @field_list(FL_HELD)
+    bool    low;         /* sent to the low-priority queue by RCC */
 }
+
+/* The 5-tuple hashed into a flow ID; a CN's flow entries hash the same
+ * fields in the same order. */
+#define FLOW_ID(id_out, src, dst, sport, dport, proto) \
+    hash(id_out, HashAlgorithm.crc32, (bit<32>)0, { src, dst, sport, dport, proto }, (bit<64>)0x100000000)
 
 #include "include/parser.p4"
 
 /* Ports BMv2 may number, with the CPU port (255) among them. */
 #define NUM_PORTS 512
+/* CAM entries per port (CFR). */
+#define CAM_DEPTH 8
+/* Flow slots for SAR's pins (indexed by the flow ID's low bits). */
+#define PIN_SLOTS 1024
 
 /* Each egress queue's occupancy in bytes: BMv2's queue depths count
  * packets. A packet adds its length when it is sent to a port and takes
- * it away when it leaves; both controls share the register. */
+ * it away when it leaves; ingress and egress share the register. */
 register<bit<32>>(NUM_PORTS) queue_bytes;
+/* PFC: each ingress port's account, the bytes in the switch that came
+ * in on it; whether it has sent XOFF, and when; how long each port is
+ * paused by its neighbour (ns, 0: not paused). */
+register<bit<32>>(NUM_PORTS) ingress_bytes;
+register<bit<1>>(NUM_PORTS) xoff_sent;
+register<bit<64>>(NUM_PORTS) xoff_sent_ns;
+register<bit<64>>(NUM_PORTS) paused_until_ns;
+/* RCM, per port: CRD's sample counter, last sampled queue and quantised
+ * F_b; the F_br a CN brought and until when it holds; the CAM and its
+ * write pointer; RCC's window counters and the bytes in the low queue;
+ * when the port may next send a CN upstream. */
+register<bit<16>>(NUM_PORTS) sample_count;
+register<bit<32>>(NUM_PORTS) q_last;
+register<bit<8>>(NUM_PORTS) fb_local;
+register<bit<8>>(NUM_PORTS) fb_remote;
+register<bit<64>>(NUM_PORTS) remote_until_ns;
+register<bit<32>>(NUM_PORTS * CAM_DEPTH) cam;
+register<bit<8>>(NUM_PORTS) cam_ptr;
+register<bit<32>>(NUM_PORTS) window_sent;
+register<bit<32>>(NUM_PORTS) window_harmful;
+register<bit<32>>(NUM_PORTS) low_bytes;
+register<bit<64>>(NUM_PORTS) cn_next_ns;
+/* SAR: when a flow slot last saw a packet, and the member it is pinned
+ * to (offset + 1; 0: the hash's). */
+register<bit<64>>(PIN_SLOTS) pin_seen_ns;
+register<bit<8>>(PIN_SLOTS) pin_member;
+
+/* A port's CAM, sent to the controller when it changes. */
+struct cam_digest_t {
+    port_t  port;
+    bit<32> entry0;
+    bit<32> entry1;
+    bit<32> entry2;
+    bit<32> entry3;
+    bit<32> entry4;
+    bit<32> entry5;
+    bit<32> entry6;
+    bit<32> entry7;
+}
 
 control RcmVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
@@ -38,6 +177,12 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
     counter(NUM_PORTS, CounterType.packets_and_bytes) rx_frames;
     counter(NUM_PORTS, CounterType.packets) no_route;
+    counter(NUM_PORTS, CounterType.packets) pauses_received;
+    counter(NUM_PORTS, CounterType.packets) cns_sent;
+    counter(NUM_PORTS, CounterType.packets) cns_received;
+    counter(NUM_PORTS, CounterType.packets) cam_hits;
+    counter(NUM_PORTS, CounterType.packets) detours;
+    counter(NUM_PORTS, CounterType.packets) window_holds;
 
     action drop() {
         mark_to_drop(standard_metadata);
@@ -57,10 +202,11 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
      * selector: with one, p4c's BMv2 back end cannot give the table a
      * default action and warns; see p4/README.md.) */
     action set_ecmp_group(bit<16> base, bit<16> size) {
-        hash(meta.ecmp_member, HashAlgorithm.crc16, base,
+        hash(meta.ecmp_offset, HashAlgorithm.crc16, (bit<16>)0,
              { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-               hdr.udp.src_port, hdr.udp.dst_port },
+               meta.l4_src, meta.l4_dst },
              size);
+        meta.ecmp_base = base;
         meta.ecmp = true;
     }
 
@@ -72,28 +218,454 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     table ecmp_member {
-        key = { meta.ecmp_member: exact; }
+        key = { meta.ecmp_base: exact; meta.ecmp_offset: exact; }
         actions = { set_nexthop; drop; }
         default_action = drop();
         size = 4096;
     }
 
-    apply {
-        rx_frames.count((bit<32>)standard_metadata.ingress_port);
-        if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
-            if (!ipv4_lpm.apply().hit) {
-                no_route.count((bit<32>)standard_metadata.ingress_port);
-            } else if (meta.ecmp) {
-                ecmp_member.apply();
-            }
-        } else {
-            drop();
+    /* PFC and CNs for the port a packet came in on. xoff_bytes 0 turns
+     * PFC off on the port. A PAUSE sent pauses the neighbour for
+     * pause_quanta quanta; a quantum lasts quantum_ns on this port's
+     * link (512 bit times), which also times PAUSEs received. PFC
+     * protects priority pfc_priority. CNs go out of the port when
+     * cn_enabled (its neighbour is a switch), at most every
+     * cn_interval_ns, and only while the port's account exceeds
+     * cn_ingress_bytes (its input queue backs up). A CN received here
+     * holds for cn_hold_ns. mac is the port's own address. */
+    action set_port(bit<48> mac, bit<32> xoff_bytes, bit<32> xon_bytes,
+                    bit<16> pause_quanta, bit<32> quantum_ns, bit<3> pfc_priority,
+                    bit<1> cn_enabled, bit<32> cn_interval_ns,
+                    bit<32> cn_ingress_bytes, bit<32> cn_hold_ns) {
+        meta.port_mac = mac;
+        meta.pfc_on = xoff_bytes != 0;
+        meta.xoff_bytes = xoff_bytes;
+        meta.xon_bytes = xon_bytes;
+        meta.pause_quanta = pause_quanta;
+        meta.quantum_ns = quantum_ns;
+        meta.pfc_priority = pfc_priority;
+        meta.cn_on = cn_enabled;
+        meta.cn_interval_ns = cn_interval_ns;
+        meta.cn_ingress_bytes = cn_ingress_bytes;
+        meta.cn_hold_ns = cn_hold_ns;
+    }
+
+    table ingress_port_config {
+        key = { standard_metadata.ingress_port: exact; }
+        actions = { set_port; NoAction; }
+        default_action = NoAction();
+        size = NUM_PORTS;
+    }
+
+    /* RCM on an egress port. Every sample_every-th packet to the port is
+     * a sample: CRD computes F_b = (Q - Q_eq) + 2^wq_shift (Q - Q_last)
+     * from its bytes and quantises it to 1..63 as F_b >> fb_shift, and
+     * while the port is in RCC the sample's flow goes into the CAM. A
+     * flow with cam_min_hits entries is harmful. Harmful packets past
+     * W_c in a window of window_bytes go to queue low_priority, all else
+     * to high_priority (both 0 without --priority-queues). */
+    action set_rcm(bit<16> sample_every, bit<32> qeq_bytes, bit<8> wq_shift,
+                   bit<8> fb_shift, bit<8> cam_min_hits, bit<32> window_bytes,
+                   bit<3> high_priority, bit<3> low_priority) {
+        meta.rcm_on = true;
+        meta.sample_every = sample_every;
+        meta.qeq_bytes = qeq_bytes;
+        meta.wq_shift = wq_shift;
+        meta.fb_shift = fb_shift;
+        meta.cam_min_hits = cam_min_hits;
+        meta.window_bytes = window_bytes;
+        meta.high_priority = high_priority;
+        meta.low_priority = low_priority;
+    }
+
+    table rcm_config {
+        key = { standard_metadata.egress_spec: exact; }
+        actions = { set_rcm; NoAction; }
+        default_action = NoAction();
+        size = NUM_PORTS;
+    }
+
+    /* SAR over an ECMP group: its members' ports (up to four, in member
+     * order) and how long a detoured flow stays pinned after its last
+     * packet. */
+    action set_sar_members(bit<8> members, port_t p0, port_t p1, port_t p2, port_t p3,
+                           bit<32> pin_idle_ns) {
+        meta.sar_members = members;
+        meta.sar_p0 = p0;
+        meta.sar_p1 = p1;
+        meta.sar_p2 = p2;
+        meta.sar_p3 = p3;
+        meta.sar_pin_idle_ns = pin_idle_ns;
+    }
+
+    table sar_group {
+        key = { meta.ecmp_base: exact; }
+        actions = { set_sar_members; NoAction; }
+        default_action = NoAction();
+        size = 1024;
+    }
+
+    /* Whether port p is in RCC (congested, or told so by a CN that
+     * still holds) and its regional degree, (F_b + F_br) / 2. */
+    action port_state(port_t p) {
+        bit<8> local;
+        bit<8> remote;
+        bit<64> until;
+        fb_local.read(local, (bit<32>)p);
+        fb_remote.read(remote, (bit<32>)p);
+        remote_until_ns.read(until, (bit<32>)p);
+        if (until <= meta.now_ns) {
+            remote = 0;
         }
-        if (meta.forwarded) {
+        meta.in_rcc = local != 0 || remote != 0;
+        meta.degree = (bit<8>)(((bit<9>)local + (bit<9>)remote) >> 1);
+    }
+
+    /* Reads port p's CAM and counts the entries equal to flow_id. */
+    action cam_read(port_t p) {
+        bit<32> at = (bit<32>)p * CAM_DEPTH;
+        cam.read(meta.cam0, at);
+        cam.read(meta.cam1, at + 1);
+        cam.read(meta.cam2, at + 2);
+        cam.read(meta.cam3, at + 3);
+        cam.read(meta.cam4, at + 4);
+        cam.read(meta.cam5, at + 5);
+        cam.read(meta.cam6, at + 6);
+        cam.read(meta.cam7, at + 7);
+        meta.cam_hits = (meta.cam0 == meta.flow_id ? 8w1 : 8w0)
+                      + (meta.cam1 == meta.flow_id ? 8w1 : 8w0)
+                      + (meta.cam2 == meta.flow_id ? 8w1 : 8w0)
+                      + (meta.cam3 == meta.flow_id ? 8w1 : 8w0)
+                      + (meta.cam4 == meta.flow_id ? 8w1 : 8w0)
+                      + (meta.cam5 == meta.flow_id ? 8w1 : 8w0)
+                      + (meta.cam6 == meta.flow_id ? 8w1 : 8w0)
+                      + (meta.cam7 == meta.flow_id ? 8w1 : 8w0);
+    }
+
+    /* Writes id into port p's CAM at its cyclic write pointer. */
+    action cam_write(port_t p, bit<32> id) {
+        bit<8> ptr;
+        cam_ptr.read(ptr, (bit<32>)p);
+        cam.write((bit<32>)p * CAM_DEPTH + (bit<32>)ptr, id);
+        cam_ptr.write((bit<32>)p, (ptr + 1) & (CAM_DEPTH - 1));
+    }
+
+    /* Tells the controller what port p's CAM holds now. */
+    action cam_report(port_t p) {
+        cam_read(p);
+        digest<cam_digest_t>(1, { p, meta.cam0, meta.cam1, meta.cam2, meta.cam3,
+                                  meta.cam4, meta.cam5, meta.cam6, meta.cam7 });
+    }
+
+    /* A clone of this packet goes back out of the port it came in on,
+     * to become a PAUSE or a CN in egress. Clone session p + 1 must send
+     * to port p (the controller sets one up per port). */
+    action emit_upstream(bit<2> what) {
+        meta.emit = what;
+        clone_preserving_field_list(CloneType.I2E,
+            (bit<32>)standard_metadata.ingress_port + 1, FL_CLONE);
+    }
+
+    /* An 802.1Qbb PAUSE from the neighbour: the port stops sending the
+     * protected priority for the quanta given, or resumes on 0. */
+    action take_pause() {
+        bit<16> quanta = 0;
+        bit<3> prio = meta.pfc_priority;
+        if (prio == 0) { quanta = hdr.pfc.time0; }
+        if (prio == 1) { quanta = hdr.pfc.time1; }
+        if (prio == 2) { quanta = hdr.pfc.time2; }
+        if (prio == 3) { quanta = hdr.pfc.time3; }
+        if (prio == 4) { quanta = hdr.pfc.time4; }
+        if (prio == 5) { quanta = hdr.pfc.time5; }
+        if (prio == 6) { quanta = hdr.pfc.time6; }
+        if (prio == 7) { quanta = hdr.pfc.time7; }
+        bit<64> until = 0;
+        if (quanta != 0) {
+            until = meta.now_ns + (bit<64>)quanta * (bit<64>)meta.quantum_ns;
+        }
+        paused_until_ns.write((bit<32>)standard_metadata.ingress_port, until);
+        pauses_received.count((bit<32>)standard_metadata.ingress_port);
+    }
+
+    /* A CN from the downstream neighbour on this port: its F_b' and
+     * flows. Degree 0 ends the remote congestion at once. */
+    action take_cn() {
+        bit<32> p = (bit<32>)standard_metadata.ingress_port;
+        remote_until_ns.write(p, hdr.rcm_cn.fb == 0 ? 64w0 : meta.now_ns + (bit<64>)meta.cn_hold_ns);
+        fb_remote.write(p, hdr.rcm_cn.fb);
+        cns_received.count(p);
+    }
+
+#define TAKE_CN_FLOW(i) \
+        if (hdr.rcm_flows[i].isValid()) { \
+            bit<32> id; \
+            FLOW_ID(id, hdr.rcm_flows[i].src_addr, hdr.rcm_flows[i].dst_addr, \
+                    hdr.rcm_flows[i].src_port, hdr.rcm_flows[i].dst_port, \
+                    hdr.rcm_flows[i].protocol); \
+            cam_write(standard_metadata.ingress_port, id); \
+        }
+
+    apply {
+        meta.now_ns = (bit<64>)standard_metadata.ingress_global_timestamp * 1000;
+
+        /* A packet held for a paused port comes back here: it goes to
+         * the same queue again, already routed. */
+        if (standard_metadata.instance_type == INSTANCE_RECIRC) {
+            standard_metadata.egress_spec = meta.held_port;
+            standard_metadata.priority = meta.queue_priority;
             @atomic {
                 bit<32> q;
-                queue_bytes.read(q, (bit<32>)standard_metadata.egress_spec);
-                queue_bytes.write((bit<32>)standard_metadata.egress_spec, q + standard_metadata.packet_length);
+                queue_bytes.read(q, (bit<32>)meta.held_port);
+                queue_bytes.write((bit<32>)meta.held_port, q + standard_metadata.packet_length);
+                if (meta.low) {
+                    low_bytes.read(q, (bit<32>)meta.held_port);
+                    low_bytes.write((bit<32>)meta.held_port, q + standard_metadata.packet_length);
+                }
+            }
+            return;
+        }
+
+        rx_frames.count((bit<32>)standard_metadata.ingress_port);
+        ingress_port_config.apply();
+        meta.in_port = standard_metadata.ingress_port;
+
+        /* MAC control and CNs end here. */
+        if (hdr.pfc.isValid()) {
+            if (hdr.pfc.opcode == PFC_OPCODE) {
+                take_pause();
+            }
+            drop();
+            return;
+        }
+        if (hdr.rcm_cn.isValid()) {
+            @atomic {
+                take_cn();
+                TAKE_CN_FLOW(0)
+                TAKE_CN_FLOW(1)
+                TAKE_CN_FLOW(2)
+                TAKE_CN_FLOW(3)
+                TAKE_CN_FLOW(4)
+                TAKE_CN_FLOW(5)
+                TAKE_CN_FLOW(6)
+                TAKE_CN_FLOW(7)
+                cam_report(standard_metadata.ingress_port);
+            }
+            drop();
+            return;
+        }
+
+        if (!hdr.ipv4.isValid() || hdr.ipv4.ttl <= 1) {
+            drop();
+            return;
+        }
+        if (hdr.udp.isValid()) {
+            meta.l4_src = hdr.udp.src_port;
+            meta.l4_dst = hdr.udp.dst_port;
+        }
+        FLOW_ID(meta.flow_id, hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
+                meta.l4_src, meta.l4_dst, hdr.ipv4.protocol);
+
+        if (!ipv4_lpm.apply().hit) {
+            no_route.count((bit<32>)standard_metadata.ingress_port);
+            return;
+        }
+        if (meta.ecmp) {
+            /* SAR: a new flow whose hashed port is in a congested region,
+             * and which is not harmful there, takes the member with the
+             * lowest regional degree and is pinned to it. Flows already
+             * under way keep their path, so they are not reordered. */
+            if (sar_group.apply().hit && meta.sar_members != 0) {
+                bit<32> slot = meta.flow_id & (PIN_SLOTS - 1);
+                bit<64> seen;
+                bit<8> pinned;
+                @atomic {
+                    pin_seen_ns.read(seen, slot);
+                    pin_member.read(pinned, slot);
+                    if (seen != 0 && meta.now_ns - seen < (bit<64>)meta.sar_pin_idle_ns) {
+                        if (pinned != 0) {
+                            meta.ecmp_offset = (bit<16>)pinned - 1;
+                        }
+                    } else {
+                        port_t hashed = meta.sar_p0;
+                        if (meta.ecmp_offset == 1) { hashed = meta.sar_p1; }
+                        if (meta.ecmp_offset == 2) { hashed = meta.sar_p2; }
+                        if (meta.ecmp_offset == 3) { hashed = meta.sar_p3; }
+                        port_state(hashed);
+                        cam_read(hashed);
+                        pinned = 0;
+                        if (meta.in_rcc && meta.cam_hits == 0) {
+                            bit<8> best = meta.degree;
+                            bit<16> choice = meta.ecmp_offset;
+                            port_state(meta.sar_p0);
+                            if (meta.degree < best) { best = meta.degree; choice = 0; }
+                            if (meta.sar_members > 1) {
+                                port_state(meta.sar_p1);
+                                if (meta.degree < best) { best = meta.degree; choice = 1; }
+                            }
+                            if (meta.sar_members > 2) {
+                                port_state(meta.sar_p2);
+                                if (meta.degree < best) { best = meta.degree; choice = 2; }
+                            }
+                            if (meta.sar_members > 3) {
+                                port_state(meta.sar_p3);
+                                if (meta.degree < best) { best = meta.degree; choice = 3; }
+                            }
+                            if (choice != meta.ecmp_offset) {
+                                meta.ecmp_offset = choice;
+                                pinned = (bit<8>)choice + 1;
+                                detours.count((bit<32>)standard_metadata.ingress_port);
+                            }
+                        }
+                        pin_member.write(slot, pinned);
+                    }
+                    pin_seen_ns.write(slot, meta.now_ns);
+                }
+            }
+            ecmp_member.apply();
+        }
+        if (!meta.forwarded) {
+            return;
+        }
+        port_t egress = standard_metadata.egress_spec;
+        bit<32> len = standard_metadata.packet_length;
+
+        /* RCM on the egress port: CAM lookup, CRD sample, CFR write, RCC
+         * window, CN upstream. */
+        bool sampled = false;
+        bool harmful = false;
+        bit<32> q;
+        @atomic {
+            queue_bytes.read(q, (bit<32>)egress);
+            queue_bytes.write((bit<32>)egress, q + len);
+        }
+        if (rcm_config.apply().hit) {
+            standard_metadata.priority = meta.high_priority;
+            @atomic {
+                bit<16> n;
+                sample_count.read(n, (bit<32>)egress);
+                n = n + 1;
+                if (n >= meta.sample_every) {
+                    sampled = true;
+                    n = 0;
+                }
+                sample_count.write((bit<32>)egress, n);
+                if (sampled) {
+                    /* F_b = (Q - Q_eq) + w (Q - Q_last), in unsigned
+                     * halves: what raises it against what lowers it. */
+                    bit<32> last;
+                    q_last.read(last, (bit<32>)egress);
+                    q_last.write((bit<32>)egress, q);
+                    bit<32> up = q;
+                    bit<32> down = meta.qeq_bytes;
+                    if (q > last) {
+                        up = up + ((q - last) << meta.wq_shift);
+                    } else {
+                        down = down + ((last - q) << meta.wq_shift);
+                    }
+                    bit<8> fb = 0;
+                    if (up > down) {
+                        bit<32> quantised = (up - down) >> meta.fb_shift;
+                        fb = (bit<8>)quantised;
+                        if (quantised > 63) {
+                            fb = 63;
+                        } else if (quantised == 0) {
+                            fb = 1;
+                        }
+                    }
+                    fb_local.write((bit<32>)egress, fb);
+                }
+            }
+            port_state(egress);
+            @atomic {
+                cam_read(egress);
+                if (meta.in_rcc) {
+                    harmful = meta.cam_hits >= meta.cam_min_hits && meta.cam_hits != 0;
+                    if (harmful) {
+                        cam_hits.count((bit<32>)egress);
+                    }
+                    if (sampled) {
+                        cam_write(egress, meta.flow_id);
+                        cam_report(egress);
+                    }
+                }
+            }
+            if (meta.in_rcc) {
+                /* RCC: W_c = W (1 - F G_d) with F_bmax G_d = 1/2, as
+                 * W - W F / 128, and never below W / 16. Harmful
+                 * packets past W_c, or while harmful packets wait in the
+                 * low queue (so a flow stays in order), go low. */
+                bit<32> wc = meta.window_bytes - ((meta.window_bytes * (bit<32>)meta.degree) >> 7);
+                if (wc < meta.window_bytes >> 4) {
+                    wc = meta.window_bytes >> 4;
+                }
+                @atomic {
+                    bit<32> sent;
+                    bit<32> harm;
+                    bit<32> waiting;
+                    window_sent.read(sent, (bit<32>)egress);
+                    window_harmful.read(harm, (bit<32>)egress);
+                    low_bytes.read(waiting, (bit<32>)egress);
+                    sent = sent + len;
+                    if (harmful) {
+                        harm = harm + len;
+                        if (harm > wc || waiting != 0) {
+                            meta.low = true;
+                            standard_metadata.priority = meta.low_priority;
+                            low_bytes.write((bit<32>)egress, waiting + len);
+                            window_holds.count((bit<32>)egress);
+                        }
+                    }
+                    if (sent >= meta.window_bytes) {
+                        sent = 0;
+                        harm = 0;
+                    }
+                    window_sent.write((bit<32>)egress, sent);
+                    window_harmful.write((bit<32>)egress, harm);
+                }
+            }
+        }
+        meta.queue_priority = standard_metadata.priority;
+
+        /* PFC: the packet joins its ingress port's account; past XOFF
+         * the port sends PAUSE upstream, again when half the pause has
+         * gone by. */
+        bit<32> account;
+        bool pause = false;
+        @atomic {
+            ingress_bytes.read(account, (bit<32>)meta.in_port);
+            account = account + len;
+            ingress_bytes.write((bit<32>)meta.in_port, account);
+            if (meta.pfc_on && account > meta.xoff_bytes) {
+                bit<1> sent;
+                bit<64> at;
+                xoff_sent.read(sent, (bit<32>)meta.in_port);
+                xoff_sent_ns.read(at, (bit<32>)meta.in_port);
+                bit<64> half = ((bit<64>)meta.pause_quanta * (bit<64>)meta.quantum_ns) >> 1;
+                if (sent == 0 || meta.now_ns - at > half) {
+                    pause = true;
+                    xoff_sent.write((bit<32>)meta.in_port, 1);
+                    xoff_sent_ns.write((bit<32>)meta.in_port, meta.now_ns);
+                }
+            }
+        }
+        if (pause) {
+            meta.emit_quanta = meta.pause_quanta;
+            emit_upstream(EMIT_PAUSE);
+        } else if (sampled && harmful && meta.cn_on == 1 && account > meta.cn_ingress_bytes) {
+            /* A CN upstream names this flow and carries the degree. */
+            bool send = false;
+            @atomic {
+                bit<64> next;
+                cn_next_ns.read(next, (bit<32>)meta.in_port);
+                if (meta.now_ns >= next) {
+                    send = true;
+                    cn_next_ns.write((bit<32>)meta.in_port, meta.now_ns + (bit<64>)meta.cn_interval_ns);
+                }
+            }
+            if (send) {
+                meta.cn_fb = meta.degree == 0 ? 8w1 : meta.degree;
+                emit_upstream(EMIT_CN);
+                cns_sent.count((bit<32>)meta.in_port);
             }
         }
     }
@@ -103,6 +675,8 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
                   inout standard_metadata_t standard_metadata) {
     counter(NUM_PORTS, CounterType.packets) ecn_marks;
     counter(NUM_PORTS, CounterType.packets) wred_drops;
+    counter(NUM_PORTS, CounterType.packets) held;
+    counter(NUM_PORTS, CounterType.packets) pauses_sent; /* XOFF and XON */
 
     bit<32> kmin = 0;
     bit<32> kmax = 0;
@@ -130,32 +704,133 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
         size = NUM_PORTS;
     }
 
+    /* Turns a clone into an 802.1Qbb PAUSE for the protected priority:
+     * quanta, or 0 to resume. */
+    action build_pause(bit<16> quanta) {
+        hdr.ethernet.dst_addr = PFC_DST_MAC;
+        hdr.ethernet.src_addr = meta.port_mac;
+        hdr.ethernet.ether_type = ETHERTYPE_PFC;
+        hdr.pfc.setValid();
+        hdr.pfc.opcode = PFC_OPCODE;
+        hdr.pfc.reserved = 0;
+        hdr.pfc.class_enable = (bit<8>)1 << meta.pfc_priority;
+        hdr.pfc.time0 = meta.pfc_priority == 0 ? quanta : 0;
+        hdr.pfc.time1 = meta.pfc_priority == 1 ? quanta : 0;
+        hdr.pfc.time2 = meta.pfc_priority == 2 ? quanta : 0;
+        hdr.pfc.time3 = meta.pfc_priority == 3 ? quanta : 0;
+        hdr.pfc.time4 = meta.pfc_priority == 4 ? quanta : 0;
+        hdr.pfc.time5 = meta.pfc_priority == 5 ? quanta : 0;
+        hdr.pfc.time6 = meta.pfc_priority == 6 ? quanta : 0;
+        hdr.pfc.time7 = meta.pfc_priority == 7 ? quanta : 0;
+        hdr.ipv4.setInvalid();
+        hdr.udp.setInvalid();
+        hdr.bth.setInvalid();
+        /* A minimum frame; what follows the PAUSE is the clone's old
+         * payload, which receivers ignore. */
+        truncate(PFC_FRAME_BYTES);
+    }
+
+    /* Turns a clone of a data packet into a CN to the neighbour it came
+     * from, naming its flow, with the degree in meta.cn_fb. */
+    action build_cn() {
+        hdr.rcm_cn.setValid();
+        hdr.rcm_cn.version = RCM_CN_VERSION;
+        hdr.rcm_cn.reserved1 = 0;
+        hdr.rcm_cn.fb = meta.cn_fb;
+        hdr.rcm_cn.n_flows = 1;
+        hdr.rcm_cn.reserved2 = 0;
+        hdr.rcm_flows[0].setValid();
+        hdr.rcm_flows[0].src_addr = hdr.ipv4.src_addr;
+        hdr.rcm_flows[0].dst_addr = hdr.ipv4.dst_addr;
+        hdr.rcm_flows[0].src_port = hdr.udp.isValid() ? hdr.udp.src_port : 0;
+        hdr.rcm_flows[0].dst_port = hdr.udp.isValid() ? hdr.udp.dst_port : 0;
+        hdr.rcm_flows[0].protocol = hdr.ipv4.protocol;
+        hdr.ethernet.dst_addr = hdr.ethernet.src_addr;
+        hdr.ethernet.src_addr = meta.port_mac;
+        hdr.ethernet.ether_type = ETHERTYPE_RCM_CN;
+        hdr.ipv4.setInvalid();
+        hdr.udp.setInvalid();
+        hdr.bth.setInvalid();
+        truncate(RCM_CN_BYTES + RCM_FLOW_BYTES);
+    }
+
     apply {
+        if (standard_metadata.instance_type == INSTANCE_INGRESS_CLONE ||
+            standard_metadata.instance_type == INSTANCE_EGRESS_CLONE) {
+            if (meta.emit == EMIT_PAUSE) {
+                build_pause(meta.emit_quanta);
+                pauses_sent.count((bit<32>)standard_metadata.egress_port);
+            } else if (meta.emit == EMIT_XON) {
+                build_pause(0);
+                pauses_sent.count((bit<32>)standard_metadata.egress_port);
+            } else if (meta.emit == EMIT_CN) {
+                build_cn();
+            } else {
+                mark_to_drop(standard_metadata);
+            }
+            return;
+        }
+
+        port_t egress = standard_metadata.egress_port;
+        bit<32> len = standard_metadata.packet_length;
         bit<32> q;
         @atomic {
-            queue_bytes.read(q, (bit<32>)standard_metadata.egress_port);
-            bit<32> left = 0;
-            if (q > standard_metadata.packet_length) {
-                left = q - standard_metadata.packet_length;
+            queue_bytes.read(q, (bit<32>)egress);
+            queue_bytes.write((bit<32>)egress, q > len ? q - len : 0);
+            if (meta.low) {
+                bit<32> waiting;
+                low_bytes.read(waiting, (bit<32>)egress);
+                low_bytes.write((bit<32>)egress, waiting > len ? waiting - len : 0);
             }
-            queue_bytes.write((bit<32>)standard_metadata.egress_port, left);
         }
+
+        /* PFC: a port paused by its neighbour holds its packets; they go
+         * round through the recirculation port until the pause ends. */
+        bit<64> until;
+        paused_until_ns.read(until, (bit<32>)egress);
+        if ((bit<64>)standard_metadata.egress_global_timestamp * 1000 < until) {
+            meta.held_port = egress;
+            held.count((bit<32>)egress);
+            recirculate_preserving_field_list(FL_HELD);
+            return;
+        }
+
+        /* The packet leaves its ingress port's account; below XON the
+         * port resumes its neighbour with a PAUSE of quanta 0. */
+        bool resume = false;
+        @atomic {
+            bit<32> account;
+            ingress_bytes.read(account, (bit<32>)meta.in_port);
+            account = account > len ? account - len : 0;
+            ingress_bytes.write((bit<32>)meta.in_port, account);
+            bit<1> sent;
+            xoff_sent.read(sent, (bit<32>)meta.in_port);
+            if (sent == 1 && account <= meta.xon_bytes) {
+                xoff_sent.write((bit<32>)meta.in_port, 0);
+                resume = true;
+            }
+        }
+        if (resume) {
+            meta.emit = EMIT_XON;
+            clone_preserving_field_list(CloneType.E2E, (bit<32>)meta.in_port + 1, FL_CLONE);
+        }
+
         red_config.apply();
         if (red_on && hdr.ipv4.isValid()) {
             if (hdr.ipv4.ecn == 0) {
                 if (wred_k != 0 && q > wred_k) {
-                    wred_drops.count((bit<32>)standard_metadata.egress_port);
+                    wred_drops.count((bit<32>)egress);
                     mark_to_drop(standard_metadata);
                 }
             } else if (q >= kmax) {
                 hdr.ipv4.ecn = 3;
-                ecn_marks.count((bit<32>)standard_metadata.egress_port);
+                ecn_marks.count((bit<32>)egress);
             } else if (q > kmin) {
                 bit<32> r;
                 random(r, 0, 0xFFFFFFFF);
                 if (r < (q - kmin) * slope) {
                     hdr.ipv4.ecn = 3;
-                    ecn_marks.count((bit<32>)standard_metadata.egress_port);
+                    ecn_marks.count((bit<32>)egress);
                 }
             }
         }

@@ -8,6 +8,12 @@ const bit<16> ETHERTYPE_PFC    = 0x8808; /* MAC control */
 const bit<16> ETHERTYPE_RCM_CN = 0x88B5; /* local experimental */
 const bit<8>  IPPROTO_UDP      = 17;
 const bit<16> UDP_PORT_ROCEV2  = 4791;
+const bit<16> PFC_OPCODE       = 0x0101;
+const bit<48> PFC_DST_MAC      = 0x0180C2000001; /* MAC control */
+const bit<32> PFC_FRAME_BYTES  = 60; /* a minimum frame without FCS */
+const bit<4>  RCM_CN_VERSION   = 1;
+const bit<32> RCM_CN_BYTES     = 18; /* Ethernet and the CN header */
+const bit<32> RCM_FLOW_BYTES   = 13; /* one 5-tuple */
 
 /* A CN names at most this many flows (dataplane.MaxCNFlows). */
 #define MAX_CN_FLOWS 8

@@ -1,0 +1,407 @@
+package p4_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+
+	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/p4"
+)
+
+// quiet is how long a receiver waits for one more frame.
+const quiet = 300 * time.Millisecond
+
+func flowTo(dst int, sport uint16) flow {
+	return flow{src: hostIP(hostA), dst: hostIP(dst), sport: sport, dport: 4791}
+}
+
+func frames(f flow, ecn uint8, n int) [][]byte {
+	var out [][]byte
+	for i := range n {
+		out = append(out, f.frame(ecn, i))
+	}
+	return out
+}
+
+// Routes: next hop's port and MACs, TTL less one, a checksum that holds;
+// no route counts and drops; an ECMP group spreads flows over both
+// members and keeps each flow on one.
+func TestForwarding(t *testing.T) {
+	r := newRig(t)
+	f := flowTo(hostB, 1000)
+	r.send(hostA, f.frame(0, 7))
+	got := r.recvData(hostB, 1, quiet)
+	if len(got) != 1 {
+		t.Fatalf("host B got %d frames, want 1", len(got))
+	}
+	g := got[0]
+	if g.flow.id() != f.id() || g.seq != 7 || g.ttl != 63 {
+		t.Errorf("got flow %v seq %d TTL %d, want %v seq 7 TTL 63", g.flow, g.seq, g.ttl, f)
+	}
+	if !bytes.Equal(g.eth.SrcMAC, switchMAC(hostB)) || !bytes.Equal(g.eth.DstMAC, hostMAC(hostB)) {
+		t.Errorf("MACs %v -> %v, want the switch port's and host B's", g.eth.SrcMAC, g.eth.DstMAC)
+	}
+	sum := g.ip.Checksum
+	buf := gopacket.NewSerializeBuffer()
+	if err := g.ip.SerializeTo(buf, gopacket.SerializeOptions{ComputeChecksums: true}); err != nil {
+		t.Fatal(err)
+	}
+	if want := binary.BigEndian.Uint16(buf.Bytes()[10:]); sum != want {
+		t.Errorf("IPv4 checksum %#04x, want %#04x", sum, want)
+	}
+
+	r.send(hostA, flow{src: hostIP(hostA), dst: []byte{10, 9, 9, 9}, sport: 1, dport: 4791}.frame(0, 0))
+	if n := r.waitCounter(p4.CounterNoRoute, hostA, 1); n != 1 {
+		t.Errorf("no_route[A] = %d, want 1", n)
+	}
+
+	// Sixteen flows into the ECMP group, two packets each.
+	ports := map[uint16]int{}
+	for i := range 16 {
+		f := flow{src: hostIP(hostA), dst: []byte{10, 0, 9, 5}, sport: uint16(2000 + i), dport: 4791}
+		r.send(hostA, f.frame(0, 0), f.frame(0, 1))
+	}
+	for _, n := range []int{hostB, hostC} {
+		for _, g := range r.recvData(n, 32, quiet) {
+			if p, ok := ports[g.flow.sport]; ok && p != n {
+				t.Errorf("flow from port %d went to both members", g.flow.sport)
+			}
+			ports[g.flow.sport] = n
+		}
+	}
+	perPort := map[int]int{}
+	for _, n := range ports {
+		perPort[n]++
+	}
+	if len(ports) != 16 || perPort[hostB] == 0 || perPort[hostC] == 0 {
+		t.Errorf("ECMP: %d flows arrived, %d on B and %d on C; want all 16 on both", len(ports), perPort[hostB], perPort[hostC])
+	}
+	if n := r.counter(p4.CounterRxFrames, hostA); n != 34 {
+		t.Errorf("rx_frames[A] = %d, want 34", n)
+	}
+}
+
+// RED/ECN at egress: nothing is marked while the queue stays below Kmin;
+// a burst into a slow port is marked CE above Kmax, and only ECN-capable
+// packets; WRED drops packets that are not ECN-capable above its
+// threshold.
+func TestECNMarking(t *testing.T) {
+	r := newRig(t)
+	const k = 4 * frameBytes
+	r.portConfig(p4.TableREDConfig, hostB, p4.ActionSetRED,
+		"kmin_bytes", u(k, 32), "kmax_bytes", u(k, 32), "pmax_slope", u(0, 32), "wred_k_bytes", u(0, 32))
+	r.must(r.sw.SetQueueRate(hostB, 200))
+
+	// Below Kmin: one packet at a time, each gone before the next.
+	f := flowTo(hostB, 1000)
+	for i := range 5 {
+		r.send(hostA, f.frame(2, i))
+		time.Sleep(30 * time.Millisecond)
+	}
+	got := r.recvData(hostB, 5, quiet)
+	if len(got) != 5 {
+		t.Fatalf("host B got %d of 5 frames", len(got))
+	}
+	for _, g := range got {
+		if g.ecn != 2 {
+			t.Errorf("packet %d left a short queue with ECN %d, want 2 (ECT(0))", g.seq, g.ecn)
+		}
+	}
+
+	// A burst of 20: a packet leaves with the bytes queued behind it, so
+	// all but the last few are past Kmax.
+	r.send(hostA, frames(f, 2, 20)...)
+	got = r.recvData(hostB, 20, quiet)
+	if len(got) != 20 {
+		t.Fatalf("host B got %d of 20 frames", len(got))
+	}
+	marked := 0
+	for _, g := range got {
+		if g.ecn == 3 {
+			marked++
+		}
+	}
+	if marked < 10 || got[len(got)-1].ecn != 2 {
+		t.Errorf("burst: %d of 20 marked CE, last ECN %d; want at least 10, and the last unmarked", marked, got[len(got)-1].ecn)
+	}
+	if n := r.counter(p4.CounterECNMarks, hostB); n != int64(marked) {
+		t.Errorf("ecn_marks[B] = %d, want the %d marks seen", n, marked)
+	}
+
+	// Not ECN-capable: never marked; past WRED's threshold, dropped.
+	r.portConfig(p4.TableREDConfig, hostB, p4.ActionSetRED,
+		"kmin_bytes", u(k, 32), "kmax_bytes", u(k, 32), "pmax_slope", u(0, 32), "wred_k_bytes", u(k, 32))
+	r.send(hostA, frames(f, 0, 20)...)
+	got = r.recvData(hostB, 20, quiet)
+	for _, g := range got {
+		if g.ecn != 0 {
+			t.Errorf("a packet that is not ECN-capable left with ECN %d", g.ecn)
+		}
+	}
+	drops := r.counter(p4.CounterWREDDrops, hostB)
+	if len(got) == 20 || drops != int64(20-len(got)) {
+		t.Errorf("WRED: %d of 20 arrived, wred_drops[B] = %d; want drops, all counted", len(got), drops)
+	}
+}
+
+// pauseTime is the quanta a PFC frame gives priority prio.
+func pauseTime(b []byte, prio int) (classEnable uint8, quanta uint16) {
+	return b[17], binary.BigEndian.Uint16(b[18+2*prio:])
+}
+
+// pauseFrame is the PFC frame host n sends: prio paused for quanta.
+func pauseFrame(n, prio int, quanta uint16) []byte {
+	b := make([]byte, 60)
+	copy(b, []byte{0x01, 0x80, 0xc2, 0, 0, 1})
+	copy(b[6:], hostMAC(n))
+	binary.BigEndian.PutUint16(b[12:], 0x8808)
+	binary.BigEndian.PutUint16(b[14:], 0x0101)
+	b[17] = 1 << prio
+	binary.BigEndian.PutUint16(b[18+2*prio:], quanta)
+	return b
+}
+
+const pfcPriority = 3
+
+// pfcPort turns PFC on for a port: XOFF and XON in bytes, the quanta a
+// PAUSE asks for and how long one lasts.
+func (r *rig) pfcPort(port, xoff, xon int, quanta uint16, quantumNs int) {
+	r.portConfig(p4.TableIngressPortConfig, port, p4.ActionSetPort,
+		"mac", switchMAC(port), "xoff_bytes", u(xoff, 32), "xon_bytes", u(xon, 32),
+		"pause_quanta", u(int(quanta), 16), "quantum_ns", u(quantumNs, 32), "pfc_priority", u(pfcPriority, 3),
+		"cn_enabled", u(0, 1), "cn_interval_ns", u(0, 32), "cn_ingress_bytes", u(0, 32), "cn_hold_ns", u(0, 32))
+}
+
+// PFC emulation: an ingress port past XOFF sends a real PAUSE upstream,
+// and quanta 0 once it drains below XON; a PAUSE received holds the
+// port's traffic until quanta 0 comes or the quanta run out, and nothing
+// is lost.
+func TestPFC(t *testing.T) {
+	r := newRig(t)
+	r.pfcPort(hostA, 3*frameBytes, frameBytes, 0xffff, 5120)
+	r.must(r.sw.SetQueueRate(hostB, 200))
+	f := flowTo(hostB, 1000)
+	r.send(hostA, frames(f, 2, 10)...)
+
+	pause := r.recvType(hostA, 0x8808, 2*time.Second)
+	if pause == nil {
+		t.Fatal("no PAUSE from the switch past XOFF")
+	}
+	if !bytes.Equal(pause[:6], []byte{0x01, 0x80, 0xc2, 0, 0, 1}) || !bytes.Equal(pause[6:12], switchMAC(hostA)) ||
+		binary.BigEndian.Uint16(pause[14:]) != 0x0101 {
+		t.Errorf("PAUSE frame % x: want to 01:80:c2:00:00:01 from the port's MAC, opcode 0x0101", pause[:16])
+	}
+	if ce, q := pauseTime(pause, pfcPriority); ce != 1<<pfcPriority || q != 0xffff {
+		t.Errorf("PAUSE: class enable %#02x, quanta %#x; want %#02x, 0xffff", ce, q, 1<<pfcPriority)
+	}
+	xon := r.recvType(hostA, 0x8808, 2*time.Second)
+	if xon == nil {
+		t.Fatal("no XON (PAUSE with quanta 0) once the port drained")
+	}
+	if ce, q := pauseTime(xon, pfcPriority); ce != 1<<pfcPriority || q != 0 {
+		t.Errorf("XON: class enable %#02x, quanta %d; want %#02x, 0", ce, q, 1<<pfcPriority)
+	}
+	if got := r.recvData(hostB, 10, quiet); len(got) != 10 {
+		t.Errorf("host B got %d of 10 frames", len(got))
+	}
+	if n := r.counter(p4.CounterPausesSent, hostA); n != 2 {
+		t.Errorf("pauses_sent[A] = %d, want 2 (XOFF and XON)", n)
+	}
+
+	// Host B pauses the switch; its frames wait until B resumes it.
+	r.must(r.sw.SetQueueRate(hostB, 2000))
+	r.pfcPort(hostB, 0, 0, 0, 10000)
+	r.send(hostB, pauseFrame(hostB, pfcPriority, 0xffff)) // 655 ms
+	r.waitCounter(p4.CounterPausesReceived, hostB, 1)
+	r.send(hostA, frames(f, 2, 5)...)
+	if got := r.recvData(hostB, 5, 150*time.Millisecond); len(got) != 0 {
+		t.Fatalf("host B got %d frames while it had the port paused", len(got))
+	}
+	if n := r.counter(p4.CounterHeld, hostB); n < 5 {
+		t.Errorf("held[B] = %d, want every frame held at least once", n)
+	}
+	r.send(hostB, pauseFrame(hostB, pfcPriority, 0))
+	got := r.recvData(hostB, 5, quiet)
+	if len(got) != 5 {
+		t.Fatalf("after XON host B got %d of 5 frames", len(got))
+	}
+	seqs := []int{}
+	for _, g := range got {
+		seqs = append(seqs, g.seq)
+	}
+	sort.Ints(seqs)
+	for i, s := range seqs {
+		if s != i {
+			t.Errorf("after XON: frames %v, want 0-4", seqs)
+			break
+		}
+	}
+
+	// A pause that runs out: 20000 quanta of 10 us.
+	r.send(hostB, pauseFrame(hostB, pfcPriority, 20000))
+	r.waitCounter(p4.CounterPausesReceived, hostB, 3)
+	r.send(hostA, frames(f, 2, 3)...)
+	if got := r.recvData(hostB, 3, 50*time.Millisecond); len(got) != 0 {
+		t.Fatalf("host B got %d frames in a 200 ms pause", len(got))
+	}
+	if got := r.recvData(hostB, 3, 2*time.Second); len(got) != 3 {
+		t.Errorf("after the pause ran out host B got %d of 3 frames", len(got))
+	}
+}
+
+// rcmPort turns RCM on for an egress port: every packet is a CRD sample,
+// Q_eq two frames, a degree unit of 256 bytes, one CAM entry makes a
+// flow harmful, W two frames; queues 1 (normal) and 0 (past W_c).
+func (r *rig) rcmPort(port int) {
+	r.portConfig(p4.TableRCMConfig, port, p4.ActionSetRCM,
+		"sample_every", u(1, 16), "qeq_bytes", u(2*frameBytes, 32), "wq_shift", u(1, 8), "fb_shift", u(8, 8),
+		"cam_min_hits", u(1, 8), "window_bytes", u(2*frameBytes, 32), "high_priority", u(1, 3), "low_priority", u(0, 3))
+}
+
+// cnPort configures CNs on an ingress port: sent upstream (at most every
+// millisecond) when cnEnabled, and a CN received there holds for 4 s.
+func (r *rig) cnPort(port int, cnEnabled bool) {
+	on := 0
+	if cnEnabled {
+		on = 1
+	}
+	r.portConfig(p4.TableIngressPortConfig, port, p4.ActionSetPort,
+		"mac", switchMAC(port), "xoff_bytes", u(0, 32), "xon_bytes", u(0, 32),
+		"pause_quanta", u(0, 16), "quantum_ns", u(0, 32), "pfc_priority", u(0, 3),
+		"cn_enabled", u(on, 1), "cn_interval_ns", u(1e6, 32), "cn_ingress_bytes", u(0, 32), "cn_hold_ns", u(4e9, 32))
+}
+
+// A root: a burst into a slow port makes it congested (CRD), its flow
+// enters the CAM (reported by digest), hits it, is held past W_c, and a
+// CN naming it with the degree goes out of the port the flow came from.
+func TestRCMRootSendsCN(t *testing.T) {
+	r := newRig(t)
+	r.rcmPort(hostB)
+	r.cnPort(hostA, true)
+	r.must(r.sw.SetQueueRate(hostB, 200))
+	f := flowTo(hostB, 1000)
+	r.send(hostA, frames(f, 2, 10)...)
+
+	cn := r.recvType(hostA, 0x88B5, 2*time.Second)
+	if cn == nil {
+		t.Fatal("no CN from a congested port")
+	}
+	if len(cn) < 14+4+13 {
+		t.Fatalf("CN of %d bytes: % x", len(cn), cn)
+	}
+	if !bytes.Equal(cn[:6], hostMAC(hostA)) || !bytes.Equal(cn[6:12], switchMAC(hostA)) {
+		t.Errorf("CN from %x to %x; want from port A's MAC to host A's", cn[6:12], cn[:6])
+	}
+	version, fb, nflows := cn[14]>>4, cn[15], cn[16]
+	named := flow{src: cn[18:22], dst: cn[22:26], sport: binary.BigEndian.Uint16(cn[26:]), dport: binary.BigEndian.Uint16(cn[28:])}
+	if version != 1 || fb == 0 || fb > 63 || nflows != 1 || named.id() != f.id() || cn[30] != byte(layers.IPProtocolUDP) {
+		t.Errorf("CN version %d, F_b %d, %d flows, naming %v; want 1, 1..63, 1, %v", version, fb, nflows, named, f)
+	}
+	if !r.camDigest(hostB, f.id(), 2*time.Second) {
+		t.Error("no CAM digest of port B with the flow")
+	}
+	if got := r.recvData(hostB, 10, quiet); len(got) != 10 {
+		t.Errorf("host B got %d of 10 frames", len(got))
+	}
+	for name, port := range map[string]int{p4.CounterCNsSent: hostA, p4.CounterCAMHits: hostB, p4.CounterWindowHolds: hostB} {
+		if n := r.counter(name, port); n == 0 {
+			t.Errorf("%s[%d] = 0", name, port)
+		}
+	}
+}
+
+// cnFrame is a CN host n sends: degree fb, naming flows.
+func cnFrame(n int, fb uint8, flows ...flow) []byte {
+	b := append([]byte{}, switchMAC(n)...)
+	b = append(b, hostMAC(n)...)
+	b = binary.BigEndian.AppendUint16(b, 0x88B5)
+	b = append(b, 1<<4, fb, byte(len(flows)), 0)
+	for _, f := range flows {
+		b = append(b, f.src...)
+		b = append(b, f.dst...)
+		b = binary.BigEndian.AppendUint16(b, f.sport)
+		b = binary.BigEndian.AppendUint16(b, f.dport)
+		b = append(b, byte(layers.IPProtocolUDP))
+	}
+	for len(b) < 60 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// An edge: a CN from downstream on port C puts C's region in RCC and its
+// flows in C's CAM. The named flow keeps its port (harmful flows are
+// never detoured), hits the CAM and is held past W_c; new flows that
+// hash to C take B, the member with the lower degree, and stay there.
+func TestRCMEdgeTakesCNAndDetours(t *testing.T) {
+	r := newRig(t)
+
+	// Which flows hash to C, before SAR knows the group and before RCM
+	// runs on C (the probe's own burst would congest it).
+	toC := []flow{}
+	for i := range 32 {
+		f := flow{src: hostIP(hostA), dst: []byte{10, 0, 9, 5}, sport: uint16(3000 + i), dport: 4791}
+		r.send(hostA, f.frame(2, 0))
+	}
+	for _, g := range r.recvData(hostC, 32, quiet) {
+		toC = append(toC, g.flow)
+	}
+	if _, err := r.hosts[hostB].Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if len(toC) < 2 {
+		t.Fatalf("only %d of 32 flows hash to C", len(toC))
+	}
+	harmful, others := toC[0], toC[1:]
+	r.rcmPort(hostC)
+	r.cnPort(hostC, false)
+
+	r.send(hostC, cnFrame(hostC, 40, harmful))
+	if n := r.waitCounter(p4.CounterCNsReceived, hostC, 1); n != 1 {
+		t.Fatalf("cns_received[C] = %d, want 1", n)
+	}
+	if !r.camDigest(hostC, harmful.id(), 2*time.Second) {
+		t.Error("no CAM digest of port C with the CN's flow")
+	}
+	r.insert(p4.TableSARGroup, []controlplane.Match{{Field: "meta.ecmp_base", Value: u(ecmpBase, 16)}},
+		p4.ActionSetSARMembers, "members", u(2, 8), "p0", u(hostB, 9), "p1", u(hostC, 9),
+		"p2", u(0, 9), "p3", u(0, 9), "pin_idle_ns", u(1e9, 32))
+
+	r.send(hostA, frames(harmful, 2, 4)...)
+	for _, f := range others {
+		r.send(hostA, f.frame(2, 1), f.frame(2, 2))
+	}
+	got := r.recvData(hostC, 4+2*len(others), quiet)
+	if len(got) != 4 {
+		t.Errorf("C got %d frames, want the harmful flow's 4 only (it is never detoured, the others are)", len(got))
+	}
+	for _, g := range got {
+		if g.flow.id() != harmful.id() {
+			t.Errorf("flow from port %d was not detoured", g.flow.sport)
+		}
+	}
+	onB := map[uint16]int{}
+	for _, g := range r.recvData(hostB, 2*len(others), quiet) {
+		onB[g.flow.sport]++
+	}
+	for _, f := range others {
+		if onB[f.sport] != 2 {
+			t.Errorf("flow from port %d: %d of 2 frames detoured to B", f.sport, onB[f.sport])
+		}
+	}
+	if n := r.counter(p4.CounterDetours, hostA); n != int64(len(others)) {
+		t.Errorf("detours[A] = %d, want %d (one per new flow)", n, len(others))
+	}
+	if n := r.counter(p4.CounterCAMHits, hostC); n != 4 {
+		t.Errorf("cam_hits[C] = %d, want 4", n)
+	}
+	if n := r.counter(p4.CounterWindowHolds, hostC); n == 0 {
+		t.Error("window_holds[C] = 0: the harmful flow was never held past W_c")
+	}
+}
