@@ -62,13 +62,6 @@ func (s *Session) readCounter(ctx context.Context, c *p4configv1.Counter, index 
 }
 
 func (s *Session) counter(name string) (*p4configv1.Counter, error) {
-	info, err := s.pipeline()
-	if err != nil {
-		return nil, err
-	}
-	c := find(info.Counters, func(c *p4configv1.Counter) bool { return named(c.Preamble, name) })
-	if c == nil {
-		return nil, fmt.Errorf("controlplane: no counter %q in the P4Info", name)
-	}
-	return c, nil
+	return lookup(s, "counter", name, func(i *p4configv1.P4Info) []*p4configv1.Counter { return i.Counters },
+		(*p4configv1.Counter).GetPreamble)
 }

@@ -87,13 +87,6 @@ func (s *Session) DigestName(id uint32) string {
 }
 
 func (s *Session) digest(name string) (*p4configv1.Digest, error) {
-	info, err := s.pipeline()
-	if err != nil {
-		return nil, err
-	}
-	d := find(info.Digests, func(d *p4configv1.Digest) bool { return named(d.Preamble, name) })
-	if d == nil {
-		return nil, fmt.Errorf("controlplane: no digest %q in the P4Info", name)
-	}
-	return d, nil
+	return lookup(s, "digest", name, func(i *p4configv1.P4Info) []*p4configv1.Digest { return i.Digests },
+		(*p4configv1.Digest).GetPreamble)
 }

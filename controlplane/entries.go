@@ -89,15 +89,8 @@ func (s *Session) Entries(ctx context.Context, table string) ([]*p4v1.TableEntry
 }
 
 func (s *Session) table(name string) (*p4configv1.Table, error) {
-	info, err := s.pipeline()
-	if err != nil {
-		return nil, err
-	}
-	t := find(info.Tables, func(t *p4configv1.Table) bool { return named(t.Preamble, name) })
-	if t == nil {
-		return nil, fmt.Errorf("controlplane: no table %q in the P4Info", name)
-	}
-	return t, nil
+	return lookup(s, "table", name, func(i *p4configv1.P4Info) []*p4configv1.Table { return i.Tables },
+		(*p4configv1.Table).GetPreamble)
 }
 
 // fieldMatches is matches as table t's field matches.

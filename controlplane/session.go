@@ -250,5 +250,20 @@ func find[T any](xs []*T, is func(*T) bool) *T {
 	return nil
 }
 
+// lookup is the entity of the pipeline's P4Info that goes by name, among
+// those list gives; kind names the list in the error when there is none.
+func lookup[T any](s *Session, kind, name string, list func(*p4configv1.P4Info) []*T,
+	preamble func(*T) *p4configv1.Preamble) (*T, error) {
+	info, err := s.pipeline()
+	if err != nil {
+		return nil, err
+	}
+	x := find(list(info), func(x *T) bool { return named(preamble(x), name) })
+	if x == nil {
+		return nil, fmt.Errorf("controlplane: no %s %q in the P4Info", kind, name)
+	}
+	return x, nil
+}
+
 // named reports whether an entity goes by name, in full or by its alias.
 func named(p *p4configv1.Preamble, name string) bool { return p.Name == name || p.Alias == name }
