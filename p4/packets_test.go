@@ -226,6 +226,12 @@ func TestPFC(t *testing.T) {
 	if n := r.counter(p4.CounterHeld, hostB); n < 5 {
 		t.Errorf("held[B] = %d, want every frame held at least once", n)
 	}
+	// A PAUSE for another priority changes nothing.
+	other := pauseFrame(hostB, pfcPriority+1, 0)
+	r.send(hostB, other)
+	if got := r.recvData(hostB, 5, 100*time.Millisecond); len(got) != 0 {
+		t.Fatalf("host B got %d frames after resuming a priority that was not paused", len(got))
+	}
 	r.send(hostB, pauseFrame(hostB, pfcPriority, 0))
 	got := r.recvData(hostB, 5, quiet)
 	if len(got) != 5 {

@@ -431,7 +431,10 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* MAC control and CNs end here. */
         if (hdr.pfc.isValid()) {
-            if (hdr.pfc.opcode == PFC_OPCODE) {
+            /* Times for priorities not in the class-enable vector mean
+             * nothing (802.1Qbb). */
+            if (hdr.pfc.opcode == PFC_OPCODE &&
+                ((hdr.pfc.class_enable >> meta.pfc_priority) & 1) == 1) {
                 take_pause();
             }
             drop();
