@@ -31,6 +31,17 @@ const (
 	CLIBinary    = "simple_switch_CLI"
 )
 
+// FreePort is a TCP port on 127.0.0.1 that nothing listens on now: for
+// a switch's P4Runtime or Thrift server when the caller has none in mind.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("bmv2: no free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
 // ErrNotInstalled says a BMv2 program is not on the PATH.
 var ErrNotInstalled = errors.New("not installed")
 

@@ -3,6 +3,7 @@ package bmv2
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -82,15 +83,14 @@ func TestMissingBinarySaysWhatToInstall(t *testing.T) {
 	}
 }
 
-// freeAddr is a loopback TCP address nothing listens on.
+// freeAddr is a loopback TCP address nothing listens on, and its port.
 func freeAddr(t *testing.T) (string, int) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String(), l.Addr().(*net.TCPAddr).Port
+	return fmt.Sprintf("127.0.0.1:%d", port), port
 }
 
 // stub puts on the PATH a program named simple_switch_grpc running the

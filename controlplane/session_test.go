@@ -3,7 +3,7 @@ package controlplane
 import (
 	"bytes"
 	"context"
-	"net"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,14 +16,14 @@ import (
 	"github.com/p4rcm/p4rcm/p4"
 )
 
+// freePort is a loopback TCP address nothing listens on, and its port.
 func freePort(t *testing.T) (string, int) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := bmv2.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String(), l.Addr().(*net.TCPAddr).Port
+	return fmt.Sprintf("127.0.0.1:%d", port), port
 }
 
 // startBMv2 starts BMv2 with ports (the test is skipped when it is not

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 )
 
 // The committed P4Info holds every name the Go code uses, with the match
@@ -42,27 +44,21 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 		CounterWindowHolds, CounterECNMarks, CounterWREDDrops}
 
 	for name, want := range tables {
-		var got []field
-		for _, x := range info.Tables {
-			if x.Preamble.Name == name {
-				got = []field{}
-				for _, m := range x.MatchFields {
-					got = append(got, field{m.Name, m.Bitwidth})
-				}
+		got := fieldsOf(info.Tables, name, (*p4configv1.Table).GetPreamble, func(x *p4configv1.Table) (f []field) {
+			for _, m := range x.MatchFields {
+				f = append(f, field{m.Name, m.Bitwidth})
 			}
-		}
+			return f
+		})
 		checkFields(t, "table "+name, got, want)
 	}
 	for name, want := range actions {
-		var got []field
-		for _, x := range info.Actions {
-			if x.Preamble.Name == name {
-				got = []field{}
-				for _, p := range x.Params {
-					got = append(got, field{p.Name, p.Bitwidth})
-				}
+		got := fieldsOf(info.Actions, name, (*p4configv1.Action).GetPreamble, func(x *p4configv1.Action) (f []field) {
+			for _, p := range x.Params {
+				f = append(f, field{p.Name, p.Bitwidth})
 			}
-		}
+			return f
+		})
 		checkFields(t, "action "+name, got, want)
 	}
 	for _, name := range counters {
@@ -107,6 +103,17 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 type field struct {
 	name  string
 	width int32
+}
+
+// fieldsOf is what fields gives for the entity of xs named name: nil when
+// there is none, empty (not nil) when it has no fields.
+func fieldsOf[T any](xs []*T, name string, preamble func(*T) *p4configv1.Preamble, fields func(*T) []field) []field {
+	for _, x := range xs {
+		if preamble(x).GetName() == name {
+			return append([]field{}, fields(x)...)
+		}
+	}
+	return nil
 }
 
 // checkFields compares what the P4Info has for an entity (nil when it is
