@@ -15,5 +15,9 @@ vet:
 staticcheck:
 	go run $(STATICCHECK) ./...
 
+# Two passes: every test under the race detector, except the long
+# single-goroutine simulations (internal/race), which the second pass runs
+# without it; the detector would cost them five to ten times the time.
 gotest:
 	go test -race -count=1 ./...
+	go test -count=1 ./...

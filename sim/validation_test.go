@@ -14,6 +14,7 @@ import (
 
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/dcqcn/fluid"
+	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/sim/event"
 	"github.com/p4rcm/p4rcm/sim/topo"
 	"github.com/p4rcm/p4rcm/sim/workload"
@@ -90,6 +91,7 @@ func mean(xs []float64) float64 {
 // about 25% with the randomness of RED marking, which the paper notes for
 // RED in Figure 13(c); the test holds each window to 30%.
 func TestTwoFlowConvergence(t *testing.T) {
+	race.SkipLong(t)
 	tp, err := topo.Star(topo.StarOptions{N: 3, Rate: 40e9, Delay: us})
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +131,7 @@ func TestTwoFlowConvergence(t *testing.T) {
 // own fluid model needs a marking probability above Pmax = 1% and the
 // queue swings past Kmax = 200 KB (dcqcn/fluid, docs/validation.md).
 func TestIncast(t *testing.T) {
+	race.SkipLong(t)
 	ks := []int{2, 4, 8, 12, 16}
 	if !testing.Short() {
 		ks = []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
@@ -235,6 +238,7 @@ func flowRates(r *Results, interval, from, to int64) []float64 {
 // uplinks (the paper: H4's minimum above H1-H3's maximum). With DCQCN the
 // four get equal shares within 10% once alpha has settled.
 func TestPFCUnfairness(t *testing.T) {
+	race.SkipLong(t)
 	h := []int{0, 5, 10, 15}
 	const r = 16
 	for _, scheme := range []string{"pfc", "dcqcn"} {
@@ -279,6 +283,7 @@ func TestPFCUnfairness(t *testing.T) {
 // added (the paper: 10 then 4.5 Gb/s). With DCQCN it keeps at least 90% of
 // its max-min fair share whatever the number of T3 senders.
 func TestVictimFlow(t *testing.T) {
+	race.SkipLong(t)
 	victim := map[string][]float64{}
 	for _, scheme := range []string{"pfc", "dcqcn"} {
 		for n := 0; n <= 2; n++ {
@@ -392,6 +397,7 @@ func maxMinFair(n *Network, cfg Config) []float64 {
 // after convergence each flow's share of the bottleneck agrees within 15%,
 // and the model's fixed point for two flows marks under 1% of packets.
 func TestFluidModelAgrees(t *testing.T) {
+	race.SkipLong(t)
 	fp := fluid.PaperParams(40e9)
 	fix, err := fluid.FixedPoint(fp, 2)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/report"
 	"github.com/p4rcm/p4rcm/sim/scenario"
@@ -71,6 +72,7 @@ func classRate(r *sim.Results, c string, from, to float64) float64 {
 // RCM the last switch finds it within microseconds and cuts it to half or
 // less, and the incast flows get the port back.
 func TestPaperFig6IncastBurst(t *testing.T) {
+	race.SkipLong(t)
 	const start = 150.0 // the burst's start, us
 	rates := map[string][3]float64{}
 	for _, scheme := range []string{"dcqcn", "rcm"} {
@@ -102,6 +104,7 @@ func TestPaperFig6IncastBurst(t *testing.T) {
 // of the ToR's uplink under DCQCN with PFC; RCM slows the incast flows
 // at the ToR instead, and the victim gets at least 1.5 times as much.
 func TestPaperFig7IncastVictim(t *testing.T) {
+	race.SkipLong(t)
 	victim := map[string]float64{}
 	for _, scheme := range []string{"pfc", "dcqcn", "rcm"} {
 		r := runPreset(t, "rcm-incast-victim", scheme)
@@ -123,6 +126,7 @@ func TestPaperFig7IncastVictim(t *testing.T) {
 // Figure 8: hot spots. Background flows get more throughput under RCM
 // than under DCQCN (the paper: 12.2% more).
 func TestPaperFig8HotSpot(t *testing.T) {
+	race.SkipLong(t)
 	// The gain moves with the seed (+4% to +15% on single runs of the
 	// preset), so the test pools three, as the paper's figure pools its
 	// flows.
