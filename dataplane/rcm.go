@@ -61,7 +61,9 @@ func (c *CNStore) Release(i uint32) {
 	c.free = append(c.free, i)
 }
 
-// RCMStats are a switch's RCM counters.
+// RCMStats are a switch's RCM counters. CNsSent and ClearCNsSent are
+// disjoint: CNs that name harmful flows with a degree, and degree-0 CNs
+// that clear a region. CNsReceived counts both kinds.
 type RCMStats struct {
 	CNsSent, ClearCNsSent, CNsReceived int64
 	Held                               int64 // data packets RCC held back

@@ -228,10 +228,11 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 		if p.PauseQuanta == 0 {
 			h.pausedUntil[q] = 0
 			h.port.kick(now)
+			n.hostResumes++
 		} else {
 			h.pausedUntil[q] = now + int64(math.Ceil(float64(p.PauseQuanta)*512/h.lineRate*1e12))
+			n.hostPauses++
 		}
-		n.hostPauses++
 	}
 	n.pool.put(p)
 }

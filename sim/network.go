@@ -40,6 +40,7 @@ type Network struct {
 	cnps        int64
 	outOfOrder  int64
 	hostPauses  int64
+	hostResumes int64
 	faults      []string
 
 	queueSamples []QueueSample

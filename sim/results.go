@@ -12,8 +12,9 @@ import (
 type Results struct {
 	Flows []FlowRecord
 	Ports []PortRecord
-	// Hosts' PFC: PAUSE frames received by host NICs.
-	HostPauses int64
+	// Hosts' PFC: frames received by host NICs, PAUSE (quanta > 0) and
+	// RESUME (quanta 0) apart, as switch ports count them.
+	HostPauses, HostResumes int64
 	// Drops by reason over all switches; LosslessDrops counts those of
 	// lossless priorities, which PFC must prevent (a fault if non-zero).
 	Drops         map[string]int64
@@ -72,13 +73,14 @@ type PortRecord struct {
 	CtrlPackets         int64
 	Marked              int64
 	PausesSent, Resumes int64
-	PausesReceived      int64
-	PausedTime          int64 // summed over priorities, ps
-	Drops               int64
-	MaxQueueBytes       float64
-	MaxIngressBytes     float64
-	MaxHeadroomBytes    float64
-	Utilisation         float64 // busy time / end time
+	// PAUSE (quanta > 0) and RESUME (quanta 0) frames received.
+	PausesReceived, ResumesReceived int64
+	PausedTime                      int64 // summed over priorities, ps
+	Drops                           int64
+	MaxQueueBytes                   float64
+	MaxIngressBytes                 float64
+	MaxHeadroomBytes                float64
+	Utilisation                     float64 // busy time / end time
 }
 
 // QueueSample is one egress queue's length at a time. When specific ports
@@ -106,7 +108,7 @@ type RateSample struct {
 // Results collects the outcome of the run so far.
 func (n *Network) Results() *Results {
 	r := &Results{
-		HostPauses: n.hostPauses, Drops: map[string]int64{}, Faults: append([]string(nil), n.faults...),
+		HostPauses: n.hostPauses, HostResumes: n.hostResumes, Drops: map[string]int64{}, Faults: append([]string(nil), n.faults...),
 		QueueSamples: n.queueSamples, RateSamples: n.rateSamples,
 		End: n.q.Now(), Events: n.q.Executed, DataPackets: n.dataPackets, PacketHops: n.hops,
 		OutOfOrder: n.outOfOrder,
@@ -158,7 +160,8 @@ func (n *Network) Results() *Results {
 			rec := PortRecord{Node: s.id, Port: i, NodeName: n.topo.Nodes[s.id].Name, Peer: adj[s.id][i].Peer.Node,
 				Rate: p.rate, TxPackets: st.TxPackets, TxBytes: st.TxBytes, CtrlPackets: st.CtrlPackets,
 				Marked: st.Marked, PausesSent: st.PausesSent, Resumes: st.ResumesSent, PausesReceived: st.PausesReceived,
-				PausedTime: paused, Drops: drops}
+				ResumesReceived: st.ResumesReceived,
+				PausedTime:      paused, Drops: drops}
 			for q := 0; q < dataplane.NumPrio; q++ {
 				rec.MaxQueueBytes = max(rec.MaxQueueBytes, st.MaxQueueBytes[q])
 				rec.MaxIngressBytes = max(rec.MaxIngressBytes, st.MaxIngressBytes[q])

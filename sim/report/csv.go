@@ -31,7 +31,7 @@ var flowsHeader = []string{"id", "src", "dst", "sport", "dport", "size_bytes", "
 
 // portsHeader is the header of WritePortsCSV.
 var portsHeader = []string{"node", "node_name", "port", "peer", "rate_gbps", "tx_packets", "tx_bytes",
-	"ctrl_packets", "ecn_marked", "pauses_sent", "resumes_sent", "pauses_received", "paused_us", "drops",
+	"ctrl_packets", "ecn_marked", "pauses_sent", "resumes_sent", "pauses_received", "resumes_received", "paused_us", "drops",
 	"max_queue_bytes", "max_ingress_bytes", "max_headroom_bytes", "utilisation"}
 
 // queuesHeader is the header of WriteQueuesCSV.
@@ -105,7 +105,8 @@ func WriteNS3FCT(w io.Writer, flows []sim.FlowRecord) error {
 
 // WritePortsCSV writes one row per switch port under the header
 // node,node_name,port,peer,rate_gbps,tx_packets,tx_bytes,ctrl_packets,
-// ecn_marked,pauses_sent,resumes_sent,pauses_received,paused_us,drops,
+// ecn_marked,pauses_sent,resumes_sent,pauses_received,resumes_received,
+// paused_us,drops,
 // max_queue_bytes,max_ingress_bytes,max_headroom_bytes,utilisation: the
 // rate in Gbit/s, the paused time in microseconds (six decimals) and the
 // counters as the simulator keeps them.
@@ -121,7 +122,8 @@ func WritePortsCSV(w io.Writer, ports []sim.PortRecord) error {
 			float(p.Rate/1e9), strconv.FormatInt(p.TxPackets, 10), strconv.FormatInt(p.TxBytes, 10),
 			strconv.FormatInt(p.CtrlPackets, 10), strconv.FormatInt(p.Marked, 10),
 			strconv.FormatInt(p.PausesSent, 10), strconv.FormatInt(p.Resumes, 10),
-			strconv.FormatInt(p.PausesReceived, 10), fixed(p.PausedTime, 6), strconv.FormatInt(p.Drops, 10),
+			strconv.FormatInt(p.PausesReceived, 10), strconv.FormatInt(p.ResumesReceived, 10),
+			fixed(p.PausedTime, 6), strconv.FormatInt(p.Drops, 10),
 			float(p.MaxQueueBytes), float(p.MaxIngressBytes), float(p.MaxHeadroomBytes), float(p.Utilisation))
 		if err := cw.Write(row); err != nil {
 			return err

@@ -128,7 +128,7 @@ func TestFlowsCSVRoundTrip(t *testing.T) {
 func TestPortsCSV(t *testing.T) {
 	ports := []sim.PortRecord{
 		{Node: 4, Port: 1, NodeName: "tor0", Peer: 0, Rate: 100e9, TxPackets: 10, TxBytes: 10_000, CtrlPackets: 3,
-			Marked: 2, PausesSent: 4, Resumes: 3, PausesReceived: 1, PausedTime: 1_234_567, Drops: 9,
+			Marked: 2, PausesSent: 4, Resumes: 3, PausesReceived: 1, ResumesReceived: 5, PausedTime: 1_234_567, Drops: 9,
 			MaxQueueBytes: 1500.5, MaxIngressBytes: 2000, MaxHeadroomBytes: 0.25, Utilisation: 0.1},
 	}
 	var buf bytes.Buffer
@@ -139,7 +139,7 @@ func TestPortsCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{portsHeader, {"4", "tor0", "1", "0", "100", "10", "10000", "3", "2", "4", "3", "1", "1.234567", "9",
+	want := [][]string{portsHeader, {"4", "tor0", "1", "0", "100", "10", "10000", "3", "2", "4", "3", "1", "5", "1.234567", "9",
 		"1500.5", "2000", "0.25", "0.1"}}
 	if !slices.EqualFunc(rows, want, slices.Equal) {
 		t.Errorf("rows\n%q\nwant\n%q", rows, want)

@@ -112,17 +112,21 @@ type DropStats struct {
 
 // PFCStats sum the switch ports' PFC counters. PortsPausing counts ports
 // that sent at least one PAUSE frame, PortsPaused those whose egress was
-// held by PFC for some time, Ports all switch ports. HostPauses counts the
-// PAUSE frames received by host NICs.
+// held by PFC for some time, Ports all switch ports. PAUSE frames
+// (quanta > 0) and RESUME frames (quanta 0) are counted apart everywhere:
+// PausesReceived and ResumesReceived by switch ports, HostPauses and
+// HostResumes by host NICs.
 type PFCStats struct {
-	PausesSent     int64   `json:"pauses_sent"`
-	ResumesSent    int64   `json:"resumes_sent"`
-	PausesReceived int64   `json:"pauses_received"`
-	HostPauses     int64   `json:"host_pauses"`
-	PausedNs       float64 `json:"paused_ns"`
-	PortsPausing   int     `json:"ports_pausing"`
-	PortsPaused    int     `json:"ports_paused"`
-	Ports          int     `json:"ports"`
+	PausesSent      int64   `json:"pauses_sent"`
+	ResumesSent     int64   `json:"resumes_sent"`
+	PausesReceived  int64   `json:"pauses_received"`
+	ResumesReceived int64   `json:"resumes_received"`
+	HostPauses      int64   `json:"host_pauses"`
+	HostResumes     int64   `json:"host_resumes"`
+	PausedNs        float64 `json:"paused_ns"`
+	PortsPausing    int     `json:"ports_pausing"`
+	PortsPaused     int     `json:"ports_paused"`
+	Ports           int     `json:"ports"`
 }
 
 // RunStats are the run's own figures. EndNs is the simulated time at the
@@ -139,13 +143,16 @@ type RunStats struct {
 }
 
 // RCMStats are the switches' RCM counters summed; all zero without RCM.
+// The two kinds of CN sent are disjoint: CongestionCNsSent name harmful
+// flows with a degree, ClearingCNsSent (degree 0) say a region has
+// cleared; CNsReceived counts both kinds.
 type RCMStats struct {
-	CNsSent      int64 `json:"cns_sent"`
-	ClearCNsSent int64 `json:"clear_cns_sent"`
-	CNsReceived  int64 `json:"cns_received"`
-	Held         int64 `json:"held_packets"`
-	Cuts         int64 `json:"window_cuts"`
-	Detours      int64 `json:"detours"`
+	CongestionCNsSent int64 `json:"congestion_cns_sent"`
+	ClearingCNsSent   int64 `json:"clearing_cns_sent"`
+	CNsReceived       int64 `json:"cns_received"`
+	Held              int64 `json:"held_packets"`
+	Cuts              int64 `json:"window_cuts"`
+	Detours           int64 `json:"detours"`
 }
 
 // Summary is what a run amounts to. FCT covers all completed flows;
@@ -204,7 +211,8 @@ func Summarize(r *sim.Results, opts SummaryOptions) Summary {
 			Events: r.Events, DataPackets: r.DataPackets, PacketHops: r.PacketHops,
 			EndNs: psToNs(r.End), LastFinishNs: psToNs(r.LastFinish), OutOfOrder: r.OutOfOrder,
 		},
-		RCM: RCMStats(r.RCM),
+		RCM: RCMStats{CongestionCNsSent: r.RCM.CNsSent, ClearingCNsSent: r.RCM.ClearCNsSent,
+			CNsReceived: r.RCM.CNsReceived, Held: r.RCM.Held, Cuts: r.RCM.Cuts, Detours: r.RCM.Detours},
 	}
 	done := make([]sim.FlowRecord, 0, len(r.Flows))
 	hasClass := false
@@ -245,13 +253,14 @@ func Summarize(r *sim.Results, opts SummaryOptions) Summary {
 	s.Drops.Lossless = r.LosslessDrops
 
 	// PFC.
-	s.PFC.HostPauses = r.HostPauses
+	s.PFC.HostPauses, s.PFC.HostResumes = r.HostPauses, r.HostResumes
 	s.PFC.Ports = len(r.Ports)
 	var paused int64
 	for _, p := range r.Ports {
 		s.PFC.PausesSent += p.PausesSent
 		s.PFC.ResumesSent += p.Resumes
 		s.PFC.PausesReceived += p.PausesReceived
+		s.PFC.ResumesReceived += p.ResumesReceived
 		paused += p.PausedTime
 		if p.PausesSent > 0 {
 			s.PFC.PortsPausing++

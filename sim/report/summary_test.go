@@ -264,9 +264,10 @@ func TestDropsAndPFC(t *testing.T) {
 		Drops:         map[string]int64{"ttl": 1, "buffer_full": 5, "acl": 0, "queue_limit": 2},
 		LosslessDrops: 5,
 		HostPauses:    4,
+		HostResumes:   6,
 		Ports: []sim.PortRecord{
 			{Node: 4, Port: 0, PausesSent: 3, Resumes: 2, PausedTime: 0},
-			{Node: 4, Port: 1, PausesReceived: 3, PausedTime: 1_500_000},
+			{Node: 4, Port: 1, PausesReceived: 3, ResumesReceived: 1, PausedTime: 1_500_000},
 			{Node: 5, Port: 0},
 		},
 	}
@@ -283,7 +284,7 @@ func TestDropsAndPFC(t *testing.T) {
 	if s.Drops.Total != 8 || s.Drops.Lossless != 5 {
 		t.Errorf("drops %+v, want total 8, lossless 5", s.Drops)
 	}
-	wantPFC := PFCStats{PausesSent: 3, ResumesSent: 2, PausesReceived: 3, HostPauses: 4, PausedNs: 1500,
+	wantPFC := PFCStats{PausesSent: 3, ResumesSent: 2, PausesReceived: 3, ResumesReceived: 1, HostPauses: 4, HostResumes: 6, PausedNs: 1500,
 		PortsPausing: 1, PortsPaused: 1, Ports: 3}
 	if s.PFC != wantPFC {
 		t.Errorf("PFC = %+v, want %+v", s.PFC, wantPFC)

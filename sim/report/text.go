@@ -80,14 +80,14 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 	} else {
 		p("lossless drops: 0\n")
 	}
-	p("PFC: %d pauses sent, %d resumes sent, %d pauses received by switches, %d by hosts\n",
-		s.PFC.PausesSent, s.PFC.ResumesSent, s.PFC.PausesReceived, s.PFC.HostPauses)
+	p("PFC: switches sent %d PAUSE and %d RESUME frames; switches received %d PAUSE and %d RESUME, hosts %d PAUSE and %d RESUME\n",
+		s.PFC.PausesSent, s.PFC.ResumesSent, s.PFC.PausesReceived, s.PFC.ResumesReceived, s.PFC.HostPauses, s.PFC.HostResumes)
 	p("PFC: %.3f us paused in total; %d of %d switch ports sent PAUSE, %d were held\n",
 		s.PFC.PausedNs/1e3, s.PFC.PortsPausing, s.PFC.Ports, s.PFC.PortsPaused)
 	p("CNPs: %d\n", s.CNPs)
 	if r := s.RCM; r != (RCMStats{}) {
-		p("RCM: %d CNs sent (%d clearing), %d received; %d packets held, %d window cuts, %d flows detoured\n",
-			r.CNsSent, r.ClearCNsSent, r.CNsReceived, r.Held, r.Cuts, r.Detours)
+		p("RCM: %d CNs sent (%d naming harmful flows + %d clearing), %d received; %d packets held, %d window cuts, %d flows detoured\n",
+			r.CongestionCNsSent+r.ClearingCNsSent, r.CongestionCNsSent, r.ClearingCNsSent, r.CNsReceived, r.Held, r.Cuts, r.Detours)
 	}
 	if s.Run.OutOfOrder > 0 {
 		p("out of order: %d data packets arrived past a gap\n", s.Run.OutOfOrder)
