@@ -84,6 +84,7 @@ type Config struct {
 
 	QueueSampling QueueSampling
 	RateSampling  RateSampling
+	CCSampling    CCSampling
 	// Progress, if set, is called every few thousand events with the
 	// simulated time and the number of completed flows.
 	Progress func(now int64, done, total int)
@@ -110,6 +111,18 @@ type QueueSampling struct {
 // its receiver in that interval (0: off). Flows limits it to those flow
 // IDs; empty means all.
 type RateSampling struct {
+	Interval int64
+	Flows    []int
+}
+
+// CCSampling records, every Interval, the DCQCN state of each sender: its
+// rate R_C, target rate R_T and alpha (0: off). Flows limits it to those
+// flow IDs; empty means all. A flow is sampled from its start until it
+// completes. Reading the state applies the reaction point's pending
+// timers, which it would apply on its next packet anyway, so sampling
+// changes no decision, though alpha's slotted decay may then be computed
+// in steps rather than as one power and differ in the last bits.
+type CCSampling struct {
 	Interval int64
 	Flows    []int
 }
@@ -164,6 +177,22 @@ func (c *Config) Validate() error {
 	}
 	if c.StopAt < 0 {
 		bad("stop", "must not be negative")
+	}
+	for _, s := range []struct {
+		field    string
+		interval int64
+		flows    []int
+	}{{"output.rate_samples", c.RateSampling.Interval, c.RateSampling.Flows},
+		{"output.cc_samples", c.CCSampling.Interval, c.CCSampling.Flows}} {
+		if s.interval < 0 {
+			bad(s.field+".interval", "must not be negative")
+		}
+		for _, id := range s.flows {
+			if id < 0 || id >= len(c.Flows) {
+				bad(s.field+".flows", "flow %d does not exist (flows are 0..%d)", id, len(c.Flows)-1)
+				break
+			}
+		}
 	}
 	if c.Topology != nil {
 		n := len(c.Topology.Nodes)

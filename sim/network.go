@@ -45,6 +45,7 @@ type Network struct {
 
 	queueSamples []QueueSample
 	rateSamples  []RateSample
+	ccSamples    []CCSample
 }
 
 // switchNode binds a dataplane switch to the simulator: it is the switch's

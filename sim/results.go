@@ -21,6 +21,7 @@ type Results struct {
 	LosslessDrops int64
 	QueueSamples  []QueueSample
 	RateSamples   []RateSample
+	CCSamples     []CCSample
 	// Faults are conditions that invalidate the run (drops with PFC on,
 	// deadlock); empty for a good run.
 	Faults []string
@@ -105,11 +106,19 @@ type RateSample struct {
 	Bytes int64
 }
 
+// CCSample is one sender's DCQCN state at a time: rates in bits/s.
+type CCSample struct {
+	Time         int64
+	Flow         int
+	Rate, Target float64
+	Alpha        float64
+}
+
 // Results collects the outcome of the run so far.
 func (n *Network) Results() *Results {
 	r := &Results{
 		HostPauses: n.hostPauses, HostResumes: n.hostResumes, Drops: map[string]int64{}, Faults: append([]string(nil), n.faults...),
-		QueueSamples: n.queueSamples, RateSamples: n.rateSamples,
+		QueueSamples: n.queueSamples, RateSamples: n.rateSamples, CCSamples: n.ccSamples,
 		End: n.q.Now(), Events: n.q.Executed, DataPackets: n.dataPackets, PacketHops: n.hops,
 		OutOfOrder: n.outOfOrder,
 	}
@@ -204,6 +213,7 @@ type sampler struct {
 const (
 	sampleQueues = 1
 	sampleRates  = 2
+	sampleCC     = 3
 )
 
 func (n *Network) startSamplers() {
@@ -224,6 +234,17 @@ func (n *Network) startSamplers() {
 		s := &sampler{n: n, kind: sampleRates, last: make([]int64, len(flows))}
 		s.ref = n.q.Register(s)
 		n.q.At(rs.Interval, s.ref, 0)
+	}
+	if cs := n.cfg.CCSampling; cs.Interval > 0 && n.cc {
+		if len(cs.Flows) == 0 {
+			n.cfg.CCSampling.Flows = make([]int, len(n.flows))
+			for i := range n.flows {
+				n.cfg.CCSampling.Flows[i] = i
+			}
+		}
+		s := &sampler{n: n, kind: sampleCC}
+		s.ref = n.q.Register(s)
+		n.q.At(0, s.ref, 0)
 	}
 }
 
@@ -273,6 +294,18 @@ func (s *sampler) Handle(now event.Time, _ uint64) {
 		}
 		if n.done < len(n.flows) {
 			n.q.At(now+n.cfg.RateSampling.Interval, s.ref, 0)
+		}
+	case sampleCC:
+		for _, id := range n.cfg.CCSampling.Flows {
+			f := &n.flows[id]
+			if now < f.start || f.finish != 0 {
+				continue
+			}
+			n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id,
+				Rate: f.rp.Rate(now), Target: f.rp.Target(now), Alpha: f.rp.Alpha(now)})
+		}
+		if n.done < len(n.flows) {
+			n.q.At(now+n.cfg.CCSampling.Interval, s.ref, 0)
 		}
 	}
 }

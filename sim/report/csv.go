@@ -40,6 +40,9 @@ var queuesHeader = []string{"time_ns", "node", "port", "prio", "bytes"}
 // ratesHeader is the header of WriteRatesCSV.
 var ratesHeader = []string{"time_ns", "flow", "bytes", "gbps"}
 
+// ccHeader is the header of WriteCCCSV.
+var ccHeader = []string{"time_ns", "flow", "rate_gbps", "target_gbps", "alpha"}
+
 // WriteFlowsCSV writes one row per flow under the header
 // id,src,dst,sport,dport,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,
 // slowdown,class,retransmits,cnps,rate_cuts,delivered_bytes. Times are nanoseconds with
@@ -169,6 +172,24 @@ func WriteRatesCSV(w io.Writer, samples []sim.RateSample, interval int64) error 
 		// bytes*8 bits over interval ps is bytes*8e3/interval Gbit/s.
 		gbps := float64(s.Bytes) * 8e3 / float64(interval)
 		row = append(row[:0], fixed(s.Time, 3), strconv.Itoa(s.Flow), strconv.FormatInt(s.Bytes, 10), float(gbps))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteCCCSV writes the senders' DCQCN state samples under the header
+// time_ns,flow,rate_gbps,target_gbps,alpha: R_C and R_T in Gbit/s.
+func WriteCCCSV(w io.Writer, samples []sim.CCSample) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(ccHeader); err != nil {
+		return err
+	}
+	row := make([]string, len(ccHeader))
+	for _, s := range samples {
+		row = append(row[:0], fixed(s.Time, 3), strconv.Itoa(s.Flow), float(s.Rate/1e9), float(s.Target/1e9), float(s.Alpha))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

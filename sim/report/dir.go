@@ -18,6 +18,7 @@ const (
 	PortsFile       = "ports.csv"
 	QueuesFile      = "queues.csv"
 	RatesFile       = "rates.csv"
+	CCFile          = "cc.csv"
 	SummaryTextFile = "summary.txt"
 	SummaryJSONFile = "summary.json"
 )
@@ -42,7 +43,8 @@ type output struct {
 
 // WriteDir writes the report of r into dir, creating dir (mode 0o755) if
 // missing: flows.csv, fct.txt if opts.NS3FCT, ports.csv, queues.csv if r
-// has queue samples, rates.csv if it has rate samples, summary.txt and
+// has queue samples, rates.csv if it has rate samples, cc.csv if it has
+// congestion-control samples, summary.txt and
 // summary.json, in that order, which is also the order of the returned
 // paths (dir joined with the name). Files are created with mode 0o644 and
 // replace existing files of the same names; other files in dir are left
@@ -134,6 +136,9 @@ func outputs(r *sim.Results, opts DirOptions) ([]output, error) {
 		outs = append(outs, output{RatesFile, func(w io.Writer) error {
 			return WriteRatesCSV(w, r.RateSamples, rateInterval)
 		}})
+	}
+	if len(r.CCSamples) > 0 {
+		outs = append(outs, output{CCFile, func(w io.Writer) error { return WriteCCCSV(w, r.CCSamples) }})
 	}
 	outs = append(outs,
 		output{SummaryTextFile, func(w io.Writer) error { return WriteSummaryText(w, s) }},

@@ -406,4 +406,5 @@ func (s *Scenario) applyOutput(cfg *sim.Config) {
 		cfg.QueueSampling.Ports = append(cfg.QueueSampling.Ports, topo.PortRef{Node: p[0], Port: p[1]})
 	}
 	cfg.RateSampling = sim.RateSampling{Interval: int64(o.RateSamples.Interval), Flows: o.RateSamples.Flows}
+	cfg.CCSampling = sim.CCSampling{Interval: int64(o.CCSamples.Interval), Flows: o.CCSamples.Flows}
 }

@@ -201,6 +201,7 @@ type Output struct {
 	NS3FCT       bool         `yaml:"ns3_fct"`
 	QueueSamples QueueSamples `yaml:"queue_samples"`
 	RateSamples  RateSamples  `yaml:"rate_samples"`
+	CCSamples    RateSamples  `yaml:"cc_samples"`
 }
 
 // QueueSamples samples switch egress queues.
@@ -211,7 +212,8 @@ type QueueSamples struct {
 	Ports [][2]int `yaml:"ports"`
 }
 
-// RateSamples samples per-flow delivered bytes.
+// RateSamples samples per-flow delivered bytes (rate_samples) or, with
+// the same fields, the senders' DCQCN state (cc_samples).
 type RateSamples struct {
 	Interval Duration `yaml:"interval"`
 	Flows    []int    `yaml:"flows"`
