@@ -53,7 +53,9 @@ func meanQueue(r *Results, from, to int64) float64 {
 // window is one sampling window [from, to) in ps.
 type window struct{ from, to int64 }
 
-func (w window) String() string { return fmt.Sprintf("%g-%g ms", float64(w.from)/1e9, float64(w.to)/1e9) }
+func (w window) String() string {
+	return fmt.Sprintf("%g-%g ms", float64(w.from)/1e9, float64(w.to)/1e9)
+}
 
 func windows(from, to, step int64) []window {
 	var ws []window
@@ -273,6 +275,7 @@ func TestTwoFlowTransient(t *testing.T) {
 //   - the queue within 12 KB from 5 ms after the join: the packet model's
 //     queue settles about 10 KB below the fluid model's, and in the first
 //     window the fluid model's overshoot (20 KB) has no counterpart.
+//
 // A cut of R_C (1 - alpha) instead of R_C (1 - alpha/2) moves alpha by
 // 0.03 and the rate by 4 Gb/s from 25 ms on, outside these bounds.
 func TestFluidTrajectory(t *testing.T) {
