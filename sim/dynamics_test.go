@@ -277,7 +277,8 @@ func TestTwoFlowTransient(t *testing.T) {
 //     window the fluid model's overshoot (20 KB) has no counterpart.
 //
 // A cut of R_C (1 - alpha) instead of R_C (1 - alpha/2) moves alpha by
-// 0.03 and the rate by 4 Gb/s from 25 ms on, outside these bounds.
+// up to 0.03 and the rate by 4.2 and 2.6 Gb/s 15-25 ms after the join,
+// outside these bounds.
 func TestFluidTrajectory(t *testing.T) {
 	race.SkipLong(t)
 	const join, stop = 10 * ms, 50 * ms
