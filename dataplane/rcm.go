@@ -265,7 +265,7 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 		s.rcmOutputSample(now, out, q)
 	}
 	op := &s.ports[out]
-	if !ro.win.Active && op.heldMask == 0 {
+	if !r.p.RCC || !ro.win.Active && op.heldMask == 0 {
 		return false
 	}
 	// A flow with packets held stays held, even once RCC has quit, so

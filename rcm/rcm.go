@@ -94,6 +94,11 @@ type Params struct {
 	// the paper says "several".
 	RegionCNs    int
 	RegionWindow int64
+	// RCC applies the window to packets (on by default). Off, detection,
+	// CFR, the window's cuts and the CNs all run as usual but no packet is
+	// ever held back: an ablation that measures what RCC contributes, as
+	// SAR = false measures SAR's share.
+	RCC bool
 	// SAR turns on switch-level adaptive routing. SARExisting lets it move
 	// flows already under way, not only new ones; moving a flow mid-way can
 	// reorder its packets, which go-back-N receivers answer with NACKs, so
@@ -112,7 +117,7 @@ const us = int64(1e6) // picoseconds
 // FbMax is the largest quantised degree (6 bits, as QCN's feedback).
 const FbMax = 63
 
-// Defaults returns the parameters documented on Params, SAR on.
+// Defaults returns the parameters documented on Params, RCC and SAR on.
 func Defaults() Params {
 	return Params{
 		QEq: 25e3, Wq: 2, W: 0.5, Gd: 1.0 / (2 * FbMax),
@@ -121,7 +126,7 @@ func Defaults() Params {
 		Window: 8e3, MinShare: 1.0 / 16, WorkConserving: true,
 		CNInterval: 2 * us, CNHold: 20 * us,
 		RegionCNs: 2, RegionWindow: 20 * us,
-		SAR: true, PinIdle: 100 * us,
+		RCC: true, SAR: true, PinIdle: 100 * us,
 		RefRate: 100e9,
 	}
 }

@@ -349,6 +349,7 @@ func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
 	override(&p.RegionCNs, o.RegionCNs)
 	override(&p.RegionWindow, o.RegionWindow)
 	overrideBool(&p.WorkConserving, o.WorkConserving)
+	overrideBool(&p.RCC, o.RCC)
 	overrideBool(&p.SARExisting, o.SARExisting)
 	override(&p.PinIdle, o.PinIdle)
 	override(&p.RefRate, o.RefRate)

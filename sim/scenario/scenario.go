@@ -152,6 +152,7 @@ type RCM struct {
 	Window         *Size     `yaml:"window"`
 	MinShare       *Fraction `yaml:"min_share"`
 	WorkConserving *bool     `yaml:"work_conserving"`
+	RCC            *bool     `yaml:"rcc"`
 	CNInterval     *Duration `yaml:"cn_interval"`
 	CNHold         *Duration `yaml:"cn_hold"`
 	RegionCNs      *int      `yaml:"region_cns"`
