@@ -1,14 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/p4rcm/p4rcm/internal/outdir"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/report"
 	"github.com/p4rcm/p4rcm/sim/scenario"
@@ -54,7 +57,7 @@ func newSimBenchCmd() *cobra.Command {
 	o := &simOptions{}
 	var runs int
 	var asJSON bool
-	var cpuProfile string
+	var cpuProfile, out string
 	var compare []string
 	cmd := &cobra.Command{
 		Use:   "bench [SCENARIO.yaml]",
@@ -79,10 +82,17 @@ scheme's: how much RCM adds to the simulator's work.`,
 			if err != nil {
 				return err
 			}
+			var dir *outdir.Dir
+			if out != "" {
+				if dir, err = prepareOut(out); err != nil {
+					return err
+				}
+				defer dir.Abort()
+			}
 			if cpuProfile != "" {
 				f, err := os.Create(cpuProfile)
 				if err != nil {
-					return err
+					return usageErrorf("--cpuprofile %s: %v", cpuProfile, errors.Unwrap(err))
 				}
 				defer f.Close()
 				if err := pprof.StartCPUProfile(f); err != nil {
@@ -91,9 +101,9 @@ scheme's: how much RCM adds to the simulator's work.`,
 				defer pprof.StopCPUProfile()
 			}
 			if len(compare) > 0 {
-				return benchCompare(cmd, s, compare, runs, o.quiet, asJSON)
+				return benchCompare(cmd, s, compare, runs, o.quiet, asJSON, dir)
 			}
-			b := &benchRuns{}
+			b := &benchRuns{keep: dir != nil}
 			for i := 0; i < runs; i++ {
 				if err := b.run(cmd, s, o.quiet); err != nil {
 					return err
@@ -101,6 +111,14 @@ scheme's: how much RCM adds to the simulator's work.`,
 			}
 			best := b.result()
 			best.PeakRSSMiB = peakRSSMiB()
+			if dir != nil {
+				if err := b.write(dir.Path()); err != nil {
+					return err
+				}
+				if err := dir.Commit(); err != nil {
+					return err
+				}
+			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), best)
 			}
@@ -111,6 +129,7 @@ scheme's: how much RCM adds to the simulator's work.`,
 	cmd.Flags().IntVar(&runs, "runs", 1, "how many times to run; the fastest is reported")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringSliceVar(&compare, "compare", nil, "time these schemes on the same scenario, runs interleaved, and report each one's cost against the first's (e.g. dcqcn,rcm)")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "also write the fastest run's results (what 'p4ctl sim run' writes, fct.txt included) into this directory; with --compare, one directory per scheme in it")
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file (the build's cmd/p4ctl/default.pgo comes from one)")
 	return cmd
 }
@@ -119,6 +138,16 @@ scheme's: how much RCM adds to the simulator's work.`,
 type benchRuns struct {
 	walls []float64
 	best  BenchResult
+	// keep says to hold on to the fastest run's results, for --out.
+	keep         bool
+	results      *sim.Results
+	rateInterval int64
+}
+
+// write writes the fastest run's results into dir (report.WriteDir).
+func (b *benchRuns) write(dir string) error {
+	_, err := report.WriteDir(dir, b.results, report.DirOptions{RateInterval: b.rateInterval})
+	return err
 }
 
 // run simulates s once, timed, keeping the result if it is the fastest.
@@ -140,6 +169,9 @@ func (b *benchRuns) run(cmd *cobra.Command, s *scenario.Scenario, quiet bool) er
 	}
 	if len(b.walls) == 0 || wall < b.best.WallSeconds {
 		b.best = benchResult(s.Name, cfg, res, wall, user)
+		if b.keep {
+			b.results, b.rateInterval = res, cfg.RateSampling.Interval
+		}
 	}
 	b.walls = append(b.walls, wall)
 	return nil
@@ -170,7 +202,7 @@ type SchemeCost struct {
 
 // benchCompare times schemes on s, runs interleaved, and prints their
 // costs against the first.
-func benchCompare(cmd *cobra.Command, s *scenario.Scenario, schemes []string, runs int, quiet, asJSON bool) error {
+func benchCompare(cmd *cobra.Command, s *scenario.Scenario, schemes []string, runs int, quiet, asJSON bool, dir *outdir.Dir) error {
 	scens := make([]*scenario.Scenario, len(schemes))
 	for i, name := range schemes {
 		c, err := s.Clone()
@@ -183,11 +215,24 @@ func benchCompare(cmd *cobra.Command, s *scenario.Scenario, schemes []string, ru
 		scens[i] = c
 	}
 	all := make([]benchRuns, len(schemes))
+	for i := range all {
+		all[i].keep = dir != nil
+	}
 	for r := 0; r < runs; r++ {
 		for i := range schemes {
 			if err := all[i].run(cmd, scens[i], quiet); err != nil {
 				return fmt.Errorf("--compare %s: %w", schemes[i], err)
 			}
+		}
+	}
+	if dir != nil {
+		for i := range all {
+			if err := all[i].write(filepath.Join(dir.Path(), schemes[i])); err != nil {
+				return err
+			}
+		}
+		if err := dir.Commit(); err != nil {
+			return err
 		}
 	}
 	costs := make([]SchemeCost, len(schemes))

@@ -131,7 +131,8 @@ writes into the output directory: comparison.csv, comparison.json, plots
 (FCT slowdown by flow size, CDF of the mice flows' FCT, throughput over time
 when the scenario samples rates) as PNG and SVG, report.html (one page, no
 outside resources), and a directory <scheme>-seed<N> per run with what
-'p4ctl sim run' writes. Files are written whole or not at all.
+'p4ctl sim run' writes. The output directory is checked before anything
+runs and replaced whole when the experiment ends (see 'p4ctl sim run --help').
 
 The scheme names, and the scenario under each scheme, are checked before
 anything runs: a bad one is a usage error and nothing is written. A run
@@ -196,13 +197,21 @@ comparison; the others complete and are written, and the command exits 1.`,
 					return usageErrorf("%s: %v", name, err)
 				}
 			}
+			dir, err := prepareOut(out)
+			if err != nil {
+				return err
+			}
+			defer dir.Abort()
 			res, err := experiment.Run(cmd.Context(), spec)
 			p.finish()
 			if err != nil {
 				return err
 			}
-			paths, err := experiment.WriteDir(out, res)
+			paths, err := experiment.WriteDir(dir.Path(), res)
 			if err != nil {
+				return err
+			}
+			if err := dir.Commit(); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -215,7 +224,7 @@ comparison; the others complete and are written, and the command exits 1.`,
 					return err
 				}
 				pr := &printer{w: w}
-				pr.f("results in %s (%s)\n", out, describeOutputs(out, paths))
+				pr.f("results in %s (%s)\n", out, describeOutputs(dir.Path(), paths))
 				if pr.err != nil {
 					return pr.err
 				}

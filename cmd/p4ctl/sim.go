@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/p4rcm/p4rcm/internal/outdir"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/report"
 	"github.com/p4rcm/p4rcm/sim/scenario"
@@ -139,6 +140,16 @@ func fatTreeK(n int) (int, error) {
 	return 0, usageErrorf("--hosts %d: a fat tree has k^3/4 hosts for an even k: %d (k=%d) or %d (k=%d)", n, lo*lo*lo/4, lo, k*k*k/4, k)
 }
 
+// prepareOut checks the output directory of --out before anything runs
+// and makes the directory the results are written into (outdir).
+func prepareOut(out string) (*outdir.Dir, error) {
+	d, err := outdir.Prepare(out)
+	if err != nil {
+		return nil, usageErrorf("--out %v", err)
+	}
+	return d, nil
+}
+
 // build resolves the scenario; its errors are the user's to fix.
 func build(s *scenario.Scenario) (sim.Config, error) {
 	cfg, err := s.Build()
@@ -205,16 +216,21 @@ func (p *progress) finish() {
 func newSimRunCmd() *cobra.Command {
 	o := &simOptions{}
 	var out string
-	var ns3FCT, asJSON bool
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "run [SCENARIO.yaml]",
 		Short: "Run a scenario file or a built-in scenario and print the FCT summary",
 		Long: `run simulates a scenario (a YAML file, or --preset for a built-in one) and
 writes its results into an output directory: flows.csv (one row per flow:
-FCT, ideal FCT, slowdown), ports.csv (per switch port: ECN marks, PFC pauses
-and paused time, drops, queue peaks), summary.txt and summary.json, and on
-request fct.txt (ns-3 format), queues.csv and rates.csv. Files are written
-whole or not at all. The summary is printed on stdout.
+FCT, ideal FCT, slowdown), fct.txt (the same in the ns-3 RDMA simulator's
+format), ports.csv (per switch port: ECN marks, PFC pauses and paused time,
+drops, queue peaks), summary.txt and summary.json, and on request
+queues.csv, rates.csv and cc.csv. The summary is printed on stdout.
+
+The output directory is checked before the run starts. The results are
+written into a new directory beside it and replace it whole when the run
+ends, so it never holds files from two runs; a directory that holds files
+p4ctl did not write is refused.
 
 A run with PFC on that drops a packet, or that deadlocks, is reported as a
 fault and exits 1.`,
@@ -227,15 +243,17 @@ fault and exits 1.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := build(s)
+			if out == "" {
+				out = filepath.Join("p4rcm-out", s.Name)
+			}
+			dir, err := prepareOut(out)
 			if err != nil {
 				return err
 			}
-			if ns3FCT {
-				s.Output.NS3FCT = true
-			}
-			if out == "" {
-				out = filepath.Join("p4rcm-out", s.Name)
+			defer dir.Abort()
+			cfg, err := build(s)
+			if err != nil {
+				return err
 			}
 			p := newProgress(cmd.ErrOrStderr(), o.quiet)
 			cfg.Progress = p.update
@@ -247,8 +265,11 @@ fault and exits 1.`,
 			}
 			wall := time.Since(start)
 			sum := report.Summarize(res, report.SummaryOptions{})
-			files, err := report.WriteDir(out, res, report.DirOptions{NS3FCT: s.Output.NS3FCT, RateInterval: cfg.RateSampling.Interval})
+			files, err := report.WriteDir(dir.Path(), res, report.DirOptions{RateInterval: cfg.RateSampling.Interval})
 			if err != nil {
+				return err
+			}
+			if err := dir.Commit(); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -272,7 +293,8 @@ fault and exits 1.`,
 	}
 	o.addFlags(cmd, "default")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/<scenario name>)")
-	cmd.Flags().BoolVar(&ns3FCT, "ns3-fct", false, "also write fct.txt in the ns-3 RDMA simulator's format")
+	cmd.Flags().Bool("ns3-fct", false, "")
+	_ = cmd.Flags().MarkDeprecated("ns3-fct", "fct.txt is always written")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
 }

@@ -31,7 +31,7 @@ func TestSimRunWritesResults(t *testing.T) {
 	dir := t.TempDir()
 	scen := writeFile(t, dir, "tiny.yaml", tinyScenario)
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := p4ctl("sim", "run", scen, "--out", out, "--ns3-fct")
+	code, stdout, stderr := p4ctl("sim", "run", scen, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -81,20 +81,105 @@ func TestSimRunUsageErrors(t *testing.T) {
 	}
 }
 
-func TestSimRunOutputFailureKeepsNothingPartial(t *testing.T) {
+// An output directory that cannot be written is found before the run,
+// not after it: exit 2, no summary, nothing created.
+func TestSimRunChecksOutputFirst(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "tiny.yaml", tinyScenario)
+	file := writeFile(t, dir, "file", "x")
+	for _, tt := range []struct{ out, want string }{
+		{filepath.Join(file, "out", "x"), "--out " + filepath.Join(file, "out", "x") + ": " + file + " is a file, not a directory"},
+		{file, "--out " + file + ": exists and is not a directory"},
+		{"/proc/p4rcm-out", "--out /proc/p4rcm-out: cannot write there"},
+	} {
+		for _, cmd := range [][]string{{"sim", "run", scen}, {"sim", "bench", scen}, {"experiment", scen, "--schemes", "dcqcn"}} {
+			args := append(cmd, "-o", tt.out)
+			code, stdout, stderr := p4ctl(args...)
+			if code != exitUsage || stdout != "" || !strings.Contains(stderr, tt.want) {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2, no output and %q", strings.Join(args, " "), code, stdout, stderr, tt.want)
+			}
+		}
+	}
+	if got := names(t, dir); strings.Join(got, " ") != "file tiny.yaml" {
+		t.Errorf("%s holds %v after refused runs", dir, got)
+	}
+}
+
+// names lists dir's entries.
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// A second run into the same directory replaces the first whole: no
+// rates.csv of an earlier scenario is left beside the new files.
+func TestSimRunReplacesEarlierResults(t *testing.T) {
+	dir := t.TempDir()
+	sampled := writeFile(t, dir, "sampled.yaml", tinyScenario+"output: {rate_samples: {interval: 10us}}\n")
+	plain := writeFile(t, dir, "tiny.yaml", tinyScenario)
+	out := filepath.Join(dir, "out")
+	for i, scen := range []string{sampled, plain} {
+		if code, _, stderr := p4ctl("sim", "run", scen, "-q", "-o", out); code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(out, "rates.csv")); (err == nil) != (i == 0) {
+			t.Errorf("run %d: rates.csv there: %v", i, err == nil)
+		}
+	}
+	want := ".p4rcm-results fct.txt flows.csv ports.csv summary.json summary.txt"
+	if got := strings.Join(names(t, out), " "); got != want {
+		t.Errorf("out holds %s, want %s", got, want)
+	}
+	if got := names(t, dir); len(got) != 3 {
+		t.Errorf("%s holds %v: staging or earlier results left behind", dir, got)
+	}
+}
+
+// A directory p4ctl did not write is refused before the run and left as
+// it was.
+func TestSimRunRefusesOthersDirectory(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "tiny.yaml", tinyScenario)
+	out := filepath.Join(dir, "mine")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, out, "notes.txt", "mine")
+	code, stdout, stderr := p4ctl("sim", "run", scen, "-o", out)
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "holds files p4rcm did not write") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a refusal", code, stdout, stderr)
+	}
+	if got := names(t, out); strings.Join(got, " ") != "notes.txt" {
+		t.Errorf("%s holds %v", out, got)
+	}
+}
+
+// bench -o keeps the fastest run's results, fct.txt included, for a
+// comparison with the reference simulator's output.
+func TestSimBenchWritesResults(t *testing.T) {
 	dir := t.TempDir()
 	scen := writeFile(t, dir, "tiny.yaml", tinyScenario)
 	out := filepath.Join(dir, "out")
-	if err := os.MkdirAll(filepath.Join(out, "flows.csv"), 0o755); err != nil { // a directory where a file must go
-		t.Fatal(err)
+	if code, _, stderr := p4ctl("sim", "bench", scen, "-q", "--runs", "2", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	code, _, stderr := p4ctl("sim", "run", scen, "--out", out)
-	if code != exitRuntime || !strings.Contains(stderr, "flows.csv") {
-		t.Errorf("exit %d, stderr %q; want exit 1 naming flows.csv", code, stderr)
+	data, err := os.ReadFile(filepath.Join(out, "fct.txt"))
+	if err != nil || strings.Count(string(data), "\n") != 2 {
+		t.Errorf("fct.txt: %v\n%s", err, data)
 	}
-	entries, _ := os.ReadDir(out)
-	if len(entries) != 1 {
-		t.Errorf("output directory holds %d entries after a failed write, want only the obstacle", len(entries))
+	if code, _, stderr := p4ctl("sim", "bench", scen, "-q", "--compare", "dcqcn,pfc", "-o", out); code != 0 {
+		t.Fatalf("--compare: exit %d: %s", code, stderr)
+	}
+	if got := strings.Join(names(t, out), " "); got != ".p4rcm-results dcqcn pfc" {
+		t.Errorf("--compare wrote %s", got)
 	}
 }
 

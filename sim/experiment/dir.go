@@ -53,7 +53,7 @@ func WriteDir(dir string, r *Result) ([]string, error) {
 			continue
 		}
 		ps, err := report.WriteDir(filepath.Join(dir, run.Dir), run.Results,
-			report.DirOptions{NS3FCT: run.ns3FCT, RateInterval: run.RateInterval})
+			report.DirOptions{RateInterval: run.RateInterval})
 		paths = append(paths, ps...)
 		if err != nil {
 			return paths, fmt.Errorf("experiment: run %s: %w", run.Name(), err)

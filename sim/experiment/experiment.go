@@ -87,8 +87,6 @@ type RunResult struct {
 	// are left out of the JSON, which would otherwise hold every flow.
 	Results      *sim.Results `json:"-"`
 	RateInterval int64        `json:"-"`
-
-	ns3FCT bool // the scenario asks for fct.txt
 }
 
 // OK tells whether the run counts in the comparison: it ran, and without
@@ -337,7 +335,6 @@ func runOne(src *scenario.Scenario, r *RunResult) {
 		return
 	}
 	r.Hosts, r.Flows, r.RateInterval = len(cfg.Topology.Hosts()), len(cfg.Flows), cfg.RateSampling.Interval
-	r.ns3FCT = s.Output.NS3FCT
 	start := time.Now()
 	out, err := sim.Run(cfg)
 	r.WallSeconds = time.Since(start).Seconds()

@@ -25,8 +25,6 @@ const (
 
 // DirOptions tune WriteDir.
 type DirOptions struct {
-	// NS3FCT adds fct.txt in the ns-3 RDMA simulator's format.
-	NS3FCT bool
 	// RateInterval is the rate sampling interval in picoseconds
 	// (sim.RateSampling.Interval), used for the gbps column of rates.csv;
 	// 0 means infer it from the samples (InferRateInterval).
@@ -42,9 +40,9 @@ type output struct {
 }
 
 // WriteDir writes the report of r into dir, creating dir (mode 0o755) if
-// missing: flows.csv, fct.txt if opts.NS3FCT, ports.csv, queues.csv if r
-// has queue samples, rates.csv if it has rate samples, cc.csv if it has
-// congestion-control samples, summary.txt and
+// missing: flows.csv, fct.txt (the ns-3 RDMA simulator's format),
+// ports.csv, queues.csv if r has queue samples, rates.csv if it has rate
+// samples, cc.csv if it has congestion-control samples, summary.txt and
 // summary.json, in that order, which is also the order of the returned
 // paths (dir joined with the name). Files are created with mode 0o644 and
 // replace existing files of the same names; other files in dir are left
@@ -124,11 +122,11 @@ func outputs(r *sim.Results, opts DirOptions) ([]output, error) {
 		}
 	}
 	s := Summarize(r, opts.Summary)
-	outs := []output{{FlowsFile, func(w io.Writer) error { return WriteFlowsCSV(w, r.Flows) }}}
-	if opts.NS3FCT {
-		outs = append(outs, output{NS3FCTFile, func(w io.Writer) error { return WriteNS3FCT(w, r.Flows) }})
+	outs := []output{
+		{FlowsFile, func(w io.Writer) error { return WriteFlowsCSV(w, r.Flows) }},
+		{NS3FCTFile, func(w io.Writer) error { return WriteNS3FCT(w, r.Flows) }},
+		{PortsFile, func(w io.Writer) error { return WritePortsCSV(w, r.Ports) }},
 	}
-	outs = append(outs, output{PortsFile, func(w io.Writer) error { return WritePortsCSV(w, r.Ports) }})
 	if len(r.QueueSamples) > 0 {
 		outs = append(outs, output{QueuesFile, func(w io.Writer) error { return WriteQueuesCSV(w, r.QueueSamples) }})
 	}

@@ -60,11 +60,10 @@ func TestWriteDir(t *testing.T) {
 		opts   DirOptions
 		want   []string
 	}{
-		{"everything", func(*sim.Results) {}, DirOptions{NS3FCT: true}, all},
-		{"no fct.txt", func(*sim.Results) {}, DirOptions{}, []string{FlowsFile, PortsFile, QueuesFile, RatesFile, SummaryTextFile, SummaryJSONFile}},
-		{"no samples", func(r *sim.Results) { r.QueueSamples, r.RateSamples = nil, nil }, DirOptions{NS3FCT: true},
+		{"everything", func(*sim.Results) {}, DirOptions{}, all},
+		{"no samples", func(r *sim.Results) { r.QueueSamples, r.RateSamples = nil, nil }, DirOptions{},
 			[]string{FlowsFile, NS3FCTFile, PortsFile, SummaryTextFile, SummaryJSONFile}},
-		{"empty run", func(r *sim.Results) { *r = sim.Results{} }, DirOptions{}, []string{FlowsFile, PortsFile, SummaryTextFile, SummaryJSONFile}},
+		{"empty run", func(r *sim.Results) { *r = sim.Results{} }, DirOptions{}, []string{FlowsFile, NS3FCTFile, PortsFile, SummaryTextFile, SummaryJSONFile}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,7 +160,7 @@ func TestDeterminism(t *testing.T) {
 	dirs := []string{t.TempDir(), t.TempDir()}
 	for _, d := range dirs {
 		// a fresh Results each time, so map iteration order differs
-		if _, err := WriteDir(d, sampleResults(), DirOptions{NS3FCT: true}); err != nil {
+		if _, err := WriteDir(d, sampleResults(), DirOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -254,7 +253,7 @@ func TestWriteDirAtomic(t *testing.T) {
 				}
 				return w
 			}
-			paths, err := writeDir(dir, sampleResults(), DirOptions{NS3FCT: true}, wrap)
+			paths, err := writeDir(dir, sampleResults(), DirOptions{}, wrap)
 			if err == nil {
 				t.Fatalf("no error; wrote %v", paths)
 			}

@@ -198,7 +198,8 @@ type ECN struct {
 
 // Output says what to record besides the flows and port counters.
 type Output struct {
-	// NS3FCT also writes fct.txt in the ns-3 simulator's format.
+	// NS3FCT has no effect: fct.txt is always written. It is kept so
+	// that scenario files that set it still load.
 	NS3FCT       bool         `yaml:"ns3_fct"`
 	QueueSamples QueueSamples `yaml:"queue_samples"`
 	RateSamples  RateSamples  `yaml:"rate_samples"`

@@ -65,7 +65,6 @@ func TestDeterminism(t *testing.T) {
 		if err := s.Set("workload.duration", "1ms"); err != nil {
 			t.Fatal(err)
 		}
-		s.Output.NS3FCT = true
 		cfg, err := s.Build()
 		if err != nil {
 			t.Fatal(err)
@@ -79,7 +78,7 @@ func TestDeterminism(t *testing.T) {
 			t.Fatalf("run %d: %d/%d completed, faults %v, drops %v", i, res.Completed, len(res.Flows), res.Faults, res.Drops)
 		}
 		dir := t.TempDir()
-		files, err := report.WriteDir(dir, res, report.DirOptions{NS3FCT: true})
+		files, err := report.WriteDir(dir, res, report.DirOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
