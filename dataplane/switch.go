@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/p4rcm/p4rcm/rcm"
 )
@@ -195,35 +196,71 @@ type Switch struct {
 	lossless int // number of lossless priorities
 }
 
-// New builds a switch. It checks the configuration and names the bad field.
-func New(cfg Config, fib FIB, env Env) (*Switch, error) {
-	s := &Switch{cfg: cfg, env: env, fib: fib, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed))}
-	for q := 0; q < NumPrio; q++ {
-		if cfg.Lossless&(1<<q) != 0 {
-			s.lossless++
-		}
-	}
+// Check checks the configuration and names the bad field. New calls it;
+// a caller building many switches can call it first, before the work of
+// computing their forwarding tables.
+func (cfg *Config) Check() error {
+	lossless := bits.OnesCount8(cfg.Lossless)
 	if cfg.Buffer <= 0 {
-		return nil, fmt.Errorf("switch %s: buffer must be positive", cfg.Name)
+		return fmt.Errorf("switch %s: buffer must be positive", cfg.Name)
 	}
-	if s.lossless > 0 && cfg.PauseQuanta == 0 {
-		return nil, fmt.Errorf("switch %s: PFC needs a pause time (PauseQuanta 0 would only ever resume)", cfg.Name)
+	if lossless > 0 && cfg.PauseQuanta == 0 {
+		return fmt.Errorf("switch %s: PFC needs a pause time (PauseQuanta 0 would only ever resume)", cfg.Name)
 	}
 	if len(cfg.Ports) > maxPorts {
-		return nil, fmt.Errorf("switch %s: %d ports, at most %d are supported", cfg.Name, len(cfg.Ports), maxPorts)
+		return fmt.Errorf("switch %s: %d ports, at most %d are supported", cfg.Name, len(cfg.Ports), maxPorts)
 	}
+	reserved := 0.0
+	for i, pc := range cfg.Ports {
+		if pc.Rate <= 0 {
+			return fmt.Errorf("switch %s port %d: rate must be positive", cfg.Name, i)
+		}
+		if pc.Marking.KMax < pc.Marking.KMin {
+			return fmt.Errorf("switch %s port %d: ECN kmax %g below kmin %g", cfg.Name, i, pc.Marking.KMax, pc.Marking.KMin)
+		}
+		if lossless > 0 && pc.Beta == 0 && pc.XOFF <= 0 {
+			return fmt.Errorf("switch %s port %d: PFC needs a static XOFF or a dynamic beta", cfg.Name, i)
+		}
+		reserved += pc.Headroom * float64(lossless)
+	}
+	if cfg.RCM != nil {
+		if err := cfg.RCM.Validate(); err != nil {
+			return fmt.Errorf("switch %s: %w", cfg.Name, err)
+		}
+	}
+	if reserved >= cfg.Buffer {
+		prios := "priorities"
+		if lossless == 1 {
+			prios = "priority"
+		}
+		return fmt.Errorf("switch %s: PFC headroom of %s (%d ports x %d lossless %s) leaves nothing of the %s buffer",
+			cfg.Name, bytesText(reserved), len(cfg.Ports), lossless, prios, bytesText(cfg.Buffer))
+	}
+	return nil
+}
+
+// bytesText prints a byte count for people: "4.99 MB", "160 KB".
+func bytesText(b float64) string {
+	switch {
+	case b >= 1e6:
+		return strconv.FormatFloat(b/1e6, 'g', 3, 64) + " MB"
+	case b >= 1e3:
+		return strconv.FormatFloat(b/1e3, 'g', 3, 64) + " KB"
+	}
+	return strconv.FormatFloat(b, 'g', 3, 64) + " B"
+}
+
+// New builds a switch. It checks the configuration (Check) and names the
+// bad field.
+func New(cfg Config, fib FIB, env Env) (*Switch, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	s := &Switch{cfg: cfg, env: env, fib: fib, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed))}
+	s.lossless = bits.OnesCount8(cfg.Lossless)
 	s.ports = make([]port, len(cfg.Ports))
 	s.stats = make([]PortStats, len(cfg.Ports))
 	for i, pc := range cfg.Ports {
-		if pc.Rate <= 0 {
-			return nil, fmt.Errorf("switch %s port %d: rate must be positive", cfg.Name, i)
-		}
-		if pc.Marking.KMax < pc.Marking.KMin {
-			return nil, fmt.Errorf("switch %s port %d: ECN kmax %g below kmin %g", cfg.Name, i, pc.Marking.KMax, pc.Marking.KMin)
-		}
-		if s.lossless > 0 && pc.Beta == 0 && pc.XOFF <= 0 {
-			return nil, fmt.Errorf("switch %s port %d: PFC needs a static XOFF or a dynamic beta", cfg.Name, i)
-		}
 		p := &s.ports[i]
 		p.cfg = pc
 		if s.lossless > 0 {
@@ -233,16 +270,10 @@ func New(cfg Config, fib FIB, env Env) (*Switch, error) {
 		s.reserved += pc.Headroom * float64(s.lossless)
 	}
 	if cfg.RCM != nil {
-		if err := cfg.RCM.Validate(); err != nil {
-			return nil, fmt.Errorf("switch %s: %w", cfg.Name, err)
-		}
 		if cfg.CNs == nil {
 			cfg.CNs = &CNStore{}
 		}
 		s.rcm = newRCM(*cfg.RCM, &cfg)
-	}
-	if s.reserved >= cfg.Buffer {
-		return nil, fmt.Errorf("switch %s: headroom %g B over %d ports leaves nothing of the %g B buffer", cfg.Name, s.reserved, len(cfg.Ports), cfg.Buffer)
 	}
 	return s, nil
 }

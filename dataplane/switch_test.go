@@ -34,7 +34,7 @@ func TestNewValidates(t *testing.T) {
 		{"pfc without threshold", Config{Name: "s", Buffer: 1e6, Lossless: 1, PauseQuanta: 0xffff, Ports: []PortConfig{good, {Rate: 1e9}}},
 			"port 1: PFC needs a static XOFF or a dynamic beta"},
 		{"headroom fills buffer", Config{Name: "s", Buffer: 160e3, Lossless: 1<<3 | 1<<4, PauseQuanta: 0xffff, Ports: ports(4, good)},
-			"headroom 160000 B over 4 ports leaves nothing of the 160000 B buffer"},
+			"PFC headroom of 160 KB (4 ports x 2 lossless priorities) leaves nothing of the 160 KB buffer"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

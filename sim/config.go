@@ -88,6 +88,10 @@ type Config struct {
 	// Progress, if set, is called every few thousand events with the
 	// simulated time and the number of completed flows.
 	Progress func(now int64, done, total int)
+	// BuildProgress, if set, is called while New builds the network: with
+	// stage "routes" after each edge switch's routes (done of total edge
+	// switches) and "switches" after each switch (done of total).
+	BuildProgress func(stage string, done, total int)
 }
 
 // ECNConfig is a RED/ECN marking curve at a reference link rate.

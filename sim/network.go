@@ -125,13 +125,22 @@ func fibs(t *topo.Topology, r *topo.Routes) (map[int]*fib, error) {
 			f.self = e
 		}
 		// Deduplicate the lists: a switch has only a few distinct ones.
-		seen := map[string]uint32{}
+		// Routes stores each distinct list once, so a list is known by
+		// where it starts in Routes' pool.
+		type listKey struct {
+			first *int32
+			n     int
+		}
+		seen := map[listKey]uint32{}
 		for e, h := range rep {
 			hops := r.NextHops(sw, h)
 			if len(hops) > 255 {
 				return nil, fmt.Errorf("switch %d has %d equal-cost next hops; at most 255 are supported", sw, len(hops))
 			}
-			k := fmt.Sprint(hops)
+			k := listKey{n: len(hops)}
+			if len(hops) > 0 {
+				k.first = &hops[0]
+			}
 			w, ok := seen[k]
 			if !ok {
 				w = uint32(len(f.pool))<<8 | uint32(len(hops))
@@ -154,11 +163,7 @@ func New(cfg Config) (*Network, error) {
 		cfg.PauseQuanta = 0xffff
 	}
 	t := cfg.Topology
-	routes, err := topo.ComputeRoutes(t)
-	if err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
-	}
-	n := &Network{cfg: cfg, topo: t, routes: routes, cc: cfg.CC == "dcqcn"}
+	n := &Network{cfg: cfg, topo: t, cc: cfg.CC == "dcqcn"}
 	if n.cc || cfg.ECNMarking {
 		n.dataECN = dataplane.ECT0
 	}
@@ -188,10 +193,6 @@ func New(cfg Config) (*Network, error) {
 	}
 	cns := &dataplane.CNStore{}
 	n.cns = cns
-	fibOf, err := fibs(t, routes)
-	if err != nil {
-		return nil, err
-	}
 	lossless := uint8(0)
 	if cfg.PFC {
 		for _, q := range cfg.LosslessPriorities {
@@ -212,6 +213,7 @@ func New(cfg Config) (*Network, error) {
 	if xon == 0 {
 		xon = 2 * frame
 	}
+	configs := map[int]dataplane.Config{} // switch node ID -> its configuration
 	for _, nd := range t.Nodes {
 		ports := n.ports[nd.ID]
 		if nd.Kind == topo.Host {
@@ -238,17 +240,47 @@ func New(cfg Config) (*Network, error) {
 			}
 			sc.Ports = append(sc.Ports, pc)
 		}
+		// Checked now, before the routes, which take seconds on large
+		// fabrics.
+		if err := sc.Check(); err != nil {
+			return nil, err
+		}
 		s := &switchNode{net: n, id: nd.ID, ports: ports}
 		s.ref = n.q.Register(s)
-		sw, err := dataplane.New(sc, fibOf[nd.ID], s)
+		n.switches[nd.ID] = s
+		configs[nd.ID] = sc
+	}
+	var routeProgress func(done, total int)
+	if cfg.BuildProgress != nil {
+		routeProgress = func(done, total int) { cfg.BuildProgress("routes", done, total) }
+	}
+	routes, err := topo.ComputeRoutesProgress(t, routeProgress)
+	if err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	n.routes = routes
+	fibOf, err := fibs(t, routes)
+	if err != nil {
+		return nil, err
+	}
+	done, total := 0, len(configs)
+	for _, nd := range t.Nodes {
+		s := n.switches[nd.ID]
+		if s == nil {
+			continue
+		}
+		sw, err := dataplane.New(configs[nd.ID], fibOf[nd.ID], s)
 		if err != nil {
 			return nil, err
 		}
 		s.sw = sw
-		for _, p := range ports {
+		for _, p := range s.ports {
 			p.sw = s
 		}
-		n.switches[nd.ID] = s
+		delete(configs, nd.ID)
+		if done++; cfg.BuildProgress != nil {
+			cfg.BuildProgress("switches", done, total)
+		}
 	}
 	for _, ports := range n.ports {
 		for _, p := range ports {

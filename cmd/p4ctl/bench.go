@@ -157,16 +157,17 @@ func (b *benchRuns) run(cmd *cobra.Command, s *scenario.Scenario, quiet bool) er
 		return err
 	}
 	p := newProgress(cmd.ErrOrStderr(), quiet)
-	cfg.Progress = p.update
 	userBefore := userCPU()
 	start := time.Now()
-	res, err := sim.Run(cfg)
-	wall := time.Since(start).Seconds()
-	user := userCPU() - userBefore
-	p.finish()
+	n, err := newNetwork(cmd, cfg, p, quiet)
 	if err != nil {
 		return err
 	}
+	n.Run()
+	res := n.Results()
+	wall := time.Since(start).Seconds()
+	user := userCPU() - userBefore
+	p.finish()
 	if len(b.walls) == 0 || wall < b.best.WallSeconds {
 		b.best = benchResult(s.Name, cfg, res, wall, user)
 		if b.keep {

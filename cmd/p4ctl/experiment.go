@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/experiment"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 	"github.com/spf13/cobra"
@@ -117,7 +118,7 @@ func newExperimentCmd() *cobra.Command {
 	schemes := append([]string(nil), defaultExperimentSchemes...)
 	var seeds seedsFlag
 	jobs := runtime.NumCPU()
-	var cdf, out string
+	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "experiment [SCENARIO.yaml]",
@@ -154,18 +155,6 @@ comparison; the others complete and are written, and the command exits 1.`,
 			if err != nil {
 				return err
 			}
-			if f.Changed("workload") {
-				if strings.TrimSpace(cdf) == "" {
-					return usageErrorf("--workload: want a flow-size distribution (websearch, datamining, fbhadoop, alistorage, googlerpc) or a CDF file")
-				}
-				key := "workload.cdf"
-				if s.Workload == nil && len(s.Workloads) > 0 {
-					key = "workloads.0.cdf"
-				}
-				if err := s.Set(key, cdf); err != nil {
-					return usageErrorf("--workload: %v", err)
-				}
-			}
 			first := s.Seed
 			if first == 0 {
 				first = scenario.DefaultSeed
@@ -185,17 +174,31 @@ comparison; the others complete and are written, and the command exits 1.`,
 			}
 			// Each scheme's own parameters (rcm:, say) are checked before
 			// anything runs, so that a bad value writes nothing.
+			// The memory check takes the largest scheme's as every run's.
+			var biggest sim.Config
 			for _, name := range schemes {
 				c, err := s.Clone()
 				if err == nil {
 					err = c.Set("scheme", name)
 				}
+				var cfg sim.Config
 				if err == nil {
-					_, err = c.Build()
+					cfg, err = c.Build()
 				}
 				if err != nil {
 					return usageErrorf("%s: %v", name, err)
 				}
+				if biggest.Topology == nil || sim.EstimateMemory(cfg).Total() > sim.EstimateMemory(biggest).Total() {
+					biggest = cfg
+				}
+			}
+			atOnce := min(jobs, len(schemes)*len(list))
+			what := "this scenario"
+			if atOnce > 1 {
+				what = fmt.Sprintf("%d runs at once (--jobs)", atOnce)
+			}
+			if _, err := checkMemory(cmd.ErrOrStderr(), o.quiet, biggest, atOnce, what); err != nil {
+				return err
 			}
 			dir, err := prepareOut(out)
 			if err != nil {
@@ -242,7 +245,6 @@ comparison; the others complete and are written, and the command exits 1.`,
 		"seeds", "seeds to run each scheme with: a list (1,2,3) or a count N (N seeds from the scenario's seed); default the scenario's seed")
 	fs.Var(&parsedValue[int]{dst: &jobs, parse: parseCount, typ: "int", text: strconv.Itoa(jobs)},
 		"jobs", "how many runs go at once; the default is the number of CPUs")
-	fs.StringVar(&cdf, "workload", "", "flow-size distribution of the first workload (workload.cdf): websearch, datamining, fbhadoop, alistorage, googlerpc or a CDF file")
 	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/experiment-<scenario name>)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON (comparison.json) instead of the table")
 	return cmd
@@ -272,10 +274,16 @@ func describeOutputs(dir string, paths []string) string {
 	return strings.Join(files, ", ")
 }
 
-// runs shows an experiment's progress, runs ended out of the total, once
-// it has taken two seconds, like update does for the flows of one run.
-func (p *progress) runs(done, total int) {
-	if p.shown(total, "runs", true) {
-		_ = p.bar.Set(done)
+// runs shows an experiment's progress once it has taken two seconds: the
+// flows completed over all runs, those in flight included, and the runs
+// ended, as update does for the flows of one run.
+func (p *progress) runs(e experiment.Progress) {
+	if e.Flows == 0 || !p.shown(e.Flows, "flows", true) {
+		return
 	}
+	if p.bar.GetMax() != e.Flows {
+		p.bar.ChangeMax(e.Flows)
+	}
+	p.bar.Describe(fmt.Sprintf("runs %d/%d ended, flows", e.RunsEnded, e.Runs))
+	_ = p.bar.Set(e.FlowsDone)
 }

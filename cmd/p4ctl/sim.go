@@ -39,6 +39,7 @@ type simOptions struct {
 	scheme   string
 	dcqcn    string
 	loadFrac float64
+	cdf      string
 	k        int
 	hosts    int
 	quiet    bool
@@ -52,6 +53,7 @@ func (o *simOptions) addFlags(cmd *cobra.Command, defaultPreset string) {
 	fs.StringVar(&o.scheme, "scheme", "", "congestion control: "+strings.Join(scenario.Schemes, ", "))
 	fs.StringVar(&o.dcqcn, "dcqcn", "", "DCQCN parameter set: paper, hpcc, mellanox")
 	fs.Float64Var(&o.loadFrac, "load", 0, "load of the first workload, as a fraction of host bandwidth")
+	fs.StringVar(&o.cdf, "workload", "", "flow-size distribution of the first workload (workload.cdf): websearch, datamining, fbhadoop, alistorage, googlerpc or a CDF file")
 	fs.IntVar(&o.k, "k", 0, "fat-tree arity (k^3/4 hosts)")
 	fs.IntVar(&o.hosts, "hosts", 0, "fat-tree size in hosts, k^3/4 for an even k (16, 54, 128, 250, 432, ...); sets k")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
@@ -95,6 +97,18 @@ func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario
 			key = "workloads.0.load"
 		}
 		sets = append(sets, fmt.Sprintf("%s=%g", key, o.loadFrac))
+	}
+	if f.Changed("workload") {
+		if strings.TrimSpace(o.cdf) == "" {
+			return nil, usageErrorf("--workload: want a flow-size distribution (websearch, datamining, fbhadoop, alistorage, googlerpc) or a CDF file")
+		}
+		key := "workload.cdf"
+		if s.Workload == nil && len(s.Workloads) > 0 {
+			key = "workloads.0.cdf"
+		}
+		if err := s.Set(key, o.cdf); err != nil {
+			return nil, usageErrorf("--workload: %v", err)
+		}
 	}
 	if f.Changed("k") && f.Changed("hosts") {
 		return nil, usageErrorf("give --k or --hosts, not both")
@@ -159,6 +173,25 @@ func build(s *scenario.Scenario) (sim.Config, error) {
 	return cfg, nil
 }
 
+// newNetwork checks that the machine can hold cfg, says what it builds
+// when that is big, and builds the network with progress shown by p. Its
+// errors are the scenario's: usage errors.
+func newNetwork(cmd *cobra.Command, cfg sim.Config, p *progress, quiet bool) (*sim.Network, error) {
+	big, err := checkMemory(cmd.ErrOrStderr(), quiet, cfg, 1, "this scenario")
+	if err != nil {
+		return nil, err
+	}
+	// A big run says what it is doing even where no bar can be drawn (a
+	// log file, CI), one line per stage.
+	p.lines = big && p.off && !quiet
+	cfg.BuildProgress, cfg.Progress = p.build, p.update
+	n, err := sim.New(cfg)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return n, nil
+}
+
 // progress shows a progress bar on w once a run has taken two seconds, so
 // that short runs print nothing.
 type progress struct {
@@ -166,6 +199,10 @@ type progress struct {
 	start time.Time
 	bar   *progressbar.ProgressBar
 	off   bool
+	// current is the stage shown ("" while simulating).
+	current string
+	// lines prints each stage as a line where there is no bar.
+	lines bool
 }
 
 func newProgress(w io.Writer, quiet bool) *progress {
@@ -200,11 +237,49 @@ func (p *progress) shown(total int, what string, predictTime bool) bool {
 }
 
 func (p *progress) update(now int64, done, total int) {
+	if p.lines && p.current != "simulating" {
+		p.current = "simulating"
+		fmt.Fprintf(p.w, "simulating %d flows\n", total)
+	}
 	if !p.shown(total, "flows", false) {
 		return
 	}
+	p.stage("", total)
 	p.bar.Describe(fmt.Sprintf("%8.3f ms simulated, flows", float64(now)/1e9))
 	_ = p.bar.Set(done)
+}
+
+// build shows the network being built: the routes towards each edge
+// switch, then the switches (sim.Config.BuildProgress).
+func (p *progress) build(stage string, done, total int) {
+	if p.lines && p.current != stage {
+		p.current = stage
+		switch stage {
+		case "routes":
+			fmt.Fprintf(p.w, "computing the routes towards %d edge switches\n", total)
+		default:
+			fmt.Fprintf(p.w, "building %d %s\n", total, stage)
+		}
+	}
+	if !p.shown(total, stage, false) {
+		return
+	}
+	if p.stage(stage, total) {
+		p.bar.Describe("building " + stage)
+	}
+	_ = p.bar.Set(done)
+}
+
+// stage moves the bar to a new stage of total items, and reports whether
+// it is new.
+func (p *progress) stage(name string, total int) bool {
+	if p.current == name && p.bar.GetMax() == total {
+		return false
+	}
+	p.current = name
+	p.bar.Reset()
+	p.bar.ChangeMax(total)
+	return true
 }
 
 func (p *progress) finish() {
@@ -256,13 +331,14 @@ fault and exits 1.`,
 				return err
 			}
 			p := newProgress(cmd.ErrOrStderr(), o.quiet)
-			cfg.Progress = p.update
 			start := time.Now()
-			res, err := sim.Run(cfg)
-			p.finish()
+			n, err := newNetwork(cmd, cfg, p, o.quiet)
 			if err != nil {
 				return err
 			}
+			n.Run()
+			p.finish()
+			res := n.Results()
 			wall := time.Since(start)
 			sum := report.Summarize(res, report.SummaryOptions{})
 			files, err := report.WriteDir(dir.Path(), res, report.DirOptions{RateInterval: cfg.RateSampling.Interval})

@@ -240,3 +240,58 @@ func TestHostsSizesTheFatTree(t *testing.T) {
 		t.Errorf("--hosts 16 ran:\n%s", out)
 	}
 }
+
+// A scenario the machine cannot hold is refused before anything is built,
+// with the estimate; on a machine with room, a big run says what it
+// builds, stage by stage (lines, as stderr is no terminal here).
+func TestMemoryCheck(t *testing.T) {
+	dir := t.TempDir()
+	defer func(f func() (int64, bool), big int64) { memAvailable, bigRun = f, big }(memAvailable, bigRun)
+	memAvailable = func() (int64, bool) { return 100 << 20, true }
+	code, stdout, stderr := p4ctl("sim", "run", "--hosts", "3456", "--set", "workload.group_size=8", "-o", filepath.Join(dir, "a"))
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "this scenario would need about ") ||
+		!strings.Contains(stderr, "the machine has 100 MiB available; make it smaller") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a refusal", code, stdout, stderr)
+	}
+	code, _, stderr = p4ctl("experiment", "--hosts", "128", "--set", "workload.group_size=8", "--seeds", "4", "--jobs", "8", "-o", filepath.Join(dir, "b"))
+	if code != exitUsage || !strings.Contains(stderr, "8 runs at once (--jobs) would need") || !strings.Contains(stderr, "run fewer at once: --jobs") {
+		t.Errorf("experiment: exit %d, stderr %q; want a refusal suggesting fewer jobs", code, stderr)
+	}
+	if names(t, dir) != nil {
+		t.Errorf("refused runs left %v", names(t, dir))
+	}
+
+	memAvailable, bigRun = func() (int64, bool) { return 1 << 40, true }, 1
+	scen := writeFile(t, dir, "tiny.yaml", tinyScenario)
+	code, _, stderr = p4ctl("sim", "run", scen, "-o", filepath.Join(dir, "c"))
+	for _, line := range []string{"building star-3: 3 hosts, 1 switches, 3 links, 2 flows; about", "computing the routes towards 1 edge switches", "building 1 switches", "simulating 2 flows"} {
+		if code != 0 || !strings.Contains(stderr, line) {
+			t.Errorf("exit %d, stderr %q; want a line %q", code, stderr, line)
+		}
+	}
+}
+
+// --workload picks the flow-size distribution on sim run as on experiment.
+func TestSimRunWorkloadFlag(t *testing.T) {
+	dir := t.TempDir()
+	flows := map[string]string{}
+	for _, cdf := range []string{"websearch", "datamining"} {
+		out := filepath.Join(dir, cdf)
+		code, _, stderr := p4ctl("sim", "run", "--hosts", "16", "--set", "workload.group_size=8", "--set", "workload.duration=20us", "--workload", cdf, "-q", "-o", out)
+		if code != 0 {
+			t.Fatalf("--workload %s: exit %d: %s", cdf, code, stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "flows.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		flows[cdf] = string(data)
+	}
+	if flows["websearch"] == flows["datamining"] {
+		t.Error("--workload datamining gave the same flows as websearch")
+	}
+	code, _, stderr := p4ctl("sim", "run", "--workload", "nosuch.cdf", "-o", filepath.Join(dir, "x"))
+	if code != exitUsage || !strings.Contains(stderr, "nosuch.cdf") {
+		t.Errorf("--workload nosuch.cdf: exit %d, %q", code, stderr)
+	}
+}

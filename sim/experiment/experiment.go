@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/p4rcm/p4rcm/sim"
@@ -57,10 +58,22 @@ type Spec struct {
 	Baseline string
 	// Jobs is how many runs go at once; 0 means runtime.NumCPU().
 	Jobs int
-	// Progress, if set, is called after each run ends with the number of
-	// runs ended and the total. Calls come one at a time, from the
-	// goroutine that called Run.
-	Progress func(done, total int)
+	// Progress, if set, is called after each run ends and, while runs are
+	// under way, every ProgressInterval. Calls come one at a time, from
+	// the goroutine that called Run.
+	Progress func(Progress)
+}
+
+// ProgressInterval is how often Spec.Progress hears of the runs in flight.
+const ProgressInterval = 250 * time.Millisecond
+
+// Progress is how far an experiment has gone.
+type Progress struct {
+	RunsEnded, Runs int
+	// FlowsDone counts the completed flows of all runs, ended or under
+	// way; Flows is the flows of all runs, where runs not yet built are
+	// taken to have as many as the first one built (0 until one is).
+	FlowsDone, Flows int
 }
 
 // RunResult is one simulation of the experiment.
@@ -267,8 +280,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	total := len(res.Runs)
 	jobs := min(p.jobs, total)
 
-	// Workers take run indexes and fill in their own element of res.Runs;
-	// nothing else is shared between them.
+	// Workers take run indexes and fill in their own element of res.Runs
+	// and of flows; nothing else is shared between them.
+	flows := make([]runFlows, total)
 	next := make(chan int)
 	done := make(chan int)
 	var wg sync.WaitGroup
@@ -281,7 +295,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 				if err := ctx.Err(); err != nil {
 					r.Error = err.Error()
 				} else {
-					runOne(p.src, r)
+					runOne(p.src, r, &flows[i])
 				}
 				done <- i
 			}
@@ -296,10 +310,26 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		close(done)
 	}()
 	ended := 0
-	for range done {
-		ended++
+	tick := time.NewTicker(ProgressInterval)
+	defer tick.Stop()
+	report := func() {
 		if spec.Progress != nil {
-			spec.Progress(ended, total)
+			spec.Progress(progressOf(flows, ended))
+		}
+	}
+	for running := true; running; {
+		select {
+		case _, ok := <-done:
+			if !ok {
+				running = false
+				continue
+			}
+			ended++
+			report()
+		case <-tick.C:
+			if ended < total {
+				report()
+			}
 		}
 	}
 	res.Compare()
@@ -307,8 +337,35 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	return res, ctx.Err()
 }
 
-// runOne builds and simulates one run on its own copy of the scenario.
-func runOne(src *scenario.Scenario, r *RunResult) {
+// runFlows is one run's flows, total and completed, written by its
+// worker and read by Run's goroutine for Progress.
+type runFlows struct {
+	total, done atomic.Int64
+}
+
+// progressOf sums the runs' flows.
+func progressOf(flows []runFlows, ended int) Progress {
+	p := Progress{RunsEnded: ended, Runs: len(flows)}
+	var first int
+	for i := range flows {
+		if n := int(flows[i].total.Load()); n > 0 && first == 0 {
+			first = n
+		}
+	}
+	for i := range flows {
+		n := int(flows[i].total.Load())
+		if n == 0 {
+			n = first
+		}
+		p.Flows += n
+		p.FlowsDone += int(flows[i].done.Load())
+	}
+	return p
+}
+
+// runOne builds and simulates one run on its own copy of the scenario,
+// keeping its flow counts in f.
+func runOne(src *scenario.Scenario, r *RunResult, f *runFlows) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.Error = fmt.Sprintf("the simulator panicked: %v", p)
@@ -335,6 +392,8 @@ func runOne(src *scenario.Scenario, r *RunResult) {
 		return
 	}
 	r.Hosts, r.Flows, r.RateInterval = len(cfg.Topology.Hosts()), len(cfg.Flows), cfg.RateSampling.Interval
+	f.total.Store(int64(len(cfg.Flows)))
+	cfg.Progress = func(_ int64, done, _ int) { f.done.Store(int64(done)) }
 	start := time.Now()
 	out, err := sim.Run(cfg)
 	r.WallSeconds = time.Since(start).Seconds()
@@ -342,6 +401,7 @@ func runOne(src *scenario.Scenario, r *RunResult) {
 		fail(err)
 		return
 	}
+	f.done.Store(int64(out.Completed))
 	sum := report.Summarize(out, report.SummaryOptions{})
 	r.Results, r.Summary, r.Dir = out, &sum, RunDir(r.Scheme, r.Seed)
 	if len(out.Faults) > 0 {

@@ -218,13 +218,20 @@ func TestRunOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
+			var last Progress
 			r := run(t, Spec{Scenario: parse(t, tinyScenario), Schemes: tt.schemes, Seeds: tt.seeds, Jobs: tt.jobs,
-				Progress: func(done, total int) {
-					calls++
-					if done != calls || total != len(tt.wantOrder) {
-						t.Errorf("progress %d/%d at call %d", done, total, calls)
+				Progress: func(p Progress) {
+					if p.RunsEnded > last.RunsEnded {
+						calls++
 					}
+					if p.RunsEnded != calls || p.Runs != len(tt.wantOrder) || p.FlowsDone < last.FlowsDone || p.FlowsDone > p.Flows {
+						t.Errorf("progress %+v at run end %d, after %+v", p, calls, last)
+					}
+					last = p
 				}})
+			if flows := r.Runs[0].Flows * len(r.Runs); last.Flows != flows || last.FlowsDone != flows {
+				t.Errorf("last progress %+v; want all %d flows of the runs done", last, flows)
+			}
 			var got []string
 			for _, run := range r.Runs {
 				got = append(got, run.Name())
