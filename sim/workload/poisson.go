@@ -63,7 +63,9 @@ func Poisson(o PoissonOptions) ([]Flow, error) {
 	case len(o.Hosts)%gs != 0:
 		return nil, fmt.Errorf("workload: %s: GroupSize %d: %d hosts are not a multiple of it", gen, gs, len(o.Hosts))
 	}
-	var flows []Flow
+	// Room for the expected count and some, so that millions of flows
+	// are not copied over and over as the slice grows.
+	flows := make([]Flow, 0, int(perPS*float64(o.Duration)*float64(len(o.Hosts))*1.05)+16)
 	ao.arrivals(perPS, o.Seed, streamPoisson, func(rng *rand.Rand, src int, start, size int64) {
 		lo := src / gs * gs
 		dst := otherIndex(rng, lo, lo+gs, src)
