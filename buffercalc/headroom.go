@@ -101,13 +101,20 @@ func StandardLink(rate, mtu float64) Link {
 	}
 }
 
+// MinMTU and MaxMTU bound Link.MTU, the largest IP packet: IPv4's
+// smallest MTU, and the largest jumbo frame datacenter switches take.
+const (
+	MinMTU = 68
+	MaxMTU = 9216
+)
+
 // Validate checks every field, naming the first bad one.
 func (l Link) Validate() error {
 	switch {
 	case l.Rate <= 0:
 		return fieldErr("rate", "must be greater than zero, got %g b/s", l.Rate)
-	case l.MTU <= 0:
-		return fieldErr("mtu", "must be greater than zero, got %g B", l.MTU)
+	case l.MTU < MinMTU || l.MTU > MaxMTU:
+		return fieldErr("mtu", "must be %g to %g B (IPv4's smallest packet to the largest jumbo frame switches take), got %s", float64(MinMTU), float64(MaxMTU), FormatSize(l.MTU))
 	case l.CableMeters < 0:
 		return fieldErr("cable", "must not be negative, got %g m", l.CableMeters)
 	case l.NsPerMeter <= 0:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -39,9 +40,27 @@ func exitCode(err error) int {
 func flagError(cmd *cobra.Command, err error) error {
 	var inv *pflag.InvalidValueError
 	if errors.As(err, &inv) {
-		return usageErrorf("--%s: %v; see '%s --help'", inv.GetFlag().Name, errors.Unwrap(err), cmd.CommandPath())
+		return usageErrorf("--%s: %v; see '%s --help'", inv.GetFlag().Name, numberError(errors.Unwrap(err)), cmd.CommandPath())
 	}
 	return usageErrorf("%v; see '%s --help'", err, cmd.CommandPath())
+}
+
+// numberError words the errors of pflag's number flags, which are
+// strconv's ("strconv.ParseUint: parsing ...: invalid syntax").
+func numberError(err error) error {
+	var ne *strconv.NumError
+	if !errors.As(err, &ne) {
+		return err
+	}
+	want := map[string]string{"ParseFloat": "a number", "ParseInt": "a whole number", "Atoi": "a whole number",
+		"ParseUint": "a whole number, 0 or more"}[ne.Func]
+	if want == "" {
+		want = "a number"
+	}
+	if errors.Is(ne.Err, strconv.ErrRange) {
+		return fmt.Errorf("%q is out of range for %s", ne.Num, want)
+	}
+	return fmt.Errorf("%q is not %s", ne.Num, want)
 }
 
 // maxArgs accepts at most n positional arguments.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -80,36 +81,37 @@ func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
-	sets := append([]string(nil), o.sets...)
+	// Flags that stand for a scenario value are set as such, so that an
+	// error about the value names the flag the user gave.
+	type set struct{ origin, path, value string }
+	var sets []set
+	for _, kv := range o.sets {
+		path, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usageErrorf("--set %q: want path=value", kv)
+		}
+		sets = append(sets, set{"--set " + kv, path, value})
+	}
 	f := cmd.Flags()
-	if f.Changed("seed") {
-		sets = append(sets, fmt.Sprintf("seed=%d", o.seed))
-	}
-	if f.Changed("scheme") {
-		sets = append(sets, "scheme="+o.scheme)
-	}
-	if f.Changed("dcqcn") {
-		sets = append(sets, "dcqcn.preset="+o.dcqcn)
-	}
-	if f.Changed("load") {
-		key := "workload.load"
-		if s.Workload == nil {
-			key = "workloads.0.load"
+	flag := func(name, path, value string) {
+		if f.Changed(name) {
+			sets = append(sets, set{fmt.Sprintf("--%s %s", name, value), path, value})
 		}
-		sets = append(sets, fmt.Sprintf("%s=%g", key, o.loadFrac))
 	}
-	if f.Changed("workload") {
-		if strings.TrimSpace(o.cdf) == "" {
-			return nil, usageErrorf("--workload: want a flow-size distribution (websearch, datamining, fbhadoop, alistorage, googlerpc) or a CDF file")
-		}
-		key := "workload.cdf"
+	flag("seed", "seed", strconv.FormatUint(o.seed, 10))
+	flag("scheme", "scheme", o.scheme)
+	flag("dcqcn", "dcqcn.preset", o.dcqcn)
+	first := func(key string) string {
 		if s.Workload == nil && len(s.Workloads) > 0 {
-			key = "workloads.0.cdf"
+			return "workloads.0." + key
 		}
-		if err := s.Set(key, o.cdf); err != nil {
-			return nil, usageErrorf("--workload: %v", err)
-		}
+		return "workload." + key
 	}
+	flag("load", first("load"), strconv.FormatFloat(o.loadFrac, 'g', -1, 64))
+	if f.Changed("workload") && strings.TrimSpace(o.cdf) == "" {
+		return nil, usageErrorf("--workload: want a flow-size distribution (websearch, datamining, fbhadoop, alistorage, googlerpc) or a CDF file")
+	}
+	flag("workload", first("cdf"), o.cdf)
 	if f.Changed("k") && f.Changed("hosts") {
 		return nil, usageErrorf("give --k or --hosts, not both")
 	}
@@ -121,17 +123,11 @@ func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario
 		if err != nil {
 			return nil, err
 		}
-		o.k = k
+		sets = append(sets, set{fmt.Sprintf("--hosts %d", o.hosts), "topology.k", strconv.Itoa(k)})
 	}
-	if f.Changed("k") || f.Changed("hosts") {
-		sets = append(sets, fmt.Sprintf("topology.k=%d", o.k))
-	}
-	for _, kv := range sets {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, usageErrorf("--set %q: want path=value", kv)
-		}
-		if err := s.Set(k, v); err != nil {
+	flag("k", "topology.k", strconv.Itoa(o.k))
+	for _, st := range sets {
+		if err := s.SetFrom(st.origin, st.path, st.value); err != nil {
 			return nil, usageErrorf("%v", err)
 		}
 	}

@@ -277,7 +277,7 @@ func TestSimRunWorkloadFlag(t *testing.T) {
 	flows := map[string]string{}
 	for _, cdf := range []string{"websearch", "datamining"} {
 		out := filepath.Join(dir, cdf)
-		code, _, stderr := p4ctl("sim", "run", "--hosts", "16", "--set", "workload.group_size=8", "--set", "workload.duration=20us", "--workload", cdf, "-q", "-o", out)
+		code, _, stderr := p4ctl("sim", "run", "--hosts", "16", "--set", "workload.group_size=8", "--set", "workload.duration=200us", "--workload", cdf, "-q", "-o", out)
 		if code != 0 {
 			t.Fatalf("--workload %s: exit %d: %s", cdf, code, stderr)
 		}

@@ -19,8 +19,13 @@ import (
 
 // Defaults for what a scenario leaves out.
 const (
-	DefaultSeed        = 1
-	DefaultMTU         = 1000
+	DefaultSeed = 1
+	DefaultMTU  = 1000
+	// MinMTU and MaxMTU bound host.mtu: RoCEv2 runs on InfiniBand's path
+	// MTUs, 256 to 4096 bytes of payload; below that a run takes minutes
+	// for nothing, above it no NIC sends.
+	MinMTU             = 256
+	MaxMTU             = 4096
 	DefaultAckInterval = 1
 	DefaultScheme      = "dcqcn"
 	DefaultDCQCN       = "hpcc"
@@ -43,11 +48,17 @@ func (s *Scenario) Build() (sim.Config, error) {
 	if cfg.Seed == 0 {
 		cfg.Seed = DefaultSeed
 	}
-	if cfg.MTU == 0 {
+	// A value left out takes its default; one written out, zero included,
+	// is checked.
+	if s.nodeAt("host.mtu") == nil {
 		cfg.MTU = DefaultMTU
+	} else if cfg.MTU < MinMTU || cfg.MTU > MaxMTU {
+		return cfg, s.errorf("host.mtu", "%d: want the payload of a full packet, %d to %d bytes (RoCEv2's path MTUs; ns-3 uses 1000)", cfg.MTU, MinMTU, MaxMTU)
 	}
-	if cfg.AckInterval == 0 {
+	if s.nodeAt("host.ack_interval") == nil {
 		cfg.AckInterval = DefaultAckInterval
+	} else if cfg.AckInterval < 1 {
+		return cfg, s.errorf("host.ack_interval", "%d: want 1 or more data packets per ACK", cfg.AckInterval)
 	}
 	if cfg.RTO == 0 {
 		cfg.RTO = DefaultRTO
@@ -116,7 +127,7 @@ func (s *Scenario) buildTopology() (*topo.Topology, error) {
 	switch o.Kind {
 	case "fattree", "":
 		k := o.K
-		if k == 0 {
+		if s.nodeAt("topology.k") == nil {
 			k = 4
 		}
 		t, err = topo.FatTree(topo.FatTreeOptions{K: k, HostRate: hostRate, FabricRate: float64(o.FabricRate), Delay: delay})
@@ -151,7 +162,7 @@ func (s *Scenario) buildTopology() (*topo.Topology, error) {
 		return nil, s.errorf("topology.kind", "unknown topology %q (fattree, leafspine, dumbbell, star, testbed, ns3)", o.Kind)
 	}
 	if err != nil {
-		return nil, s.errorf("topology", "%v", err)
+		return nil, s.optionError("topology", err)
 	}
 	return t, nil
 }
@@ -243,7 +254,13 @@ func (s *Scenario) buildFlows(t *topo.Topology, seed uint64) ([]workload.Flow, e
 			if err != nil {
 				return nil, err
 			}
+			if len(flows) == 0 {
+				return nil, s.errorf(field+".file", "%s holds no flows (its count is 0): no flow to simulate", w.File)
+			}
 		case "flows":
+			if len(w.Flows) == 0 {
+				return nil, s.errorf(field+".flows", "the list is empty: no flow to simulate")
+			}
 			for j, f := range w.Flows {
 				p := prio
 				if f.Priority != nil {
@@ -259,9 +276,12 @@ func (s *Scenario) buildFlows(t *topo.Topology, seed uint64) ([]workload.Flow, e
 			return nil, s.errorf(field+".kind", "unknown workload %q (poisson, hotspot, incast, file, flows)", w.Kind)
 		}
 		if err != nil {
-			return nil, s.errorf(field, "%v", err)
+			return nil, s.optionError(field, err)
 		}
 		all = append(all, flows...)
+	}
+	if len(all) == 0 {
+		return nil, s.errorf(fields[0], "the workload generates no flows: no flow to simulate (a longer duration or a higher load would)")
 	}
 	// One flow list, ordered by start time; the order within a start time
 	// is the order of the workloads and of each workload's flows, kept in

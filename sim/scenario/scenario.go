@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,7 +42,8 @@ type Scenario struct {
 	file string     // where it came from, for messages
 	dir  string     // for relative paths inside it
 	root *yaml.Node // the document, for line numbers
-	// sets are the values --set gave, by dotted path: errors about them
+	// sets say where values given on the command line came from, by
+	// dotted path ("--set workload.load=0.5", "--load 0.5"): errors about them
 	// name the override, not a line of the file.
 	sets map[string]string
 }
@@ -238,7 +240,8 @@ func Parse(data []byte, file, dir string) (*Scenario, error) {
 		// A syntax error: put the library's line number where ours go.
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		if g := yamlLine.FindStringSubmatch(msg); g != nil {
-			return nil, fmt.Errorf("%s:%s: %s", file, g[1], g[2])
+			line, _ := strconv.Atoi(g[1])
+			return nil, fmt.Errorf("%s:%d: %s", file, syntaxLine(line, g[2]), syntaxHint(g[2]))
 		}
 		return nil, fmt.Errorf("%s: %s", file, msg)
 	}
@@ -247,6 +250,31 @@ func Parse(data []byte, file, dir string) (*Scenario, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// syntaxLine corrects the line of a YAML syntax error. The library counts
+// the lines of its parser's errors (all "did not find expected ...") from
+// 0 and those of its scanner from 1; ours count from 1.
+func syntaxLine(line int, msg string) int {
+	if strings.HasPrefix(msg, "did not find expected") {
+		return line + 1
+	}
+	return line
+}
+
+// syntaxHint adds what usually causes a YAML syntax error to its message.
+func syntaxHint(msg string) string {
+	switch {
+	case strings.HasSuffix(msg, "expected ',' or '}'"):
+		return msg + " (a { section is not closed: each { needs its })"
+	case strings.HasSuffix(msg, "expected ',' or ']'"):
+		return msg + " (a [ list is not closed: each [ needs its ])"
+	case msg == "did not find expected key":
+		return msg + " (check the indentation: keys of one section line up)"
+	case msg == "found character that cannot start any token":
+		return msg + " (a tab? YAML indents with spaces)"
+	}
+	return msg
 }
 
 // decode fills the struct from the document's bytes, strictly: unknown
@@ -279,7 +307,16 @@ func (s *Scenario) decode(data []byte) error {
 // "dcqcn.preset", "switch.buffer"), creating sections as needed, as if
 // the file had said so.
 func (s *Scenario) Set(path, value string) error {
+	return s.SetFrom(fmt.Sprintf("--set %s=%s", path, value), path, value)
+}
+
+// SetFrom is Set for a value that came from origin, as errors about it
+// will say: a flag that stands for a path, "--load 0.5".
+func (s *Scenario) SetFrom(origin, path, value string) error {
 	keys := strings.Split(path, ".")
+	if slices.Contains(keys, "") {
+		return fmt.Errorf("%s: %q is not a path: want dotted keys such as workload.load=0.5", origin, path)
+	}
 	n := s.root
 	if n.Kind == yaml.DocumentNode {
 		if len(n.Content) == 0 {
@@ -289,7 +326,7 @@ func (s *Scenario) Set(path, value string) error {
 	}
 	for i, k := range keys {
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("--set %s: %s is not a section", path, strings.Join(keys[:i], "."))
+			return fmt.Errorf("%s: %s is not a section", origin, strings.Join(keys[:i], "."))
 		}
 		var next *yaml.Node
 		for j := 0; j+1 < len(n.Content); j += 2 {
@@ -318,18 +355,18 @@ func (s *Scenario) Set(path, value string) error {
 	if s.sets == nil {
 		s.sets = map[string]string{}
 	}
-	s.sets[path] = value
+	s.sets[path] = origin
 	// Decode the edited tree. The decoder's positions are those of the
 	// re-encoded text, so errors are placed in a tree parsed from it; the
 	// edited tree keeps the file's lines for later messages.
 	blockStyle(s.root) // one value per line, so that a line names a field
 	data, err := yaml.Marshal(s.root)
 	if err != nil {
-		return fmt.Errorf("--set %s=%s: %w", path, value, err)
+		return fmt.Errorf("%s: %w", origin, err)
 	}
 	var encoded yaml.Node
 	if err := yaml.Unmarshal(data, &encoded); err != nil {
-		return fmt.Errorf("--set %s=%s: %w", path, value, err)
+		return fmt.Errorf("%s: %w", origin, err)
 	}
 	edited := s.root
 	s.root = &encoded
@@ -392,48 +429,58 @@ func (s *Scenario) where(field string, line int) string {
 		}
 	}
 	if best != "" {
-		return fmt.Sprintf("--set %s=%s", best, s.sets[best])
+		return s.sets[best]
 	}
 	return fmt.Sprintf("%s:%d", s.file, line)
 }
 
-// lineOf finds the line of a dotted path in the file (0 if absent):
-// "workload.load", "workloads.1.size".
+// lineOf finds the line of a dotted path in the file: "workload.load",
+// "workloads.1.size"; if the path is absent, the line of its longest
+// prefix there (0 if none).
 func (s *Scenario) lineOf(path string) int {
+	_, line := s.find(path)
+	return line
+}
+
+// nodeAt is the node of a dotted path in the file, nil if absent.
+func (s *Scenario) nodeAt(path string) *yaml.Node {
+	n, _ := s.find(path)
+	return n
+}
+
+// find walks a dotted path down the document: the node there (nil if
+// absent) and the line of the path or of its longest prefix present.
+func (s *Scenario) find(path string) (*yaml.Node, int) {
 	n := s.root
 	if n == nil {
-		return 0
+		return nil, 0
 	}
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
 	}
 	line := n.Line
 	for _, k := range strings.Split(path, ".") {
+		var next *yaml.Node
 		switch n.Kind {
 		case yaml.MappingNode:
-			var next *yaml.Node
 			for j := 0; j+1 < len(n.Content); j += 2 {
 				if n.Content[j].Value == k {
 					next = n.Content[j+1]
 					line = n.Content[j].Line
 				}
 			}
-			if next == nil {
-				return line
-			}
-			n = next
 		case yaml.SequenceNode:
-			i, err := strconv.Atoi(k)
-			if err != nil || i < 0 || i >= len(n.Content) {
-				return line
+			if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(n.Content) {
+				next = n.Content[i]
+				line = next.Line
 			}
-			n = n.Content[i]
-			line = n.Line
-		default:
-			return line
 		}
+		if next == nil {
+			return nil, line
+		}
+		n = next
 	}
-	return line
+	return n, line
 }
 
 // errorf makes an error at a field of the scenario: "file:line: field: ...".
@@ -495,7 +542,7 @@ func (s *Scenario) File() string { return s.file }
 
 var (
 	yamlLine      = regexp.MustCompile(`^line (\d+): (.*)$`)
-	yamlUnmarshal = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (.*)$")
+	yamlUnmarshal = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.*)$")
 	yamlUnknown   = regexp.MustCompile(`^field (\S+) not found in type`)
 )
 
@@ -505,6 +552,7 @@ func (s *Scenario) typeError(te *yaml.TypeError) error {
 	msgs := make([]string, len(te.Errors))
 	for i, m := range te.Errors {
 		line, rest, key, value := 0, m, "", ""
+		kind := yaml.ScalarNode
 		if g := yamlLine.FindStringSubmatch(m); g != nil {
 			line, _ = strconv.Atoi(g[1])
 			rest = g[2]
@@ -519,12 +567,19 @@ func (s *Scenario) typeError(te *yaml.TypeError) error {
 					want = "a list"
 				}
 			}
-			rest = fmt.Sprintf("%q is not %s", g[2], want)
+			switch g[1] {
+			case "seq":
+				rest, kind = fmt.Sprintf("want %s, not a list", want), yaml.SequenceNode
+			case "map":
+				rest, kind = fmt.Sprintf("want %s, not a section", want), yaml.MappingNode
+			default:
+				rest = fmt.Sprintf("%q is not %s", g[2], want)
+			}
 		}
 		if g := yamlUnknown.FindStringSubmatch(rest); g != nil {
 			key = g[1]
 		}
-		path := s.pathOnLine(line, key, value)
+		path := s.pathOnLine(line, key, value, kind)
 		if key != "" {
 			rest = fmt.Sprintf("unknown field %q (see docs/scenarios.md for the fields of each section)", key)
 		} else if path != "" {
@@ -536,17 +591,18 @@ func (s *Scenario) typeError(te *yaml.TypeError) error {
 }
 
 // pathOnLine is the dotted path of a value on line: the one under key, or
-// else the one written as value, or else the first. The YAML library
-// gives a line but no column, and a flow-style section ({kind: x,
-// load: y}) puts several values on one line.
-func (s *Scenario) pathOnLine(line int, key, value string) string {
+// else the one written as value, or else the first of its kind (a scalar,
+// a list or a section). The YAML library gives a line but no column, and
+// a flow-style section ({kind: x, load: y}) puts several values on one
+// line.
+func (s *Scenario) pathOnLine(line int, key, value string, kind yaml.Kind) string {
 	var byKey, byValue, first string
 	walkValues(s.root, "", func(p string, k, v *yaml.Node) bool {
 		if k != nil && key != "" && k.Line == line && k.Value == key {
 			byKey = p
 			return true
 		}
-		if v.Kind == yaml.ScalarNode && v.Line == line {
+		if v.Kind == kind && v.Line == line {
 			if first == "" {
 				first = p
 			}

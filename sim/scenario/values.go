@@ -25,8 +25,19 @@ type Rate float64
 // Fraction is a number written plainly or as a ratio: "0.125", "1/8".
 type Fraction float64
 
+// isZero says whether s is a plain zero ("0", "0.0"): zero is zero in any
+// unit, so a duration or rate may leave the unit out there.
+func isZero(s string) bool {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil && f == 0
+}
+
 // UnmarshalYAML reads a duration.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if isZero(n.Value) {
+		*d = 0
+		return nil
+	}
 	v, err := topo.ParseDelay(n.Value)
 	if err != nil {
 		return &fieldError{line: n.Line, column: n.Column, msg: err.Error()}
@@ -50,6 +61,10 @@ func (s *Size) UnmarshalYAML(n *yaml.Node) error {
 
 // UnmarshalYAML reads a rate.
 func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
+	if isZero(n.Value) {
+		*r = 0
+		return nil
+	}
 	v, err := buffercalc.ParseRate(n.Value)
 	if err != nil {
 		return &fieldError{line: n.Line, column: n.Column, msg: err.Error()}

@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // builder accumulates nodes and links; node IDs are assigned in call order.
@@ -34,7 +35,7 @@ func (b *builder) link(a, c int, rate float64, delay int64) {
 // checkRate requires a positive, finite rate in bits/s.
 func checkRate(fn, field string, v float64) error {
 	if !(v > 0) || math.IsInf(v, 1) {
-		return fmt.Errorf("topo.%s: %s = %g: must be a positive, finite rate in bits/s", fn, field, v)
+		return optionErr(fn, field, fmt.Sprint(v), "must be a positive, finite rate in bits/s")
 	}
 	return nil
 }
@@ -42,7 +43,7 @@ func checkRate(fn, field string, v float64) error {
 // checkDelay requires a non-negative delay.
 func checkDelay(fn string, d int64) error {
 	if d < 0 {
-		return fmt.Errorf("topo.%s: Delay = %d ps: must not be negative", fn, d)
+		return optionErr(fn, "Delay", fmt.Sprintf("%d ps", d), "must not be negative")
 	}
 	return nil
 }
@@ -50,19 +51,43 @@ func checkDelay(fn string, d int64) error {
 // checkCount requires an integer parameter to be at least the given floor.
 func checkCount(fn, field string, v, least int) error {
 	if v < least {
-		return fmt.Errorf("topo.%s: %s = %d: must be at least %d", fn, field, v, least)
+		return optionErr(fn, field, strconv.Itoa(v), "must be at least %d", least)
 	}
 	return nil
+}
+
+// OptionError is a builder option that is missing or out of range.
+// Callers that take the options from elsewhere (a scenario file) use its
+// parts to word the error in their own terms.
+type OptionError struct {
+	Builder string // "FatTree"
+	Option  string // the options' field: "K"; empty for the options together
+	Value   string // the value as the builder saw it: "3", "5000 ps"
+	Reason  string // what is wrong
+}
+
+func (e *OptionError) Error() string {
+	switch {
+	case e.Option == "":
+		return fmt.Sprintf("topo.%s: %s", e.Builder, e.Reason)
+	case e.Value == "":
+		return fmt.Sprintf("topo.%s: %s: %s", e.Builder, e.Option, e.Reason)
+	}
+	return fmt.Sprintf("topo.%s: %s = %s: %s", e.Builder, e.Option, e.Value, e.Reason)
+}
+
+func optionErr(builder, option, value, format string, args ...any) error {
+	return &OptionError{Builder: builder, Option: option, Value: value, Reason: fmt.Sprintf(format, args...)}
 }
 
 // checkSize applies MaxNodes and MaxLinks; what names the parameters that
 // set the size. Counts are int64 so the products cannot overflow first.
 func checkSize(fn, what string, nodes, links int64) error {
 	if nodes > MaxNodes {
-		return fmt.Errorf("topo.%s: %s gives %d nodes, more than MaxNodes (%d)", fn, what, nodes, MaxNodes)
+		return optionErr(fn, "", "", "%s gives %d nodes, more than MaxNodes (%d)", what, nodes, MaxNodes)
 	}
 	if links > MaxLinks {
-		return fmt.Errorf("topo.%s: %s gives %d links, more than MaxLinks (%d)", fn, what, links, MaxLinks)
+		return optionErr(fn, "", "", "%s gives %d links, more than MaxLinks (%d)", what, links, MaxLinks)
 	}
 	return nil
 }
@@ -124,7 +149,7 @@ func LeafSpine(o LeafSpineOptions) (*Topology, error) {
 	var uplink float64
 	switch {
 	case o.UplinkRate != 0 && o.Oversubscription != 0:
-		return nil, fmt.Errorf("topo.%s: both UplinkRate (%g) and Oversubscription (%g) set: set exactly one", fn, o.UplinkRate, o.Oversubscription)
+		return nil, optionErr(fn, "Oversubscription", fmt.Sprint(o.Oversubscription), "UplinkRate (%g) is set too: set exactly one", o.UplinkRate)
 	case o.UplinkRate != 0:
 		if err := checkRate(fn, "UplinkRate", o.UplinkRate); err != nil {
 			return nil, err
@@ -132,14 +157,14 @@ func LeafSpine(o LeafSpineOptions) (*Topology, error) {
 		uplink = o.UplinkRate
 	case o.Oversubscription != 0:
 		if !(o.Oversubscription >= 1) || math.IsInf(o.Oversubscription, 1) {
-			return nil, fmt.Errorf("topo.%s: Oversubscription = %g: must be a finite ratio >= 1", fn, o.Oversubscription)
+			return nil, optionErr(fn, "Oversubscription", fmt.Sprint(o.Oversubscription), "must be a finite ratio >= 1")
 		}
 		uplink = float64(o.HostsPerLeaf) * o.HostRate / (float64(o.Spines) * float64(par) * o.Oversubscription)
 		if err := checkRate(fn, "uplink rate from Oversubscription", uplink); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("topo.%s: neither UplinkRate nor Oversubscription set: set exactly one", fn)
+		return nil, optionErr(fn, "Oversubscription", "", "neither it nor UplinkRate is set: set exactly one")
 	}
 	hosts := int64(o.Leaves) * int64(o.HostsPerLeaf)
 	fabricLinks := int64(o.Leaves) * int64(o.Spines) * int64(par)

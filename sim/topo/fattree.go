@@ -1,6 +1,9 @@
 package topo
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // FatTreeOptions configures FatTree.
 type FatTreeOptions struct {
@@ -36,10 +39,10 @@ func FatTree(o FatTreeOptions) (*Topology, error) {
 	const fn = "FatTree"
 	k := o.K
 	if k < 2 || k%2 != 0 {
-		return nil, fmt.Errorf("topo.%s: K = %d: must be an even number >= 2", fn, k)
+		return nil, optionErr(fn, "K", strconv.Itoa(k), "must be an even number >= 2")
 	}
 	if k > 1024 {
-		return nil, fmt.Errorf("topo.%s: K = %d: too large (more than %d nodes)", fn, k, MaxNodes)
+		return nil, optionErr(fn, "K", strconv.Itoa(k), "too large (more than %d nodes)", MaxNodes)
 	}
 	if err := checkRate(fn, "HostRate", o.HostRate); err != nil {
 		return nil, err

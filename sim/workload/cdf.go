@@ -196,7 +196,7 @@ func ParseCDF(r io.Reader, name string, scale Scale) (*CDF, error) {
 		case 1:
 			scale = Fraction
 		default:
-			return nil, fmt.Errorf("%s:%d: last cumulative %s is neither 100 (percent) nor 1 (fraction): pass the scale (Percent or Fraction) explicitly", name, last.line, last.cumText)
+			return nil, fmt.Errorf("%s:%d: last cumulative %s: a CDF must end at 100 (percent) or at 1 (fraction)", name, last.line, last.cumText)
 		}
 	}
 	top := scale.top()

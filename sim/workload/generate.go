@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 )
 
 // MaxGeneratedFlows bounds the expected number of flows a Poisson or
@@ -58,19 +59,43 @@ func finish(flows []Flow) []Flow {
 	return flows
 }
 
+// OptionError is a generator option that is missing or out of range.
+// Callers that take the options from elsewhere (a scenario file) use its
+// parts to word the error in their own terms.
+type OptionError struct {
+	Generator string // "Poisson"
+	Option    string // the options' field: "Load", "Senders[2]"
+	Value     string // the value as the generator saw it, if it helps: "-1", "5000 ps"
+	Reason    string // what is wrong: "must be in (0, 1]"
+}
+
+func (e *OptionError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("workload: %s: %s: %s", e.Generator, e.Option, e.Reason)
+	}
+	return fmt.Sprintf("workload: %s: %s %s: %s", e.Generator, e.Option, e.Value, e.Reason)
+}
+
+func optionErr(gen, option, value, format string, args ...any) error {
+	return &OptionError{Generator: gen, Option: option, Value: value, Reason: fmt.Sprintf(format, args...)}
+}
+
+// psText prints picoseconds as the generators' options hold them.
+func psText(ps int64) string { return strconv.FormatInt(ps, 10) + " ps" }
+
 // checkHosts checks a list of host node IDs: at least `least` of them, none
 // negative, none twice. gen and opt name the generator and the option.
 func checkHosts(gen, opt string, hosts []int, least int) error {
 	if len(hosts) < least {
-		return fmt.Errorf("workload: %s: %s: %d hosts, need at least %d", gen, opt, len(hosts), least)
+		return optionErr(gen, opt, "", "%d hosts, need at least %d", len(hosts), least)
 	}
 	seen := make(map[int]int, len(hosts))
 	for i, h := range hosts {
 		if h < 0 {
-			return fmt.Errorf("workload: %s: %s[%d]: node ID %d is negative", gen, opt, i, h)
+			return optionErr(gen, fmt.Sprintf("%s[%d]", opt, i), "", "node ID %d is negative", h)
 		}
 		if j, dup := seen[h]; dup {
-			return fmt.Errorf("workload: %s: %s[%d]: host %d is already %s[%d]", gen, opt, i, h, opt, j)
+			return optionErr(gen, fmt.Sprintf("%s[%d]", opt, i), "", "host %d is already %s[%d]", h, opt, j)
 		}
 		seen[h] = i
 	}
@@ -79,7 +104,7 @@ func checkHosts(gen, opt string, hosts []int, least int) error {
 
 func checkPriority(gen string, p int) error {
 	if p < 0 || p > 7 {
-		return fmt.Errorf("workload: %s: Priority %d: must be 0..7", gen, p)
+		return optionErr(gen, "Priority", strconv.Itoa(p), "must be 0..7")
 	}
 	return nil
 }
@@ -99,32 +124,32 @@ func (o arrivalOptions) check(gen string) (float64, error) {
 		return 0, err
 	}
 	if o.cdf == nil {
-		return 0, fmt.Errorf("workload: %s: CDF: missing (use LoadCDF)", gen)
+		return 0, optionErr(gen, "CDF", "", "missing (use LoadCDF)")
 	}
 	mean := o.cdf.Mean()
 	if !(mean > 0) {
-		return 0, fmt.Errorf("workload: %s: CDF %s: mean size %g bytes: must be positive", gen, o.cdf.Name(), mean)
+		return 0, optionErr(gen, "CDF", o.cdf.Name(), "mean size %g bytes: must be positive", mean)
 	}
 	if !(o.load > 0 && o.load <= 1) {
-		return 0, fmt.Errorf("workload: %s: Load %g: must be in (0, 1]", gen, o.load)
+		return 0, optionErr(gen, "Load", fmt.Sprint(o.load), "must be in (0, 1]")
 	}
 	if !(o.hostRate > 0) || math.IsInf(o.hostRate, 0) {
-		return 0, fmt.Errorf("workload: %s: HostRate %g: must be a positive number of bits per second", gen, o.hostRate)
+		return 0, optionErr(gen, "HostRate", fmt.Sprint(o.hostRate), "must be a positive number of bits per second")
 	}
 	if o.start < 0 {
-		return 0, fmt.Errorf("workload: %s: Start %d ps: must not be negative", gen, o.start)
+		return 0, optionErr(gen, "Start", psText(o.start), "must not be negative")
 	}
 	if o.duration <= 0 {
-		return 0, fmt.Errorf("workload: %s: Duration %d ps: must be positive", gen, o.duration)
+		return 0, optionErr(gen, "Duration", psText(o.duration), "must be positive")
 	}
 	if o.duration > math.MaxInt64-o.start {
-		return 0, fmt.Errorf("workload: %s: Duration %d ps: Start+Duration overflows int64 picoseconds", gen, o.duration)
+		return 0, optionErr(gen, "Duration", psText(o.duration), "start + duration is past the largest time (106 days)")
 	}
 	// Flows per second = load * rate / (8 * mean), per picosecond 1e-12 of that.
 	perPS := o.load * o.hostRate / (8 * mean) / 1e12
 	if expected := perPS * float64(o.duration) * float64(len(o.hosts)); expected > MaxGeneratedFlows {
-		return 0, fmt.Errorf("workload: %s: Duration %d ps (%g s): about %.3g flows expected, more than %d; is the duration in picoseconds?",
-			gen, o.duration, float64(o.duration)/1e12, expected, MaxGeneratedFlows)
+		return 0, optionErr(gen, "Duration", fmt.Sprintf("%s (%g s)", psText(o.duration), float64(o.duration)/1e12),
+			"about %.3g flows expected, more than the %d a run may have", expected, MaxGeneratedFlows)
 	}
 	return perPS, nil
 }

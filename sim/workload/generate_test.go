@@ -202,7 +202,7 @@ func TestPoissonErrors(t *testing.T) {
 		{"rate", func(o *PoissonOptions) { o.HostRate = 0 }, []string{"HostRate 0"}},
 		{"start", func(o *PoissonOptions) { o.Start = -1 }, []string{"Start -1 ps"}},
 		{"duration", func(o *PoissonOptions) { o.Duration = 0 }, []string{"Duration 0 ps"}},
-		{"duration overflow", func(o *PoissonOptions) { o.Start = 1; o.Duration = math.MaxInt64 }, []string{"Duration", "overflows"}},
+		{"duration overflow", func(o *PoissonOptions) { o.Start = 1; o.Duration = math.MaxInt64 }, []string{"Duration", "past the largest time"}},
 		{"duration far too long", func(o *PoissonOptions) { o.Duration = 1e18 }, []string{"Duration", "flows expected"}},
 		{"group size", func(o *PoissonOptions) { o.GroupSize = 3 }, []string{"GroupSize 3", "8 hosts are not a multiple"}},
 		{"group size 1", func(o *PoissonOptions) { o.GroupSize = 1 }, []string{"GroupSize 1"}},

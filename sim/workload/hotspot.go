@@ -41,10 +41,10 @@ func (o HotSpotOptions) hotDefaults(gen string) (HotSpotOptions, error) {
 		o.HotHosts = DefaultHotHosts
 	}
 	if !(o.HotFraction > 0 && o.HotFraction <= 1) {
-		return o, fmt.Errorf("workload: %s: HotFraction %g: must be in (0, 1] (0 means %g)", gen, o.HotFraction, DefaultHotFraction)
+		return o, optionErr(gen, "HotFraction", fmt.Sprint(o.HotFraction), "must be in (0, 1] (0 means %g)", DefaultHotFraction)
 	}
 	if !(o.HotHosts > 0 && o.HotHosts <= 1) {
-		return o, fmt.Errorf("workload: %s: HotHosts %g: must be in (0, 1] (0 means %g)", gen, o.HotHosts, DefaultHotHosts)
+		return o, optionErr(gen, "HotHosts", fmt.Sprint(o.HotHosts), "must be in (0, 1] (0 means %g)", DefaultHotHosts)
 	}
 	return o, nil
 }

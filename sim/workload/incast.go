@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // IncastOptions configure Incast.
@@ -40,36 +41,36 @@ func Incast(o IncastOptions) ([]Flow, error) {
 		return nil, err
 	}
 	if o.Receiver < 0 {
-		return nil, fmt.Errorf("workload: %s: Receiver %d: node ID is negative", gen, o.Receiver)
+		return nil, optionErr(gen, "Receiver", strconv.Itoa(o.Receiver), "node ID is negative")
 	}
 	for i, s := range o.Senders {
 		if s == o.Receiver {
-			return nil, fmt.Errorf("workload: %s: Senders[%d]: host %d is the Receiver", gen, i, s)
+			return nil, optionErr(gen, fmt.Sprintf("Senders[%d]", i), "", "host %d is the Receiver", s)
 		}
 	}
 	switch {
 	case o.Sizes != nil && o.Size != 0:
-		return nil, fmt.Errorf("workload: %s: Size %d and Sizes both set: set one", gen, o.Size)
+		return nil, optionErr(gen, "Size", strconv.FormatInt(o.Size, 10), "Size and Sizes both set: set one")
 	case o.Sizes != nil:
 		if len(o.Sizes) != len(o.Senders) {
-			return nil, fmt.Errorf("workload: %s: Sizes: %d sizes for %d senders", gen, len(o.Sizes), len(o.Senders))
+			return nil, optionErr(gen, "Sizes", "", "%d sizes for %d senders", len(o.Sizes), len(o.Senders))
 		}
 		for i, s := range o.Sizes {
 			if s <= 0 {
-				return nil, fmt.Errorf("workload: %s: Sizes[%d] %d: must be positive", gen, i, s)
+				return nil, optionErr(gen, fmt.Sprintf("Sizes[%d]", i), strconv.FormatInt(s, 10), "must be positive")
 			}
 		}
 	case o.Size <= 0:
-		return nil, fmt.Errorf("workload: %s: Size %d: must be positive (or set Sizes)", gen, o.Size)
+		return nil, optionErr(gen, "Size", strconv.FormatInt(o.Size, 10), "must be positive (or set Sizes)")
 	}
 	if o.Start < 0 {
-		return nil, fmt.Errorf("workload: %s: Start %d ps: must not be negative", gen, o.Start)
+		return nil, optionErr(gen, "Start", psText(o.Start), "must not be negative")
 	}
 	if o.Skew < 0 {
-		return nil, fmt.Errorf("workload: %s: Skew %d ps: must not be negative", gen, o.Skew)
+		return nil, optionErr(gen, "Skew", psText(o.Skew), "must not be negative")
 	}
 	if o.Skew >= math.MaxInt64-o.Start {
-		return nil, fmt.Errorf("workload: %s: Skew %d ps: Start+Skew overflows int64 picoseconds", gen, o.Skew)
+		return nil, optionErr(gen, "Skew", psText(o.Skew), "start + skew is past the largest time (106 days)")
 	}
 	if err := checkPriority(gen, o.Priority); err != nil {
 		return nil, err

@@ -99,12 +99,12 @@ func TestIncastErrors(t *testing.T) {
 		{"receiver sends", func(o *IncastOptions) { o.Receiver = 2 }, []string{"Senders[1]", "is the Receiver"}},
 		{"negative receiver", func(o *IncastOptions) { o.Receiver = -1 }, []string{"Receiver -1"}},
 		{"no size", func(o *IncastOptions) { o.Size = 0 }, []string{"Size 0", "must be positive"}},
-		{"both sizes", func(o *IncastOptions) { o.Sizes = []int64{1, 2, 3} }, []string{"Size 1000 and Sizes both set"}},
+		{"both sizes", func(o *IncastOptions) { o.Sizes = []int64{1, 2, 3} }, []string{"Size 1000: Size and Sizes both set"}},
 		{"sizes count", func(o *IncastOptions) { o.Size, o.Sizes = 0, []int64{1, 2} }, []string{"Sizes", "2 sizes for 3 senders"}},
 		{"size not positive", func(o *IncastOptions) { o.Size, o.Sizes = 0, []int64{1, 0, 3} }, []string{"Sizes[1] 0"}},
 		{"start", func(o *IncastOptions) { o.Start = -5 }, []string{"Start -5 ps"}},
 		{"skew", func(o *IncastOptions) { o.Skew = -1 }, []string{"Skew -1 ps"}},
-		{"skew overflow", func(o *IncastOptions) { o.Start, o.Skew = 10, math.MaxInt64-10 }, []string{"Skew", "overflows"}},
+		{"skew overflow", func(o *IncastOptions) { o.Start, o.Skew = 10, math.MaxInt64-10 }, []string{"Skew", "past the largest time"}},
 		{"priority", func(o *IncastOptions) { o.Priority = -1 }, []string{"Priority -1"}},
 	}
 	for _, tt := range tests {

@@ -1,8 +1,8 @@
 package workload
 
 import (
-	"fmt"
 	"math/rand/v2"
+	"strconv"
 )
 
 // PoissonOptions configure Poisson.
@@ -55,13 +55,13 @@ func Poisson(o PoissonOptions) ([]Flow, error) {
 	gs := o.GroupSize
 	switch {
 	case gs < 0:
-		return nil, fmt.Errorf("workload: %s: GroupSize %d: must not be negative (0 means one group)", gen, gs)
+		return nil, optionErr(gen, "GroupSize", strconv.Itoa(gs), "must not be negative (0 means one group)")
 	case gs == 0:
 		gs = len(o.Hosts)
 	case gs == 1:
-		return nil, fmt.Errorf("workload: %s: GroupSize 1: a host alone in its group has nowhere to send; use at least 2", gen)
+		return nil, optionErr(gen, "GroupSize", "1", "a host alone in its group has nowhere to send; use at least 2")
 	case len(o.Hosts)%gs != 0:
-		return nil, fmt.Errorf("workload: %s: GroupSize %d: %d hosts are not a multiple of it", gen, gs, len(o.Hosts))
+		return nil, optionErr(gen, "GroupSize", strconv.Itoa(gs), "%d hosts are not a multiple of it", len(o.Hosts))
 	}
 	// Room for the expected count and some, so that millions of flows
 	// are not copied over and over as the slice grows.
