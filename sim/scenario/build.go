@@ -391,8 +391,10 @@ func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
 func (s *Scenario) applySwitch(cfg *sim.Config) error {
 	w := s.Switch
 	cfg.Buffer = float64(w.Buffer)
-	if cfg.Buffer == 0 {
+	if s.nodeAt("switch.buffer") == nil {
 		cfg.Buffer = DefaultBuffer
+	} else if cfg.Buffer <= 0 {
+		return s.errorf("switch.buffer", "%s: want the shared buffer of a switch, e.g. 32MB", s.nodeAt("switch.buffer").Value)
 	}
 	cfg.PFCXOFF = float64(w.PFCXOFF)
 	switch {

@@ -26,7 +26,8 @@ type Rate float64
 type Fraction float64
 
 // isZero says whether s is a plain zero ("0", "0.0"): zero is zero in any
-// unit, so a duration or rate may leave the unit out there.
+// unit, so a duration, size or rate may leave the unit out there (where
+// zero is allowed: the fields that use it say what it means).
 func isZero(s string) bool {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	return err == nil && f == 0
@@ -51,6 +52,10 @@ func (d Duration) MarshalYAML() (any, error) { return topo.FormatDelay(int64(d))
 
 // UnmarshalYAML reads a size.
 func (s *Size) UnmarshalYAML(n *yaml.Node) error {
+	if isZero(n.Value) {
+		*s = 0
+		return nil
+	}
 	v, err := buffercalc.ParseSize(n.Value)
 	if err != nil {
 		return &fieldError{line: n.Line, column: n.Column, msg: err.Error()}
