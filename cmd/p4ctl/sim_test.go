@@ -295,3 +295,18 @@ func TestSimRunWorkloadFlag(t *testing.T) {
 		t.Errorf("--workload nosuch.cdf: exit %d, %q", code, stderr)
 	}
 }
+
+// sim presets --json uses snake_case keys, as every JSON output does.
+func TestSimPresetsJSON(t *testing.T) {
+	code, out, stderr := p4ctl("sim", "presets", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var ps []map[string]any
+	if err := json.Unmarshal([]byte(out), &ps); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(ps) == 0 || ps[0]["name"] == nil || ps[0]["description"] == nil || len(ps[0]) != 2 {
+		t.Errorf("first preset %v; want the keys name and description", ps[0])
+	}
+}

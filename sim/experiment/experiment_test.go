@@ -446,6 +446,25 @@ func TestCompareAgainstTheBaseline(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
+	if strings.Contains(text, "incomplete") {
+		t.Errorf("text speaks of incomplete flows where there are none:\n%s", text)
+	}
+}
+
+// A run with flows that never complete says what its flows column counts
+// and where their throughput is.
+func TestIncompleteFlowsExplained(t *testing.T) {
+	greedy := sim.FlowRecord{ID: 1, Size: 1e12, Start: 1000, Delivered: 5e6}
+	r := handMade(RunResult{Scheme: "dcqcn", Seed: 1, Results: results(flow(0, 1000, 300, 4, ""), greedy)})
+	var buf bytes.Buffer
+	if err := WriteComparisonText(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"incomplete", "flows counts the completed flows", "rates.csv and the throughput plot"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, buf.String())
+		}
+	}
 }
 
 func TestBaselineDefaults(t *testing.T) {

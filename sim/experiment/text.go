@@ -53,6 +53,9 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if incomplete {
+		p("flows counts the completed flows, whose FCTs these are; the incomplete ones (greedy, or cut off by stop) have none: each run's flows.csv gives the bytes they delivered and, when rates are sampled, rates.csv and the throughput plot their rate over time\n")
+	}
 
 	if len(r.FlowClasses) > 0 {
 		p("\ngoodput Gb/s per flow class (mean over runs)\n")

@@ -140,6 +140,8 @@ type RunStats struct {
 	// OutOfOrder counts data packets that arrived past a gap (losses, or
 	// reordering by SAR detours).
 	OutOfOrder int64 `json:"out_of_order"`
+	// RateSamples counts the samples of rates.csv (0: rates not sampled).
+	RateSamples int `json:"rate_samples"`
 }
 
 // RCMStats are the switches' RCM counters summed; all zero without RCM.
@@ -210,6 +212,7 @@ func Summarize(r *sim.Results, opts SummaryOptions) Summary {
 		Run: RunStats{
 			Events: r.Events, DataPackets: r.DataPackets, PacketHops: r.PacketHops,
 			EndNs: psToNs(r.End), LastFinishNs: psToNs(r.LastFinish), OutOfOrder: r.OutOfOrder,
+			RateSamples: len(r.RateSamples),
 		},
 		RCM: RCMStats{CongestionCNsSent: r.RCM.CNsSent, ClearingCNsSent: r.RCM.ClearCNsSent,
 			CNsReceived: r.RCM.CNsReceived, Held: r.RCM.Held, Cuts: r.RCM.Cuts, Detours: r.RCM.Detours},

@@ -214,8 +214,26 @@ func TestIncompleteFlowsExcluded(t *testing.T) {
 	if err := WriteSummaryText(&text, s); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "2 incomplete") {
-		t.Errorf("text does not report the incomplete flows:\n%s", text.String())
+	for _, want := range []string{"2 incomplete", "2 flows did not complete by the end of the run (greedy, or cut off by stop): no FCT; flows.csv gives the bytes each delivered\n",
+		"size          completed  mean FCT us"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text does not say %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// Greedy flows only: no table of dashes, and where to look instead.
+func TestGreedyFlowsOnly(t *testing.T) {
+	r := &sim.Results{Flows: []sim.FlowRecord{pending(0, 1e12), pending(1, 1e12)},
+		RateSamples: []sim.RateSample{{Time: 1000, Flow: 0, Bytes: 10}}}
+	var text bytes.Buffer
+	if err := WriteSummaryText(&text, Summarize(r, SummaryOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	got := text.String()
+	if !strings.Contains(got, "flows.csv gives the bytes each delivered, rates.csv their throughput over time") ||
+		!strings.Contains(got, "FCT: no completed flows, so no FCT table") || strings.Contains(got, "[0,10KB)") {
+		t.Errorf("summary of greedy flows:\n%s", got)
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 
 // WriteSummaryText writes s as a report for people: a headline (flows
 // completed, slowdown p50/p95/p99), faults if any, each on a line starting
-// "FAULT:", the FCT of all flows, a table of the fixed size bins, a table
+// "FAULT:", a line on the flows that did not complete if any, the FCT of
+// all flows and a table of the fixed size bins (the completed flows in
+// each; no table when none completed), a table
 // of the classes if any, drops ("0 drops" when there are none; lossless
 // drops are flagged as a FAULT), PFC totals, CNPs and the run's figures.
 // Times are microseconds. Statistics of an empty set show as "-".
@@ -32,18 +34,26 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 	if s.Drops.Lossless > 0 {
 		p("FAULT: %d packets dropped on lossless priorities\n", s.Drops.Lossless)
 	}
+	if s.Incomplete > 0 {
+		where := "flows.csv gives the bytes each delivered"
+		if s.Run.RateSamples > 0 {
+			where += ", rates.csv their throughput over time"
+		}
+		p("%d flows did not complete by the end of the run (greedy, or cut off by stop): no FCT; %s\n", s.Incomplete, where)
+	}
 	if s.FCT.Count > 0 {
 		p("FCT: mean %s us, p50 %s us, p95 %s us, p99 %s us\n", usText(s.FCT, s.FCT.MeanFCTNs),
 			usText(s.FCT, s.FCT.P50FCTNs), usText(s.FCT, s.FCT.P95FCTNs), usText(s.FCT, s.FCT.P99FCTNs))
-	} else {
-		p("FCT: no completed flows\n")
-	}
 
-	p("\nsize\tflows\tmean FCT us\tp50 FCT us\tp99 FCT us\tmean slowdown\tp99 slowdown\n")
-	for _, b := range s.SizeBins {
-		st := b.FCTStats
-		p("%s\t%d\t%s\t%s\t%s\t%s\t%s\n", b.Label, st.Count, usText(st, st.MeanFCTNs), usText(st, st.P50FCTNs),
-			usText(st, st.P99FCTNs), slowText(st, st.MeanSlowdown), slowText(st, st.P99Slowdown))
+		// completed: the flows in the bin that completed, whose FCTs these are.
+		p("\nsize\tcompleted\tmean FCT us\tp50 FCT us\tp99 FCT us\tmean slowdown\tp99 slowdown\n")
+		for _, b := range s.SizeBins {
+			st := b.FCTStats
+			p("%s\t%d\t%s\t%s\t%s\t%s\t%s\n", b.Label, st.Count, usText(st, st.MeanFCTNs), usText(st, st.P50FCTNs),
+				usText(st, st.P99FCTNs), slowText(st, st.MeanSlowdown), slowText(st, st.P99Slowdown))
+		}
+	} else {
+		p("FCT: no completed flows, so no FCT table\n")
 	}
 
 	if len(s.Classes) > 0 {

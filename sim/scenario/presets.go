@@ -17,8 +17,8 @@ var dataFS embed.FS
 
 // Preset describes a built-in scenario.
 type Preset struct {
-	Name        string
-	Description string
+	Name        string `json:"name"`
+	Description string `json:"description"`
 }
 
 // Presets lists the built-in scenarios in name order.
