@@ -114,7 +114,7 @@ func slowdownFigure(r *Result, byScheme map[string][]*RunResult) (*Figure, error
 	}
 	logAxis(&p.X, xs, sizeLabel)
 	linearFromZero(&p.Y, ys, legendRoom)
-	p.Legend.Top, p.Legend.Left = true, true
+	placeLegend(p, true, true)
 	return render(p, "slowdown-vs-size")
 }
 
@@ -154,7 +154,8 @@ func miceCDFFigure(r *Result, byScheme map[string][]*RunResult) (*Figure, error)
 	}
 	logAxis(&p.X, xs, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
 	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Top, p.Legend.Left = false, false
+	p.Y.Tick.Marker = plot.TickerFunc(linearTicks)
+	placeLegend(p, false, false)
 	return render(p, "mice-fct-cdf")
 }
 
@@ -254,8 +255,9 @@ func throughputFigure(r *Result, scheme string, runs []*RunResult) (*Figure, err
 		}
 	}
 	p.X.Min = 0
+	p.X.Tick.Marker = plot.TickerFunc(linearTicks)
 	linearFromZero(&p.Y, ys, legendRoom)
-	p.Legend.Top = true
+	placeLegend(p, true, false)
 	return render(p, "throughput-"+scheme)
 }
 
@@ -264,10 +266,25 @@ func throughputFigure(r *Result, scheme string, runs []*RunResult) (*Figure, err
 func newPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.Padding = vg.Points(8) // the title's ascenders stay inside the image
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.Add(plotter.NewGrid())
 	return p
+}
+
+// placeLegend puts the legend in a corner of the data area, clear of the
+// frame and the axis: gonum places it against the image's edge.
+func placeLegend(p *plot.Plot, top, left bool) {
+	p.Legend.Top, p.Legend.Left = top, left
+	p.Legend.XOffs = -vg.Points(12)
+	if left {
+		p.Legend.XOffs = vg.Points(12)
+	}
+	p.Legend.YOffs = vg.Points(4)
+	if top {
+		p.Legend.YOffs = -vg.Points(4)
+	}
 }
 
 // lineKind says how addLine draws a series.
@@ -309,8 +326,12 @@ func addLine(p *plot.Plot, name string, i int, pts plotter.XYs, kind lineKind) e
 	return nil
 }
 
-// logAxis makes a a log axis over whole decades around the positive
-// values, labelled at each decade by label.
+// logAxis makes a log axis from the nice value (1, 2 or 5 times a power
+// of ten) at or below the smallest positive value to the one at or above
+// the largest, so that it ends near the data rather than a decade beyond.
+// Ticks are labelled by label at each decade and, when the axis spans
+// at most three decades, at 2 and 5 times them too; unlabelled ticks mark
+// the other whole multiples.
 func logAxis(a *plot.Axis, values []float64, label func(float64) string) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range values {
@@ -322,20 +343,58 @@ func logAxis(a *plot.Axis, values []float64, label func(float64) string) {
 		lo, hi = 1, 10
 	}
 	a.Scale = plot.LogScale{}
-	a.Min = math.Pow(10, math.Floor(math.Log10(lo)))
-	a.Max = math.Pow(10, math.Ceil(math.Log10(hi)))
+	a.Min, a.Max = niceBelow(lo), niceAbove(hi)
 	if a.Max <= a.Min {
-		a.Max = a.Min * 10
+		a.Max = niceAbove(a.Min * 1.5)
 	}
-	a.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
-		ticks := plot.LogTicks{Prec: -1}.Ticks(min, max)
-		for i := range ticks {
-			if ticks[i].Label != "" {
-				ticks[i].Label = label(ticks[i].Value)
-			}
+	a.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick { return logTicks(lo, hi, label) })
+}
+
+// niceSteps are the mantissas of the nice values of axes.
+var niceSteps = []float64{1, 2, 5, 10}
+
+// niceAbove is the least of 1, 2 and 5 times a power of ten at or above v
+// (v > 0); niceBelow the greatest at or below.
+func niceAbove(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range niceSteps {
+		if m*p >= v*(1-1e-9) {
+			return m * p
 		}
-		return ticks
-	})
+	}
+	return 10 * p
+}
+
+func niceBelow(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for i := len(niceSteps) - 1; i >= 0; i-- {
+		if niceSteps[i]*p <= v*(1+1e-9) {
+			return niceSteps[i] * p
+		}
+	}
+	return p
+}
+
+// logTicks ticks every whole multiple of each power of ten in [lo, hi],
+// labelling the decades, and 2 and 5 times them on axes of up to three
+// decades.
+func logTicks(lo, hi float64, label func(float64) string) []plot.Tick {
+	fine := math.Log10(hi/lo) <= 3
+	var ticks []plot.Tick
+	for p := math.Pow(10, math.Floor(math.Log10(lo))); p <= hi; p *= 10 {
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * p
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || fine && (m == 2 || m == 5) {
+				t.Label = label(v)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }
 
 // legendRoom is the headroom above the data of a plot with its legend at
@@ -343,7 +402,7 @@ func logAxis(a *plot.Axis, values []float64, label func(float64) string) {
 const legendRoom = 1.3
 
 // linearFromZero starts a linear axis at zero and ends it at headroom
-// times the largest value.
+// times the largest value, with nice ticks.
 func linearFromZero(a *plot.Axis, values []float64, headroom float64) {
 	hi := 0.0
 	for _, v := range values {
@@ -353,6 +412,38 @@ func linearFromZero(a *plot.Axis, values []float64, headroom float64) {
 		hi = 1
 	}
 	a.Min, a.Max = 0, hi*headroom
+	a.Tick.Marker = plot.TickerFunc(linearTicks)
+}
+
+// linearTicks labels five to ten nice values (multiples of 1, 2 or 5
+// times a power of ten) between lo and hi, printed as short as they
+// are ("250", "0.5", never "250.00"), with an unlabelled tick between
+// each two.
+func linearTicks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', -1, 64)}}
+	}
+	p := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
+	step := p
+	for _, m := range niceSteps {
+		if (hi-lo)/(m*p) <= 10 {
+			step = m * p
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for i := math.Ceil(lo / step * 2); i/2*step <= hi*(1+1e-9); i++ {
+		v := i / 2 * step
+		t := plot.Tick{Value: v}
+		if math.Mod(i, 2) == 0 {
+			// Rounded to the step's precision, so that sums of floats
+			// print as the numbers they stand for.
+			scale := math.Pow(10, float64(max(0, -int(math.Floor(math.Log10(step))))))
+			t.Label = strconv.FormatFloat(math.Round(v*scale)/scale, 'f', -1, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
 
 // sizeLabel writes a power of ten of bytes with a unit: "100B", "10KB".
