@@ -182,9 +182,17 @@ func Preset(name string) (Params, error) {
 
 // Validate checks the parameters, naming the first bad field. Every check
 // is written so that NaN fails it.
+// ParamError names the parameter Validate rejects by its scenario key
+// ("g", "min_rate").
+type ParamError struct {
+	Field, Msg string
+}
+
+func (e *ParamError) Error() string { return "dcqcn " + e.Field + ": " + e.Msg }
+
 func (p *Params) Validate() error {
 	bad := func(field string, format string, args ...any) error {
-		return fmt.Errorf("dcqcn %s: %s", field, fmt.Sprintf(format, args...))
+		return &ParamError{Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case !(p.G > 0 && p.G < 1):
@@ -203,16 +211,20 @@ func (p *Params) Validate() error {
 		return bad("byte_counter", "must not be negative")
 	case p.F < 0:
 		return bad("f", "must not be negative")
-	case !(p.RAI > 0 && p.RHAI > 0):
-		return bad("rai/rhai", "must be positive")
+	case !(p.RAI > 0):
+		return bad("rai", "must be positive")
+	case !(p.RHAI > 0):
+		return bad("rhai", "must be positive")
 	case !(p.MinRate > 0):
 		return bad("min_rate", "must be positive")
 	case !(p.RefRate > 0):
 		return bad("ref_rate", "must be positive")
 	case p.CNPInterval < 0:
 		return bad("cnp_interval", "must not be negative")
-	case !(p.KMin >= 0 && p.KMax >= p.KMin):
-		return bad("kmin/kmax", "need 0 <= kmin <= kmax, got %g, %g", p.KMin, p.KMax)
+	case !(p.KMin >= 0):
+		return bad("kmin", "must not be negative, got %g bytes", p.KMin)
+	case !(p.KMax >= p.KMin):
+		return bad("kmax", "%g bytes is below kmin, %g bytes", p.KMax, p.KMin)
 	case !(p.PMax >= 0 && p.PMax <= 1):
 		return bad("pmax", "must be in [0, 1], got %g", p.PMax)
 	}

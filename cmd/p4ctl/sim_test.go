@@ -53,6 +53,9 @@ func TestSimRunUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeFile(t, dir, "bad.yaml", "topology: {kind: star, hosts: 3}\nworkload:\n  kind: poisson\n  load: fast\n")
 	scen := writeFile(t, dir, "tiny.yaml", tinyScenario)
+	emptyFlows := writeFile(t, dir, "empty.yaml", "name: e\ntopology: {kind: star, hosts: 3}\nworkload:\n  kind: flows\n  flows: []\n")
+	writeFile(t, dir, "zero.txt", "0\n")
+	zeroFile := writeFile(t, dir, "zero.yaml", "name: z\ntopology: {kind: star, hosts: 3}\nworkload:\n  kind: file\n  file: "+filepath.Join(dir, "zero.txt")+"\n")
 	tests := []struct {
 		args []string
 		want string
@@ -67,6 +70,15 @@ func TestSimRunUsageErrors(t *testing.T) {
 		{[]string{"sim", "run", scen, scen}, "at most 1 argument"},
 		{[]string{"sim", "bench", scen, "--runs", "0"}, "--runs"},
 		{[]string{"sim", "bench", scen, "--compare", "dcqcn,tcp"}, "unknown scheme \"tcp\""},
+		{[]string{"sim", "run", scen, "--set", "="}, `--set =: "" is not a path: want dotted keys such as workload.load=0.5`},
+		{[]string{"sim", "run", "--k", "0"}, "--k 0: topology.k: 0: must be an even number >= 2"},
+		{[]string{"sim", "run", "--set", "host.mtu=1"}, "--set host.mtu=1: host.mtu: 1: want the payload of a full packet, 256 to 4096 bytes"},
+		{[]string{"sim", "run", "--load", "2"}, "--load 2: workload.load: 2: must be in (0, 1]"},
+		{[]string{"sim", "run", "--seed", "x"}, `--seed: "x" is not a whole number, 0 or more`},
+		{[]string{"sim", "run", "--set", "workload.load=[0.3]"}, "workload.load: want a number, not a list"},
+		{[]string{"sim", "run", emptyFlows}, "empty.yaml:5: workload.flows: the list is empty: no flow to simulate"},
+		{[]string{"sim", "run", zeroFile}, "zero.yaml:5: workload.file: " + filepath.Join(dir, "zero.txt") + " holds no flows (its count is 0)"},
+		{[]string{"buffer", "--mtu", "1GB"}, "--mtu: must be 68 to 9216 B"},
 		{[]string{"sim", "run", "--hosts", "400"}, "250 (k=10) or 432 (k=12)"},
 		{[]string{"sim", "run", "--hosts", "54", "--k", "6"}, "not both"},
 		{[]string{"sim", "run", scen, "--hosts", "16"}, "sizes a fat tree"},

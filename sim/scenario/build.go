@@ -45,8 +45,10 @@ var Schemes = []string{"dcqcn", "pfc", "lossy", "rcm", "rcm-rcc"}
 func (s *Scenario) Build() (sim.Config, error) {
 	cfg := sim.Config{Seed: s.Seed, MTU: s.Host.MTU, AckInterval: s.Host.AckInterval, RTO: int64(s.Host.RTO),
 		StopAt: int64(s.Stop)}
-	if cfg.Seed == 0 {
+	if s.nodeAt("seed") == nil {
 		cfg.Seed = DefaultSeed
+	} else if cfg.Seed == 0 {
+		return cfg, s.errorf("seed", "0: seeds start at 1 (leave it out for %d)", DefaultSeed)
 	}
 	// A value left out takes its default; one written out, zero included,
 	// is checked.
@@ -328,6 +330,10 @@ func (s *Scenario) buildDCQCN() (dcqcn.Params, error) {
 	override(&p.KMax, d.KMax)
 	override(&p.PMax, d.PMax)
 	if err := p.Validate(); err != nil {
+		var pe *dcqcn.ParamError
+		if errors.As(err, &pe) {
+			return p, s.errorf("dcqcn."+pe.Field, "%s", pe.Msg)
+		}
 		return p, s.errorf("dcqcn", "%v", err)
 	}
 	return p, nil
@@ -398,6 +404,8 @@ func (s *Scenario) applySwitch(cfg *sim.Config) error {
 	}
 	cfg.PFCXOFF = float64(w.PFCXOFF)
 	switch {
+	case w.PFCBeta != nil && !(*w.PFCBeta > 0 || *w.PFCBeta == 0 && w.PFCXOFF > 0):
+		return s.errorf("switch.pfc_beta", "%s: must be positive (1/8 to 8 on common switches; or set pfc_xoff for static thresholds)", s.nodeAt("switch.pfc_beta").Value)
 	case w.PFCBeta != nil:
 		cfg.PFCBeta = float64(*w.PFCBeta)
 	case cfg.PFCXOFF == 0:
@@ -414,6 +422,9 @@ func (s *Scenario) applySwitch(cfg *sim.Config) error {
 	cfg.QueueLimit = float64(w.QueueLimit)
 	cfg.WREDK = float64(w.WREDK)
 	if e := w.ECN; e != nil {
+		if e.KMax < e.KMin {
+			return s.errorf("switch.ecn.kmax", "%s is below kmin %s", s.nodeAt("switch.ecn.kmax").Value, s.nodeAt("switch.ecn.kmin").Value)
+		}
 		ref := float64(e.RefRate)
 		if ref == 0 {
 			ref = cfg.DCQCN.RefRate
