@@ -152,7 +152,7 @@ func (b *benchRuns) write(dir string) error {
 
 // run simulates s once, timed, keeping the result if it is the fastest.
 func (b *benchRuns) run(cmd *cobra.Command, s *scenario.Scenario, quiet bool) error {
-	cfg, err := build(s)
+	cfg, err := build(s, cmd.ErrOrStderr(), quiet)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -160,9 +161,27 @@ func prepareOut(out string) (*outdir.Dir, error) {
 	return d, nil
 }
 
-// build resolves the scenario; its errors are the user's to fix.
-func build(s *scenario.Scenario) (sim.Config, error) {
+// build resolves the scenario; its errors are the user's to fix. Should
+// that take more than two seconds (millions of flows to generate), it says
+// so on w unless quiet, rather than leave the user before a silent
+// terminal.
+func build(s *scenario.Scenario, w io.Writer, quiet bool) (sim.Config, error) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	if !quiet {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-time.After(2 * time.Second):
+				fmt.Fprintf(w, "building %s: the topology and the flows of its workload\n", s.Name)
+			case <-done:
+			}
+		}()
+	}
 	cfg, err := s.Build()
+	close(done)
+	wg.Wait() // nothing writes to w once build returns
 	if err != nil {
 		return cfg, usageErrorf("%v", err)
 	}
@@ -322,7 +341,7 @@ fault and exits 1.`,
 				return err
 			}
 			defer dir.Abort()
-			cfg, err := build(s)
+			cfg, err := build(s, cmd.ErrOrStderr(), o.quiet)
 			if err != nil {
 				return err
 			}
