@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/p4rcm/p4rcm/internal/testfs"
 )
 
 const tinyScenario = `name: tiny
@@ -112,23 +114,9 @@ func TestSimRunChecksOutputFirst(t *testing.T) {
 			}
 		}
 	}
-	if got := names(t, dir); strings.Join(got, " ") != "file tiny.yaml" {
+	if got := testfs.Names(t, dir); strings.Join(got, " ") != "file tiny.yaml" {
 		t.Errorf("%s holds %v after refused runs", dir, got)
 	}
-}
-
-// names lists dir's entries.
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
 }
 
 // A second run into the same directory replaces the first whole: no
@@ -147,10 +135,10 @@ func TestSimRunReplacesEarlierResults(t *testing.T) {
 		}
 	}
 	want := ".p4rcm-results fct.txt flows.csv ports.csv summary.json summary.txt"
-	if got := strings.Join(names(t, out), " "); got != want {
+	if got := strings.Join(testfs.Names(t, out), " "); got != want {
 		t.Errorf("out holds %s, want %s", got, want)
 	}
-	if got := names(t, dir); len(got) != 3 {
+	if got := testfs.Names(t, dir); len(got) != 3 {
 		t.Errorf("%s holds %v: staging or earlier results left behind", dir, got)
 	}
 }
@@ -169,7 +157,7 @@ func TestSimRunRefusesOthersDirectory(t *testing.T) {
 	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "holds files p4rcm did not write") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want a refusal", code, stdout, stderr)
 	}
-	if got := names(t, out); strings.Join(got, " ") != "notes.txt" {
+	if got := testfs.Names(t, out); strings.Join(got, " ") != "notes.txt" {
 		t.Errorf("%s holds %v", out, got)
 	}
 }
@@ -190,7 +178,7 @@ func TestSimBenchWritesResults(t *testing.T) {
 	if code, _, stderr := p4ctl("sim", "bench", scen, "-q", "--compare", "dcqcn,pfc", "-o", out); code != 0 {
 		t.Fatalf("--compare: exit %d: %s", code, stderr)
 	}
-	if got := strings.Join(names(t, out), " "); got != ".p4rcm-results dcqcn pfc" {
+	if got := strings.Join(testfs.Names(t, out), " "); got != ".p4rcm-results dcqcn pfc" {
 		t.Errorf("--compare wrote %s", got)
 	}
 }
@@ -269,8 +257,8 @@ func TestMemoryCheck(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "8 runs at once (--jobs) would need") || !strings.Contains(stderr, "run fewer at once: --jobs") {
 		t.Errorf("experiment: exit %d, stderr %q; want a refusal suggesting fewer jobs", code, stderr)
 	}
-	if names(t, dir) != nil {
-		t.Errorf("refused runs left %v", names(t, dir))
+	if testfs.Names(t, dir) != nil {
+		t.Errorf("refused runs left %v", testfs.Names(t, dir))
 	}
 
 	memAvailable, bigRun = func() (int64, bool) { return 1 << 40, true }, 1

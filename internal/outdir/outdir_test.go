@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/p4rcm/p4rcm/internal/testfs"
 )
 
 func write(t *testing.T, path, text string) {
@@ -16,20 +18,6 @@ func write(t *testing.T, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// names lists dir's entries.
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
 }
 
 // run prepares target, writes files into it and commits.
@@ -50,10 +38,10 @@ func TestNewDirectory(t *testing.T) {
 	if err := run(t, target, "flows.csv"); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := names(t, target), []string{MarkerFile, "flows.csv"}; !slices.Equal(got, want) {
+	if got, want := testfs.Names(t, target), []string{MarkerFile, "flows.csv"}; !slices.Equal(got, want) {
 		t.Errorf("target holds %v, want %v", got, want)
 	}
-	if got := names(t, filepath.Dir(target)); !slices.Equal(got, []string{"out"}) {
+	if got := testfs.Names(t, filepath.Dir(target)); !slices.Equal(got, []string{"out"}) {
 		t.Errorf("parent holds %v: staging left behind", got)
 	}
 	if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o755 {
@@ -70,10 +58,10 @@ func TestReplacesEarlierRunWhole(t *testing.T) {
 	if err := run(t, target, "flows.csv"); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := names(t, target), []string{MarkerFile, "flows.csv"}; !slices.Equal(got, want) {
+	if got, want := testfs.Names(t, target), []string{MarkerFile, "flows.csv"}; !slices.Equal(got, want) {
 		t.Errorf("target holds %v, want %v", got, want)
 	}
-	if got := names(t, filepath.Dir(target)); !slices.Equal(got, []string{"out"}) {
+	if got := testfs.Names(t, filepath.Dir(target)); !slices.Equal(got, []string{"out"}) {
 		t.Errorf("parent holds %v: the earlier run was not removed", got)
 	}
 }
@@ -83,7 +71,7 @@ func TestEmptyDirectoryIsTaken(t *testing.T) {
 	if err := run(t, target, "flows.csv"); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(t, target); !slices.Contains(got, "flows.csv") {
+	if got := testfs.Names(t, target); !slices.Contains(got, "flows.csv") {
 		t.Errorf("target holds %v", got)
 	}
 }
@@ -97,10 +85,10 @@ func TestRefusesOthersFiles(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "holds files p4rcm did not write") || !strings.HasPrefix(err.Error(), target) {
 		t.Fatalf("Prepare = %v, want a refusal naming %s", err, target)
 	}
-	if got := names(t, target); !slices.Equal(got, []string{"thesis.tex"}) {
+	if got := testfs.Names(t, target); !slices.Equal(got, []string{"thesis.tex"}) {
 		t.Errorf("target now holds %v", got)
 	}
-	if got := names(t, filepath.Dir(target)); len(got) != 1 {
+	if got := testfs.Names(t, filepath.Dir(target)); len(got) != 1 {
 		t.Errorf("parent holds %v: staging left behind", got)
 	}
 }
@@ -149,10 +137,10 @@ func TestAbortKeepsEarlierResults(t *testing.T) {
 	}
 	write(t, filepath.Join(d.Path(), "half.csv"), "x")
 	d.Abort()
-	if got, want := names(t, target), []string{MarkerFile, "flows.csv"}; !slices.Equal(got, want) {
+	if got, want := testfs.Names(t, target), []string{MarkerFile, "flows.csv"}; !slices.Equal(got, want) {
 		t.Errorf("target holds %v, want %v", got, want)
 	}
-	if got := names(t, filepath.Dir(target)); !slices.Equal(got, []string{"out"}) {
+	if got := testfs.Names(t, filepath.Dir(target)); !slices.Equal(got, []string{"out"}) {
 		t.Errorf("parent holds %v: staging left behind", got)
 	}
 }
@@ -171,10 +159,10 @@ func TestCommitRechecks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), d.Path()) {
 		t.Fatalf("Commit = %v, want a refusal naming %s", err, d.Path())
 	}
-	if got := names(t, target); !slices.Equal(got, []string{"notes.txt"}) {
+	if got := testfs.Names(t, target); !slices.Equal(got, []string{"notes.txt"}) {
 		t.Errorf("target holds %v", got)
 	}
-	if got := names(t, d.Path()); !slices.Contains(got, "flows.csv") {
+	if got := testfs.Names(t, d.Path()); !slices.Contains(got, "flows.csv") {
 		t.Errorf("staging holds %v: new results lost", got)
 	}
 }
@@ -197,7 +185,7 @@ func TestSymlinkTarget(t *testing.T) {
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the link was replaced: %v %v", fi.Mode(), err)
 	}
-	if got := names(t, real); !slices.Contains(got, "flows.csv") {
+	if got := testfs.Names(t, real); !slices.Contains(got, "flows.csv") {
 		t.Errorf("real holds %v", got)
 	}
 }

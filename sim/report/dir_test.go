@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p4rcm/p4rcm/internal/testfs"
 	"github.com/p4rcm/p4rcm/sim"
 )
 
@@ -36,20 +37,6 @@ func sampleResults() *sim.Results {
 		r.RateSamples = append(r.RateSamples, sim.RateSample{Time: int64(i+1) * 1_000_000, Flow: 2, Bytes: int64(i) * 1000})
 	}
 	return r
-}
-
-// readDir returns the names in dir, sorted.
-func readDir(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 func TestWriteDir(t *testing.T) {
@@ -81,7 +68,7 @@ func TestWriteDir(t *testing.T) {
 			if !slices.Equal(paths, want) {
 				t.Errorf("paths %v, want %v", paths, want)
 			}
-			names := readDir(t, dir)
+			names := testfs.Names(t, dir)
 			sortedWant := slices.Sorted(slices.Values(tt.want))
 			if !slices.Equal(names, sortedWant) {
 				t.Errorf("dir holds %v, want %v", names, sortedWant)
@@ -164,7 +151,7 @@ func TestDeterminism(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	names := readDir(t, dirs[0])
+	names := testfs.Names(t, dirs[0])
 	if len(names) != 7 {
 		t.Fatalf("wrote %v", names)
 	}
@@ -266,7 +253,7 @@ func TestWriteDirAtomic(t *testing.T) {
 			if len(paths) != 0 {
 				t.Errorf("paths %v after a failed write", paths)
 			}
-			if names := readDir(t, dir); !slices.Equal(names, before) {
+			if names := testfs.Names(t, dir); !slices.Equal(names, before) {
 				t.Errorf("dir holds %v after the failure, want only %v", names, before)
 			}
 			if got, _ := os.ReadFile(old); string(got) != "earlier run" {
@@ -303,7 +290,7 @@ func TestWriteDirErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), RatesFile) {
 			t.Errorf("error %v, want one naming %s", err, RatesFile)
 		}
-		if names := readDir(t, dir); len(names) != 0 {
+		if names := testfs.Names(t, dir); len(names) != 0 {
 			t.Errorf("dir holds %v", names)
 		}
 	})
