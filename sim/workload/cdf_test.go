@@ -289,7 +289,7 @@ func TestParseCDFErrors(t *testing.T) {
 		{"one point", "# only\n100 100\n", Auto, `test.txt: 1 points: a CDF needs at least 2`},
 		{"empty", "", Percent, `test.txt: 0 points: a CDF needs at least 2`},
 		{"auto undecidable", "0 0\n100 50\n200 99.9\n", Auto,
-			`test.txt:3: last cumulative 99.9 : a CDF must end at 100 (percent) or at 1 (fraction)`},
+			`test.txt:3: last cumulative 99.9: a CDF must end at 100 (percent) or at 1 (fraction)`},
 		{"percent file as fraction", "0 0\n100 15\n200 100\n", Fraction,
 			`test.txt:2: cumulative 15 > 1: outside the fraction scale 0..1`},
 		{"percent not ending at 100", "0 0\n100 0.5\n200 1\n", Percent,
