@@ -53,3 +53,22 @@ func TestMemoryEstimate(t *testing.T) {
 		t.Errorf("live heap %d B outside [estimate/3, 2 estimate/3] = [%d, %d]", heap, parts/3, parts*2/3)
 	}
 }
+
+// BenchmarkNewFatTree48 builds the network of a k=48 fat tree (27,648
+// hosts, 2,880 switches): routes, forwarding tables, switches and ports,
+// the work before the first event of a large run.
+func BenchmarkNewFatTree48(b *testing.B) {
+	tp, err := topo.FatTree(topo.FatTreeOptions{K: 48, HostRate: 100e9, Delay: us})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hosts := tp.Hosts()
+	cfg := Config{Seed: 1, Topology: tp, Flows: []workload.Flow{{Src: hosts[0], Dst: hosts[1], Size: 1000, Priority: 3}},
+		MTU: 1000, AckInterval: 1, CC: "dcqcn", DCQCN: dcqcn.Mellanox(), PFC: true, Buffer: 32e6, PFCXOFF: 50e3, RTO: ms}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := New(cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -223,4 +224,59 @@ func TestPoissonErrors(t *testing.T) {
 	if _, err := Poisson(good()); err != nil {
 		t.Fatalf("the base options fail: %v", err)
 	}
+}
+
+// millionFlows are the options of about a million web-search flows: 1,024
+// hosts at 60% of 100 Gb/s for 200 ms.
+func millionFlows(b *testing.B) PoissonOptions {
+	cdf, err := LoadCDF("websearch")
+	if err != nil {
+		b.Fatal(err)
+	}
+	hosts := make([]int, 1024)
+	for i := range hosts {
+		hosts[i] = i
+	}
+	return PoissonOptions{Hosts: hosts, CDF: cdf, Load: 0.6, HostRate: 100e9, Duration: 200e9, Seed: 1}
+}
+
+// BenchmarkPoissonMillionFlows generates about a million flows, sorted
+// and numbered.
+func BenchmarkPoissonMillionFlows(b *testing.B) {
+	o := millionFlows(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		flows, err := Poisson(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(len(flows)), "flows")
+	}
+}
+
+// BenchmarkSortFlows orders a million generated flows as finish does (a
+// total order that ends with the generation index) against the stable
+// sort it replaced, the baseline, on the same flows in the same run.
+func BenchmarkSortFlows(b *testing.B) {
+	flows, err := Poisson(millionFlows(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Back to the order of generation: host by host, each in time.
+	slices.SortFunc(flows, func(a, b Flow) int { return cmp.Or(cmp.Compare(a.Src, b.Src), cmp.Compare(a.Start, b.Start)) })
+	work := make([]Flow, len(flows))
+	b.Run("finish", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, flows)
+			finish(work)
+		}
+	})
+	b.Run("stable-baseline", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, flows)
+			slices.SortStableFunc(work, func(a, b Flow) int {
+				return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
+			})
+		}
+	})
 }
