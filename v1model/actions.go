@@ -1,0 +1,637 @@
+package v1model
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/p4rcm/p4rcm/v1model/bmjson"
+)
+
+// action is a compiled action: its body and parameter widths.
+type action struct {
+	name   string
+	id     int
+	params []bmjson.RuntimeData
+	run    func(p *packet)
+}
+
+// prim runs one primitive and returns the index of the next one, or -1
+// for the one after it.
+type prim func(p *packet) int
+
+func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
+	for _, rd := range a.RuntimeData {
+		if rd.Bitwidth > maxWidth {
+			return nil, fmt.Errorf("actions %q: parameter %q is %d bits; this target handles up to %d", a.Name, rd.Name, rd.Bitwidth, maxWidth)
+		}
+	}
+	c.params = len(a.RuntimeData)
+	defer func() { c.params = 0 }()
+	c.action = a.Name
+	defer func() { c.action = "" }()
+	run, err := c.compilePrimitives(a.Primitives)
+	if err != nil {
+		return nil, err
+	}
+	return &action{name: a.Name, id: a.ID, params: a.RuntimeData, run: run}, nil
+}
+
+// compilePrimitives compiles an action body. _jump and _jump_if_zero
+// (p4c's if-statements inside actions) move the program counter.
+func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), error) {
+	prims := make([]prim, len(ps))
+	for i := range ps {
+		c.where = fmt.Sprintf("primitive %d (%s)", i, ps[i].Op)
+		if c.action != "" {
+			c.where = fmt.Sprintf("action %q %s", c.action, c.where)
+		}
+		if s := ps[i].Source.String(); s != "" {
+			c.where += " at " + s
+		}
+		f, err := c.compilePrimitive(&ps[i], len(ps))
+		if err != nil {
+			return nil, c.errorf("%v", err)
+		}
+		prims[i] = f
+	}
+	switch len(prims) {
+	case 0:
+		return func(*packet) {}, nil
+	case 1:
+		f := prims[0]
+		return func(p *packet) { f(p) }, nil
+	}
+	return func(p *packet) {
+		for pc := 0; pc < len(prims) && !p.exited; {
+			if next := prims[pc](p); next >= 0 {
+				pc = next
+			} else {
+				pc++
+			}
+		}
+	}, nil
+}
+
+func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
+	args := pr.Parameters
+	want := func(k int) error {
+		if len(args) != k {
+			return fmt.Errorf("want %d parameters, found %d", k, len(args))
+		}
+		return nil
+	}
+	value := func(i int) (func(p *packet) int64, error) {
+		e, err := c.compileValue(&args[i])
+		if err != nil {
+			return nil, fmt.Errorf("parameter %d: %w", i, err)
+		}
+		return e.eval, nil
+	}
+	constArg := func(i int) (int64, error) {
+		if args[i].Type != "hexstr" {
+			return 0, fmt.Errorf("parameter %d: want a constant, found %s", i, args[i].Type)
+		}
+		f, err := value(i)
+		if err != nil {
+			return 0, err
+		}
+		return f(nil), nil
+	}
+	switch pr.Op {
+	case "assign", "modify_field":
+		if err := want(2); err != nil {
+			return nil, err
+		}
+		if args[0].Type == "header" {
+			return c.assignHeader(args)
+		}
+		dst, err := c.lvalue(args[0])
+		if err != nil {
+			return nil, err
+		}
+		src, err := value(1)
+		if err != nil {
+			return nil, err
+		}
+		return func(p *packet) int { dst(p, src(p)); return -1 }, nil
+	case "assign_header", "copy_header":
+		if err := want(2); err != nil {
+			return nil, err
+		}
+		return c.assignHeader(args)
+	case "add_header", "setValid", "add_header_fast":
+		if err := want(1); err != nil {
+			return nil, err
+		}
+		hi, err := c.headerArg(args[0])
+		if err != nil {
+			return nil, err
+		}
+		h := c.l.headers[hi]
+		set := c.validSetter(hi)
+		nb, fast := h.typ.bytes(), pr.Op == "add_header_fast"
+		return func(p *packet) int {
+			if fast {
+				p.valid[hi] = true
+				return -1
+			}
+			if !p.valid[hi] {
+				clear(p.f[h.base : h.base+len(h.typ.fields)])
+				set(p)
+				p.lengthReg += nb
+			}
+			return -1
+		}, nil
+	case "remove_header", "setInvalid":
+		if err := want(1); err != nil {
+			return nil, err
+		}
+		hi, err := c.headerArg(args[0])
+		if err != nil {
+			return nil, err
+		}
+		nb := c.l.headers[hi].typ.bytes()
+		return func(p *packet) int {
+			if p.valid[hi] {
+				p.valid[hi] = false
+				p.lengthReg -= nb
+			}
+			return -1
+		}, nil
+	case "push", "pop":
+		if err := want(2); err != nil {
+			return nil, err
+		}
+		return c.pushPop(pr.Op == "push", args)
+	case "mark_to_drop", "drop", "mark_for_drop":
+		spec, grp := c.l.std.egressSpec, c.l.std.mcastGrp
+		if spec < 0 {
+			return nil, fmt.Errorf("the program has no standard_metadata.egress_spec")
+		}
+		return func(p *packet) int {
+			p.f[spec] = DropPort
+			if grp >= 0 {
+				p.f[grp] = 0
+			}
+			return -1
+		}, nil
+	case "exit":
+		return func(p *packet) int { p.exited = true; return -1 }, nil
+	case "no_op":
+		return func(*packet) int { return -1 }, nil
+	case "_jump":
+		if err := want(1); err != nil {
+			return nil, err
+		}
+		to, err := constArg(0)
+		if err != nil {
+			return nil, err
+		}
+		if to < 0 || int(to) > n {
+			return nil, fmt.Errorf("jump to %d, outside the action's %d primitives", to, n)
+		}
+		return func(*packet) int { return int(to) }, nil
+	case "_jump_if_zero":
+		if err := want(2); err != nil {
+			return nil, err
+		}
+		cond, err := value(0)
+		if err != nil {
+			return nil, err
+		}
+		to, err := constArg(1)
+		if err != nil {
+			return nil, err
+		}
+		if to < 0 || int(to) > n {
+			return nil, fmt.Errorf("jump to %d, outside the action's %d primitives", to, n)
+		}
+		return func(p *packet) int {
+			if cond(p) == 0 {
+				return int(to)
+			}
+			return -1
+		}, nil
+	case "count":
+		if err := want(2); err != nil {
+			return nil, err
+		}
+		ctr, err := c.counterArg(args[0])
+		if err != nil {
+			return nil, err
+		}
+		idx, err := value(1)
+		if err != nil {
+			return nil, err
+		}
+		return func(p *packet) int {
+			if i := uint64(idx(p)); i < uint64(len(ctr.packets)) {
+				ctr.packets[i]++
+				ctr.bytes[i] += uint64(p.ingressLen)
+			}
+			return -1
+		}, nil
+	case "register_read":
+		if err := want(3); err != nil {
+			return nil, err
+		}
+		dst, err := c.lvalue(args[0])
+		if err != nil {
+			return nil, err
+		}
+		reg, err := c.registerArg(args[1])
+		if err != nil {
+			return nil, err
+		}
+		idx, err := value(2)
+		if err != nil {
+			return nil, err
+		}
+		return func(p *packet) int {
+			if i := uint64(idx(p)); i < uint64(len(reg.cells)) {
+				dst(p, int64(reg.cells[i]))
+			}
+			return -1
+		}, nil
+	case "register_write":
+		if err := want(3); err != nil {
+			return nil, err
+		}
+		reg, err := c.registerArg(args[0])
+		if err != nil {
+			return nil, err
+		}
+		idx, err := value(1)
+		if err != nil {
+			return nil, err
+		}
+		src, err := value(2)
+		if err != nil {
+			return nil, err
+		}
+		return func(p *packet) int {
+			if i := uint64(idx(p)); i < uint64(len(reg.cells)) {
+				reg.cells[i] = wrap(src(p), reg.width, false)
+			}
+			return -1
+		}, nil
+	case "modify_field_with_hash_based_offset":
+		if err := want(4); err != nil {
+			return nil, err
+		}
+		dst, err := c.lvalue(args[0])
+		if err != nil {
+			return nil, err
+		}
+		base, err := value(1)
+		if err != nil {
+			return nil, err
+		}
+		if args[2].Type != "calculation" {
+			return nil, fmt.Errorf("parameter 2: want a calculation, found %s", args[2].Type)
+		}
+		name, err := args[2].String()
+		if err != nil {
+			return nil, err
+		}
+		calc := c.sw.calcs[name]
+		if calc == nil {
+			return nil, fmt.Errorf("unknown calculation %q", name)
+		}
+		size, err := value(3)
+		if err != nil {
+			return nil, err
+		}
+		return func(p *packet) int {
+			sz := uint64(size(p))
+			if sz == 0 {
+				sz = 1 // as BMv2: a size of 0 counts as 1
+			}
+			dst(p, int64(calc.compute(p)%sz+uint64(base(p))))
+			return -1
+		}, nil
+	case "modify_field_rng_uniform":
+		if err := want(3); err != nil {
+			return nil, err
+		}
+		dst, err := c.lvalue(args[0])
+		if err != nil {
+			return nil, err
+		}
+		lo, err := value(1)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := value(2)
+		if err != nil {
+			return nil, err
+		}
+		sw := c.sw
+		return func(p *packet) int {
+			l, h := uint64(lo(p)), uint64(hi(p))
+			if l > h {
+				return -1 // as BMv2: unspecified, the field is left alone
+			}
+			dst(p, int64(l+sw.random(h-l)))
+			return -1
+		}, nil
+	case "truncate":
+		if err := want(1); err != nil {
+			return nil, err
+		}
+		n, err := value(0)
+		if err != nil {
+			return nil, err
+		}
+		return func(p *packet) int {
+			if v := int(n(p)); p.truncate == 0 || v < p.truncate {
+				p.truncate = max(v, 1)
+			}
+			return -1
+		}, nil
+	case "generate_digest":
+		if err := want(2); err != nil {
+			return nil, err
+		}
+		id, err := constArg(1)
+		if err != nil {
+			return nil, err
+		}
+		if c.sw.learnLists[int(id)] == nil {
+			return nil, fmt.Errorf("learn list %d is not in learn_lists", id)
+		}
+		return func(p *packet) int { p.learnList = int(id); return -1 }, nil
+	case "clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress":
+		if err := want(2); err != nil {
+			return nil, err
+		}
+		session, err := value(0)
+		if err != nil {
+			return nil, err
+		}
+		fl, err := constArg(1)
+		if err != nil {
+			return nil, err
+		}
+		if fl != 0 && c.sw.fieldLists[int(fl)] == nil {
+			return nil, fmt.Errorf("field list %d is not in field_lists", fl)
+		}
+		return func(p *packet) int {
+			p.cloneSession = int(uint16(session(p))) + 1
+			p.cloneList = int(fl)
+			return -1
+		}, nil
+	case "resubmit", "recirculate":
+		if err := want(1); err != nil {
+			return nil, err
+		}
+		fl, err := constArg(0)
+		if err != nil {
+			return nil, err
+		}
+		if fl != 0 && c.sw.fieldLists[int(fl)] == nil {
+			return nil, fmt.Errorf("field list %d is not in field_lists", fl)
+		}
+		// BMv2 keeps the field list id as the flag: 0 would mean none, so
+		// an empty list is recorded as -1.
+		flag := int(fl)
+		if flag == 0 {
+			flag = -1
+		}
+		if pr.Op == "resubmit" {
+			return func(p *packet) int { p.resubmitList = flag; return -1 }, nil
+		}
+		return func(p *packet) int { p.recircList = flag; return -1 }, nil
+	case "log_msg":
+		return c.logMsg(args)
+	case "assert", "assume":
+		if err := want(1); err != nil {
+			return nil, err
+		}
+		cond, err := value(0)
+		if err != nil {
+			return nil, err
+		}
+		sw, where, op := c.sw, c.where, pr.Op
+		return func(p *packet) int {
+			if cond(p) == 0 {
+				sw.assertFailed(op, where)
+			}
+			return -1
+		}, nil
+	}
+	return nil, fmt.Errorf("primitive %q is not handled by this target", pr.Op)
+}
+
+// lvalue compiles a destination: a field, truncated on assignment to its
+// width as BMv2 stores it.
+func (c *compiler) lvalue(v bmjson.Value) (func(p *packet, x int64), error) {
+	switch v.Type {
+	case "field":
+		ref, err := v.Strings()
+		if err != nil || len(ref) != 2 {
+			return nil, fmt.Errorf("field: want [header, field], found %s", v.Value)
+		}
+		slot, h, f, err := c.l.field(ref[0], ref[1])
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			hi := c.l.byName[h.name]
+			set := c.validSetter(hi)
+			return func(p *packet, x int64) {
+				if x != 0 {
+					set(p)
+				} else {
+					p.valid[hi] = false
+				}
+			}, nil
+		}
+		w, signed := f.width, f.signed
+		return func(p *packet, x int64) { p.f[slot] = wrap(x, w, signed) }, nil
+	case "stack_field":
+		ref, err := v.Strings()
+		if err != nil || len(ref) != 2 {
+			return nil, fmt.Errorf("stack_field: want [stack, field], found %s", v.Value)
+		}
+		si, ok := c.l.stackBy[ref[0]]
+		if !ok {
+			return nil, fmt.Errorf("unknown header stack %q", ref[0])
+		}
+		st := c.l.stacks[si]
+		fi, ok := st.typ.index[ref[1]]
+		if !ok {
+			return nil, fmt.Errorf("stack %q has no field %q", ref[0], ref[1])
+		}
+		f := st.typ.fields[fi]
+		bases := make([]int, len(st.headers))
+		for i, h := range st.headers {
+			bases[i] = c.l.headers[h].base + fi
+		}
+		return func(p *packet, x int64) {
+			if n := p.next[si]; n > 0 {
+				p.f[bases[n-1]] = wrap(x, f.width, f.signed)
+			}
+		}, nil
+	}
+	return nil, fmt.Errorf("assignment to a %q is not handled by this target", v.Type)
+}
+
+func (c *compiler) headerArg(v bmjson.Value) (int, error) {
+	if v.Type != "header" {
+		return 0, fmt.Errorf("want a header, found %s", v.Type)
+	}
+	name, err := v.String()
+	if err != nil {
+		return 0, err
+	}
+	return c.l.header(name)
+}
+
+func (c *compiler) assignHeader(args []bmjson.Value) (prim, error) {
+	dst, err := c.headerArg(args[0])
+	if err != nil {
+		return nil, err
+	}
+	src, err := c.headerArg(args[1])
+	if err != nil {
+		return nil, err
+	}
+	d, s := c.l.headers[dst], c.l.headers[src]
+	if d.typ != s.typ {
+		return nil, fmt.Errorf("assign_header: %q is %s, %q is %s", d.name, d.typ.name, s.name, s.typ.name)
+	}
+	nf := len(d.typ.fields)
+	set := c.validSetter(dst)
+	return func(p *packet) int {
+		copy(p.f[d.base:d.base+nf], p.f[s.base:s.base+nf])
+		if p.valid[src] {
+			set(p)
+		} else {
+			p.valid[dst] = false
+		}
+		return -1
+	}, nil
+}
+
+func (c *compiler) pushPop(push bool, args []bmjson.Value) (prim, error) {
+	if args[0].Type != "header_stack" {
+		return nil, fmt.Errorf("want a header stack, found %s", args[0].Type)
+	}
+	name, err := args[0].String()
+	if err != nil {
+		return nil, err
+	}
+	si, ok := c.l.stackBy[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown header stack %q", name)
+	}
+	e, err := c.compileValue(&args[1])
+	if err != nil {
+		return nil, err
+	}
+	count := e.eval
+	st := c.l.stacks[si]
+	size := len(st.headers)
+	nf := len(st.typ.fields)
+	hs := st.headers
+	l := c.l
+	move := func(p *packet, to, from int) {
+		dh, sh := l.headers[hs[to]], l.headers[hs[from]]
+		copy(p.f[dh.base:dh.base+nf], p.f[sh.base:sh.base+nf])
+		p.valid[hs[to]] = p.valid[hs[from]]
+	}
+	return func(p *packet) int {
+		k := int(count(p))
+		if k <= 0 {
+			return -1
+		}
+		k = min(k, size)
+		if push {
+			// push_front: elements move up, the first k become invalid.
+			for i := size - 1; i >= k; i-- {
+				move(p, i, i-k)
+			}
+			for i := 0; i < k; i++ {
+				p.valid[hs[i]] = false
+			}
+			p.next[si] = min(p.next[si]+k, size)
+		} else {
+			for i := 0; i+k < size; i++ {
+				move(p, i, i+k)
+			}
+			for i := size - k; i < size; i++ {
+				p.valid[hs[i]] = false
+			}
+			p.next[si] = max(p.next[si]-k, 0)
+		}
+		return -1
+	}, nil
+}
+
+func (c *compiler) counterArg(v bmjson.Value) (*counterArray, error) {
+	if v.Type != "counter_array" {
+		return nil, fmt.Errorf("want a counter_array, found %s", v.Type)
+	}
+	name, err := v.String()
+	if err != nil {
+		return nil, err
+	}
+	ctr := c.sw.counters[name]
+	if ctr == nil {
+		return nil, fmt.Errorf("unknown counter %q", name)
+	}
+	return ctr, nil
+}
+
+func (c *compiler) registerArg(v bmjson.Value) (*registerArray, error) {
+	if v.Type != "register_array" {
+		return nil, fmt.Errorf("want a register_array, found %s", v.Type)
+	}
+	name, err := v.String()
+	if err != nil {
+		return nil, err
+	}
+	reg := c.sw.registers[name]
+	if reg == nil {
+		return nil, fmt.Errorf("unknown register %q", name)
+	}
+	return reg, nil
+}
+
+// logMsg compiles log_msg(format, {values}): logged at info level, as
+// BMv2 logs it, only when that level is on.
+func (c *compiler) logMsg(args []bmjson.Value) (prim, error) {
+	if len(args) == 0 || args[0].Type != "string" {
+		return nil, fmt.Errorf("log_msg: want a format string")
+	}
+	format, err := args[0].String()
+	if err != nil {
+		return nil, err
+	}
+	var vals []func(*packet) int64
+	if len(args) > 1 {
+		var list []bmjson.Value
+		if args[1].Type != "parameters_vector" {
+			return nil, fmt.Errorf("log_msg: want a parameters_vector, found %s", args[1].Type)
+		}
+		if err := json.Unmarshal(args[1].Value, &list); err != nil {
+			return nil, fmt.Errorf("log_msg: %v", err)
+		}
+		for i := range list {
+			e, err := c.compileValue(&list[i])
+			if err != nil {
+				return nil, fmt.Errorf("log_msg: value %d: %w", i, err)
+			}
+			vals = append(vals, e.eval)
+		}
+	}
+	sw := c.sw
+	return func(p *packet) int {
+		if sw.log.Enabled(nil, slog.LevelInfo) {
+			sw.logMessage(format, vals, p)
+		}
+		return -1
+	}, nil
+}

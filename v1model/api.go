@@ -1,0 +1,282 @@
+package v1model
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Tables lists the program's tables by name.
+func (sw *Switch) Tables() []string {
+	var names []string
+	for _, t := range sw.tableList {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func (sw *Switch) table(name string) (*Table, error) {
+	t := sw.tables[name]
+	if t == nil {
+		return nil, fmt.Errorf("no table %q", name)
+	}
+	return t, nil
+}
+
+// AddEntry inserts an entry into a table.
+func (sw *Switch) AddEntry(table string, e Entry) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, err := sw.table(table)
+	if err != nil {
+		return err
+	}
+	built, err := t.build(e)
+	if err != nil {
+		return err
+	}
+	return t.insert(built)
+}
+
+// DeleteEntry removes the entry with the same key (and priority, for
+// ternary tables).
+func (sw *Switch) DeleteEntry(table string, e Entry) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, err := sw.table(table)
+	if err != nil {
+		return err
+	}
+	e.Action = t.actList[0]
+	e.Params = make([]uint64, len(t.actions[e.Action].params))
+	built, err := t.build(e)
+	if err != nil {
+		return err
+	}
+	if !t.remove(built) {
+		return fmt.Errorf("table %s: no entry with this key", t.Name)
+	}
+	return nil
+}
+
+func (t *Table) remove(e *entry) bool {
+	switch t.kind {
+	case "exact":
+		k := string(e.value)
+		if t.exact[k] == nil {
+			return false
+		}
+		delete(t.exact, k)
+	case "lpm":
+		k := string(e.value)
+		m := t.byPrefix[e.prefix]
+		if m == nil || m[k] == nil {
+			return false
+		}
+		delete(m, k)
+	default:
+		i := slices.IndexFunc(t.list, func(o *entry) bool {
+			return o.priority == e.priority && string(o.value) == string(e.value) && string(o.mask) == string(e.mask) &&
+				string(o.lo) == string(e.lo) && string(o.hi) == string(e.hi)
+		})
+		if i < 0 {
+			return false
+		}
+		t.list = slices.Delete(t.list, i, i+1)
+	}
+	t.count--
+	return true
+}
+
+// SetDefault sets the action a table runs on a miss.
+func (sw *Switch) SetDefault(table, action string, params []uint64) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, err := sw.table(table)
+	if err != nil {
+		return err
+	}
+	if t.defConst {
+		return fmt.Errorf("table %s: the default action is const in the program", t.Name)
+	}
+	a := t.actions[action]
+	if a == nil {
+		return fmt.Errorf("table %s: action %q is not one of its actions", t.Name, action)
+	}
+	if len(params) != len(a.params) {
+		return fmt.Errorf("table %s: action %s takes %d parameters, %d given", t.Name, action, len(a.params), len(params))
+	}
+	t.deflt, t.defData = a, slices.Clone(params)
+	return nil
+}
+
+// Entries returns a table's entries, in a stable order: by key bytes for
+// exact and LPM tables (longest prefix first), by priority for the rest.
+func (sw *Switch) Entries(table string) ([]Entry, error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, err := sw.table(table)
+	if err != nil {
+		return nil, err
+	}
+	var es []*entry
+	switch t.kind {
+	case "exact":
+		for _, e := range t.exact {
+			es = append(es, e)
+		}
+	case "lpm":
+		for _, pl := range t.prefixes {
+			for _, e := range t.byPrefix[pl] {
+				es = append(es, e)
+			}
+		}
+	default:
+		es = append(es, t.list...)
+	}
+	if t.kind != "ternary" {
+		sort.Slice(es, func(i, j int) bool {
+			if es[i].prefix != es[j].prefix {
+				return es[i].prefix > es[j].prefix
+			}
+			return string(es[i].value) < string(es[j].value)
+		})
+	}
+	out := make([]Entry, len(es))
+	for i, e := range es {
+		out[i] = e.user
+	}
+	return out, nil
+}
+
+// Counter reads cell index of an indirect counter: packets and bytes.
+func (sw *Switch) Counter(name string, index int) (packets, bytes uint64, err error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	c := sw.counters[name]
+	if c == nil {
+		return 0, 0, fmt.Errorf("no counter %q", name)
+	}
+	if index < 0 || index >= len(c.packets) {
+		return 0, 0, fmt.Errorf("counter %s: index %d outside 0..%d", name, index, len(c.packets)-1)
+	}
+	return c.packets[index], c.bytes[index], nil
+}
+
+// Counters lists the indirect counters by name, sorted.
+func (sw *Switch) Counters() []string {
+	var names []string
+	for n := range sw.counters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CounterSize is the number of cells of a counter.
+func (sw *Switch) CounterSize(name string) int {
+	if c := sw.counters[name]; c != nil {
+		return len(c.packets)
+	}
+	return 0
+}
+
+// Register reads cell index of a register.
+func (sw *Switch) Register(name string, index int) (uint64, error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	r, err := sw.register(name, index)
+	if err != nil {
+		return 0, err
+	}
+	return r.cells[index], nil
+}
+
+// SetRegister writes cell index of a register.
+func (sw *Switch) SetRegister(name string, index int, v uint64) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	r, err := sw.register(name, index)
+	if err != nil {
+		return err
+	}
+	if v > ones(r.width) {
+		return fmt.Errorf("register %s: %d does not fit in %d bits", name, v, r.width)
+	}
+	r.cells[index] = v
+	return nil
+}
+
+func (sw *Switch) register(name string, index int) (*registerArray, error) {
+	r := sw.registers[name]
+	if r == nil {
+		return nil, fmt.Errorf("no register %q", name)
+	}
+	if index < 0 || index >= len(r.cells) {
+		return nil, fmt.Errorf("register %s: index %d outside 0..%d", name, index, len(r.cells)-1)
+	}
+	return r, nil
+}
+
+// Registers lists the registers by name, sorted.
+func (sw *Switch) Registers() []string {
+	var names []string
+	for n := range sw.registers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// RegisterSize is the number of cells of a register.
+func (sw *Switch) RegisterSize(name string) int {
+	if r := sw.registers[name]; r != nil {
+		return len(r.cells)
+	}
+	return 0
+}
+
+// SetMirror sends clones of mirror session to port (simple_switch_CLI
+// mirroring_add).
+func (sw *Switch) SetMirror(session, port int) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if session < 0 || session > 0x7fff {
+		return fmt.Errorf("mirror session %d outside 0..32767", session)
+	}
+	sw.mirror[session] = port
+	return nil
+}
+
+// SetMulticastGroup sets the copies of a multicast group; none deletes it.
+func (sw *Switch) SetMulticastGroup(group int, replicas []Replica) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if group <= 0 || group > 0xffff {
+		return fmt.Errorf("multicast group %d outside 1..65535", group)
+	}
+	if len(replicas) == 0 {
+		delete(sw.mcast, group)
+		return nil
+	}
+	sw.mcast[group] = slices.Clone(replicas)
+	return nil
+}
+
+// AddValueSetMember adds a value to a parser value set.
+func (sw *Switch) AddValueSetMember(name string, value []byte) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	vs := sw.vsets[name]
+	if vs == nil {
+		return fmt.Errorf("no parser value set %q", name)
+	}
+	if len(value) != vs.width {
+		return fmt.Errorf("value set %s holds %d-byte values, %d given", name, vs.width, len(value))
+	}
+	if len(vs.values) >= vs.max && vs.max > 0 {
+		return fmt.Errorf("value set %s is full (%d values)", name, vs.max)
+	}
+	vs.values[string(value)] = true
+	return nil
+}

@@ -1,0 +1,159 @@
+package v1model
+
+import (
+	"fmt"
+
+	"github.com/p4rcm/p4rcm/v1model/bmjson"
+)
+
+// node is one step of a control: a table, a conditional or a lone action
+// call.
+type node struct {
+	name  string
+	table *Table
+	cond  func(p *packet) int64
+	t, f  *node
+	call  *action
+	next  *node
+}
+
+// control is a compiled pipeline (ingress or egress).
+type control struct {
+	name  string
+	start *node
+}
+
+// run applies the control to the packet; exit ends it.
+func (ctl *control) run(p *packet) {
+	n := ctl.start
+	for n != nil && !p.exited {
+		switch {
+		case n.table != nil:
+			n = n.table.apply(p)
+		case n.cond != nil:
+			if n.cond(p) != 0 {
+				n = n.t
+			} else {
+				n = n.f
+			}
+		default:
+			p.adata = nil
+			n.call.run(p)
+			n = n.next
+		}
+	}
+	p.exited = false
+}
+
+func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
+	nodes := map[string]*node{}
+	add := func(name string, n *node) error {
+		if nodes[name] != nil {
+			return fmt.Errorf("pipeline %q: two nodes named %q", bp.Name, name)
+		}
+		n.name = name
+		nodes[name] = n
+		return nil
+	}
+	if len(bp.ActionProfiles) > 0 {
+		return nil, fmt.Errorf("pipeline %q: action profile %q: action profiles and selectors are not handled by this target yet", bp.Name, bp.ActionProfiles[0].Name)
+	}
+	for i := range bp.Tables {
+		t, err := c.compileTable(&bp.Tables[i])
+		if err != nil {
+			return nil, err
+		}
+		if c.sw.tables[t.Name] != nil {
+			return nil, fmt.Errorf("table %q defined twice", t.Name)
+		}
+		c.sw.tables[t.Name] = t
+		c.sw.tableList = append(c.sw.tableList, t)
+		if err := add(t.Name, &node{table: t}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range bp.Conditionals {
+		bc := &bp.Conditionals[i]
+		c.where = fmt.Sprintf("conditional %q", bc.Name)
+		if s := bc.Source.String(); s != "" {
+			c.where += " at " + s
+		}
+		e, err := c.compileValue(&bc.Expression)
+		if err != nil {
+			return nil, c.errorf("%v", err)
+		}
+		if err := add(bc.Name, &node{cond: e.eval}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range bp.ActionCalls {
+		ac := &bp.ActionCalls[i]
+		a := c.sw.actionByID[ac.ActionID]
+		if a == nil {
+			return nil, fmt.Errorf("pipeline %q: action call %q: unknown action id %d", bp.Name, ac.Name, ac.ActionID)
+		}
+		if len(a.params) > 0 {
+			return nil, fmt.Errorf("pipeline %q: action call %q: action %q takes parameters", bp.Name, ac.Name, a.name)
+		}
+		if err := add(ac.Name, &node{call: a}); err != nil {
+			return nil, err
+		}
+	}
+	ref := func(from string, name *string) (*node, error) {
+		if name == nil {
+			return nil, nil
+		}
+		n := nodes[*name]
+		if n == nil {
+			return nil, fmt.Errorf("pipeline %q: %s names unknown node %q", bp.Name, from, *name)
+		}
+		return n, nil
+	}
+	var err error
+	for i := range bp.Tables {
+		bt := &bp.Tables[i]
+		t := c.sw.tables[bt.Name]
+		if t.baseNext, err = ref("table "+bt.Name, bt.BaseDefaultNext); err != nil {
+			return nil, err
+		}
+		t.next = map[string]*node{}
+		for k, v := range bt.NextTables {
+			n, err := ref("table "+bt.Name+" next_tables", v)
+			if err != nil {
+				return nil, err
+			}
+			switch k {
+			case "__HIT__":
+				t.hit, t.hitMiss = n, true
+			case "__MISS__":
+				t.miss, t.hitMiss = n, true
+			default:
+				if t.actions[k] == nil {
+					return nil, fmt.Errorf("pipeline %q: table %s: next_tables names %q, not one of its actions", bp.Name, bt.Name, k)
+				}
+				t.next[k] = n
+			}
+		}
+	}
+	for i := range bp.Conditionals {
+		bc := &bp.Conditionals[i]
+		n := nodes[bc.Name]
+		if n.t, err = ref("conditional "+bc.Name, bc.TrueNext); err != nil {
+			return nil, err
+		}
+		if n.f, err = ref("conditional "+bc.Name, bc.FalseNext); err != nil {
+			return nil, err
+		}
+	}
+	for i := range bp.ActionCalls {
+		ac := &bp.ActionCalls[i]
+		if nodes[ac.Name].next, err = ref("action call "+ac.Name, ac.Next); err != nil {
+			return nil, err
+		}
+	}
+	start, err := ref("init_table", bp.InitTable)
+	if err != nil {
+		return nil, err
+	}
+	return &control{name: bp.Name, start: start}, nil
+}

@@ -1,0 +1,363 @@
+package v1model
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/p4rcm/p4rcm/v1model/bmjson"
+)
+
+// expr is a compiled expression. Values are mathematical integers held
+// in an int64, as BMv2 holds them in arbitrary precision: p4c masks the
+// result of every operation that can leave a bit<W>, so for fields of up
+// to 64 bits the two agree. unsigned records that the value is known not
+// to be negative, so that comparisons and right shifts of 64-bit values
+// with the top bit set stay unsigned.
+type expr struct {
+	eval     func(p *packet) int64
+	unsigned bool
+}
+
+func constant(v int64) expr {
+	return expr{eval: func(*packet) int64 { return v }, unsigned: v >= 0}
+}
+
+// compileValue compiles an operand: a field, a constant, action data, a
+// validity bit or a nested expression.
+func (c *compiler) compileValue(v *bmjson.Value) (expr, error) {
+	if v == nil {
+		return expr{}, fmt.Errorf("missing operand")
+	}
+	switch v.Type {
+	case "field":
+		ref, err := v.Strings()
+		if err != nil || len(ref) != 2 {
+			return expr{}, fmt.Errorf("field: want [header, field], found %s", v.Value)
+		}
+		return c.fieldExpr(ref[0], ref[1])
+	case "hexstr":
+		s, err := v.String()
+		if err != nil {
+			return expr{}, fmt.Errorf("hexstr: %v", err)
+		}
+		n, err := bmjson.ParseNumber(s)
+		if err != nil {
+			return expr{}, err
+		}
+		return constant(n), nil
+	case "bool":
+		var b bool
+		if err := json.Unmarshal(v.Value, &b); err != nil {
+			return expr{}, fmt.Errorf("bool: %v", err)
+		}
+		if b {
+			return constant(1), nil
+		}
+		return constant(0), nil
+	case "runtime_data", "local":
+		var i int
+		if err := json.Unmarshal(v.Value, &i); err != nil {
+			return expr{}, fmt.Errorf("%s: %v", v.Type, err)
+		}
+		if i < 0 || i >= c.params {
+			return expr{}, fmt.Errorf("%s %d: the action has %d parameters", v.Type, i, c.params)
+		}
+		return expr{eval: func(p *packet) int64 { return int64(p.adata[i]) }, unsigned: true}, nil
+	case "stack_field":
+		ref, err := v.Strings()
+		if err != nil || len(ref) != 2 {
+			return expr{}, fmt.Errorf("stack_field: want [stack, field], found %s", v.Value)
+		}
+		si, ok := c.l.stackBy[ref[0]]
+		if !ok {
+			return expr{}, fmt.Errorf("stack_field: unknown header stack %q", ref[0])
+		}
+		st := c.l.stacks[si]
+		fi, ok := st.typ.index[ref[1]]
+		if !ok {
+			return expr{}, fmt.Errorf("stack_field: stack %q has no field %q", ref[0], ref[1])
+		}
+		f := st.typ.fields[fi]
+		bases := make([]int, len(st.headers))
+		for i, h := range st.headers {
+			bases[i] = c.l.headers[h].base + fi
+		}
+		return expr{eval: func(p *packet) int64 {
+			n := p.next[si]
+			if n == 0 {
+				return 0 // .last of an empty stack: BMv2 reads element 0
+			}
+			return int64(p.f[bases[n-1]])
+		}, unsigned: !f.signed}, nil
+	case "expression":
+		return c.compileExprValue(v.Value)
+	default:
+		return expr{}, fmt.Errorf("operand type %q is not handled by this target", v.Type)
+	}
+}
+
+// compileExprValue compiles the value of an "expression" object: either
+// {op, left, right} or, as p4c sometimes nests it, another typed value.
+func (c *compiler) compileExprValue(raw json.RawMessage) (expr, error) {
+	var probe struct {
+		Type *string `json:"type"`
+		Op   *string `json:"op"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return expr{}, fmt.Errorf("expression: %v", err)
+	}
+	if probe.Type != nil && probe.Op == nil {
+		var inner bmjson.Value
+		if err := json.Unmarshal(raw, &inner); err != nil {
+			return expr{}, fmt.Errorf("expression: %v", err)
+		}
+		return c.compileValue(&inner)
+	}
+	var e bmjson.Expr
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return expr{}, fmt.Errorf("expression: %v", err)
+	}
+	return c.compileOp(&e)
+}
+
+func (c *compiler) fieldExpr(hdr, name string) (expr, error) {
+	slot, h, f, err := c.l.field(hdr, name)
+	if err != nil {
+		return expr{}, err
+	}
+	if slot < 0 {
+		hi := c.l.byName[h.name]
+		if h.metadata {
+			return constant(1), nil
+		}
+		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true}, nil
+	}
+	return expr{eval: func(p *packet) int64 { return int64(p.f[slot]) }, unsigned: !f.signed}, nil
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// compileOp compiles one operator node.
+func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
+	unary := func() (expr, error) {
+		if e.Left != nil && e.Right == nil {
+			return c.compileValue(e.Left)
+		}
+		return c.compileValue(e.Right)
+	}
+	switch e.Op {
+	case "valid":
+		if e.Right == nil || e.Right.Type != "header" {
+			return expr{}, fmt.Errorf("valid: want a header operand")
+		}
+		name, err := e.Right.String()
+		if err != nil {
+			return expr{}, err
+		}
+		hi, err := c.l.header(name)
+		if err != nil {
+			return expr{}, err
+		}
+		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true}, nil
+	case "valid_union":
+		if e.Right == nil {
+			return expr{}, fmt.Errorf("valid_union: missing operand")
+		}
+		name, err := e.Right.String()
+		if err != nil {
+			return expr{}, err
+		}
+		ui, ok := c.l.unionBy[name]
+		if !ok {
+			return expr{}, fmt.Errorf("valid_union: unknown header union %q", name)
+		}
+		hs := c.l.unions[ui].headers
+		return expr{eval: func(p *packet) int64 {
+			for _, h := range hs {
+				if p.valid[h] {
+					return 1
+				}
+			}
+			return 0
+		}, unsigned: true}, nil
+	case "not", "~", "d2b", "b2d":
+		x, err := unary()
+		if err != nil {
+			return expr{}, fmt.Errorf("%s: %w", e.Op, err)
+		}
+		f := x.eval
+		switch e.Op {
+		case "not":
+			return expr{eval: func(p *packet) int64 { return b2i(f(p) == 0) }, unsigned: true}, nil
+		case "~":
+			return expr{eval: func(p *packet) int64 { return ^f(p) }}, nil
+		default:
+			return expr{eval: func(p *packet) int64 { return b2i(f(p) != 0) }, unsigned: true}, nil
+		}
+	case "?":
+		cond, err := c.compileValue(e.Cond)
+		if err != nil {
+			return expr{}, fmt.Errorf("?: condition: %w", err)
+		}
+		a, err := c.compileValue(e.Left)
+		if err != nil {
+			return expr{}, fmt.Errorf("?: %w", err)
+		}
+		b, err := c.compileValue(e.Right)
+		if err != nil {
+			return expr{}, fmt.Errorf("?: %w", err)
+		}
+		cf, af, bf := cond.eval, a.eval, b.eval
+		return expr{eval: func(p *packet) int64 {
+			if cf(p) != 0 {
+				return af(p)
+			}
+			return bf(p)
+		}, unsigned: a.unsigned && b.unsigned}, nil
+	case "two_comp_mod", "sat_cast", "usat_cast":
+		x, err := c.compileValue(e.Left)
+		if err != nil {
+			return expr{}, fmt.Errorf("%s: %w", e.Op, err)
+		}
+		wv, err := c.compileValue(e.Right)
+		if err != nil {
+			return expr{}, fmt.Errorf("%s: %w", e.Op, err)
+		}
+		w := int(wv.eval(nil))
+		if w <= 0 || w > maxWidth {
+			return expr{}, fmt.Errorf("%s: width %d", e.Op, w)
+		}
+		f := x.eval
+		switch e.Op {
+		case "two_comp_mod":
+			return expr{eval: func(p *packet) int64 { return int64(wrap(f(p), w, true)) }}, nil
+		case "sat_cast":
+			lo, hi := -(int64(1) << uint(w-1)), int64(1)<<uint(w-1)-1
+			return expr{eval: func(p *packet) int64 { return min(max(f(p), lo), hi) }}, nil
+		default:
+			hi := uint64(1)<<uint(w) - 1
+			if w == 64 {
+				hi = ^uint64(0)
+			}
+			return expr{eval: func(p *packet) int64 {
+				v := f(p)
+				if v < 0 && !x.unsigned {
+					return 0
+				}
+				return int64(min(uint64(v), hi))
+			}, unsigned: true}, nil
+		}
+	}
+	// Binary operators.
+	a, err := c.compileValue(e.Left)
+	if err != nil {
+		return expr{}, fmt.Errorf("%s: left: %w", e.Op, err)
+	}
+	if e.Op == "-" && e.Left == nil {
+		return expr{}, fmt.Errorf("-: missing left operand")
+	}
+	b, err := c.compileValue(e.Right)
+	if err != nil {
+		return expr{}, fmt.Errorf("%s: right: %w", e.Op, err)
+	}
+	af, bf := a.eval, b.eval
+	uu := a.unsigned && b.unsigned
+	switch e.Op {
+	case "+":
+		return expr{eval: func(p *packet) int64 { return af(p) + bf(p) }, unsigned: uu}, nil
+	case "-":
+		return expr{eval: func(p *packet) int64 { return af(p) - bf(p) }}, nil
+	case "*":
+		return expr{eval: func(p *packet) int64 { return af(p) * bf(p) }, unsigned: uu}, nil
+	case "/", "%":
+		if !uu {
+			return expr{}, fmt.Errorf("%s on signed values is not handled by this target", e.Op)
+		}
+		div := e.Op == "/"
+		return expr{eval: func(p *packet) int64 {
+			x, y := uint64(af(p)), uint64(bf(p))
+			if y == 0 {
+				return 0
+			}
+			if div {
+				return int64(x / y)
+			}
+			return int64(x % y)
+		}, unsigned: true}, nil
+	case "&":
+		return expr{eval: func(p *packet) int64 { return af(p) & bf(p) }, unsigned: a.unsigned || b.unsigned}, nil
+	case "|":
+		return expr{eval: func(p *packet) int64 { return af(p) | bf(p) }, unsigned: uu}, nil
+	case "^":
+		return expr{eval: func(p *packet) int64 { return af(p) ^ bf(p) }, unsigned: uu}, nil
+	case "<<":
+		return expr{eval: func(p *packet) int64 {
+			s := bf(p)
+			if s < 0 || s >= 64 {
+				return 0
+			}
+			return af(p) << uint(s)
+		}, unsigned: a.unsigned}, nil
+	case ">>":
+		if a.unsigned {
+			return expr{eval: func(p *packet) int64 {
+				s := bf(p)
+				if s < 0 || s >= 64 {
+					return 0
+				}
+				return int64(uint64(af(p)) >> uint(s))
+			}, unsigned: true}, nil
+		}
+		return expr{eval: func(p *packet) int64 {
+			s := bf(p)
+			if s < 0 {
+				return 0
+			}
+			return af(p) >> uint(min(s, 63))
+		}}, nil
+	case "and":
+		return expr{eval: func(p *packet) int64 { return b2i(af(p) != 0 && bf(p) != 0) }, unsigned: true}, nil
+	case "or":
+		return expr{eval: func(p *packet) int64 { return b2i(af(p) != 0 || bf(p) != 0) }, unsigned: true}, nil
+	case "==":
+		return expr{eval: func(p *packet) int64 { return b2i(af(p) == bf(p)) }, unsigned: true}, nil
+	case "!=":
+		return expr{eval: func(p *packet) int64 { return b2i(af(p) != bf(p)) }, unsigned: true}, nil
+	case "<", "<=", ">", ">=":
+		return compare(e.Op, af, bf, uu), nil
+	}
+	return expr{}, fmt.Errorf("operator %q is not handled by this target", e.Op)
+}
+
+func compare(op string, af, bf func(*packet) int64, unsigned bool) expr {
+	var f func(p *packet) int64
+	if unsigned {
+		switch op {
+		case "<":
+			f = func(p *packet) int64 { return b2i(uint64(af(p)) < uint64(bf(p))) }
+		case "<=":
+			f = func(p *packet) int64 { return b2i(uint64(af(p)) <= uint64(bf(p))) }
+		case ">":
+			f = func(p *packet) int64 { return b2i(uint64(af(p)) > uint64(bf(p))) }
+		default:
+			f = func(p *packet) int64 { return b2i(uint64(af(p)) >= uint64(bf(p))) }
+		}
+	} else {
+		switch op {
+		case "<":
+			f = func(p *packet) int64 { return b2i(af(p) < bf(p)) }
+		case "<=":
+			f = func(p *packet) int64 { return b2i(af(p) <= bf(p)) }
+		case ">":
+			f = func(p *packet) int64 { return b2i(af(p) > bf(p)) }
+		default:
+			f = func(p *packet) int64 { return b2i(af(p) >= bf(p)) }
+		}
+	}
+	return expr{eval: f, unsigned: true}
+}

@@ -1,0 +1,91 @@
+package v1model
+
+import (
+	"net"
+	"testing"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// udpFrame builds an IPv4/UDP frame from host 10.0.0.src to 10.0.0.dst.
+func udpFrame(t testing.TB, src, dst byte, dport uint16, payload int) []byte {
+	t.Helper()
+	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, src}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 1, 1}, EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IPv4(10, 0, 0, src), DstIP: net.IPv4(10, 0, 0, dst)}
+	udp := &layers.UDP{SrcPort: 5000, DstPort: layers.UDPPort(dport)}
+	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+		t.Fatal(err)
+	}
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
+		eth, ip, udp, gopacket.Payload(make([]byte, payload))); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+type sent struct {
+	port  int
+	frame []byte
+}
+
+func collect(out *[]sent) Emit {
+	return func(port int, frame []byte) {
+		*out = append(*out, sent{port, append([]byte(nil), frame...)})
+	}
+}
+
+func TestRCMForwards(t *testing.T) {
+	sw, err := Load("../p4/build/rcm.json", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.AddEntry("RcmIngress.ipv4_lpm", Entry{
+		Match:  []Match{{Value: 0x0a000002, PrefixLen: 32}},
+		Action: "RcmIngress.set_nexthop",
+		Params: []uint64{2, 0x020000000102, 0x020000000002},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	in := udpFrame(t, 1, 2, 4791, 100)
+	var out []sent
+	if err := sw.Process(1, in, collect(&out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out[0].port != 2 {
+		t.Fatalf("sent %d frames (%v), want one on port 2", len(out), out)
+	}
+	pkt := gopacket.NewPacket(out[0].frame, layers.LayerTypeEthernet, gopacket.Default)
+	eth := pkt.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+	ip := pkt.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	if eth.DstMAC.String() != "02:00:00:00:00:02" || eth.SrcMAC.String() != "02:00:00:00:01:02" {
+		t.Errorf("MACs %v -> %v", eth.SrcMAC, eth.DstMAC)
+	}
+	if ip.TTL != 63 {
+		t.Errorf("TTL %d, want 63", ip.TTL)
+	}
+	// The checksum the deparser wrote must verify.
+	check := append([]byte(nil), out[0].frame[14:34]...)
+	if csum16(check) != 0 {
+		t.Errorf("IPv4 checksum %#04x does not verify", ip.Checksum)
+	}
+	if len(out[0].frame) != len(in) {
+		t.Errorf("length %d, want %d", len(out[0].frame), len(in))
+	}
+	pk, by, err := sw.Counter("RcmIngress.rx_frames", 1)
+	if err != nil || pk != 1 || by != uint64(len(in)) {
+		t.Errorf("rx_frames[1] = %d packets %d bytes (%v), want 1, %d", pk, by, err, len(in))
+	}
+	// No route: dropped and counted.
+	out = nil
+	if err := sw.Process(1, udpFrame(t, 1, 9, 4791, 100), collect(&out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 0 {
+		t.Errorf("a frame without a route was sent: %v", out)
+	}
+	if pk, _, _ := sw.Counter("RcmIngress.no_route", 1); pk != 1 {
+		t.Errorf("no_route[1] = %d, want 1", pk)
+	}
+}

@@ -1,0 +1,463 @@
+package v1model
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/p4rcm/p4rcm/v1model/bmjson"
+)
+
+// Match is one field of an entry's key. Which members count depends on
+// the field's match kind: Value for exact; Value and PrefixLen for lpm;
+// Value and Mask for ternary; Low and High for range; for optional,
+// Value, or nothing when Wildcard is set.
+type Match struct {
+	Value     uint64
+	Mask      uint64
+	PrefixLen int
+	Low, High uint64
+	Wildcard  bool
+}
+
+// Entry is a table entry as the control plane gives it.
+type Entry struct {
+	Match []Match
+	// Priority orders ternary, range and optional entries: as in
+	// P4Runtime, the larger wins.
+	Priority int
+	Action   string
+	Params   []uint64
+}
+
+// keyField is one field of a table's key.
+type keyField struct {
+	name   string
+	kind   string // exact, lpm, ternary, range, optional
+	eval   func(p *packet) int64
+	width  int
+	mask   uint64 // the key's own mask (a slice of a field), all ones if none
+	nbytes int
+	off    int // byte offset in the packed key
+}
+
+// entry is a stored entry: its key packed as bytes.
+type entry struct {
+	value, mask []byte // packed key; mask nil for exact-only tables
+	lo, hi      []byte // range bounds, packed as value
+	prefix      int    // LPM prefix length
+	priority    int
+	seq         int
+	act         *action
+	data        []uint64
+	packets     uint64 // direct counter
+	bytes       uint64
+	user        Entry
+}
+
+// Table is a match-action table.
+type Table struct {
+	Name     string
+	id       int
+	keys     []keyField
+	keyLen   int
+	kind     string // "exact", "lpm" or "ternary": how it is searched
+	lpmField int
+	maxSize  int
+	actions  map[string]*action
+	actList  []string
+	deflt    *action
+	defData  []uint64
+	defConst bool
+	counters bool
+
+	exact    map[string]*entry
+	byPrefix map[int]map[string]*entry
+	prefixes []int    // descending
+	list     []*entry // ternary: by priority, then insertion
+	seq      int
+	count    int
+
+	next     map[string]*node // by action name
+	hit      *node
+	miss     *node
+	hitMiss  bool
+	baseNext *node
+}
+
+func (c *compiler) compileTable(bt *bmjson.Table) (*Table, error) {
+	where := fmt.Sprintf("table %q", bt.Name)
+	if s := bt.Source.String(); s != "" {
+		where += " at " + s
+	}
+	if bt.Type != "simple" && bt.Type != "" {
+		return nil, fmt.Errorf("%s: %s tables (action profiles and selectors) are not handled by this target yet", where, bt.Type)
+	}
+	if bt.DirectMeters != nil {
+		return nil, fmt.Errorf("%s: direct meters are not handled by this target yet", where)
+	}
+	if bt.SupportTimeout {
+		return nil, fmt.Errorf("%s: entry timeouts (idle_timeout) are not handled by this target yet", where)
+	}
+	t := &Table{Name: bt.Name, id: bt.ID, maxSize: bt.MaxSize, actions: map[string]*action{}, counters: bt.WithCounters,
+		exact: map[string]*entry{}, byPrefix: map[int]map[string]*entry{}, lpmField: -1, kind: "exact"}
+	c.where = where
+	for i, k := range bt.Key {
+		var ref []string
+		if err := jsonUnmarshal(k.Target, &ref); err != nil || len(ref) != 2 {
+			return nil, fmt.Errorf("%s: key %d: target: want [header, field]", where, i)
+		}
+		e, w, err := c.widthOf(bmjson.Value{Type: "field", Value: k.Target})
+		if err != nil {
+			return nil, fmt.Errorf("%s: key %d: %w", where, i, err)
+		}
+		kf := keyField{name: k.Name, kind: k.MatchType, eval: e.eval, width: w, mask: ones(w), nbytes: (w + 7) / 8, off: t.keyLen}
+		if kf.name == "" {
+			kf.name = strings.Join(ref, ".")
+		}
+		if k.MatchType == "valid" {
+			kf.kind = "exact"
+		}
+		if k.Mask != nil {
+			m, err := bmjson.ParseNumber(*k.Mask)
+			if err != nil {
+				return nil, fmt.Errorf("%s: key %d: mask: %w", where, i, err)
+			}
+			kf.mask = uint64(m)
+		}
+		switch kf.kind {
+		case "exact":
+		case "lpm":
+			if t.lpmField >= 0 {
+				return nil, fmt.Errorf("%s: two lpm keys", where)
+			}
+			t.lpmField = i
+		case "ternary", "range", "optional":
+		default:
+			return nil, fmt.Errorf("%s: key %d: match kind %q is not handled by this target", where, i, k.MatchType)
+		}
+		t.keys = append(t.keys, kf)
+		t.keyLen += kf.nbytes
+	}
+	for _, kf := range t.keys {
+		switch kf.kind {
+		case "ternary", "range", "optional":
+			t.kind = "ternary"
+		}
+	}
+	if t.kind == "exact" && t.lpmField >= 0 {
+		t.kind = "lpm"
+	}
+	for i, id := range bt.ActionIDs {
+		a := c.sw.actionByID[id]
+		if a == nil {
+			return nil, fmt.Errorf("%s: unknown action id %d", where, id)
+		}
+		t.actions[a.name] = a
+		t.actList = append(t.actList, a.name)
+		_ = i
+	}
+	if d := bt.DefaultEntry; d != nil {
+		a := c.sw.actionByID[d.ActionID]
+		if a == nil {
+			return nil, fmt.Errorf("%s: default_entry: unknown action id %d", where, d.ActionID)
+		}
+		data, err := parseData(d.ActionData, a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: default_entry: %w", where, err)
+		}
+		t.deflt, t.defData, t.defConst = a, data, d.ActionConst
+	}
+	for i, be := range bt.Entries {
+		e, err := c.constEntry(t, &be)
+		if err != nil {
+			return nil, fmt.Errorf("%s: entries[%d]: %w", where, i, err)
+		}
+		if err := t.insert(e); err != nil {
+			return nil, fmt.Errorf("%s: entries[%d]: %w", where, i, err)
+		}
+	}
+	return t, nil
+}
+
+func ones(w int) uint64 {
+	if w >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<uint(w) - 1
+}
+
+// constEntry converts an entry of the JSON (const entries) to an Entry.
+func (c *compiler) constEntry(t *Table, be *bmjson.Entry) (*entry, error) {
+	if len(be.MatchKey) != len(t.keys) {
+		return nil, fmt.Errorf("%d key fields, the table has %d", len(be.MatchKey), len(t.keys))
+	}
+	a := c.sw.actionByID[be.ActionEntry.ActionID]
+	if a == nil {
+		return nil, fmt.Errorf("unknown action id %d", be.ActionEntry.ActionID)
+	}
+	var ue Entry
+	ue.Action = a.name
+	for i, mk := range be.MatchKey {
+		var m Match
+		num := func(s string) (uint64, error) {
+			v, err := bmjson.ParseNumber(s)
+			return uint64(v), err
+		}
+		var err error
+		switch mk.MatchType {
+		case "exact", "valid":
+			m.Value, err = num(mk.Key)
+		case "lpm":
+			m.Value, err = num(mk.Key)
+			if mk.PrefixLen != nil {
+				m.PrefixLen = *mk.PrefixLen
+			}
+		case "ternary":
+			if m.Value, err = num(mk.Key); err == nil {
+				m.Mask, err = num(mk.Mask)
+			}
+		case "optional":
+			m.Value, err = num(mk.Key)
+			m.Wildcard = mk.Mask != "" && strings.Trim(mk.Mask, "0x") == ""
+		case "range":
+			if m.Low, err = num(mk.Start); err == nil {
+				m.High, err = num(mk.End)
+			}
+		default:
+			return nil, fmt.Errorf("key %d: match kind %q", i, mk.MatchType)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("key %d: %w", i, err)
+		}
+		ue.Match = append(ue.Match, m)
+	}
+	for _, s := range be.ActionEntry.ActionData {
+		v, err := bmjson.ParseNumber(s)
+		if err != nil {
+			return nil, err
+		}
+		ue.Params = append(ue.Params, uint64(v))
+	}
+	// In the JSON a smaller priority wins; in Entry a larger one does.
+	ue.Priority = -be.Priority
+	return t.build(ue)
+}
+
+func parseData(ss []string, a *action) ([]uint64, error) {
+	if len(ss) != len(a.params) {
+		return nil, fmt.Errorf("action %q takes %d parameters, %d given", a.name, len(a.params), len(ss))
+	}
+	out := make([]uint64, len(ss))
+	for i, s := range ss {
+		v, err := bmjson.ParseNumber(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = uint64(v) & ones(a.params[i].Bitwidth)
+	}
+	return out, nil
+}
+
+// build checks an Entry against the table and packs its key.
+func (t *Table) build(ue Entry) (*entry, error) {
+	if len(ue.Match) != len(t.keys) {
+		return nil, fmt.Errorf("table %s: %d key fields given, the table has %d", t.Name, len(ue.Match), len(t.keys))
+	}
+	a := t.actions[ue.Action]
+	if a == nil {
+		return nil, fmt.Errorf("table %s: action %q is not one of its actions (%s)", t.Name, ue.Action, strings.Join(t.actList, ", "))
+	}
+	if len(ue.Params) != len(a.params) {
+		return nil, fmt.Errorf("table %s: action %s takes %d parameters, %d given", t.Name, a.name, len(a.params), len(ue.Params))
+	}
+	e := &entry{value: make([]byte, t.keyLen), act: a, priority: ue.Priority, user: ue}
+	for i, p := range ue.Params {
+		if p > ones(a.params[i].Bitwidth) {
+			return nil, fmt.Errorf("table %s: action %s parameter %s: %d does not fit in %d bits", t.Name, a.name, a.params[i].Name, p, a.params[i].Bitwidth)
+		}
+	}
+	e.data = slices.Clone(ue.Params)
+	if t.kind == "ternary" {
+		e.mask = make([]byte, t.keyLen)
+		e.lo = make([]byte, t.keyLen)
+		e.hi = make([]byte, t.keyLen)
+	}
+	for i, kf := range t.keys {
+		m := ue.Match[i]
+		full := kf.mask
+		val, mask := m.Value, full
+		switch kf.kind {
+		case "exact":
+		case "lpm":
+			if m.PrefixLen < 0 || m.PrefixLen > kf.width {
+				return nil, fmt.Errorf("table %s: key %s: prefix length %d outside 0..%d", t.Name, kf.name, m.PrefixLen, kf.width)
+			}
+			mask = ones(kf.width) &^ ones(kf.width-m.PrefixLen)
+			e.prefix = m.PrefixLen
+		case "ternary":
+			mask = m.Mask & full
+		case "optional":
+			if m.Wildcard {
+				mask = 0
+			}
+		case "range":
+			if m.Low > m.High {
+				return nil, fmt.Errorf("table %s: key %s: range %d..%d is empty", t.Name, kf.name, m.Low, m.High)
+			}
+			putBits(e.lo[kf.off:], 0, kf.nbytes*8, m.Low)
+			putBits(e.hi[kf.off:], 0, kf.nbytes*8, m.High)
+			val, mask = 0, 0
+		}
+		if val&^full != 0 && kf.kind != "range" {
+			return nil, fmt.Errorf("table %s: key %s: %#x does not fit in %d bits", t.Name, kf.name, val, kf.width)
+		}
+		if val&^mask != 0 && kf.kind != "exact" {
+			return nil, fmt.Errorf("table %s: key %s: %#x has bits outside its mask %#x", t.Name, kf.name, val, mask)
+		}
+		putBits(e.value[kf.off:], 0, kf.nbytes*8, val&mask)
+		if e.mask != nil {
+			putBits(e.mask[kf.off:], 0, kf.nbytes*8, mask)
+		}
+	}
+	return e, nil
+}
+
+// insert adds a built entry; an entry with the same key is an error, as
+// in P4Runtime.
+func (t *Table) insert(e *entry) error {
+	if t.maxSize > 0 && t.count >= t.maxSize {
+		return fmt.Errorf("table %s is full (%d entries)", t.Name, t.maxSize)
+	}
+	switch t.kind {
+	case "exact":
+		k := string(e.value)
+		if t.exact[k] != nil {
+			return fmt.Errorf("table %s: an entry with this key exists", t.Name)
+		}
+		t.exact[k] = e
+	case "lpm":
+		m := t.byPrefix[e.prefix]
+		if m == nil {
+			m = map[string]*entry{}
+			t.byPrefix[e.prefix] = m
+			t.prefixes = append(t.prefixes, e.prefix)
+			slices.SortFunc(t.prefixes, func(a, b int) int { return b - a })
+		}
+		k := string(e.value)
+		if m[k] != nil {
+			return fmt.Errorf("table %s: an entry with this key exists", t.Name)
+		}
+		m[k] = e
+	default:
+		for _, o := range t.list {
+			if o.priority == e.priority && bytes.Equal(o.value, e.value) && bytes.Equal(o.mask, e.mask) &&
+				bytes.Equal(o.lo, e.lo) && bytes.Equal(o.hi, e.hi) {
+				return fmt.Errorf("table %s: an entry with this key and priority exists", t.Name)
+			}
+		}
+		t.seq++
+		e.seq = t.seq
+		i, _ := slices.BinarySearchFunc(t.list, e, func(a, b *entry) int {
+			if a.priority != b.priority {
+				return b.priority - a.priority
+			}
+			return a.seq - b.seq
+		})
+		t.list = slices.Insert(t.list, i, e)
+	}
+	t.count++
+	return nil
+}
+
+// lookup finds the entry for the packet, nil on a miss.
+func (t *Table) lookup(p *packet) *entry {
+	if len(t.keys) == 0 {
+		return nil
+	}
+	var scratch [64]byte
+	key := scratch[:0]
+	if t.keyLen > len(scratch) {
+		key = make([]byte, t.keyLen)
+	} else {
+		key = scratch[:t.keyLen]
+	}
+	for i := range t.keys {
+		kf := &t.keys[i]
+		putBits(key[kf.off:], 0, kf.nbytes*8, uint64(kf.eval(p))&kf.mask)
+	}
+	switch t.kind {
+	case "exact":
+		return t.exact[string(key)]
+	case "lpm":
+		kf := &t.keys[t.lpmField]
+		full := getBits(key[kf.off:], 0, kf.nbytes*8)
+		for _, pl := range t.prefixes {
+			mask := ones(kf.width) &^ ones(kf.width-pl)
+			putBits(key[kf.off:], 0, kf.nbytes*8, full&mask)
+			if e := t.byPrefix[pl][string(key)]; e != nil {
+				return e
+			}
+		}
+		return nil
+	}
+	for _, e := range t.list {
+		if e.matches(key, t.keys) {
+			return e
+		}
+	}
+	return nil
+}
+
+func (e *entry) matches(key []byte, keys []keyField) bool {
+	for i := range keys {
+		kf := &keys[i]
+		k := key[kf.off : kf.off+kf.nbytes]
+		if kf.kind == "range" {
+			if bytes.Compare(k, e.lo[kf.off:kf.off+kf.nbytes]) < 0 || bytes.Compare(k, e.hi[kf.off:kf.off+kf.nbytes]) > 0 {
+				return false
+			}
+			continue
+		}
+		v, m := e.value[kf.off:kf.off+kf.nbytes], e.mask[kf.off:kf.off+kf.nbytes]
+		for j := range k {
+			if k[j]&m[j] != v[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// apply looks the packet up and runs the action; it returns the next node.
+func (t *Table) apply(p *packet) *node {
+	e := t.lookup(p)
+	var a *action
+	if e != nil {
+		a = e.act
+		p.adata = e.data
+		if t.counters {
+			e.packets++
+			e.bytes += uint64(p.ingressLen)
+		}
+	} else {
+		a = t.deflt
+		p.adata = t.defData
+	}
+	if a != nil {
+		a.run(p)
+	}
+	if t.hitMiss {
+		if e != nil {
+			return t.hit
+		}
+		return t.miss
+	}
+	if a != nil {
+		if n, ok := t.next[a.name]; ok {
+			return n
+		}
+	}
+	return t.baseNext
+}
