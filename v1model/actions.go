@@ -1,6 +1,7 @@
 package v1model
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -629,7 +630,7 @@ func (c *compiler) logMsg(args []bmjson.Value) (prim, error) {
 	}
 	sw := c.sw
 	return func(p *packet) int {
-		if sw.log.Enabled(nil, slog.LevelInfo) {
+		if sw.log.Enabled(context.Background(), slog.LevelInfo) {
 			sw.logMessage(format, vals, p)
 		}
 		return -1

@@ -22,17 +22,14 @@ type calcPart struct {
 	width int
 }
 
-// compute hashes the packet's fields. The buffer is on the stack for the
-// usual inputs (a 5-tuple and the like).
+// compute hashes the packet's fields, packed into the packet's hash
+// buffer.
 func (c *calculation) compute(p *packet) uint64 {
-	var scratch [128]byte
 	n := (c.bits + 7) / 8
-	buf := scratch[:0]
-	if n > len(scratch) {
-		buf = make([]byte, n)
-	} else {
-		buf = scratch[:n]
+	if n > cap(p.hash) {
+		p.hash = make([]byte, n) // once per packet buffer, for wide inputs
 	}
+	buf := p.hash[:n]
 	clear(buf)
 	off := 0
 	for _, part := range c.parts {

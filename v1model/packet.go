@@ -26,6 +26,9 @@ type packet struct {
 	checksumErr  bool     // a verify_checksum failed
 	adata        []uint64 // the running action's parameters
 	out          []byte   // deparsed frame
+	key          []byte   // parser select key
+	hash         []byte   // hash and checksum input
+	look         [8]byte  // lookahead bytes
 }
 
 func newPacket(l *layout, maxFrame int) *packet {
@@ -35,6 +38,8 @@ func newPacket(l *layout, maxFrame int) *packet {
 		next:  make([]int, len(l.stacks)),
 		buf:   make([]byte, maxFrame+headroom),
 		out:   make([]byte, 0, maxFrame+headroom),
+		key:   make([]byte, 64),
+		hash:  make([]byte, 128),
 	}
 	for i, h := range l.headers {
 		p.valid[i] = h.metadata

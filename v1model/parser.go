@@ -91,12 +91,10 @@ func (st *parseState) choose(p *packet) (*parseState, int) {
 	if len(st.cases) == 0 {
 		return st.deflt, 0
 	}
-	var scratch [64]byte
-	key := scratch[:0]
-	if st.keyLen > len(scratch) {
-		key = make([]byte, 0, st.keyLen) // rare: keys over 64 bytes
+	if st.keyLen > cap(p.key) {
+		p.key = make([]byte, st.keyLen) // once per packet buffer, for long keys
 	}
-	key = key[:st.keyLen]
+	key := p.key[:st.keyLen]
 	off := 0
 	for _, k := range st.key {
 		n, code := k(p, key[off:])
@@ -390,11 +388,11 @@ func (c *compiler) compileParseOp(op *bmjson.ParserOp) (parseOp, error) {
 				return nil, err
 			}
 			return func(p *packet) int {
-				var b [8]byte
-				if _, code := part(p, b[:n]); code != 0 {
+				b := p.look[:n]
+				if _, code := part(p, b); code != 0 {
 					return code
 				}
-				dst(p, int64(getBits(b[:], 0, n*8)))
+				dst(p, int64(getBits(b, 0, n*8)))
 				return 0
 			}, nil
 		}

@@ -404,15 +404,16 @@ func (sw *Switch) Process(port int, frame []byte, emit Emit) error {
 	sw.set(p, sw.l.std.instanceType, InstanceNormal)
 	sw.set(p, sw.l.std.ingressTimestamp, sw.now())
 	sw.input = append(sw.input, p)
-	for len(sw.input) > 0 || len(sw.queue) > 0 {
-		if len(sw.input) > 0 {
-			p := sw.input[0]
-			sw.input = sw.input[1:]
+	// Indices, not reslicing, so that the slices keep their capacity.
+	for in, out := 0, 0; in < len(sw.input) || out < len(sw.queue); {
+		if in < len(sw.input) {
+			p := sw.input[in]
+			in++
 			sw.runIngress(p)
 			continue
 		}
-		q := sw.queue[0]
-		sw.queue = sw.queue[1:]
+		q := sw.queue[out]
+		out++
 		sw.runEgress(q.p, q.port, q.prio, emit)
 	}
 	sw.input = sw.input[:0]

@@ -377,9 +377,9 @@ func (t *Table) lookup(p *packet) *entry {
 		return nil
 	}
 	var scratch [64]byte
-	key := scratch[:0]
+	var key []byte
 	if t.keyLen > len(scratch) {
-		key = make([]byte, t.keyLen)
+		key = make([]byte, t.keyLen) // keys over 64 bytes: rare
 	} else {
 		key = scratch[:t.keyLen]
 	}

@@ -1,0 +1,183 @@
+package v1model
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Golden is what a reference target (BMv2's simple_switch_grpc) did with
+// a program: the frames it was given, in order, and what it sent on each
+// port, its counters, registers and digests after them. The recorder
+// writes it where BMv2 runs; Replay checks the Go target against it.
+type Golden struct {
+	// Program and Runtime are the compiled JSON and the runtime JSON
+	// (entries), relative to the golden file.
+	Program      string `json:"program"`
+	Runtime      string `json:"runtime,omitempty"`
+	RecordedWith string `json:"recorded_with"`
+	// What the case checks, in words.
+	About string `json:"about"`
+	// Skip names registers whose values depend on the wall clock, each
+	// with the reason; they are not compared.
+	Skip map[string]string `json:"skip_registers,omitempty"`
+
+	Packets []GoldenPacket `json:"packets"`
+	// Sent holds, by port, the frames in the order the port sent them.
+	Sent map[string][]string `json:"sent"`
+	// Counters and Registers hold every non-zero cell: name, then
+	// "index" -> [packets, bytes] or value.
+	Counters  map[string]map[string][2]uint64 `json:"counters"`
+	Registers map[string]map[string]uint64    `json:"registers"`
+	Digests   []GoldenDigest                  `json:"digests"`
+}
+
+// GoldenPacket is a frame given to the switch.
+type GoldenPacket struct {
+	Port  int    `json:"port"`
+	Frame string `json:"frame"` // hex
+	// GapUs is how long the recorder waited after the previous frame's
+	// output before sending this one, in microseconds; the replay
+	// advances its clock by as much.
+	GapUs int64 `json:"gap_us,omitempty"`
+}
+
+// GoldenDigest is one digest: its learn list and field values.
+type GoldenDigest struct {
+	List   string   `json:"list"`
+	Values []uint64 `json:"values"`
+}
+
+// LoadGolden reads a golden file.
+func LoadGolden(path string) (*Golden, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var g Golden
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&g); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &g, nil
+}
+
+// Replay runs the golden's frames through the Go target and returns
+// every difference from what the reference target did, or none.
+func Replay(path string) ([]string, error) {
+	g, err := LoadGolden(path)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	var clock time.Duration
+	var digests []GoldenDigest
+	sw, err := Load(filepath.Join(dir, g.Program), Config{
+		Clock:  func() time.Duration { return clock },
+		Digest: func(d Digest) { digests = append(digests, GoldenDigest{List: d.List, Values: d.Values}) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	if g.Runtime != "" {
+		rt, err := LoadRuntime(filepath.Join(dir, g.Runtime))
+		if err != nil {
+			return nil, err
+		}
+		if err := sw.Install(rt); err != nil {
+			return nil, err
+		}
+	}
+	sent := map[string][]string{}
+	for i, gp := range g.Packets {
+		frame, err := hex.DecodeString(gp.Frame)
+		if err != nil {
+			return nil, fmt.Errorf("%s: packets[%d]: frame: %v", path, i, err)
+		}
+		clock += time.Duration(gp.GapUs) * time.Microsecond
+		if err := sw.Process(gp.Port, frame, func(port int, f []byte) {
+			k := strconv.Itoa(port)
+			sent[k] = append(sent[k], hex.EncodeToString(f))
+		}); err != nil {
+			return nil, fmt.Errorf("%s: packets[%d]: %w", path, i, err)
+		}
+	}
+	var diffs []string
+	ports := map[string]bool{}
+	for p := range g.Sent {
+		ports[p] = true
+	}
+	for p := range sent {
+		ports[p] = true
+	}
+	for _, p := range sortedKeys(ports) {
+		want, got := g.Sent[p], sent[p]
+		for i := 0; i < max(len(want), len(got)); i++ {
+			switch {
+			case i >= len(got):
+				diffs = append(diffs, fmt.Sprintf("port %s frame %d: reference sent %s, Go target nothing", p, i, want[i]))
+			case i >= len(want):
+				diffs = append(diffs, fmt.Sprintf("port %s frame %d: Go target sent %s, reference nothing", p, i, got[i]))
+			case want[i] != got[i]:
+				diffs = append(diffs, fmt.Sprintf("port %s frame %d:\n  reference %s\n  Go target %s", p, i, want[i], got[i]))
+			}
+		}
+	}
+	for _, name := range sw.Counters() {
+		for i := 0; i < sw.CounterSize(name); i++ {
+			pk, by, _ := sw.Counter(name, i)
+			want := g.Counters[name][strconv.Itoa(i)]
+			if want != [2]uint64{pk, by} {
+				diffs = append(diffs, fmt.Sprintf("counter %s[%d]: reference %d packets %d bytes, Go target %d, %d", name, i, want[0], want[1], pk, by))
+			}
+		}
+	}
+	for name := range g.Counters {
+		if sw.CounterSize(name) == 0 {
+			diffs = append(diffs, fmt.Sprintf("counter %s: not in the program", name))
+		}
+	}
+	for _, name := range sw.Registers() {
+		if _, skip := g.Skip[name]; skip {
+			continue
+		}
+		for i := 0; i < sw.RegisterSize(name); i++ {
+			v, _ := sw.Register(name, i)
+			if want := g.Registers[name][strconv.Itoa(i)]; want != v {
+				diffs = append(diffs, fmt.Sprintf("register %s[%d]: reference %d, Go target %d", name, i, want, v))
+			}
+		}
+	}
+	if len(digests) != len(g.Digests) {
+		diffs = append(diffs, fmt.Sprintf("digests: reference sent %d, Go target %d", len(g.Digests), len(digests)))
+	}
+	for i := range min(len(digests), len(g.Digests)) {
+		w, d := g.Digests[i], digests[i]
+		if w.List != d.List || !slices.Equal(w.Values, d.Values) {
+			diffs = append(diffs, fmt.Sprintf("digest %d: reference %s %v, Go target %s %v", i, w.List, w.Values, d.List, d.Values))
+		}
+	}
+	return diffs, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, _ := strconv.Atoi(keys[i])
+		b, _ := strconv.Atoi(keys[j])
+		return a < b || a == b && strings.Compare(keys[i], keys[j]) < 0
+	})
+	return keys
+}
