@@ -270,23 +270,30 @@ func (s *Switch) SetQueueDepth(port, packets int) error {
 // CLI runs simple_switch_CLI commands, one per line, against the switch's
 // Thrift port, and fails if the CLI reports an error.
 func (s *Switch) CLI(commands ...string) error {
+	_, err := s.CLIOutput(commands...)
+	return err
+}
+
+// CLIOutput runs simple_switch_CLI commands like CLI and returns what
+// the CLI printed (counter and register reads).
+func (s *Switch) CLIOutput(commands ...string) (string, error) {
 	bin, err := Lookup(CLIBinary)
 	if err != nil {
-		return err
+		return "", err
 	}
 	cmd := exec.Command(bin, "--thrift-port", strconv.Itoa(s.cfg.ThriftPort))
 	cmd.Stdin = strings.NewReader(strings.Join(commands, "\n") + "\n")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("bmv2 %s: %s: %w: %s", s.cfg.Name, CLIBinary, err, lastLines(string(out), 5))
+		return "", fmt.Errorf("bmv2 %s: %s: %w: %s", s.cfg.Name, CLIBinary, err, lastLines(string(out), 5))
 	}
 	// The CLI reports a bad command on its output and still exits 0.
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.Contains(line, "Error") || strings.Contains(line, "Invalid") || strings.Contains(line, "Unknown syntax") {
-			return fmt.Errorf("bmv2 %s: %s %q: %s", s.cfg.Name, CLIBinary, strings.Join(commands, "; "), strings.TrimSpace(line))
+			return "", fmt.Errorf("bmv2 %s: %s %q: %s", s.cfg.Name, CLIBinary, strings.Join(commands, "; "), strings.TrimSpace(line))
 		}
 	}
-	return nil
+	return string(out), nil
 }
 
 // lastLines is the last n non-empty lines of s, joined by " | ".

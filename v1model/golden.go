@@ -30,7 +30,12 @@ type Golden struct {
 	// with the reason; they are not compared.
 	Skip map[string]string `json:"skip_registers,omitempty"`
 
+	// Ports are the switch's ports, each a veth on the recording rig.
+	Ports   []int          `json:"ports"`
 	Packets []GoldenPacket `json:"packets"`
+	// DigestsRecorded says whether the recorder captured digests; when
+	// false, Digests is not compared.
+	DigestsRecorded bool `json:"digests_recorded"`
 	// Sent holds, by port, the frames in the order the port sent them.
 	Sent map[string][]string `json:"sent"`
 	// Counters and Registers hold every non-zero cell: name, then
@@ -156,6 +161,9 @@ func Replay(path string) ([]string, error) {
 				diffs = append(diffs, fmt.Sprintf("register %s[%d]: reference %d, Go target %d", name, i, want, v))
 			}
 		}
+	}
+	if !g.DigestsRecorded {
+		return diffs, nil
 	}
 	if len(digests) != len(g.Digests) {
 		diffs = append(diffs, fmt.Sprintf("digests: reference sent %d, Go target %d", len(g.Digests), len(digests)))

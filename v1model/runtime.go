@@ -313,3 +313,98 @@ func runtimeValue(raw json.RawMessage, width int) (uint64, error) {
 	}
 	return v, nil
 }
+
+// CLICommands translates a runtime configuration into simple_switch_CLI
+// commands, so that BMv2 gets the same entries (the golden recorder uses
+// it). Priorities are turned around: BMv2's smaller number wins.
+func (sw *Switch) CLICommands(rt *Runtime) ([]string, error) {
+	var cmds []string
+	for _, re := range rt.Entries {
+		cmd, err := sw.cliEntry(re)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", re.Line, err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	handle := 0
+	for _, g := range rt.Groups {
+		cmds = append(cmds, fmt.Sprintf("mc_mgrp_create %d", g.ID))
+		for _, r := range g.Replicas {
+			cmds = append(cmds, fmt.Sprintf("mc_node_create %d %d", r.Instance, r.Port), fmt.Sprintf("mc_node_associate %d %d", g.ID, handle))
+			handle++
+		}
+	}
+	for _, g := range rt.Clones {
+		if len(g.Replicas) != 1 {
+			return nil, fmt.Errorf("line %d: clone session %d: one replica wanted", g.Line, g.Session)
+		}
+		cmds = append(cmds, fmt.Sprintf("mirroring_add %d %d", g.Session, g.Replicas[0].Port))
+	}
+	return cmds, nil
+}
+
+// cliPriorityBase turns P4Runtime-style priorities (larger wins) into
+// BMv2's (smaller wins).
+const cliPriorityBase = 1 << 20
+
+func (sw *Switch) cliEntry(re RuntimeEntry) (string, error) {
+	// Build the entry on a scratch copy of the check: installEntry's
+	// validation, without touching the switch.
+	t := sw.tables[re.Table]
+	if t == nil {
+		return "", fmt.Errorf("table: no table %q", re.Table)
+	}
+	a := t.actions[re.Action]
+	if a == nil {
+		return "", fmt.Errorf("action_name: %q is not an action of table %s", re.Action, t.Name)
+	}
+	var params []string
+	for _, p := range a.params {
+		raw, ok := re.Params[p.Name]
+		if !ok {
+			return "", fmt.Errorf("action_params: %s needs %q", a.name, p.Name)
+		}
+		v, err := runtimeValue(raw, p.Bitwidth)
+		if err != nil {
+			return "", fmt.Errorf("action_params.%s: %v", p.Name, err)
+		}
+		params = append(params, strconv.FormatUint(v, 10))
+	}
+	if re.Default {
+		return strings.TrimSpace(fmt.Sprintf("table_set_default %s %s %s", t.Name, a.name, strings.Join(params, " "))), nil
+	}
+	var keys []string
+	for _, kf := range t.keys {
+		raw, ok := re.Match[kf.name]
+		var m Match
+		if ok {
+			var err error
+			if m, err = runtimeMatch(raw, kf); err != nil {
+				return "", fmt.Errorf("match.%s: %v", kf.name, err)
+			}
+		} else {
+			m = Match{Wildcard: true, High: ones(kf.width)}
+		}
+		switch kf.kind {
+		case "exact":
+			keys = append(keys, strconv.FormatUint(m.Value, 10))
+		case "lpm":
+			keys = append(keys, fmt.Sprintf("%d/%d", m.Value, m.PrefixLen))
+		case "ternary":
+			keys = append(keys, fmt.Sprintf("%d&&&%d", m.Value, m.Mask))
+		case "optional":
+			if m.Wildcard {
+				keys = append(keys, "0&&&0")
+			} else {
+				keys = append(keys, fmt.Sprintf("%d&&&%d", m.Value, ones(kf.width)))
+			}
+		case "range":
+			keys = append(keys, fmt.Sprintf("%d->%d", m.Low, m.High))
+		}
+	}
+	cmd := fmt.Sprintf("table_add %s %s %s => %s", t.Name, a.name, strings.Join(keys, " "), strings.Join(params, " "))
+	if t.kind == "ternary" {
+		cmd += fmt.Sprintf(" %d", cliPriorityBase-re.Priority)
+	}
+	return strings.TrimSpace(cmd), nil
+}
