@@ -18,6 +18,8 @@ staticcheck:
 # Two passes: every test under the race detector, except the long
 # single-goroutine simulations (internal/race), which the second pass runs
 # without it; the detector would cost them five to ten times the time.
+# Then ten seconds of fuzzed frames through the Go P4 target's parser.
 gotest:
 	go test -race -count=1 ./...
 	go test -count=1 ./...
+	go test -run '^$$' -fuzz FuzzProcess -fuzztime 10s ./v1model
