@@ -101,6 +101,15 @@ type Switch struct {
 	input   []*packet
 	queue   []queued
 	asserts int
+
+	// The traffic manager of the live mode (Receive and Serve).
+	live         bool
+	ports        map[int]*egressPort
+	portOrder    []int
+	rr           int
+	defaultDepth int
+	defaultRate  float64
+	kick         chan struct{}
 }
 
 type queued struct {
@@ -193,7 +202,8 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 		actionByID: map[int]*action{}, tables: map[string]*Table{}, registers: map[string]*registerArray{},
 		counters: map[string]*counterArray{}, calcs: map[string]*calculation{}, fieldLists: map[int][]int{},
 		learnLists: map[int]*learnList{}, vsets: map[string]*ValueSet{}, mirror: map[int]int{}, mcast: map[int][]Replica{},
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))}
+		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
+		ports: map[int]*egressPort{}, defaultDepth: DefaultQueueDepth, kick: make(chan struct{}, 1)}
 	if sw.cfg.Clock == nil {
 		start := sw.start
 		sw.cfg.Clock = func() time.Duration { return time.Since(start) }
@@ -390,19 +400,13 @@ type Emit func(port int, frame []byte)
 func (sw *Switch) Process(port int, frame []byte, emit Emit) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
+	if sw.live {
+		return fmt.Errorf("replay (Process) on a switch that runs live (Receive and Serve)")
+	}
 	if len(frame) > sw.cfg.MaxFrame {
 		return fmt.Errorf("frame of %d bytes on port %d: longer than the %d-byte maximum", len(frame), port, sw.cfg.MaxFrame)
 	}
-	p := sw.get()
-	p.reset(sw.l)
-	p.n = copy(p.buf, frame)
-	p.port = port
-	p.ingressLen = p.n
-	p.lengthReg = p.n
-	sw.set(p, sw.l.std.ingressPort, uint64(port))
-	sw.set(p, sw.l.std.packetLength, uint64(p.n))
-	sw.set(p, sw.l.std.instanceType, InstanceNormal)
-	sw.set(p, sw.l.std.ingressTimestamp, sw.now())
+	p := sw.arrive(port, frame)
 	sw.input = append(sw.input, p)
 	// Indices, not reslicing, so that the slices keep their capacity.
 	for in, out := 0, 0; in < len(sw.input) || out < len(sw.queue); {
@@ -419,6 +423,22 @@ func (sw *Switch) Process(port int, frame []byte, emit Emit) error {
 	sw.input = sw.input[:0]
 	sw.queue = sw.queue[:0]
 	return nil
+}
+
+// arrive takes a frame into a fresh packet with the standard metadata of
+// a frame received on port, as simple_switch's receive.
+func (sw *Switch) arrive(port int, frame []byte) *packet {
+	p := sw.get()
+	p.reset(sw.l)
+	p.n = copy(p.buf, frame)
+	p.port = port
+	p.ingressLen = p.n
+	p.lengthReg = p.n
+	sw.set(p, sw.l.std.ingressPort, uint64(port))
+	sw.set(p, sw.l.std.packetLength, uint64(p.n))
+	sw.set(p, sw.l.std.instanceType, InstanceNormal)
+	sw.set(p, sw.l.std.ingressTimestamp, sw.now())
+	return p
 }
 
 func (sw *Switch) runIngress(p *packet) {
@@ -503,6 +523,10 @@ func (sw *Switch) enqueue(p *packet, port int) {
 		return
 	}
 	sw.set(p, std.enqTimestamp, sw.now())
+	if sw.live {
+		sw.enqueueLive(p, port, prio)
+		return
+	}
 	sw.set(p, std.enqQdepth, 0)
 	sw.queue = append(sw.queue, queued{p: p, port: port, prio: prio})
 }
@@ -514,7 +538,9 @@ func (sw *Switch) runEgress(p *packet, port, prio int, emit Emit) {
 	if std.enqTimestamp >= 0 {
 		sw.set(p, std.deqTimedelta, now-p.f[std.enqTimestamp])
 	}
-	sw.set(p, std.deqQdepth, 0)
+	if !sw.live {
+		sw.set(p, std.deqQdepth, 0)
+	}
 	sw.set(p, std.qid, uint64(prio))
 	sw.set(p, std.egressPort, uint64(port))
 	sw.set(p, std.egressSpec, DropPort+1)
