@@ -1,0 +1,224 @@
+//go:build linux
+
+// Package afpacket gives a software switch its ports: one AF_PACKET raw
+// socket per interface, receiving and sending whole Ethernet frames in
+// batches (recvmmsg and sendmmsg), with VLAN tags kept. The sockets sit on
+// the runtime's poller, so a blocked receive costs no thread and Close
+// ends it.
+package afpacket
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaxFrame is the largest frame a port receives whole (jumbo frames and
+// a re-inserted VLAN tag fit).
+const MaxFrame = 9216 + 4
+
+// Batch is how many frames one receive or send system call moves at most.
+const Batch = 64
+
+const auxSize = int(unsafe.Sizeof(unix.TpacketAuxdata{}))
+
+// mmsghdr is struct mmsghdr of recvmmsg(2) and sendmmsg(2).
+type mmsghdr struct {
+	hdr unix.Msghdr
+	len uint32
+	_   [4]byte
+}
+
+// Port is one interface's socket.
+type Port struct {
+	Name   string
+	Index  int
+	f      *os.File
+	rc     syscall.RawConn
+	closed atomic.Bool
+
+	rmu   sync.Mutex
+	rbufs [Batch][]byte
+	riov  [Batch]unix.Iovec
+	roob  [Batch][]byte
+	rhdr  [Batch]mmsghdr
+	rout  [Batch][]byte
+
+	wmu  sync.Mutex
+	wiov [Batch]unix.Iovec
+	whdr [Batch]mmsghdr
+}
+
+// Open opens a port on the interface ifName of the calling thread's
+// network namespace, in promiscuous mode, with large socket buffers so
+// that bursts wait in the kernel rather than being lost.
+func Open(ifName string) (*Port, error) {
+	ifi, err := net.InterfaceByName(ifName)
+	if err != nil {
+		return nil, fmt.Errorf("port %s: %w", ifName, err)
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("port %s: AF_PACKET socket: %w", ifName, err)
+	}
+	fail := func(what string, err error) (*Port, error) {
+		unix.Close(fd)
+		return nil, fmt.Errorf("port %s: %s: %w", ifName, what, err)
+	}
+	// The kernel moves a received VLAN tag into metadata; auxdata gives
+	// it back so that the program sees the frame as it was on the wire.
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
+		return fail("PACKET_AUXDATA", err)
+	}
+	// Our own transmissions must not come back as receptions.
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
+		return fail("PACKET_IGNORE_OUTGOING (Linux 4.20 or later)", err)
+	}
+	for _, opt := range []int{unix.SO_RCVBUFFORCE, unix.SO_SNDBUFFORCE} {
+		// Forcing needs CAP_NET_ADMIN; without it the default stays.
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, opt, 8<<20)
+	}
+	mreq := unix.PacketMreq{Ifindex: int32(ifi.Index), Type: unix.PACKET_MR_PROMISC}
+	if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
+		return fail("promiscuous mode", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifi.Index}); err != nil {
+		return fail("bind", err)
+	}
+	f := os.NewFile(uintptr(fd), "afpacket:"+ifName)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	p := &Port{Name: ifName, Index: ifi.Index, f: f, rc: rc}
+	for i := range p.rbufs {
+		p.rbufs[i] = make([]byte, MaxFrame)
+		p.roob[i] = make([]byte, unix.CmsgSpace(auxSize))
+	}
+	return p, nil
+}
+
+func htons(v uint16) uint16 {
+	var b [2]byte
+	binary.BigEndian.PutUint16(b[:], v)
+	return binary.NativeEndian.Uint16(b[:])
+}
+
+// ErrClosed is returned by Recv and Send on a closed port.
+var ErrClosed = errors.New("afpacket: port closed")
+
+// Recv waits for frames and returns up to Batch of them. The frames are
+// valid until the next Recv.
+func (p *Port) Recv() ([][]byte, error) {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	for i := range Batch {
+		// Leave room in front of the frame for a VLAN tag to go back in.
+		p.riov[i] = unix.Iovec{Base: &p.rbufs[i][4]}
+		p.riov[i].SetLen(MaxFrame - 4)
+		h := &p.rhdr[i].hdr
+		*h = unix.Msghdr{Iov: &p.riov[i], Iovlen: 1, Control: &p.roob[i][0]}
+		h.SetControllen(len(p.roob[i]))
+	}
+	var n int
+	var errno syscall.Errno
+	err := p.rc.Read(func(fd uintptr) bool {
+		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&p.rhdr[0])), Batch, unix.MSG_DONTWAIT, 0, 0)
+		if e == unix.EAGAIN {
+			return false
+		}
+		n, errno = int(r), e
+		return true
+	})
+	if err != nil {
+		if p.closed.Load() {
+			return nil, ErrClosed
+		}
+		return nil, err
+	}
+	if errno != 0 {
+		return nil, fmt.Errorf("port %s: recvmmsg: %w", p.Name, errno)
+	}
+	for i := range n {
+		p.rout[i] = p.frame(i)
+	}
+	return p.rout[:n], nil
+}
+
+// frame returns message i, its VLAN tag put back where auxdata has one.
+func (p *Port) frame(i int) []byte {
+	b := p.rbufs[i]
+	n := int(p.rhdr[i].len)
+	h := &p.rhdr[i].hdr
+	if int(h.Controllen) >= unix.CmsgSpace(auxSize) {
+		cm := (*unix.Cmsghdr)(unsafe.Pointer(&p.roob[i][0]))
+		if cm.Level == unix.SOL_PACKET && cm.Type == unix.PACKET_AUXDATA {
+			aux := (*unix.TpacketAuxdata)(unsafe.Pointer(&p.roob[i][unix.CmsgLen(0)]))
+			if aux.Status&unix.TP_STATUS_VLAN_VALID != 0 && n >= 12 {
+				tpid := uint16(0x8100)
+				if aux.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
+					tpid = aux.Vlan_tpid
+				}
+				copy(b[0:12], b[4:16])
+				binary.BigEndian.PutUint16(b[12:], tpid)
+				binary.BigEndian.PutUint16(b[14:], aux.Vlan_tci)
+				return b[:n+4]
+			}
+		}
+	}
+	return b[4 : 4+n]
+}
+
+// Send transmits frames, as many per system call as Batch allows, and
+// returns when the kernel has taken them all.
+func (p *Port) Send(frames ...[]byte) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	for len(frames) > 0 {
+		k := min(len(frames), Batch)
+		for i := range k {
+			if len(frames[i]) == 0 {
+				return fmt.Errorf("port %s: an empty frame", p.Name)
+			}
+			p.wiov[i] = unix.Iovec{Base: &frames[i][0]}
+			p.wiov[i].SetLen(len(frames[i]))
+			p.whdr[i] = mmsghdr{hdr: unix.Msghdr{Iov: &p.wiov[i], Iovlen: 1}}
+		}
+		var sent int
+		var errno syscall.Errno
+		err := p.rc.Write(func(fd uintptr) bool {
+			r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&p.whdr[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
+			if e == unix.EAGAIN || e == unix.ENOBUFS {
+				return false
+			}
+			sent, errno = int(r), e
+			return true
+		})
+		if err != nil {
+			if p.closed.Load() {
+				return ErrClosed
+			}
+			return err
+		}
+		if errno != 0 {
+			return fmt.Errorf("port %s: sendmmsg: %w", p.Name, errno)
+		}
+		frames = frames[sent:]
+	}
+	return nil
+}
+
+// Close closes the socket; a pending Recv returns ErrClosed.
+func (p *Port) Close() error {
+	p.closed.Store(true)
+	return p.f.Close()
+}
