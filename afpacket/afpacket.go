@@ -63,7 +63,7 @@ type Port struct {
 func Open(ifName string) (*Port, error) {
 	ifi, err := net.InterfaceByName(ifName)
 	if err != nil {
-		return nil, fmt.Errorf("port %s: %w", ifName, err)
+		return nil, fmt.Errorf("no interface %q in this network namespace", ifName)
 	}
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

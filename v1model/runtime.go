@@ -187,6 +187,20 @@ func (sw *Switch) installEntry(re RuntimeEntry) error {
 		}
 		return sw.SetDefault(t.Name, a.name, params)
 	}
+	var known []string
+	for _, kf := range t.keys {
+		known = append(known, kf.name)
+	}
+	var given []string
+	for name := range re.Match {
+		given = append(given, name)
+	}
+	sort.Strings(given)
+	for _, name := range given {
+		if !contains(known, name) {
+			return fmt.Errorf("match.%s: table %s has no such key (its keys: %s)", name, t.Name, strings.Join(known, ", "))
+		}
+	}
 	e := Entry{Action: a.name, Params: params, Priority: re.Priority}
 	for _, kf := range t.keys {
 		raw, ok := re.Match[kf.name]
@@ -203,16 +217,6 @@ func (sw *Switch) installEntry(re RuntimeEntry) error {
 			return fmt.Errorf("match.%s: %v", kf.name, err)
 		}
 		e.Match = append(e.Match, m)
-	}
-	var known []string
-	for _, kf := range t.keys {
-		known = append(known, kf.name)
-	}
-	for name := range re.Match {
-		if !contains(known, name) {
-			sort.Strings(known)
-			return fmt.Errorf("match.%s: table %s has no such key (its keys: %s)", name, t.Name, strings.Join(known, ", "))
-		}
 	}
 	return sw.AddEntry(t.Name, e)
 }

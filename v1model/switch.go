@@ -194,6 +194,11 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, h := range l.headers {
+		if !h.metadata && h.typ.bytes() > cfg.MaxFrame {
+			return nil, fmt.Errorf("headers %q: %d bytes, longer than the %d-byte frames the switch takes", h.name, h.typ.bytes(), cfg.MaxFrame)
+		}
+	}
 	errs, err := newErrorCodes(doc)
 	if err != nil {
 		return nil, err

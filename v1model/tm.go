@@ -208,8 +208,10 @@ func (sw *Switch) enqueueLive(p *packet, port, prio int) {
 // Serve runs the egress side until ctx ends: it takes packets off the
 // queues, highest priority first and as the rates allow, through egress
 // and the deparser, and hands each frame to emit (under the switch's
-// lock: emit must not call the Switch).
-func (sw *Switch) Serve(ctx context.Context, emit Emit) error {
+// lock: emit must not call the Switch). Before it waits for more, it
+// calls idle, if not nil, without the lock: the moment to flush frames
+// emit batched.
+func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -218,6 +220,9 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit) error {
 		sw.mu.Unlock()
 		if wait == 0 {
 			continue
+		}
+		if idle != nil {
+			idle()
 		}
 		timer.Reset(wait)
 		select {

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2
+)
+
+// usageError is a switch started wrongly; it exits 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usage(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// options are simple_switch_grpc's flags that p4switch takes, and its own.
+type options struct {
+	ifaces     []string
+	deviceID   uint64
+	thriftPort int
+	logConsole bool
+	logFile    string
+	logLevel   string
+	pcap       string
+	noP4       bool
+	entries    string
+	queueRate  []string
+	queueDepth []string
+	seed       uint64
+	json       string
+
+	// After "--", as simple_switch_grpc.
+	grpcAddr       string
+	cpuPort        int
+	priorityQueues int
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o options
+	cmd := &cobra.Command{
+		Use:   "p4switch [options] <program.json> [-- --grpc-server-addr ADDR --cpu-port N --priority-queues N]",
+		Short: "Run a v1model program compiled by p4c-bm2-ss on network interfaces",
+		Long: `p4switch loads the BMv2 JSON that p4c-bm2-ss writes for a v1model program
+and runs it on the given interfaces as BMv2's simple_switch_grpc would: the
+same flags, the same standard_metadata, the same traffic manager (strict
+priority queues, rates in packets per second, depths in packets).
+
+Entries come from a runtime JSON in the format of the p4lang tutorials
+(--entries); the P4Runtime server (--grpc-server-addr) is not served yet.`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			pos, target := args, []string(nil)
+			if dash >= 0 {
+				pos, target = args[:dash], args[dash:]
+			}
+			if err := o.targetFlags(target); err != nil {
+				return err
+			}
+			switch {
+			case len(pos) == 1 && !o.noP4:
+				o.json = pos[0]
+			case len(pos) == 0 && o.noP4:
+			case len(pos) == 0:
+				return usage("no program: give the BMv2 JSON p4c-bm2-ss wrote (or --no-p4)")
+			case o.noP4:
+				return usage("--no-p4 and a program %q: give one or the other", pos[0])
+			default:
+				return usage("one program, %d given: %s", len(pos), strings.Join(pos, " "))
+			}
+			log, closeLog, err := o.logger(stderr)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			return serve(ctx, o, log, stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&o.ifaces, "interface", "i", nil, "attach `PORT@IFACE` (repeatable)")
+	f.Uint64Var(&o.deviceID, "device-id", 0, "device id (the P4Runtime device_id)")
+	f.IntVar(&o.thriftPort, "thrift-port", 9090, "accepted for simple_switch_grpc's command lines; p4switch serves no Thrift")
+	f.BoolVar(&o.logConsole, "log-console", false, "log to the console (stderr)")
+	f.StringVar(&o.logFile, "log-file", "", "log to `FILE`")
+	f.StringVarP(&o.logLevel, "log-level", "L", "info", "log level: trace, debug, info, warn, error or off")
+	f.StringVar(&o.pcap, "pcap", "", "write each port's received and sent frames to `DIR`/<iface>_in.pcap and _out.pcap")
+	f.BoolVar(&o.noP4, "no-p4", false, "start without a program, for the controller to push one over P4Runtime")
+	f.StringVar(&o.entries, "entries", "", "table entries, multicast groups and clone sessions from a tutorials-style runtime JSON `FILE`")
+	f.StringArrayVar(&o.queueRate, "queue-rate", nil, "egress rate in packets per second: `PPS` for every port or PORT:PPS (repeatable), as set_queue_rate")
+	f.StringArrayVar(&o.queueDepth, "queue-depth", nil, "egress queue depth in packets: `N` for every port or PORT:N (repeatable), as set_queue_depth")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the program's random()")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage("%v; see 'p4switch --help'", err) })
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(stderr, "p4switch: %v\n", err)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return exitUsage
+		}
+		return exitRuntime
+	}
+	return exitOK
+}
+
+// targetFlags parses the options after "--", simple_switch_grpc's own.
+func (o *options) targetFlags(args []string) error {
+	fs := pflag.NewFlagSet("target options", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.grpcAddr, "grpc-server-addr", "", "P4Runtime address")
+	fs.IntVar(&o.cpuPort, "cpu-port", 0, "CPU port")
+	fs.IntVar(&o.priorityQueues, "priority-queues", 1, "strict-priority queues per port")
+	if err := fs.Parse(args); err != nil {
+		return usage("after --: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return usage("after --: unexpected %q", fs.Arg(0))
+	}
+	if o.priorityQueues < 1 || o.priorityQueues > 8 {
+		return usage("--priority-queues %d: want 1 to 8", o.priorityQueues)
+	}
+	return nil
+}
+
+// logger builds the log: console, file, or nowhere.
+func (o *options) logger(stderr io.Writer) (*slog.Logger, func(), error) {
+	levels := map[string]slog.Level{"trace": slog.LevelDebug - 4, "debug": slog.LevelDebug, "info": slog.LevelInfo,
+		"warn": slog.LevelWarn, "warning": slog.LevelWarn, "error": slog.LevelError, "off": slog.LevelError + 100}
+	level, ok := levels[o.logLevel]
+	if !ok {
+		return nil, nil, usage("--log-level %q: want trace, debug, info, warn, error or off", o.logLevel)
+	}
+	var w io.Writer
+	closer := func() {}
+	switch {
+	case o.logFile != "":
+		f, err := createLog(o.logFile)
+		if err != nil {
+			return nil, nil, usage("--log-file: %v", err)
+		}
+		w, closer = f, func() { f.Close() }
+	case o.logConsole:
+		w = stderr
+	default:
+		return slog.New(slog.DiscardHandler), closer, nil
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closer, nil
+}
+
+// portSetting reads "V" (every port) or "PORT:V".
+func portSetting(flag, s string) (port int, v float64, err error) {
+	port = -1
+	val := s
+	if p, rest, ok := strings.Cut(s, ":"); ok {
+		if port, err = strconv.Atoi(p); err != nil || port < 0 {
+			return 0, 0, usage("--%s %q: port %q is not a port number", flag, s, p)
+		}
+		val = rest
+	}
+	if v, err = strconv.ParseFloat(val, 64); err != nil || v < 0 {
+		return 0, 0, usage("--%s %q: %q is not a number, 0 or more", flag, s, val)
+	}
+	return port, v, nil
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+
+	"github.com/p4rcm/p4rcm/netlab"
+)
+
+const rcmJSON = "../../p4/build/rcm.json"
+
+func udp(t *testing.T, src, dst byte) []byte {
+	t.Helper()
+	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, src}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 1, 1}, EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IPv4(10, 0, 0, src), DstIP: net.IPv4(10, 0, 0, dst)}
+	u := &layers.UDP{SrcPort: 5000, DstPort: 4791}
+	_ = u.SetNetworkLayerForChecksum(ip)
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, eth, ip, u, gopacket.Payload(make([]byte, 100))); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+const entries = `{"table_entries": [
+ {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.1", 32]},
+  "action_name": "RcmIngress.set_nexthop", "action_params": {"port": 1, "src_mac": "02:00:00:00:01:01", "dst_mac": "02:00:00:00:00:01"}},
+ {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.2", 32]},
+  "action_name": "RcmIngress.set_nexthop", "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}}
+]}`
+
+// TestForwardsOnVeths runs rcm.p4 between two namespaces: a frame from h1
+// to 10.0.0.2 leaves on h2's link with the next hop's MACs and TTL 63, and
+// a clean SIGINT-style stop reports the ports' counts and writes pcaps.
+func TestForwardsOnVeths(t *testing.T) {
+	if err := netlab.Available(); err != nil {
+		t.Skipf("no network namespaces here: %v", err)
+	}
+	lab, err := netlab.New("p4sw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lab.Close()
+	var socks []*netlab.Socket
+	var args []string
+	for i, name := range []string{"h1", "h2"} {
+		h, err := lab.Host(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		link, err := lab.Link(h, "eth0", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := h.Socket("eth0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		socks = append(socks, s)
+		args = append(args, "-i", strings.Join([]string{string(rune('1' + i)), link.SwitchIf}, "@"))
+	}
+	dir := t.TempDir()
+	rt := filepath.Join(dir, "s1-runtime.json")
+	if err := os.WriteFile(rt, []byte(entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	done := make(chan int)
+	args = append(args, "--pcap", dir, rcmJSON, "--entries", rt)
+	go func() { done <- run(ctx, args, &stdout, &stderr) }()
+	in := udp(t, 1, 2)
+	var got []byte
+	for try := 0; try < 50 && got == nil; try++ {
+		// The switch may still be opening its ports.
+		if err := socks[0].Send(in); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = socks[1].RecvMatching(100*time.Millisecond, func(f []byte) bool { return len(f) == len(in) })
+	}
+	cancel()
+	code := <-done
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if got == nil {
+		t.Fatalf("nothing forwarded to h2; output: %s %s", stdout.String(), stderr.String())
+	}
+	pkt := gopacket.NewPacket(got, layers.LayerTypeEthernet, gopacket.Default)
+	ip, _ := pkt.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	eth, _ := pkt.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+	if ip == nil || ip.TTL != 63 || eth.DstMAC.String() != "02:00:00:00:00:02" {
+		t.Errorf("forwarded frame %x", got)
+	}
+	if !strings.Contains(stdout.String(), "port 2 (") || !strings.Contains(stdout.String(), "frames out") && !strings.Contains(stdout.String(), " out,") {
+		t.Errorf("no port summary: %s", stdout.String())
+	}
+	for _, f := range []string{"_in.pcap", "_out.pcap"} {
+		m, _ := filepath.Glob(filepath.Join(dir, "*"+f))
+		if len(m) != 2 {
+			t.Errorf("pcap files *%s: %v", f, m)
+		}
+	}
+}
+
+// TestBadStarts: each wrong start is exit 2 with a message naming the
+// problem, and nothing runs.
+func TestBadStarts(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("{\n \"header_types\": [\n  {\"name\": 1}\n ]\n}\n"), 0o644)
+	wide := filepath.Join(dir, "wide.json")
+	os.WriteFile(wide, []byte(`{"header_types": [{"name": "h_t", "id": 0, "fields": [["a", 128, false]]}], "__meta__": {"version": [2, 23]}}`), 0o644)
+	badEntries := filepath.Join(dir, "e.json")
+	os.WriteFile(badEntries, []byte("{\"table_entries\": [\n {\"table\": \"RcmIngress.ipv4_lpm\", \"match\": {\"hdr.ipv4.dst\": [\"10.0.0.1\", 32]},\n  \"action_name\": \"RcmIngress.drop\"}]}"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-i", "1@lo"}, "no program"},
+		{[]string{rcmJSON}, "no interfaces"},
+		{[]string{"-i", "1", rcmJSON}, "want PORT@IFACE"},
+		{[]string{"-i", "1@no-such-if9", rcmJSON}, "no-such-if9"},
+		{[]string{"-i", "1@lo", bad}, "line 3, column"},
+		{[]string{"-i", "1@lo", wide}, `field "a" is 128 bits`},
+		{[]string{"-i", "1@lo", filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"-i", "1@lo", rcmJSON, "--entries", badEntries}, "e.json:2: match.hdr.ipv4.dst"},
+		{[]string{"-i", "1@lo", rcmJSON, "--queue-rate", "2:fast"}, `"fast" is not a number`},
+		{[]string{"-i", "1@lo", "--log-level", "loud", rcmJSON}, "--log-level"},
+		{[]string{"-i", "1@lo", rcmJSON, "--", "--priority-queues", "9"}, "want 1 to 8"},
+		{[]string{"-i", "1@lo", "--no-p4"}, "P4Runtime"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), c.args, &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, stderr.String(), c.want)
+		}
+		t.Logf("%v: %s", c.args, strings.TrimSpace(stderr.String()))
+	}
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
+
+	"github.com/p4rcm/p4rcm/afpacket"
+	"github.com/p4rcm/p4rcm/v1model"
+)
+
+// port is one attached interface with its counters, pcap files and the
+// frames waiting to be sent in one batch.
+type port struct {
+	num     int
+	p       *afpacket.Port
+	in, out *pcapFile
+	rx, tx  atomic.Uint64
+	pending [][]byte
+	bufs    [afpacket.Batch][]byte
+}
+
+type pcapFile struct {
+	mu sync.Mutex
+	f  *os.File
+	w  *pcapgo.Writer
+}
+
+func (pf *pcapFile) write(frame []byte) {
+	if pf == nil {
+		return
+	}
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	ci := gopacket.CaptureInfo{Timestamp: time.Now(), CaptureLength: len(frame), Length: len(frame)}
+	_ = pf.w.WritePacket(ci, frame) // a full disk must not stop the switch
+}
+
+func createLog(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}
+
+func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) error {
+	if o.noP4 {
+		return usage("--no-p4: the program would come over P4Runtime, which this p4switch does not serve yet; give the JSON")
+	}
+	attach, err := parseInterfaces(o.ifaces)
+	if err != nil {
+		return err
+	}
+	sw, err := v1model.Load(o.json, v1model.Config{Logger: log, Seed: o.seed, PriorityQueues: o.priorityQueues,
+		Digest: func(d v1model.Digest) { log.Info("digest", "list", d.List, "values", d.Values) }})
+	if err != nil {
+		return usage("%v", err)
+	}
+	if o.entries != "" {
+		rt, err := v1model.LoadRuntime(o.entries)
+		if err != nil {
+			return usage("--entries: %v", err)
+		}
+		if err := sw.Install(rt); err != nil {
+			return usage("--entries: %v", err)
+		}
+	}
+	for _, s := range o.queueRate {
+		p, v, err := portSetting("queue-rate", s)
+		if err != nil {
+			return err
+		}
+		if err := sw.SetQueueRate(p, -1, v); err != nil {
+			return usage("--queue-rate %s: %v", s, err)
+		}
+	}
+	for _, s := range o.queueDepth {
+		p, v, err := portSetting("queue-depth", s)
+		if err != nil {
+			return err
+		}
+		if v != float64(int(v)) || v < 1 {
+			return usage("--queue-depth %s: want a whole number of packets, 1 or more", s)
+		}
+		if err := sw.SetQueueDepth(p, -1, int(v)); err != nil {
+			return usage("--queue-depth %s: %v", s, err)
+		}
+	}
+	if o.grpcAddr != "" {
+		log.Warn("P4Runtime is not served yet: --grpc-server-addr ignored", "addr", o.grpcAddr)
+	}
+	ports := map[int]*port{}
+	var order []int
+	closeAll := func() {
+		for _, n := range order {
+			pt := ports[n]
+			pt.p.Close()
+			for _, pf := range []*pcapFile{pt.in, pt.out} {
+				if pf != nil {
+					pf.f.Close()
+				}
+			}
+		}
+	}
+	for _, a := range attach {
+		ap, err := afpacket.Open(a.iface)
+		if err != nil {
+			closeAll()
+			return usage("-i %d@%s: %v", a.num, a.iface, err)
+		}
+		pt := &port{num: a.num, p: ap}
+		for i := range pt.bufs {
+			pt.bufs[i] = make([]byte, 0, afpacket.MaxFrame+512)
+		}
+		ports[a.num] = pt
+		order = append(order, a.num)
+		if o.pcap != "" {
+			if pt.in, err = openPcap(filepath.Join(o.pcap, a.iface+"_in.pcap")); err == nil {
+				pt.out, err = openPcap(filepath.Join(o.pcap, a.iface+"_out.pcap"))
+			}
+			if err != nil {
+				closeAll()
+				return usage("--pcap: %v", err)
+			}
+		}
+	}
+	var unattached atomic.Uint64
+	emit := func(n int, frame []byte) {
+		pt := ports[n]
+		if pt == nil {
+			unattached.Add(1)
+			return
+		}
+		k := len(pt.pending)
+		pt.pending = append(pt.pending, append(pt.bufs[k][:0], frame...))
+		if len(pt.pending) == afpacket.Batch {
+			pt.flush(log)
+		}
+	}
+	flush := func() {
+		for _, n := range order {
+			ports[n].flush(log)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = sw.Serve(ctx, emit, flush)
+	}()
+	failed := make(chan error, len(order))
+	for _, n := range order {
+		pt := ports[n]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				frames, err := pt.p.Recv()
+				if err != nil {
+					if !errors.Is(err, afpacket.ErrClosed) {
+						failed <- err
+					}
+					return
+				}
+				for _, f := range frames {
+					pt.rx.Add(1)
+					pt.in.write(f)
+					if err := sw.Receive(pt.num, f); err != nil {
+						log.Warn("frame refused", "port", pt.num, "err", err)
+					}
+				}
+			}
+		}()
+	}
+	var names []string
+	for _, a := range attach {
+		names = append(names, fmt.Sprintf("%d@%s", a.num, a.iface))
+	}
+	fmt.Fprintf(stdout, "p4switch: running %s on %s\n", o.json, strings.Join(names, ", "))
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-failed:
+	}
+	cancel()
+	closeAll()
+	wg.Wait()
+	for _, n := range order {
+		pt := ports[n]
+		fmt.Fprintf(stdout, "p4switch: port %d (%s): %d frames in, %d out, %d dropped at full queues\n",
+			n, pt.p.Name, pt.rx.Load(), pt.tx.Load(), sw.QueueDrops(n))
+	}
+	if u := unattached.Load(); u > 0 {
+		fmt.Fprintf(stdout, "p4switch: %d frames sent to ports without an interface\n", u)
+	}
+	return runErr
+}
+
+func (pt *port) flush(log *slog.Logger) {
+	if len(pt.pending) == 0 {
+		return
+	}
+	if err := pt.p.Send(pt.pending...); err != nil && !errors.Is(err, afpacket.ErrClosed) {
+		log.Warn("send failed", "port", pt.num, "err", err)
+	}
+	for _, f := range pt.pending {
+		pt.out.write(f)
+	}
+	pt.tx.Add(uint64(len(pt.pending)))
+	pt.pending = pt.pending[:0]
+}
+
+type attachment struct {
+	num   int
+	iface string
+}
+
+// parseInterfaces reads -i PORT@IFACE flags.
+func parseInterfaces(flags []string) ([]attachment, error) {
+	var out []attachment
+	seenPort, seenIf := map[int]bool{}, map[string]bool{}
+	for _, s := range flags {
+		p, iface, ok := strings.Cut(s, "@")
+		n, err := strconv.Atoi(p)
+		if !ok || err != nil || n < 0 || n >= v1model.DropPort || iface == "" {
+			return nil, usage("-i %q: want PORT@IFACE with a port from 0 to %d", s, v1model.DropPort-1)
+		}
+		if seenPort[n] || seenIf[iface] {
+			return nil, usage("-i %q: port %d or interface %s attached twice", s, n, iface)
+		}
+		seenPort[n], seenIf[iface] = true, true
+		out = append(out, attachment{n, iface})
+	}
+	if len(out) == 0 {
+		return nil, usage("no interfaces: attach some with -i PORT@IFACE")
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].num < out[j].num })
+	return out, nil
+}
+
+func openPcap(path string) (*pcapFile, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := pcapgo.NewWriter(f)
+	if err := w.WriteFileHeader(afpacket.MaxFrame, layers.LinkTypeEthernet); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &pcapFile{f: f, w: w}, nil
+}
