@@ -312,3 +312,6 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, " | ")
 }
+
+// Process is the running switch's process, for measuring its CPU time.
+func (s *Switch) Process() *os.Process { return s.cmd.Process }

@@ -414,3 +414,10 @@ func (l *Lab) Close() error {
 	}
 	return nil
 }
+
+// Do runs fn on a throwaway OS thread inside the host's network
+// namespace: sockets fn opens (packet sockets of a sender or a receiver)
+// stay in the namespace and can be used from any goroutine afterwards.
+func (h *Host) Do(fn func() error) error {
+	return inNetns(h.ns, fn)
+}

@@ -104,6 +104,7 @@ type Switch struct {
 
 	// The traffic manager of the live mode (Receive and Serve).
 	live         bool
+	inline       bool // ReceiveBatch drains the queues itself
 	ports        map[int]*egressPort
 	portOrder    []int
 	rr           int

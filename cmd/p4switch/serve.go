@@ -30,8 +30,16 @@ type port struct {
 	p       *afpacket.Port
 	in, out *pcapFile
 	rx, tx  atomic.Uint64
+
+	// Frames to send, filled by emit (under the switch's lock) from
+	// whichever goroutine runs egress, and sent by flush: two sets of
+	// buffers, one filling while the other is on its way out.
+	mu      sync.Mutex
+	sendMu  sync.Mutex
 	pending [][]byte
 	bufs    [afpacket.Batch][]byte
+	spare   [afpacket.Batch][]byte
+	out2    [][]byte
 }
 
 type pcapFile struct {
@@ -122,6 +130,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		pt := &port{num: a.num, p: ap}
 		for i := range pt.bufs {
 			pt.bufs[i] = make([]byte, 0, afpacket.MaxFrame+512)
+			pt.spare[i] = make([]byte, 0, afpacket.MaxFrame+512)
 		}
 		ports[a.num] = pt
 		order = append(order, a.num)
@@ -142,9 +151,12 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			unattached.Add(1)
 			return
 		}
+		pt.mu.Lock()
 		k := len(pt.pending)
 		pt.pending = append(pt.pending, append(pt.bufs[k][:0], frame...))
-		if len(pt.pending) == afpacket.Batch {
+		full := len(pt.pending) == afpacket.Batch
+		pt.mu.Unlock()
+		if full {
 			pt.flush(log)
 		}
 	}
@@ -175,13 +187,14 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 					}
 					return
 				}
+				pt.rx.Add(uint64(len(frames)))
 				for _, f := range frames {
-					pt.rx.Add(1)
 					pt.in.write(f)
-					if err := sw.Receive(pt.num, f); err != nil {
-						log.Warn("frame refused", "port", pt.num, "err", err)
-					}
 				}
+				if err := sw.ReceiveBatch(pt.num, frames, emit); err != nil {
+					log.Warn("frame refused", "port", pt.num, "err", err)
+				}
+				flush()
 			}
 		}()
 	}
@@ -210,17 +223,26 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 }
 
 func (pt *port) flush(log *slog.Logger) {
+	// One sender at a time; emit keeps filling the other buffers.
+	pt.sendMu.Lock()
+	defer pt.sendMu.Unlock()
+	pt.mu.Lock()
 	if len(pt.pending) == 0 {
+		pt.mu.Unlock()
 		return
 	}
-	if err := pt.p.Send(pt.pending...); err != nil && !errors.Is(err, afpacket.ErrClosed) {
+	out := append(pt.out2[:0], pt.pending...)
+	pt.bufs, pt.spare = pt.spare, pt.bufs
+	pt.pending = pt.pending[:0]
+	pt.mu.Unlock()
+	if err := pt.p.Send(out...); err != nil && !errors.Is(err, afpacket.ErrClosed) {
 		log.Warn("send failed", "port", pt.num, "err", err)
 	}
-	for _, f := range pt.pending {
+	for _, f := range out {
 		pt.out.write(f)
 	}
-	pt.tx.Add(uint64(len(pt.pending)))
-	pt.pending = pt.pending[:0]
+	pt.tx.Add(uint64(len(out)))
+	pt.out2 = out[:0]
 }
 
 type attachment struct {

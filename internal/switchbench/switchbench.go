@@ -1,0 +1,499 @@
+//go:build linux
+
+// Package switchbench measures a software switch on real packets: the
+// highest rate it forwards with under 0.1% loss between two network
+// namespaces, the CPU it spends per packet, and its latency when idle.
+// The same rig measures p4rcm's Go target (p4switch), BMv2's
+// simple_switch_grpc where it is installed, and a bare veth pair, the
+// ceiling of any switch on this kernel, in one run.
+package switchbench
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/p4rcm/p4rcm/afpacket"
+	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/netlab"
+	"github.com/p4rcm/p4rcm/v1model"
+)
+
+// Options set what is measured.
+type Options struct {
+	// Targets: "veth" (no switch), "go" (p4switch), "bmv2"
+	// (simple_switch_grpc).
+	Targets []string
+	// Sizes are frame lengths in bytes (without the FCS veths do not
+	// carry).
+	Sizes []int
+	// Trial is how long each offered rate is held.
+	Trial time.Duration
+	// MaxLoss is the loss a rate may have and count as forwarded.
+	MaxLoss float64
+	// P4Switch is the p4switch binary; JSON the program (rcm.json).
+	P4Switch string
+	JSON     string
+	// Log receives a line per trial, if set.
+	Log func(string)
+}
+
+// Result is one target at one frame size.
+type Result struct {
+	Target string
+	Size   int
+	// PPS is the highest received rate with loss at most MaxLoss.
+	PPS  float64
+	Loss float64
+	// CPUPerPacket is the switch process's CPU time (user and system)
+	// per forwarded packet at that rate; 0 for veth.
+	CPUPerPacket time.Duration
+	// Latency through the idle path: median and 99th percentile of 1,000
+	// frames at 1,000 packets per second.
+	P50, P99 time.Duration
+}
+
+// Run measures every target at every size.
+func Run(ctx context.Context, o Options) ([]Result, error) {
+	if o.Trial == 0 {
+		o.Trial = time.Second
+	}
+	if o.MaxLoss == 0 {
+		o.MaxLoss = 0.001
+	}
+	if o.Log == nil {
+		o.Log = func(string) {}
+	}
+	var out []Result
+	for _, target := range o.Targets {
+		for _, size := range o.Sizes {
+			if size < 64 || size > 9000 {
+				return nil, fmt.Errorf("frame size %d: want 64 to 9000 bytes", size)
+			}
+			r, err := measure(ctx, o, target, size)
+			if err != nil {
+				return nil, fmt.Errorf("%s, %d-byte frames: %w", target, size, err)
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// rig is one target between a sender and a receiver.
+type rig struct {
+	lab      *netlab.Lab
+	tx, rx   *afpacket.Port
+	proc     *os.Process
+	stop     func()
+	received atomic.Uint64
+	trial    atomic.Uint32
+	lat      chan time.Duration
+	output   []string // what the switch printed
+}
+
+func measure(ctx context.Context, o Options, target string, size int) (Result, error) {
+	r, err := newRig(ctx, o, target)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.close()
+	res := Result{Target: target, Size: size}
+	try := func(pps float64) (got, loss float64, cpu time.Duration, err error) {
+		return r.trial_(ctx, o, size, pps)
+	}
+	// Double until loss, then halve the interval six times.
+	good, bad := 0.0, 0.0
+	for pps := 10_000.0; pps <= 8_000_000; pps *= 2 {
+		got, loss, cpu, err := try(pps)
+		if err != nil {
+			return res, err
+		}
+		o.Log(fmt.Sprintf("%s %dB offered %.0f/s: received %.0f/s, loss %.3f%%", target, size, pps, got, 100*loss))
+		if loss > o.MaxLoss {
+			bad = pps
+			break
+		}
+		good = pps
+		res.PPS, res.Loss, res.CPUPerPacket = got, loss, cpu
+	}
+	if good == 0 {
+		return res, fmt.Errorf("lost more than %.1f%% even at 10,000 packets per second", 100*o.MaxLoss)
+	}
+	for i := 0; i < 6 && bad > 0; i++ {
+		mid := (good + bad) / 2
+		got, loss, cpu, err := try(mid)
+		if err != nil {
+			return res, err
+		}
+		o.Log(fmt.Sprintf("%s %dB offered %.0f/s: received %.0f/s, loss %.3f%%", target, size, mid, got, 100*loss))
+		if loss > o.MaxLoss {
+			bad = mid
+		} else {
+			good = mid
+			if got > res.PPS {
+				res.PPS, res.Loss, res.CPUPerPacket = got, loss, cpu
+			}
+		}
+	}
+	res.P50, res.P99, err = r.latency(ctx, size)
+	return res, err
+}
+
+const magic = 0x70347263 // "p4rc"
+
+func newRig(ctx context.Context, o Options, target string) (*rig, error) {
+	if err := netlab.Available(); err != nil {
+		return nil, err
+	}
+	lab, err := netlab.New("swb")
+	if err != nil {
+		return nil, err
+	}
+	r := &rig{lab: lab, stop: func() {}, lat: make(chan time.Duration, 4096)}
+	fail := func(err error) (*rig, error) {
+		r.close()
+		return nil, err
+	}
+	h1, err := lab.Host("h1")
+	if err != nil {
+		return fail(err)
+	}
+	l1, err := lab.Link(h1, "eth0", nil)
+	if err != nil {
+		return fail(err)
+	}
+	if err := h1.Do(func() error { r.tx, err = afpacket.Open("eth0"); return err }); err != nil {
+		return fail(err)
+	}
+	if target == "veth" {
+		// The receiver sits on the other end of the sender's veth.
+		if r.rx, err = afpacket.Open(l1.SwitchIf); err != nil {
+			return fail(err)
+		}
+	} else {
+		h2, err := lab.Host("h2")
+		if err != nil {
+			return fail(err)
+		}
+		l2, err := lab.Link(h2, "eth0", nil)
+		if err != nil {
+			return fail(err)
+		}
+		if err := h2.Do(func() error { r.rx, err = afpacket.Open("eth0"); return err }); err != nil {
+			return fail(err)
+		}
+		ports := map[int]string{1: l1.SwitchIf, 2: l2.SwitchIf}
+		switch target {
+		case "go":
+			err = r.startGo(ctx, o, ports)
+		case "bmv2":
+			err = r.startBMv2(ctx, o, ports)
+		default:
+			err = fmt.Errorf("unknown target %q: want veth, go or bmv2", target)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	go r.receive()
+	return r, nil
+}
+
+// Entries configures rcm.p4 as the benchmark runs it: a handful of routes,
+// and on both ports PFC, RED/ECN and RCM, with thresholds that a queue of
+// a few frames does not reach.
+const Entries = `{"table_entries": [
+ {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.1", 32]}, "action_name": "RcmIngress.set_nexthop",
+  "action_params": {"port": 1, "src_mac": "02:00:00:00:01:01", "dst_mac": "02:00:00:00:00:01"}},
+ {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.2", 32]}, "action_name": "RcmIngress.set_nexthop",
+  "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}},
+ {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.1.0", 24]}, "action_name": "RcmIngress.set_nexthop",
+  "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}},
+ {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.2.0", 24]}, "action_name": "RcmIngress.set_nexthop",
+  "action_params": {"port": 1, "src_mac": "02:00:00:00:01:01", "dst_mac": "02:00:00:00:00:01"}},
+ {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.1.0.0", 16]}, "action_name": "RcmIngress.set_nexthop",
+  "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}},
+ {"table": "RcmIngress.ingress_port_config", "match": {"standard_metadata.ingress_port": 1}, "action_name": "RcmIngress.set_port",
+  "action_params": {"mac": "02:00:00:00:01:01", "xoff_bytes": 1000000, "xon_bytes": 500000, "pause_quanta": 65535, "quantum_ns": 5,
+   "pfc_priority": 3, "cn_enabled": 0, "cn_interval_ns": 1000000, "cn_ingress_bytes": 0, "cn_hold_ns": 1000000}},
+ {"table": "RcmIngress.ingress_port_config", "match": {"standard_metadata.ingress_port": 2}, "action_name": "RcmIngress.set_port",
+  "action_params": {"mac": "02:00:00:00:01:02", "xoff_bytes": 1000000, "xon_bytes": 500000, "pause_quanta": 65535, "quantum_ns": 5,
+   "pfc_priority": 3, "cn_enabled": 0, "cn_interval_ns": 1000000, "cn_ingress_bytes": 0, "cn_hold_ns": 1000000}},
+ {"table": "RcmIngress.rcm_config", "match": {"standard_metadata.egress_spec": 2}, "action_name": "RcmIngress.set_rcm",
+  "action_params": {"sample_every": 10, "qeq_bytes": 1000000, "wq_shift": 1, "fb_shift": 8, "cam_min_hits": 3,
+   "window_bytes": 100000, "high_priority": 0, "low_priority": 0}},
+ {"table": "RcmEgress.red_config", "match": {"standard_metadata.egress_port": 2}, "action_name": "RcmEgress.set_red",
+  "action_params": {"kmin_bytes": 1000000, "kmax_bytes": 2000000, "pmax_slope": 0, "wred_k_bytes": 0}}
+]}`
+
+func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) error {
+	dir, err := os.MkdirTemp("", "switchbench")
+	if err != nil {
+		return err
+	}
+	entries := filepath.Join(dir, "entries.json")
+	if err := os.WriteFile(entries, []byte(Entries), 0o644); err != nil {
+		return err
+	}
+	cmd := exec.Command(o.P4Switch, "-i", "1@"+ports[1], "-i", "2@"+ports[2], o.JSON, "--entries", entries)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("p4switch: %w", err)
+	}
+	r.proc = cmd.Process
+	exited := make(chan struct{})
+	r.stop = func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		os.RemoveAll(dir)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "running") {
+				ready <- true
+			}
+			r.output = append(r.output, sc.Text())
+		}
+		cmd.Wait()
+		close(exited)
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			return fmt.Errorf("p4switch exited: %s", stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		return errors.New("p4switch did not start within 10 s")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (r *rig) startBMv2(ctx context.Context, o Options, ports map[int]string) error {
+	grpcPort, err := bmv2.FreePort()
+	if err != nil {
+		return err
+	}
+	thrift, err := bmv2.FreePort()
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(o.JSON)
+	if err != nil {
+		return err
+	}
+	sw, err := bmv2.Start(ctx, bmv2.Config{Name: "bench", DeviceID: 1, Ports: ports,
+		GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort), ThriftPort: thrift, JSON: abs})
+	if err != nil {
+		return err
+	}
+	r.stop = func() { sw.Stop() }
+	r.proc = sw.Process()
+	gosw, err := v1model.Load(o.JSON, v1model.Config{})
+	if err != nil {
+		return err
+	}
+	rt, err := v1model.ParseRuntime([]byte(Entries))
+	if err != nil {
+		return err
+	}
+	cmds, err := gosw.CLICommands(rt)
+	if err != nil {
+		return err
+	}
+	return sw.CLI(cmds...)
+}
+
+func (r *rig) close() {
+	r.stop()
+	if r.tx != nil {
+		r.tx.Close()
+	}
+	if r.rx != nil {
+		r.rx.Close()
+	}
+	r.lab.Close()
+}
+
+// frame builds a UDP frame to 10.0.0.2 carrying the magic, the trial, a
+// sequence number and the send time.
+func frame(size int, trial uint32, seq uint64) []byte {
+	f := make([]byte, size)
+	copy(f, []byte{2, 0, 0, 0, 1, 1, 2, 0, 0, 0, 0, 1, 0x08, 0x00})
+	ip := f[14:34]
+	ip[0], ip[8], ip[9] = 0x45, 64, 17
+	binary.BigEndian.PutUint16(ip[2:], uint16(size-14))
+	copy(ip[12:], []byte{10, 0, 0, 1, 10, 0, 0, 2})
+	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip))
+	udp := f[34:42]
+	binary.BigEndian.PutUint16(udp[0:], 5000)
+	binary.BigEndian.PutUint16(udp[2:], 5001)
+	binary.BigEndian.PutUint16(udp[4:], uint16(size-34))
+	binary.BigEndian.PutUint32(f[42:], magic)
+	binary.BigEndian.PutUint32(f[46:], trial)
+	binary.BigEndian.PutUint64(f[50:], seq)
+	return f
+}
+
+func ipChecksum(h []byte) uint16 {
+	var s uint32
+	for i := 0; i < len(h); i += 2 {
+		s += uint32(h[i])<<8 | uint32(h[i+1])
+	}
+	for s > 0xffff {
+		s = s&0xffff + s>>16
+	}
+	return ^uint16(s)
+}
+
+// receive counts the frames of the current trial and times the latency
+// probes.
+func (r *rig) receive() {
+	for {
+		fs, err := r.rx.Recv()
+		if err != nil {
+			return
+		}
+		now := time.Now().UnixNano()
+		for _, f := range fs {
+			if len(f) < 58 || binary.BigEndian.Uint32(f[42:]) != magic {
+				continue
+			}
+			trial := binary.BigEndian.Uint32(f[46:])
+			if trial != r.trial.Load() {
+				continue
+			}
+			r.received.Add(1)
+			if trial&(1<<31) != 0 {
+				sent := int64(binary.BigEndian.Uint64(f[50:]))
+				select {
+				case r.lat <- time.Duration(now - sent):
+				default:
+				}
+			}
+		}
+	}
+}
+
+// trial_ offers pps for o.Trial and returns the rate received, the loss
+// and the switch's CPU time per packet.
+func (r *rig) trial_(ctx context.Context, o Options, size int, pps float64) (float64, float64, time.Duration, error) {
+	id := r.trial.Add(1) &^ (1 << 31)
+	r.trial.Store(id)
+	r.received.Store(0)
+	cpu0 := cpuTime(r.proc)
+	// Batches of frames every interval: as many as 200 us at this rate.
+	batch := int(min(max(pps*200e-6, 1), afpacket.Batch))
+	interval := time.Duration(float64(batch) / pps * float64(time.Second))
+	frames := make([][]byte, batch)
+	for i := range frames {
+		frames[i] = frame(size, id, 0)
+	}
+	start := time.Now()
+	sent := uint64(0)
+	for next := start; time.Since(start) < o.Trial; next = next.Add(interval) {
+		if d := time.Until(next); d > 0 {
+			time.Sleep(d)
+		}
+		for _, f := range frames {
+			binary.BigEndian.PutUint64(f[50:], sent)
+			sent++
+		}
+		if err := r.tx.Send(frames...); err != nil {
+			return 0, 0, 0, err
+		}
+		if ctx.Err() != nil {
+			return 0, 0, 0, ctx.Err()
+		}
+	}
+	elapsed := time.Since(start)
+	time.Sleep(200 * time.Millisecond) // stragglers
+	got := r.received.Load()
+	cpu := cpuTime(r.proc) - cpu0
+	loss := 1 - float64(got)/float64(sent)
+	var perPacket time.Duration
+	if got > 0 && r.proc != nil {
+		perPacket = cpu / time.Duration(got)
+	}
+	return float64(got) / elapsed.Seconds(), max(loss, 0), perPacket, nil
+}
+
+// latency sends 1,000 frames a millisecond apart and returns the median
+// and 99th percentile of their one-way delay.
+func (r *rig) latency(ctx context.Context, size int) (time.Duration, time.Duration, error) {
+	id := (r.trial.Add(1) + 1) | 1<<31
+	r.trial.Store(id)
+	for len(r.lat) > 0 {
+		<-r.lat
+	}
+	f := frame(size, id, 0)
+	for range 1000 {
+		binary.BigEndian.PutUint64(f[50:], uint64(time.Now().UnixNano()))
+		if err := r.tx.Send(f); err != nil {
+			return 0, 0, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	var ds []time.Duration
+	for len(r.lat) > 0 {
+		ds = append(ds, <-r.lat)
+	}
+	if len(ds) < 900 {
+		return 0, 0, fmt.Errorf("latency: %d of 1,000 probes came through", len(ds))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], ds[len(ds)*99/100], nil
+}
+
+// cpuTime is a process's user and system CPU time, from /proc.
+func cpuTime(p *os.Process) time.Duration {
+	if p == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseUint(fields[11], 10, 64)
+	st, _ := strconv.ParseUint(fields[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, 100 on Linux.
+const clockTicks = 100
