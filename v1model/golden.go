@@ -30,6 +30,12 @@ type Golden struct {
 	// with the reason; they are not compared.
 	Skip map[string]string `json:"skip_registers,omitempty"`
 
+	// QueueRates and QueueDepths (port -> packets per second, packets)
+	// set the traffic manager as set_queue_rate and set_queue_depth. With
+	// any, the replay runs live: frames arrive at their recorded gaps on
+	// a virtual clock and leave the queues at the rates.
+	QueueRates  map[string]float64 `json:"queue_rates,omitempty"`
+	QueueDepths map[string]int     `json:"queue_depths,omitempty"`
 	// Ports are the switch's ports, each a veth on the recording rig.
 	Ports   []int          `json:"ports"`
 	Packets []GoldenPacket `json:"packets"`
@@ -49,10 +55,26 @@ type Golden struct {
 type GoldenPacket struct {
 	Port  int    `json:"port"`
 	Frame string `json:"frame"` // hex
-	// GapUs is how long the recorder waited after the previous frame's
-	// output before sending this one, in microseconds; the replay
-	// advances its clock by as much.
+	// Burst sends the frame right after the previous one; otherwise the
+	// recorder first waits for every port to be quiet for QuietUs, and
+	// the replay's clock advances by as much. GapUs is a further wait,
+	// in microseconds, on both.
+	Burst bool  `json:"burst,omitempty"`
 	GapUs int64 `json:"gap_us,omitempty"`
+}
+
+// QuietUs is how long the recorder waits for every port to fall quiet
+// after a frame that is not followed by a burst.
+const QuietUs = 300_000
+
+// wait is the time between the previous frame and this one, as the
+// recorder spends it.
+func (gp GoldenPacket) wait(first bool) time.Duration {
+	d := time.Duration(gp.GapUs) * time.Microsecond
+	if !gp.Burst && !first {
+		d += QuietUs * time.Microsecond
+	}
+	return d
 }
 
 // GoldenDigest is one digest: its learn list and field values.
@@ -103,17 +125,61 @@ func Replay(path string) ([]string, error) {
 		}
 	}
 	sent := map[string][]string{}
+	emit := func(port int, f []byte) {
+		k := strconv.Itoa(port)
+		sent[k] = append(sent[k], hex.EncodeToString(f))
+	}
+	live := len(g.QueueRates) > 0 || len(g.QueueDepths) > 0
+	for p, pps := range g.QueueRates {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: queue_rates: port %q", path, p)
+		}
+		if err := sw.SetQueueRate(n, -1, pps); err != nil {
+			return nil, fmt.Errorf("%s: queue_rates: %w", path, err)
+		}
+	}
+	for p, depth := range g.QueueDepths {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: queue_depths: port %q", path, p)
+		}
+		if err := sw.SetQueueDepth(n, -1, depth); err != nil {
+			return nil, fmt.Errorf("%s: queue_depths: %w", path, err)
+		}
+	}
+	// drain sends what the queues let go by the clock's time.
+	drain := func() {
+		for sw.serveLocked(emit) == 0 {
+		}
+	}
 	for i, gp := range g.Packets {
 		frame, err := hex.DecodeString(gp.Frame)
 		if err != nil {
 			return nil, fmt.Errorf("%s: packets[%d]: frame: %v", path, i, err)
 		}
-		clock += time.Duration(gp.GapUs) * time.Microsecond
-		if err := sw.Process(gp.Port, frame, func(port int, f []byte) {
-			k := strconv.Itoa(port)
-			sent[k] = append(sent[k], hex.EncodeToString(f))
-		}); err != nil {
+		if live {
+			// Time passes in steps, so that the queues send what they may
+			// while it does.
+			for end := clock + gp.wait(i == 0); clock < end; {
+				drain()
+				clock = min(end, clock+100*time.Microsecond)
+			}
+			err = sw.Receive(gp.Port, frame)
+			drain()
+		} else {
+			clock += gp.wait(i == 0)
+			err = sw.Process(gp.Port, frame, emit)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: packets[%d]: %w", path, i, err)
+		}
+	}
+	if live {
+		// The recorder waits for every port to fall quiet: so does this,
+		// up to ten seconds of virtual time.
+		for end := clock + 10*time.Second; clock < end && sw.queued() > 0; clock += 100 * time.Microsecond {
+			drain()
 		}
 	}
 	var diffs []string

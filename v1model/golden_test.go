@@ -1,0 +1,279 @@
+package v1model
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/netlab"
+)
+
+var record = flag.Bool("record", false, "record the golden files on BMv2's simple_switch_grpc (root, BMv2 on the PATH)")
+
+// TestGoldenReplay replays every golden file, recorded on BMv2, through
+// the Go target: the same frames on the same ports in the same order,
+// the same counters and registers.
+func TestGoldenReplay(t *testing.T) {
+	files, err := filepath.Glob("testdata/golden/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".runtime.json") {
+			continue
+		}
+		n++
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+			g, err := LoadGolden(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.RecordedWith == "" {
+				t.Fatalf("%s was never recorded: run go test ./v1model -run TestRecordGolden -record where BMv2 is", f)
+			}
+			diffs, err := Replay(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range diffs {
+				t.Error(d)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no golden files in testdata/golden")
+	}
+}
+
+// TestRecordGolden records the golden files on BMv2: each case's frames
+// go, one at a time, to simple_switch_grpc on veths; what every port
+// sends, and the counters and registers after, are written back into the
+// file.
+func TestRecordGolden(t *testing.T) {
+	if !*record {
+		t.Skip("recording runs with -record, where BMv2 is installed")
+	}
+	for _, b := range []string{bmv2.SwitchBinary, bmv2.CLIBinary} {
+		if _, err := bmv2.Lookup(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := netlab.Available(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("testdata/golden/*.json")
+	for _, f := range files {
+		if strings.HasSuffix(f, ".runtime.json") {
+			continue
+		}
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) { recordCase(t, f) })
+	}
+}
+
+func recordCase(t *testing.T, path string) {
+	g, err := LoadGolden(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	program := filepath.Join(dir, g.Program)
+	gosw, err := Load(program, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	if g.Runtime != "" {
+		rt, err := LoadRuntime(filepath.Join(dir, g.Runtime))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmds, err = gosw.CLICommands(rt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	lab, err := netlab.New("gold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lab.Close()
+	ports := map[int]string{}
+	socks := map[int]*netlab.Socket{}
+	for _, n := range g.Ports {
+		h, err := lab.Host(fmt.Sprintf("h%d", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		link, err := lab.Link(h, "eth0", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[n] = link.SwitchIf
+		if socks[n], err = h.Socket("eth0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grpcPort, err := bmv2.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	thrift, err := bmv2.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(program)
+	sw, err := bmv2.Start(ctx, bmv2.Config{Name: "gold", DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
+		ThriftPort: thrift, JSON: abs, LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Stop()
+	for p, pps := range g.QueueRates {
+		cmds = append(cmds, fmt.Sprintf("set_queue_rate %v %s", pps, p))
+	}
+	for p, depth := range g.QueueDepths {
+		cmds = append(cmds, fmt.Sprintf("set_queue_depth %d %s", depth, p))
+	}
+	if len(cmds) > 0 {
+		if err := sw.CLI(cmds...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range socks {
+		if _, err := s.Drain(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.Sent = map[string][]string{}
+	collect := func(quietFor time.Duration) {
+		quiet := time.Now()
+		for time.Since(quiet) < quietFor {
+			for _, n := range g.Ports {
+				got, err := socks[n].Recv(time.Millisecond)
+				if errors.Is(err, netlab.ErrTimeout) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := strconv.Itoa(n)
+				g.Sent[k] = append(g.Sent[k], hex.EncodeToString(got))
+				quiet = time.Now()
+			}
+		}
+	}
+	for i, gp := range g.Packets {
+		if i > 0 && !gp.Burst {
+			collect(QuietUs * time.Microsecond)
+		}
+		time.Sleep(time.Duration(gp.GapUs) * time.Microsecond)
+		frame, err := hex.DecodeString(gp.Frame)
+		if err != nil {
+			t.Fatalf("packets[%d]: %v", i, err)
+		}
+		s := socks[gp.Port]
+		if s == nil {
+			t.Fatalf("packets[%d]: port %d is not in ports", i, gp.Port)
+		}
+		if err := s.Send(frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	collect(QuietUs * time.Microsecond)
+	g.Counters, g.Registers = map[string]map[string][2]uint64{}, map[string]map[string]uint64{}
+	var reads []string
+	for _, name := range gosw.Counters() {
+		for i := 0; i < gosw.CounterSize(name); i++ {
+			reads = append(reads, fmt.Sprintf("counter_read %s %d", name, i))
+		}
+	}
+	for _, name := range gosw.Registers() {
+		reads = append(reads, "register_read "+name)
+	}
+	out, err := sw.CLIOutput(reads...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parseReads(out, g); err != nil {
+		t.Fatal(err)
+	}
+	version, _ := exec.Command(mustLookup(t, bmv2.SwitchBinary), "--version").Output()
+	g.RecordedWith = "BMv2 simple_switch_grpc " + strings.TrimSpace(string(version))
+	data, err := json.MarshalIndent(g, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d frames in, %d ports sent", path, len(g.Packets), len(g.Sent))
+}
+
+func mustLookup(t *testing.T, bin string) string {
+	p, err := bmv2.Lookup(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var (
+	counterLine  = regexp.MustCompile(`(\S+)\[(\d+)\]=\s*\((\d+) bytes, (\d+) packets\)`)
+	registerLine = regexp.MustCompile(`(?:RuntimeCmd: )?(\S+)=\s*(.*)$`)
+)
+
+// parseReads reads simple_switch_CLI's counter_read and register_read
+// output into the golden's non-zero cells.
+func parseReads(out string, g *Golden) error {
+	for _, line := range strings.Split(out, "\n") {
+		if m := counterLine.FindStringSubmatch(line); m != nil {
+			by, _ := strconv.ParseUint(m[3], 10, 64)
+			pk, _ := strconv.ParseUint(m[4], 10, 64)
+			if pk != 0 || by != 0 {
+				if g.Counters[m[1]] == nil {
+					g.Counters[m[1]] = map[string][2]uint64{}
+				}
+				g.Counters[m[1]][m[2]] = [2]uint64{pk, by}
+			}
+			continue
+		}
+		if m := registerLine.FindStringSubmatch(line); m != nil && !strings.Contains(m[1], "[") && isNumbers(m[2]) {
+			for i, v := range strings.Split(m[2], ",") {
+				n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+				if err != nil {
+					return fmt.Errorf("register %s: %q: %v", m[1], v, err)
+				}
+				if n != 0 {
+					if g.Registers[m[1]] == nil {
+						g.Registers[m[1]] = map[string]uint64{}
+					}
+					g.Registers[m[1]][strconv.Itoa(i)] = n
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func isNumbers(s string) bool {
+	for _, f := range strings.Split(s, ",") {
+		if _, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64); err != nil {
+			return false
+		}
+	}
+	return s != ""
+}
