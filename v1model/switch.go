@@ -105,6 +105,8 @@ type Switch struct {
 	// The traffic manager of the live mode (Receive and Serve).
 	live         bool
 	inline       bool // ReceiveBatch drains the queues itself
+	recirc       queue
+	recircDrops  uint64
 	ports        map[int]*egressPort
 	portOrder    []int
 	rr           int
@@ -209,7 +211,8 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 		counters: map[string]*counterArray{}, calcs: map[string]*calculation{}, fieldLists: map[int][]int{},
 		learnLists: map[int]*learnList{}, vsets: map[string]*ValueSet{}, mirror: map[int]int{}, mcast: map[int][]Replica{},
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
-		ports: map[int]*egressPort{}, defaultDepth: DefaultQueueDepth, kick: make(chan struct{}, 1)}
+		ports: map[int]*egressPort{}, defaultDepth: DefaultQueueDepth, kick: make(chan struct{}, 1),
+		recirc: queue{depth: 1024}}
 	if sw.cfg.Clock == nil {
 		start := sw.start
 		sw.cfg.Clock = func() time.Duration { return time.Since(start) }
@@ -580,6 +583,17 @@ func (sw *Switch) runEgress(p *packet, port, prio int, emit Emit) {
 		}
 		sw.set(c, std.instanceType, InstanceRecirculate)
 		sw.set(c, std.packetLength, uint64(c.n))
+		if sw.live {
+			// Live, a recirculated packet comes back at the
+			// recirculation rate: a program that holds packets by
+			// recirculating them cannot freeze the switch.
+			if !sw.recirc.push(c, sw.cfg.Clock()) {
+				sw.recircDrops++
+				sw.put(c)
+			}
+			sw.put(p)
+			return
+		}
 		sw.input = append(sw.input, c)
 		sw.put(p)
 		return

@@ -11,73 +11,73 @@ import (
 // DefaultQueueDepth is simple_switch's queue capacity, in packets.
 const DefaultQueueDepth = 64
 
-// queue is one egress queue: a ring of packets, a capacity, and a pace.
+// queue is one egress queue: a ring of packets, a capacity, and a rate.
+// As in simple_switch's rate-limited queues, a packet's departure time
+// is fixed when it is queued: the later of its arrival and one gap after
+// the departure of the packet before it.
 type queue struct {
-	ring  []*packet
+	ring  []slot
 	head  int
 	n     int
 	depth int
-	pace  pacer
+	gap   time.Duration // 1/rate; 0 is no limit
+	last  time.Duration // departure time of the last packet queued
+	used  bool          // a packet has been queued: last counts
 }
 
-// pacer lets one packet through every 1/rate seconds, as simple_switch's
-// rate-limited queues: rate 0 is no limit.
-type pacer struct {
-	gap  time.Duration
-	next time.Duration
+type slot struct {
+	p    *packet
+	send time.Duration
 }
 
-func (pc *pacer) ready(now time.Duration) bool { return pc.gap == 0 || now >= pc.next }
-
-func (pc *pacer) sent(now time.Duration) {
-	if pc.gap == 0 {
-		return
-	}
-	// A queue idle for longer than a gap starts afresh, without a burst.
-	pc.next = max(pc.next, now-pc.gap) + pc.gap
-}
-
-func (pc *pacer) set(pps float64) error {
+// setRate sets the queue's rate in packets per second; 0 is no limit.
+func (q *queue) setRate(pps float64) error {
 	if pps < 0 || math.IsNaN(pps) || math.IsInf(pps, 0) {
 		return fmt.Errorf("queue rate %v: want packets per second, 0 for no limit", pps)
 	}
-	pc.gap = 0
+	q.gap = 0
 	if pps > 0 {
-		pc.gap = time.Duration(float64(time.Second) / pps)
+		q.gap = time.Duration(float64(time.Second) / pps)
 	}
 	return nil
 }
 
-func (q *queue) push(p *packet) bool {
+func (q *queue) push(p *packet, now time.Duration) bool {
 	if q.n >= q.depth {
 		return false
 	}
 	if q.n == len(q.ring) {
-		grown := make([]*packet, max(8, 2*len(q.ring)))
+		grown := make([]slot, max(8, 2*len(q.ring)))
 		for i := range q.n {
 			grown[i] = q.ring[(q.head+i)%len(q.ring)]
 		}
 		q.ring, q.head = grown, 0
 	}
-	q.ring[(q.head+q.n)%len(q.ring)] = p
+	send := now
+	if q.gap > 0 && q.used {
+		send = max(now, q.last+q.gap)
+	}
+	q.last, q.used = send, true
+	q.ring[(q.head+q.n)%len(q.ring)] = slot{p: p, send: send}
 	q.n++
 	return true
 }
 
+// due is when the head packet may leave.
+func (q *queue) due() time.Duration { return q.ring[q.head].send }
+
 func (q *queue) pop() *packet {
-	p := q.ring[q.head]
-	q.ring[q.head] = nil
+	p := q.ring[q.head].p
+	q.ring[q.head] = slot{}
 	q.head = (q.head + 1) % len(q.ring)
 	q.n--
 	return p
 }
 
-// egressPort is a port's queues, one per priority, and the port's own
-// pace (the link it emulates).
+// egressPort is a port's queues, one per priority.
 type egressPort struct {
 	port   int
 	queues []queue
-	pace   pacer
 	drops  uint64
 }
 
@@ -86,9 +86,9 @@ func (sw *Switch) egressPort(port int) *egressPort {
 		return ep
 	}
 	ep := &egressPort{port: port, queues: make([]queue, sw.cfg.PriorityQueues)}
-	ep.pace.set(sw.defaultRate) // checked when it was set
 	for i := range ep.queues {
 		ep.queues[i].depth = sw.defaultDepth
+		ep.queues[i].setRate(sw.defaultRate) // checked when it was set
 	}
 	sw.ports[port] = ep
 	i, _ := slices.BinarySearch(sw.portOrder, port)
@@ -96,37 +96,37 @@ func (sw *Switch) egressPort(port int) *egressPort {
 	return ep
 }
 
-// SetQueueRate sets how many packets per second an egress port sends
-// (simple_switch_CLI set_queue_rate): prio -1 paces the port as a whole,
-// prio 0 and up one of its priority queues. 0 removes the limit. Port -1
-// sets every port, now and later.
+// SetQueueRate sets how many packets per second an egress queue sends
+// (simple_switch_CLI set_queue_rate): prio -1 sets every priority queue
+// of the port, each to that rate, as simple_switch does; 0 removes the
+// limit. Port -1 sets every port, now and later.
 func (sw *Switch) SetQueueRate(port, prio int, pps float64) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	if prio >= sw.cfg.PriorityQueues {
 		return fmt.Errorf("priority %d: the switch has %d queues per port", prio, sw.cfg.PriorityQueues)
 	}
+	var probe queue
+	if err := probe.setRate(pps); err != nil {
+		return err
+	}
+	ports := []int{port}
 	if port == -1 {
 		if prio != -1 {
-			return fmt.Errorf("a rate for every port applies to the port, not to priority %d", prio)
-		}
-		var pc pacer
-		if err := pc.set(pps); err != nil {
-			return err
+			return fmt.Errorf("a rate for every port sets all their queues, not priority %d", prio)
 		}
 		sw.defaultRate = pps
-		for _, p := range sw.portOrder {
-			if err := sw.ports[p].pace.set(pps); err != nil {
-				return err
+		ports = sw.portOrder
+	}
+	for _, p := range ports {
+		ep := sw.egressPort(p)
+		for i := range ep.queues {
+			if prio < 0 || i == prio {
+				ep.queues[i].setRate(pps)
 			}
 		}
-		return nil
 	}
-	ep := sw.egressPort(port)
-	if prio < 0 {
-		return ep.pace.set(pps)
-	}
-	return ep.queues[prio].pace.set(pps)
+	return nil
 }
 
 // SetQueueDepth sets the capacity of an egress port's queues, in packets
@@ -157,6 +157,15 @@ func (sw *Switch) SetQueueDepth(port, prio, packets int) error {
 		}
 	}
 	return nil
+}
+
+// SetRecirculationRate sets how many recirculated packets per second
+// come back to ingress in the live mode; 0 (the default) is as fast as
+// the switch runs, as in simple_switch.
+func (sw *Switch) SetRecirculationRate(pps float64) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.recirc.setRate(pps)
 }
 
 // QueueDrops is how many packets an egress port's full queues dropped.
@@ -228,7 +237,7 @@ func (sw *Switch) enqueueLive(p *packet, port, prio int) {
 	ep := sw.egressPort(port)
 	q := &ep.queues[prio]
 	sw.set(p, sw.l.std.enqQdepth, uint64(q.n))
-	if !q.push(p) {
+	if !q.push(p, sw.cfg.Clock()) {
 		ep.drops++
 		sw.put(p)
 		return
@@ -277,6 +286,13 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 	}
 	now := sw.cfg.Clock()
 	wait := time.Hour
+	if q := &sw.recirc; q.n > 0 {
+		if q.due() <= now {
+			sw.runIngress(q.pop())
+			return 0
+		}
+		wait = q.due() - now
+	}
 	n := len(sw.portOrder)
 	for k := range n {
 		// Round robin over the ports, so that low port numbers do not
@@ -287,17 +303,13 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 			if q.n == 0 {
 				continue
 			}
-			if !ep.pace.ready(now) {
-				wait = min(wait, ep.pace.next-now)
-				break
-			}
-			if !q.pace.ready(now) {
-				wait = min(wait, q.pace.next-now)
+			if d := q.due(); d > now {
+				// As simple_switch: a queue past its rate lets the next
+				// priority down be served.
+				wait = min(wait, d-now)
 				continue
 			}
 			p := q.pop()
-			ep.pace.sent(now)
-			q.pace.sent(now)
 			sw.set(p, sw.l.std.deqQdepth, uint64(q.n))
 			sw.rr = (sw.rr + k + 1) % n
 			sw.runEgress(p, ep.port, prio, emit)
@@ -322,7 +334,7 @@ func (sw *Switch) queued() int {
 }
 
 func (sw *Switch) queuedLocked() int {
-	n := len(sw.input)
+	n := len(sw.input) + sw.recirc.n
 	for _, ep := range sw.ports {
 		for i := range ep.queues {
 			n += ep.queues[i].n
