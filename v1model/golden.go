@@ -33,11 +33,12 @@ type Golden struct {
 	SkipCounters map[string]string `json:"skip_counters,omitempty"`
 
 	// QueueRates and QueueDepths (port -> packets per second, packets)
-	// set the traffic manager as set_queue_rate and set_queue_depth. With
-	// any, the replay runs live: frames arrive at their recorded gaps on
-	// a virtual clock and leave the queues at the rates.
+	// set the traffic manager as set_queue_rate and set_queue_depth.
 	QueueRates  map[string]float64 `json:"queue_rates,omitempty"`
 	QueueDepths map[string]int     `json:"queue_depths,omitempty"`
+	// PriorityQueues is simple_switch_grpc's --priority-queues (0 for
+	// one queue per port).
+	PriorityQueues int `json:"priority_queues,omitempty"`
 	// Ports are the switch's ports, each a veth on the recording rig.
 	Ports   []int          `json:"ports"`
 	Packets []GoldenPacket `json:"packets"`
@@ -66,15 +67,24 @@ type GoldenPacket struct {
 }
 
 // QuietUs is how long the recorder waits for every port to fall quiet
-// after a frame that is not followed by a burst.
+// after a frame that is not followed by a burst: this long after the
+// last frame any port sent, plus a queue gap (the slowest rate's) for
+// every frame sent since it last waited, since a queue can drop frames
+// at egress without sending anything for that long.
 const QuietUs = 300_000
 
-// wait is the time between the previous frame and this one, as the
-// recorder spends it.
-func (gp GoldenPacket) wait(first bool) time.Duration {
-	d := time.Duration(gp.GapUs) * time.Microsecond
-	if !gp.Burst && !first {
-		d += QuietUs * time.Microsecond
+// quiet is how long, after the last frame out, the recorder waits before
+// it sends the next frame that is not part of a burst.
+func (g *Golden) quiet(sinceLast int) time.Duration {
+	d := QuietUs * time.Microsecond
+	slowest := 0.0
+	for _, pps := range g.QueueRates {
+		if pps > 0 && (slowest == 0 || pps < slowest) {
+			slowest = pps
+		}
+	}
+	if slowest > 0 {
+		d += time.Duration(float64(sinceLast) / slowest * float64(time.Second))
 	}
 	return d
 }
@@ -111,8 +121,9 @@ func Replay(path string) ([]string, error) {
 	var clock time.Duration
 	var digests []GoldenDigest
 	sw, err := Load(filepath.Join(dir, g.Program), Config{
-		Clock:  func() time.Duration { return clock },
-		Digest: func(d Digest) { digests = append(digests, GoldenDigest{List: d.List, Values: d.Values}) },
+		PriorityQueues: g.PriorityQueues,
+		Clock:          func() time.Duration { return clock },
+		Digest:         func(d Digest) { digests = append(digests, GoldenDigest{List: d.List, Values: d.Values}) },
 	})
 	if err != nil {
 		return nil, err
@@ -131,8 +142,10 @@ func Replay(path string) ([]string, error) {
 		k := strconv.Itoa(port)
 		sent[k] = append(sent[k], hex.EncodeToString(f))
 	}
-	live := len(g.QueueRates) > 0 || len(g.QueueDepths) > 0
-	if live {
+	// Live: frames arrive at the recorder's times on a virtual clock and
+	// leave the queues as the rates allow, and packets a program
+	// recirculates come back a pass per clock step.
+	{
 		// A recirculation pass every 100 us of virtual time: the replay's
 		// clock step, about what BMv2 takes.
 		if err := sw.SetRecirculationRate(10_000); err != nil {
@@ -169,24 +182,42 @@ func Replay(path string) ([]string, error) {
 			}
 		}
 	}
+	// The clock follows the recorder's: a frame that is not part of a
+	// burst comes quiet() after the last frame out (or after the frame
+	// before it, if nothing came out since), a burst's frame GapUs after
+	// the one before.
+	lastOut, lastIn, sinceWait := time.Duration(0), time.Duration(0), 0
+	record := emit
+	emit = func(port int, f []byte) {
+		lastOut = clock
+		record(port, f)
+	}
 	for i, gp := range g.Packets {
 		frame, err := hex.DecodeString(gp.Frame)
 		if err != nil {
 			return nil, fmt.Errorf("%s: packets[%d]: frame: %v", path, i, err)
 		}
-		if live {
-			// Time passes in steps, so that the queues send what they may
-			// while it does.
-			for end := clock + gp.wait(i == 0); clock < end; {
+		at := lastIn + time.Duration(gp.GapUs)*time.Microsecond
+		if i > 0 && !gp.Burst {
+			// Run the switch until it has been quiet long enough.
+			for {
 				drain()
-				clock = min(end, clock+100*time.Microsecond)
+				if clock >= max(lastOut, lastIn)+g.quiet(sinceWait) || stuck {
+					break
+				}
+				clock += 100 * time.Microsecond
 			}
-			err = sw.Receive(gp.Port, frame)
-			drain()
-		} else {
-			clock += gp.wait(i == 0)
-			err = sw.Process(gp.Port, frame, emit)
+			at = clock + time.Duration(gp.GapUs)*time.Microsecond
+			sinceWait = 0
 		}
+		for clock < at && !stuck {
+			drain()
+			clock = min(at, clock+100*time.Microsecond)
+		}
+		lastIn = clock
+		sinceWait++
+		err = sw.Receive(gp.Port, frame)
+		drain()
 		if err != nil {
 			return nil, fmt.Errorf("%s: packets[%d]: %w", path, i, err)
 		}
@@ -194,7 +225,7 @@ func Replay(path string) ([]string, error) {
 			return nil, fmt.Errorf("%s: packets[%d]: a million packets went through the switch without the clock moving", path, i)
 		}
 	}
-	if live {
+	{
 		// The recorder waits for every port to fall quiet: so does this,
 		// up to ten seconds of virtual time.
 		for end := clock + 10*time.Second; clock < end && sw.queued() > 0 && !stuck; clock += 100 * time.Microsecond {

@@ -418,7 +418,20 @@ func (sw *Switch) Process(port int, frame []byte, emit Emit) error {
 	p := sw.arrive(port, frame)
 	sw.input = append(sw.input, p)
 	// Indices, not reslicing, so that the slices keep their capacity.
+	var err error
 	for in, out := 0, 0; in < len(sw.input) || out < len(sw.queue); {
+		if in+out > maxPasses {
+			// A program that recirculates until time passes would loop
+			// here for ever: the clock does not move within a call.
+			for _, p := range sw.input[in:] {
+				sw.put(p)
+			}
+			for _, q := range sw.queue[out:] {
+				sw.put(q.p)
+			}
+			err = fmt.Errorf("frame on port %d: more than %d passes through the pipeline (recirculate or resubmit in a loop): the rest dropped", port, maxPasses)
+			break
+		}
 		if in < len(sw.input) {
 			p := sw.input[in]
 			in++
@@ -431,8 +444,12 @@ func (sw *Switch) Process(port int, frame []byte, emit Emit) error {
 	}
 	sw.input = sw.input[:0]
 	sw.queue = sw.queue[:0]
-	return nil
+	return err
 }
+
+// maxPasses bounds the passes one frame may make through the pipeline in
+// Process.
+const maxPasses = 10_000
 
 // arrive takes a frame into a fresh packet with the standard metadata of
 // a frame received on port, as simple_switch's receive.

@@ -61,6 +61,33 @@ def after(us, packets):
     packets[0]["gap_us"] = us
     return packets
 
+# Bursts go into ports paced at RATE packets/s, GAP_US after a lone frame:
+# the lone frame has long left (even on a busy machine), and the burst's
+# first frame still waits out the 50 ms gap its departure set.
+RATE = 20
+GAP_US = 20000
+
+def primed(ports, packets, src=1):
+    """A lone frame through each paced port's idle queue, then, 1 ms
+    later, the burst: the burst's first frame then waits out the gap the
+    lone frame's departure set, so that every frame of the burst leaves
+    at a time the rate fixes. (A burst into an idle queue races BMv2's
+    egress thread against its ingress thread for the first frame.)"""
+    lone = [{"port": src, "frame": data(src, p, 900 + p, ecn=0)} for p in ports]
+    for i, p in enumerate(lone):
+        if i > 0:
+            p["burst"] = True
+    return lone + after(GAP_US, packets)
+
+def spaced(port, us, frames):
+    """Frames us microseconds apart, so that their arrival times, which
+    the program reads (CNs go at most every cn_interval_ns), are the
+    case's and not the sender's."""
+    out = burst(port, frames)
+    for p in out[1:]:
+        p["gap_us"] = us
+    return out
+
 def routes():
     return [{"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.%d" % n, 32]},
              "action_name": "RcmIngress.set_nexthop",
@@ -80,12 +107,14 @@ def port_config(port, xoff=0, xon=0, quanta=0, quantum_ns=0, prio=0, cn=0, cn_in
                               "cn_enabled": cn, "cn_interval_ns": cn_interval, "cn_ingress_bytes": cn_bytes,
                               "cn_hold_ns": cn_hold}}
 
-def write(name, about, entries, packets, rates=None, skip_registers=None, skip_counters=None):
+def write(name, about, entries, packets, rates=None, skip_registers=None, skip_counters=None, queues=0):
     g = {"about": about, "program": "../../../p4/build/rcm.json", "runtime": name + ".runtime.json",
          "recorded_with": "", "ports": [1, 2, 3], "packets": packets, "digests_recorded": False,
          "sent": {}, "counters": {}, "registers": {}, "digests": []}
     if rates:
         g["queue_rates"] = rates
+    if queues:
+        g["priority_queues"] = queues
     if skip_registers:
         g["skip_registers"] = skip_registers
     if skip_counters:
@@ -98,21 +127,21 @@ def write(name, about, entries, packets, rates=None, skip_registers=None, skip_c
 
 K = 4 * FRAME
 write("rcm-ecn", "RED/ECN at egress (p4/packets_test.go TestECNMarking): five ECT(0) packets one at a time leave unmarked; "
-      "a burst of 20 into a port paced at 200 packets/s is marked CE past Kmax, the last few not",
+      "a burst of 20 into a port paced at 20 packets/s is marked CE past Kmax, the last few not",
       routes() + [red(2, K, 0)],
-      [{"port": 1, "frame": data(1, 2, i, ecn=2)} for i in range(5)] + after(1000, burst(1, [data(1, 2, i, ecn=2) for i in range(20)])),
-      rates={"2": 200})
-write("rcm-wred", "WRED (TestECNMarking): a burst of 20 packets that are not ECN-capable into a port paced at 200 "
+      [{"port": 1, "frame": data(1, 2, i, ecn=2)} for i in range(5)] + after(GAP_US, burst(1, [data(1, 2, i, ecn=2) for i in range(20)])),
+      rates={"2": RATE})
+write("rcm-wred", "WRED (TestECNMarking): a burst of 20 packets that are not ECN-capable into a port paced at 20 "
       "packets/s: never marked, dropped past the WRED threshold and counted",
       routes() + [red(2, K, K)],
-      burst(1, [data(1, 2, i, ecn=0) for i in range(20)]),
-      rates={"2": 200})
+      primed([2], burst(1, [data(1, 2, i, ecn=0) for i in range(20)])),
+      rates={"2": RATE})
 TIME = "a time in ns from the target's clock: BMv2's and the replay's clocks differ"
-write("rcm-pfc-send", "PFC sent (TestPFC): a burst of 10 from port 1 into a port paced at 200 packets/s passes XOFF "
+write("rcm-pfc-send", "PFC sent (TestPFC): a burst of 10 from port 1 into a port paced at 20 packets/s passes XOFF "
       "(3 frames): a PAUSE for priority 3 with 0xffff quanta goes out of port 1, then one with 0 once below XON",
       routes() + [port_config(1, xoff=3 * FRAME, xon=FRAME, quanta=0xffff, quantum_ns=5120, prio=PFC_PRIO)],
-      burst(1, [data(1, 2, i, ecn=2) for i in range(10)]),
-      rates={"2": 200}, skip_registers={"xoff_sent_ns": TIME})
+      primed([2], burst(1, [data(1, 2, i, ecn=2) for i in range(10)])),
+      rates={"2": RATE}, skip_registers={"xoff_sent_ns": TIME})
 write("rcm-pfc-honour", "PFC honoured (TestPFC): host 2 pauses priority 3 for 0xffff quanta of 10 us; a frame for it "
       "waits (recirculating) through a PAUSE of another priority until host 2 sends quanta 0; then a pause of 20,000 "
       "quanta that runs out holds another for 200 ms. One frame at a time: held frames recirculate, and the order "
@@ -124,3 +153,50 @@ write("rcm-pfc-honour", "PFC honoured (TestPFC): host 2 pauses priority 3 for 0x
       rates={"2": 2000},
       skip_registers={"paused_until_ns": TIME},
       skip_counters={"RcmEgress.held": "counts recirculation passes of held packets: how many depends on how fast the target loops, not on the program"})
+
+def rcm_config(port):
+    """As p4/packets_test.go rcmPort: every packet a CRD sample, Q_eq two
+    frames, a degree unit of 256 bytes, one CAM hit makes a flow harmful,
+    W two frames; queues 1 (normal) and 0 (past W_c)."""
+    return {"table": "RcmIngress.rcm_config", "match": {"standard_metadata.egress_spec": port},
+            "action_name": "RcmIngress.set_rcm",
+            "action_params": {"sample_every": 1, "qeq_bytes": 2 * FRAME, "wq_shift": 1, "fb_shift": 8,
+                              "cam_min_hits": 1, "window_bytes": 2 * FRAME, "high_priority": 1, "low_priority": 0}}
+
+def cn_port(port, enabled):
+    return port_config(port, cn=1 if enabled else 0, cn_interval=1000000, cn_hold=4000000000)
+
+def ecmp(base=100):
+    return [{"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.9.0", 24]},
+             "action_name": "RcmIngress.set_ecmp_group", "action_params": {"base": base, "size": 2}}] + [
+            {"table": "RcmIngress.ecmp_member", "match": {"meta.ecmp_base": base, "meta.ecmp_offset": i},
+             "action_name": "RcmIngress.set_nexthop",
+             "action_params": {"port": n, "src_mac": "02:00:00:00:01:%02x" % n, "dst_mac": "02:00:00:00:00:%02x" % n}}
+            for i, n in ((0, 2), (1, 3))]
+
+def cn(n, fb, flows):
+    b = mac(n, True) + mac(n) + b'\x88\xb5' + bytes([1 << 4, fb, len(flows), 0])
+    for sport in flows:
+        b += bytes([10, 0, 0, 1, 10, 0, 9, 7]) + struct.pack('!HH', sport, 4791) + bytes([17])
+    return (b + bytes(max(0, 60 - len(b)))).hex()
+
+RCM_TIME = dict((r, TIME) for r in ("xoff_sent_ns", "paused_until_ns", "remote_until_ns", "cn_next_ns", "pin_seen_ns"))
+write("rcm-cn-root", "RCM at a root (TestRCMRootSendsCN): 10 frames 2 ms apart into port 2 paced at 20 packets/s make it "
+      "congested; the flow enters port 2's CAM, hits it, is held past W_c, and a CN naming it goes out of port 1, "
+      "where the flow came from, and another each time one arrives over a millisecond after the last CN",
+      routes() + [rcm_config(2), cn_port(1, True)],
+      primed([2], spaced(1, 2000, [data(1, 2, i, ecn=2) for i in range(10)])),
+      rates={"2": RATE}, queues=2, skip_registers=RCM_TIME)
+# In rcm-forward's recording, flows 10.0.0.1:5000..5007 -> 10.0.9.7:4791 hash
+# to port 3 for source ports 5000, 5003, 5005, 5006, to port 2 for the rest.
+HARMFUL, OTHERS = 5000, (5003, 5005, 5006)
+sar = {"table": "RcmIngress.sar_group", "match": {"meta.ecmp_base": 100}, "action_name": "RcmIngress.set_sar_members",
+       "action_params": {"members": 2, "p0": 2, "p1": 3, "p2": 0, "p3": 0, "pin_idle_ns": 1000000000}}
+to_group = lambda sport, seq: data(1, 0, seq, ecn=2, sport=sport, dstip=[10, 0, 9, 7])
+write("rcm-cn-edge", "RCM at an edge (TestRCMEdgeTakesCNAndDetours): a CN from downstream on port 3 puts port 3's "
+      "region in RCC and its flow in port 3's CAM; that flow keeps port 3 (harmful flows are never detoured), hits "
+      "the CAM and is held past W_c; new flows that hash to port 3 take port 2, the member with the lower degree",
+      routes() + ecmp() + [rcm_config(3), cn_port(3, False), sar],
+      [{"port": 3, "frame": cn(3, 40, [HARMFUL])}] +
+      primed([2, 3], spaced(1, 2000, [to_group(HARMFUL, i) for i in range(4)] + [to_group(s, i) for s in OTHERS for i in (1, 2)])),
+      rates={"2": RATE, "3": RATE}, queues=2, skip_registers=RCM_TIME)
