@@ -233,6 +233,38 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 			}
 			return -1
 		}, nil
+	case "execute_meter":
+		if err := want(3); err != nil {
+			return nil, err
+		}
+		if args[0].Type != "meter_array" {
+			return nil, fmt.Errorf("parameter 0: want a meter_array, found %s", args[0].Type)
+		}
+		name, err := args[0].String()
+		if err != nil {
+			return nil, err
+		}
+		m := c.sw.meters[name]
+		if m == nil || m.direct {
+			return nil, fmt.Errorf("no indirect meter %q", name)
+		}
+		idx, err := value(1)
+		if err != nil {
+			return nil, err
+		}
+		dst, err := c.lvalue(args[2])
+		if err != nil {
+			return nil, err
+		}
+		sw := c.sw
+		return func(p *packet) int {
+			i := uint64(idx(p))
+			if i >= uint64(len(m.cells)) {
+				return -1 // as BMv2: out of range, neither meter nor field changes
+			}
+			dst(p, int64(m.cells[i].execute(m.size(p), sw.micros())))
+			return -1
+		}, nil
 	case "register_read":
 		if err := want(3); err != nil {
 			return nil, err

@@ -47,9 +47,7 @@ func (sw *Switch) DeleteEntry(table string, e Entry) error {
 	if err != nil {
 		return err
 	}
-	e.Action = t.actList[0]
-	e.Params = make([]uint64, len(t.actions[e.Action].params))
-	built, err := t.build(e)
+	built, err := t.pack(e, true)
 	if err != nil {
 		return err
 	}

@@ -55,8 +55,12 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 		nodes[name] = n
 		return nil
 	}
-	if len(bp.ActionProfiles) > 0 {
-		return nil, fmt.Errorf("pipeline %q: action profile %q: action profiles and selectors are not handled by this target yet", bp.Name, bp.ActionProfiles[0].Name)
+	for i := range bp.ActionProfiles {
+		pr, err := c.compileProfile(&bp.ActionProfiles[i])
+		if err != nil {
+			return nil, err
+		}
+		c.sw.profiles[pr.name] = pr
 	}
 	for i := range bp.Tables {
 		t, err := c.compileTable(&bp.Tables[i])

@@ -19,6 +19,38 @@ type Runtime struct {
 	Entries []RuntimeEntry
 	Groups  []RuntimeGroup
 	Clones  []RuntimeGroup
+	// p4rcm's additions to the format: action profile members and
+	// selector groups (P4Runtime's ActionProfileMember and
+	// ActionProfileGroup), and meter rates (meter_set_rates).
+	Members       []RuntimeMember
+	ProfileGroups []RuntimeProfileGroup
+	Meters        []RuntimeMeter
+}
+
+// RuntimeMember is one action profile member.
+type RuntimeMember struct {
+	Line    int                        `json:"-"`
+	Profile string                     `json:"action_profile"`
+	ID      int                        `json:"member_id"`
+	Action  string                     `json:"action_name"`
+	Params  map[string]json.RawMessage `json:"action_params"`
+}
+
+// RuntimeProfileGroup is one group of an action selector.
+type RuntimeProfileGroup struct {
+	Line    int    `json:"-"`
+	Profile string `json:"action_profile"`
+	ID      int    `json:"group_id"`
+	Members []int  `json:"members"`
+}
+
+// RuntimeMeter sets the rates of one cell of an indirect meter:
+// [rate per microsecond, burst] pairs, committed then peak.
+type RuntimeMeter struct {
+	Line  int          `json:"-"`
+	Meter string       `json:"meter"`
+	Index int          `json:"index"`
+	Rates [][2]float64 `json:"rates"`
 }
 
 // RuntimeEntry is one entry of "table_entries". Match values are JSON
@@ -33,6 +65,11 @@ type RuntimeEntry struct {
 	Action   string                     `json:"action_name"`
 	Params   map[string]json.RawMessage `json:"action_params"`
 	Priority int                        `json:"priority"`
+	// An entry of a table with an action profile names a member or a
+	// group instead of an action; one with a direct meter may set it.
+	Member *int         `json:"member_id"`
+	Group  *int         `json:"group_id"`
+	Meter  [][2]float64 `json:"meter"`
 }
 
 // RuntimeGroup is a multicast group or a clone session.
@@ -77,7 +114,8 @@ func ParseRuntime(data []byte) (*Runtime, error) {
 		}
 		key, _ := tok.(string)
 		switch key {
-		case "table_entries", "multicast_group_entries", "clone_session_entries":
+		case "table_entries", "multicast_group_entries", "clone_session_entries",
+			"action_profile_members", "action_profile_groups", "meter_configs":
 			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 				return nil, fail(fmt.Errorf("%s: want a list", key))
 			}
@@ -88,24 +126,40 @@ func ParseRuntime(data []byte) (*Runtime, error) {
 					off++
 				}
 				l := 1 + bytes.Count(data[:off], []byte("\n"))
-				if key == "table_entries" {
+				var err error
+				switch key {
+				case "table_entries":
 					var e RuntimeEntry
-					if err := dec.Decode(&e); err != nil {
-						return nil, fmt.Errorf("line %d: %s: %v", l, key, err)
-					}
+					err = dec.Decode(&e)
 					e.Line = l
 					rt.Entries = append(rt.Entries, e)
-					continue
+				case "multicast_group_entries", "clone_session_entries":
+					var g RuntimeGroup
+					err = dec.Decode(&g)
+					g.Line = l
+					if key == "multicast_group_entries" {
+						rt.Groups = append(rt.Groups, g)
+					} else {
+						rt.Clones = append(rt.Clones, g)
+					}
+				case "action_profile_members":
+					var m RuntimeMember
+					err = dec.Decode(&m)
+					m.Line = l
+					rt.Members = append(rt.Members, m)
+				case "action_profile_groups":
+					var g RuntimeProfileGroup
+					err = dec.Decode(&g)
+					g.Line = l
+					rt.ProfileGroups = append(rt.ProfileGroups, g)
+				case "meter_configs":
+					var m RuntimeMeter
+					err = dec.Decode(&m)
+					m.Line = l
+					rt.Meters = append(rt.Meters, m)
 				}
-				var g RuntimeGroup
-				if err := dec.Decode(&g); err != nil {
+				if err != nil {
 					return nil, fmt.Errorf("line %d: %s: %v", l, key, err)
-				}
-				g.Line = l
-				if key == "multicast_group_entries" {
-					rt.Groups = append(rt.Groups, g)
-				} else {
-					rt.Clones = append(rt.Clones, g)
 				}
 			}
 			if _, err := dec.Token(); err != nil {
@@ -129,6 +183,33 @@ func (sw *Switch) Install(rt *Runtime) error {
 			return fmt.Sprintf("%s:%d", rt.File, line)
 		}
 		return fmt.Sprintf("line %d", line)
+	}
+	for _, m := range rt.Members {
+		pr, err := sw.profileOf(m.Profile)
+		if err != nil {
+			return fmt.Errorf("%s: action_profile: %w", at(m.Line), err)
+		}
+		a := pr.actions[m.Action]
+		if a == nil {
+			return fmt.Errorf("%s: action_name: %q is not an action of action profile %s", at(m.Line), m.Action, pr.name)
+		}
+		params, err := runtimeParams(a, m.Params)
+		if err != nil {
+			return fmt.Errorf("%s: %w", at(m.Line), err)
+		}
+		if err := sw.AddMember(m.Profile, m.ID, m.Action, params); err != nil {
+			return fmt.Errorf("%s: %w", at(m.Line), err)
+		}
+	}
+	for _, g := range rt.ProfileGroups {
+		if err := sw.SetGroup(g.Profile, g.ID, g.Members); err != nil {
+			return fmt.Errorf("%s: %w", at(g.Line), err)
+		}
+	}
+	for _, m := range rt.Meters {
+		if err := sw.SetMeterRates(m.Meter, m.Index, meterRates(m.Rates)); err != nil {
+			return fmt.Errorf("%s: %w", at(m.Line), err)
+		}
 	}
 	for _, re := range rt.Entries {
 		if err := sw.installEntry(re); err != nil {
@@ -160,32 +241,40 @@ func (sw *Switch) installEntry(re RuntimeEntry) error {
 	if t == nil {
 		return fmt.Errorf("table: no table %q", re.Table)
 	}
-	a := t.actions[re.Action]
-	if a == nil {
-		return fmt.Errorf("action_name: %q is not an action of table %s (%s)", re.Action, t.Name, strings.Join(t.actList, ", "))
-	}
-	params := make([]uint64, len(a.params))
-	for i, p := range a.params {
-		raw, ok := re.Params[p.Name]
-		if !ok {
-			return fmt.Errorf("action_params: %s needs %q", a.name, p.Name)
+	var params []uint64
+	var ref *Ref
+	switch {
+	case re.Member != nil || re.Group != nil:
+		if re.Member != nil && re.Group != nil {
+			return fmt.Errorf("member_id and group_id: give one")
 		}
-		v, err := runtimeValue(raw, p.Bitwidth)
-		if err != nil {
-			return fmt.Errorf("action_params.%s: %v", p.Name, err)
+		if re.Action != "" {
+			return fmt.Errorf("action_name with a member or group: give one or the other")
 		}
-		params[i] = v
-	}
-	for name := range re.Params {
-		if !hasParam(a, name) {
-			return fmt.Errorf("action_params.%s: %s has no such parameter", name, a.name)
+		if re.Member != nil {
+			ref = &Ref{ID: *re.Member}
+		} else {
+			ref = &Ref{ID: *re.Group, Group: true}
 		}
+	default:
+		a := t.actions[re.Action]
+		if a == nil {
+			return fmt.Errorf("action_name: %q is not an action of table %s (%s)", re.Action, t.Name, strings.Join(t.actList, ", "))
+		}
+		var err error
+		if params, err = runtimeParams(a, re.Params); err != nil {
+			return err
+		}
+		re.Action = a.name
 	}
 	if re.Default {
 		if len(re.Match) > 0 {
 			return fmt.Errorf("match: a default action has none")
 		}
-		return sw.SetDefault(t.Name, a.name, params)
+		if ref != nil {
+			return fmt.Errorf("default_action: this target sets an action profile table's default only from the program")
+		}
+		return sw.SetDefault(t.Name, re.Action, params)
 	}
 	var known []string
 	for _, kf := range t.keys {
@@ -201,7 +290,7 @@ func (sw *Switch) installEntry(re RuntimeEntry) error {
 			return fmt.Errorf("match.%s: table %s has no such key (its keys: %s)", name, t.Name, strings.Join(known, ", "))
 		}
 	}
-	e := Entry{Action: a.name, Params: params, Priority: re.Priority}
+	e := Entry{Action: re.Action, Params: params, Priority: re.Priority, Ref: ref, Meter: meterRates(re.Meter)}
 	for _, kf := range t.keys {
 		raw, ok := re.Match[kf.name]
 		if !ok {
@@ -219,6 +308,36 @@ func (sw *Switch) installEntry(re RuntimeEntry) error {
 		e.Match = append(e.Match, m)
 	}
 	return sw.AddEntry(t.Name, e)
+}
+
+// runtimeParams reads an action's parameters by name.
+func runtimeParams(a *action, given map[string]json.RawMessage) ([]uint64, error) {
+	params := make([]uint64, len(a.params))
+	for i, p := range a.params {
+		raw, ok := given[p.Name]
+		if !ok {
+			return nil, fmt.Errorf("action_params: %s needs %q", a.name, p.Name)
+		}
+		v, err := runtimeValue(raw, p.Bitwidth)
+		if err != nil {
+			return nil, fmt.Errorf("action_params.%s: %v", p.Name, err)
+		}
+		params[i] = v
+	}
+	for name := range given {
+		if !hasParam(a, name) {
+			return nil, fmt.Errorf("action_params.%s: %s has no such parameter", name, a.name)
+		}
+	}
+	return params, nil
+}
+
+func meterRates(pairs [][2]float64) []MeterRate {
+	var out []MeterRate
+	for _, p := range pairs {
+		out = append(out, MeterRate{PerMicrosecond: p[0], Burst: uint64(p[1])})
+	}
+	return out
 }
 
 func hasParam(a *action, name string) bool {
@@ -323,12 +442,61 @@ func runtimeValue(raw json.RawMessage, width int) (uint64, error) {
 // it). Priorities are turned around: BMv2's smaller number wins.
 func (sw *Switch) CLICommands(rt *Runtime) ([]string, error) {
 	var cmds []string
+	// BMv2 numbers members, groups and entries from 0 in the order they
+	// are made, per action profile and per table.
+	memberHandle := map[string]map[int]int{}
+	groupHandle := map[string]map[int]int{}
+	entryHandle := map[string]int{}
+	for _, m := range rt.Members {
+		pr, err := sw.profileOf(m.Profile)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", m.Line, err)
+		}
+		a := pr.actions[m.Action]
+		if a == nil {
+			return nil, fmt.Errorf("line %d: action_name: %q is not an action of action profile %s", m.Line, m.Action, pr.name)
+		}
+		params, err := runtimeParams(a, m.Params)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", m.Line, err)
+		}
+		if memberHandle[pr.name] == nil {
+			memberHandle[pr.name] = map[int]int{}
+		}
+		memberHandle[pr.name][m.ID] = len(memberHandle[pr.name])
+		cmds = append(cmds, strings.TrimSpace(fmt.Sprintf("act_prof_create_member %s %s %s", pr.name, a.name, joinUints(params))))
+	}
+	for _, g := range rt.ProfileGroups {
+		if groupHandle[g.Profile] == nil {
+			groupHandle[g.Profile] = map[int]int{}
+		}
+		h := len(groupHandle[g.Profile])
+		groupHandle[g.Profile][g.ID] = h
+		cmds = append(cmds, "act_prof_create_group "+g.Profile)
+		for _, m := range g.Members {
+			mh, ok := memberHandle[g.Profile][m]
+			if !ok {
+				return nil, fmt.Errorf("line %d: group %d: no member %d", g.Line, g.ID, m)
+			}
+			cmds = append(cmds, fmt.Sprintf("act_prof_add_member_to_group %s %d %d", g.Profile, mh, h))
+		}
+	}
+	for _, m := range rt.Meters {
+		cmds = append(cmds, fmt.Sprintf("meter_set_rates %s %d %s", m.Meter, m.Index, cliRates(m.Rates)))
+	}
 	for _, re := range rt.Entries {
-		cmd, err := sw.cliEntry(re)
+		cmd, err := sw.cliEntry(re, memberHandle, groupHandle)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", re.Line, err)
 		}
 		cmds = append(cmds, cmd)
+		if t := sw.tables[re.Table]; !re.Default && t != nil {
+			h := entryHandle[t.Name]
+			entryHandle[t.Name] = h + 1
+			if len(re.Meter) > 0 && t.meter != nil {
+				cmds = append(cmds, fmt.Sprintf("meter_set_rates %s %d %s", t.meter.name, h, cliRates(re.Meter)))
+			}
+		}
 	}
 	handle := 0
 	for _, g := range rt.Groups {
@@ -347,35 +515,61 @@ func (sw *Switch) CLICommands(rt *Runtime) ([]string, error) {
 	return cmds, nil
 }
 
+func joinUints(vs []uint64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.FormatUint(v, 10)
+	}
+	return strings.Join(s, " ")
+}
+
+// cliRates writes meter rates as meter_set_rates takes them: rate:burst.
+func cliRates(pairs [][2]float64) string {
+	var s []string
+	for _, p := range pairs {
+		s = append(s, fmt.Sprintf("%s:%d", strconv.FormatFloat(p[0], 'g', -1, 64), uint64(p[1])))
+	}
+	return strings.Join(s, " ")
+}
+
 // cliPriorityBase turns P4Runtime-style priorities (larger wins) into
 // BMv2's (smaller wins).
 const cliPriorityBase = 1 << 20
 
-func (sw *Switch) cliEntry(re RuntimeEntry) (string, error) {
-	// Build the entry on a scratch copy of the check: installEntry's
-	// validation, without touching the switch.
+func (sw *Switch) cliEntry(re RuntimeEntry, members, groups map[string]map[int]int) (string, error) {
 	t := sw.tables[re.Table]
 	if t == nil {
 		return "", fmt.Errorf("table: no table %q", re.Table)
 	}
-	a := t.actions[re.Action]
-	if a == nil {
-		return "", fmt.Errorf("action_name: %q is not an action of table %s", re.Action, t.Name)
-	}
-	var params []string
-	for _, p := range a.params {
-		raw, ok := re.Params[p.Name]
+	var target string // what follows "=>"
+	verb := "table_add " + t.Name
+	switch {
+	case re.Member != nil && t.profile != nil:
+		h, ok := members[t.profile.name][*re.Member]
 		if !ok {
-			return "", fmt.Errorf("action_params: %s needs %q", a.name, p.Name)
+			return "", fmt.Errorf("member_id: action profile %s has no member %d", t.profile.name, *re.Member)
 		}
-		v, err := runtimeValue(raw, p.Bitwidth)
+		verb, target = "table_indirect_add "+t.Name, strconv.Itoa(h)
+	case re.Group != nil && t.profile != nil:
+		h, ok := groups[t.profile.name][*re.Group]
+		if !ok {
+			return "", fmt.Errorf("group_id: action profile %s has no group %d", t.profile.name, *re.Group)
+		}
+		verb, target = "table_indirect_add_with_group "+t.Name, strconv.Itoa(h)
+	default:
+		a := t.actions[re.Action]
+		if a == nil {
+			return "", fmt.Errorf("action_name: %q is not an action of table %s", re.Action, t.Name)
+		}
+		params, err := runtimeParams(a, re.Params)
 		if err != nil {
-			return "", fmt.Errorf("action_params.%s: %v", p.Name, err)
+			return "", err
 		}
-		params = append(params, strconv.FormatUint(v, 10))
-	}
-	if re.Default {
-		return strings.TrimSpace(fmt.Sprintf("table_set_default %s %s %s", t.Name, a.name, strings.Join(params, " "))), nil
+		if re.Default {
+			return strings.TrimSpace(fmt.Sprintf("table_set_default %s %s %s", t.Name, a.name, joinUints(params))), nil
+		}
+		verb += " " + a.name
+		target = joinUints(params)
 	}
 	var keys []string
 	for _, kf := range t.keys {
@@ -406,7 +600,7 @@ func (sw *Switch) cliEntry(re RuntimeEntry) (string, error) {
 			keys = append(keys, fmt.Sprintf("%d->%d", m.Low, m.High))
 		}
 	}
-	cmd := fmt.Sprintf("table_add %s %s %s => %s", t.Name, a.name, strings.Join(keys, " "), strings.Join(params, " "))
+	cmd := fmt.Sprintf("%s %s => %s", verb, strings.Join(keys, " "), target)
 	if t.kind == "ternary" {
 		cmd += fmt.Sprintf(" %d", cliPriorityBase-re.Priority)
 	}

@@ -87,6 +87,8 @@ type Switch struct {
 	registers  map[string]*registerArray
 	counters   map[string]*counterArray
 	calcs      map[string]*calculation
+	meters     map[string]*meterArray
+	profiles   map[string]*profile
 	fieldLists map[int][]int
 	learnLists map[int]*learnList
 	vsets      map[string]*ValueSet
@@ -208,7 +210,7 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 	}
 	sw := &Switch{cfg: cfg, l: l, errs: errs, log: cfg.Logger, start: time.Now(),
 		actionByID: map[int]*action{}, tables: map[string]*Table{}, registers: map[string]*registerArray{},
-		counters: map[string]*counterArray{}, calcs: map[string]*calculation{}, fieldLists: map[int][]int{},
+		counters: map[string]*counterArray{}, calcs: map[string]*calculation{}, meters: map[string]*meterArray{}, profiles: map[string]*profile{}, fieldLists: map[int][]int{},
 		learnLists: map[int]*learnList{}, vsets: map[string]*ValueSet{}, mirror: map[int]int{}, mcast: map[int][]Replica{},
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
 		ports: map[int]*egressPort{}, defaultDepth: DefaultQueueDepth, kick: make(chan struct{}, 1),
@@ -223,10 +225,10 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 	if len(doc.ExternInstances) > 0 {
 		return nil, fmt.Errorf("extern_instances: externs other than v1model's are not handled by this target")
 	}
-	if len(doc.MeterArrays) > 0 {
-		return nil, fmt.Errorf("meter_arrays %q: meters are not handled by this target yet", doc.MeterArrays[0].Name)
-	}
 	c := &compiler{l: l, errs: errs, sw: sw}
+	if err := sw.addMeters(doc, l); err != nil {
+		return nil, err
+	}
 	for _, r := range doc.RegisterArrays {
 		if r.Bitwidth > maxWidth || r.Bitwidth <= 0 {
 			return nil, fmt.Errorf("register_arrays %q: %d-bit cells; this target handles 1 to %d", r.Name, r.Bitwidth, maxWidth)

@@ -27,8 +27,20 @@ type Entry struct {
 	// Priority orders ternary, range and optional entries: as in
 	// P4Runtime, the larger wins.
 	Priority int
-	Action   string
-	Params   []uint64
+	// Action and Params for a direct table; Ref for a table with an
+	// action profile (a member) or selector (a member or a group).
+	Action string
+	Params []uint64
+	Ref    *Ref
+	// Meter configures the entry's direct meter, if the table has one:
+	// committed rate, then peak.
+	Meter []MeterRate
+}
+
+// Ref points an entry at an action profile's member or group.
+type Ref struct {
+	ID    int
+	Group bool
 }
 
 // keyField is one field of a table's key.
@@ -51,6 +63,10 @@ type entry struct {
 	seq         int
 	act         *action
 	data        []uint64
+	ref         int // indirect tables: member or group id
+	group       bool
+	indirect    bool
+	meter       meter  // direct meter
 	packets     uint64 // direct counter
 	bytes       uint64
 	user        Entry
@@ -58,19 +74,23 @@ type entry struct {
 
 // Table is a match-action table.
 type Table struct {
-	Name     string
-	id       int
-	keys     []keyField
-	keyLen   int
-	kind     string // "exact", "lpm" or "ternary": how it is searched
-	lpmField int
-	maxSize  int
-	actions  map[string]*action
-	actList  []string
-	deflt    *action
-	defData  []uint64
-	defConst bool
-	counters bool
+	Name       string
+	id         int
+	keys       []keyField
+	keyLen     int
+	kind       string // "exact", "lpm" or "ternary": how it is searched
+	lpmField   int
+	maxSize    int
+	actions    map[string]*action
+	actList    []string
+	deflt      *action
+	defData    []uint64
+	defConst   bool
+	counters   bool
+	profile    *profile
+	meter      *meterArray // direct meter
+	meterWidth int
+	micros     func() uint64
 
 	exact    map[string]*entry
 	byPrefix map[int]map[string]*entry
@@ -91,17 +111,37 @@ func (c *compiler) compileTable(bt *bmjson.Table) (*Table, error) {
 	if s := bt.Source.String(); s != "" {
 		where += " at " + s
 	}
-	if bt.Type != "simple" && bt.Type != "" {
-		return nil, fmt.Errorf("%s: %s tables (action profiles and selectors) are not handled by this target yet", where, bt.Type)
+	var prof *profile
+	switch bt.Type {
+	case "simple", "":
+	case "indirect", "indirect_ws":
+		prof = c.sw.profiles[bt.ActionProfile]
+		if prof == nil {
+			return nil, fmt.Errorf("%s: unknown action profile %q", where, bt.ActionProfile)
+		}
+		if (bt.Type == "indirect_ws") != (prof.selector != nil) {
+			return nil, fmt.Errorf("%s: table type %s with action profile %q, which %s a selector", where, bt.Type, prof.name,
+				map[bool]string{true: "has", false: "has no"}[prof.selector != nil])
+		}
+	default:
+		return nil, fmt.Errorf("%s: table type %q is not handled by this target", where, bt.Type)
 	}
+	var dm *meterArray
 	if bt.DirectMeters != nil {
-		return nil, fmt.Errorf("%s: direct meters are not handled by this target yet", where)
+		dm = c.sw.meters[*bt.DirectMeters]
+		if dm == nil || !dm.direct {
+			return nil, fmt.Errorf("%s: unknown direct meter %q", where, *bt.DirectMeters)
+		}
 	}
 	if bt.SupportTimeout {
 		return nil, fmt.Errorf("%s: entry timeouts (idle_timeout) are not handled by this target yet", where)
 	}
 	t := &Table{Name: bt.Name, id: bt.ID, maxSize: bt.MaxSize, actions: map[string]*action{}, counters: bt.WithCounters,
-		exact: map[string]*entry{}, byPrefix: map[int]map[string]*entry{}, lpmField: -1, kind: "exact"}
+		exact: map[string]*entry{}, byPrefix: map[int]map[string]*entry{}, lpmField: -1, kind: "exact", profile: prof, meter: dm,
+		micros: c.sw.micros}
+	if dm != nil {
+		t.meterWidth = c.l.width[dm.result]
+	}
 	c.where = where
 	for i, k := range bt.Key {
 		var ref []string
@@ -156,6 +196,9 @@ func (c *compiler) compileTable(bt *bmjson.Table) (*Table, error) {
 		}
 		t.actions[a.name] = a
 		t.actList = append(t.actList, a.name)
+		if prof != nil {
+			prof.actions[a.name] = a
+		}
 		_ = i
 	}
 	if d := bt.DefaultEntry; d != nil {
@@ -261,24 +304,59 @@ func parseData(ss []string, a *action) ([]uint64, error) {
 }
 
 // build checks an Entry against the table and packs its key.
-func (t *Table) build(ue Entry) (*entry, error) {
+func (t *Table) build(ue Entry) (*entry, error) { return t.pack(ue, false) }
+
+// pack packs an entry's key and, unless keyOnly, checks its action.
+func (t *Table) pack(ue Entry, keyOnly bool) (*entry, error) {
 	if len(ue.Match) != len(t.keys) {
 		return nil, fmt.Errorf("table %s: %d key fields given, the table has %d", t.Name, len(ue.Match), len(t.keys))
 	}
-	a := t.actions[ue.Action]
-	if a == nil {
-		return nil, fmt.Errorf("table %s: action %q is not one of its actions (%s)", t.Name, ue.Action, strings.Join(t.actList, ", "))
+	e := &entry{value: make([]byte, t.keyLen), priority: ue.Priority, user: ue}
+	if keyOnly {
+		// Deleting: the key and priority say which entry.
+	} else if t.profile != nil {
+		if ue.Ref == nil || ue.Action != "" {
+			return nil, fmt.Errorf("table %s: its actions come from action profile %s: give a member or a group, not an action", t.Name, t.profile.name)
+		}
+		switch {
+		case ue.Ref.Group && t.profile.selector == nil:
+			return nil, fmt.Errorf("table %s: action profile %s has no selector: no groups", t.Name, t.profile.name)
+		case ue.Ref.Group && t.profile.groups[ue.Ref.ID] == nil:
+			return nil, fmt.Errorf("table %s: action profile %s has no group %d", t.Name, t.profile.name, ue.Ref.ID)
+		case !ue.Ref.Group && t.profile.members[ue.Ref.ID] == nil:
+			return nil, fmt.Errorf("table %s: action profile %s has no member %d", t.Name, t.profile.name, ue.Ref.ID)
+		}
+		e.indirect, e.ref, e.group = true, ue.Ref.ID, ue.Ref.Group
+	} else {
+		if ue.Ref != nil {
+			return nil, fmt.Errorf("table %s has no action profile: give an action, not a member or group", t.Name)
+		}
+		a := t.actions[ue.Action]
+		if a == nil {
+			return nil, fmt.Errorf("table %s: action %q is not one of its actions (%s)", t.Name, ue.Action, strings.Join(t.actList, ", "))
+		}
+		if len(ue.Params) != len(a.params) {
+			return nil, fmt.Errorf("table %s: action %s takes %d parameters, %d given", t.Name, a.name, len(a.params), len(ue.Params))
+		}
+		for i, p := range ue.Params {
+			if p > ones(a.params[i].Bitwidth) {
+				return nil, fmt.Errorf("table %s: action %s parameter %s: %d does not fit in %d bits", t.Name, a.name, a.params[i].Name, p, a.params[i].Bitwidth)
+			}
+		}
+		e.act = a
+		e.data = slices.Clone(ue.Params)
 	}
-	if len(ue.Params) != len(a.params) {
-		return nil, fmt.Errorf("table %s: action %s takes %d parameters, %d given", t.Name, a.name, len(a.params), len(ue.Params))
-	}
-	e := &entry{value: make([]byte, t.keyLen), act: a, priority: ue.Priority, user: ue}
-	for i, p := range ue.Params {
-		if p > ones(a.params[i].Bitwidth) {
-			return nil, fmt.Errorf("table %s: action %s parameter %s: %d does not fit in %d bits", t.Name, a.name, a.params[i].Name, p, a.params[i].Bitwidth)
+	if len(ue.Meter) > 0 {
+		if t.meter == nil {
+			return nil, fmt.Errorf("table %s has no direct meter", t.Name)
+		}
+		if len(ue.Meter) != t.meter.rateCount {
+			return nil, fmt.Errorf("table %s: meter %s takes %d rates, %d given", t.Name, t.meter.name, t.meter.rateCount, len(ue.Meter))
+		}
+		if err := e.meter.set(ue.Meter); err != nil {
+			return nil, fmt.Errorf("table %s: meter %s: %w", t.Name, t.meter.name, err)
 		}
 	}
-	e.data = slices.Clone(ue.Params)
 	if t.kind == "ternary" {
 		e.mask = make([]byte, t.keyLen)
 		e.lo = make([]byte, t.keyLen)
@@ -434,12 +512,26 @@ func (e *entry) matches(key []byte, keys []keyField) bool {
 func (t *Table) apply(p *packet) *node {
 	e := t.lookup(p)
 	var a *action
+	if e != nil && e.indirect {
+		if m := t.profile.pick(e, p); m != nil {
+			a, p.adata = m.act, m.data
+		} else {
+			e = nil // an empty group: as a miss
+		}
+	} else if e != nil {
+		a, p.adata = e.act, e.data
+	}
 	if e != nil {
-		a = e.act
-		p.adata = e.data
 		if t.counters {
 			e.packets++
 			e.bytes += uint64(p.ingressLen)
+		}
+		if t.meter != nil {
+			color := Green
+			if len(e.meter.rates) > 0 {
+				color = e.meter.execute(t.meter.size(p), t.micros())
+			}
+			p.f[t.meter.result] = wrap(int64(color), t.meterWidth, false)
 		}
 	} else {
 		a = t.deflt
