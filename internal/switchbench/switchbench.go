@@ -114,7 +114,7 @@ func measure(ctx context.Context, o Options, target string, size int) (Result, e
 	}
 	// Double until loss, then halve the interval six times.
 	good, bad := 0.0, 0.0
-	for pps := 10_000.0; pps <= 8_000_000; pps *= 2 {
+	for pps := 1_000.0; pps <= 8_000_000; pps *= 2 {
 		got, loss, cpu, err := try(pps)
 		if err != nil {
 			return res, err
@@ -128,7 +128,7 @@ func measure(ctx context.Context, o Options, target string, size int) (Result, e
 		res.PPS, res.Loss, res.CPUPerPacket = got, loss, cpu
 	}
 	if good == 0 {
-		return res, fmt.Errorf("lost more than %.1f%% even at 10,000 packets per second", 100*o.MaxLoss)
+		return res, fmt.Errorf("lost more than %.1f%% even at 1,000 packets per second", 100*o.MaxLoss)
 	}
 	for i := 0; i < 6 && bad > 0; i++ {
 		mid := (good + bad) / 2
