@@ -21,10 +21,19 @@ type Runtime struct {
 	Clones  []RuntimeGroup
 	// p4rcm's additions to the format: action profile members and
 	// selector groups (P4Runtime's ActionProfileMember and
-	// ActionProfileGroup), and meter rates (meter_set_rates).
+	// ActionProfileGroup), meter rates (meter_set_rates) and parser
+	// value set members (pvs_add).
 	Members       []RuntimeMember
 	ProfileGroups []RuntimeProfileGroup
 	Meters        []RuntimeMeter
+	ValueSets     []RuntimeValueSetMember
+}
+
+// RuntimeValueSetMember adds a value to a parser value set.
+type RuntimeValueSetMember struct {
+	Line     int             `json:"-"`
+	ValueSet string          `json:"value_set"`
+	Value    json.RawMessage `json:"value"`
 }
 
 // RuntimeMember is one action profile member.
@@ -115,7 +124,7 @@ func ParseRuntime(data []byte) (*Runtime, error) {
 		key, _ := tok.(string)
 		switch key {
 		case "table_entries", "multicast_group_entries", "clone_session_entries",
-			"action_profile_members", "action_profile_groups", "meter_configs":
+			"action_profile_members", "action_profile_groups", "meter_configs", "value_set_members":
 			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 				return nil, fail(fmt.Errorf("%s: want a list", key))
 			}
@@ -157,6 +166,11 @@ func ParseRuntime(data []byte) (*Runtime, error) {
 					err = dec.Decode(&m)
 					m.Line = l
 					rt.Meters = append(rt.Meters, m)
+				case "value_set_members":
+					var v RuntimeValueSetMember
+					err = dec.Decode(&v)
+					v.Line = l
+					rt.ValueSets = append(rt.ValueSets, v)
 				}
 				if err != nil {
 					return nil, fmt.Errorf("line %d: %s: %v", l, key, err)
@@ -209,6 +223,15 @@ func (sw *Switch) Install(rt *Runtime) error {
 	for _, m := range rt.Meters {
 		if err := sw.SetMeterRates(m.Meter, m.Index, meterRates(m.Rates)); err != nil {
 			return fmt.Errorf("%s: %w", at(m.Line), err)
+		}
+	}
+	for _, v := range rt.ValueSets {
+		b, err := sw.valueSetBytes(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", at(v.Line), err)
+		}
+		if err := sw.AddValueSetMember(v.ValueSet, b); err != nil {
+			return fmt.Errorf("%s: %w", at(v.Line), err)
 		}
 	}
 	for _, re := range rt.Entries {
@@ -308,6 +331,21 @@ func (sw *Switch) installEntry(re RuntimeEntry) error {
 		e.Match = append(e.Match, m)
 	}
 	return sw.AddEntry(t.Name, e)
+}
+
+// valueSetBytes reads a value set member as the set's bytes.
+func (sw *Switch) valueSetBytes(v RuntimeValueSetMember) ([]byte, error) {
+	vs := sw.vsets[v.ValueSet]
+	if vs == nil {
+		return nil, fmt.Errorf("value_set: no parser value set %q", v.ValueSet)
+	}
+	n, err := runtimeValue(v.Value, min(vs.width*8, 64))
+	if err != nil {
+		return nil, fmt.Errorf("value: %v", err)
+	}
+	b := make([]byte, vs.width)
+	putBits(b, 0, vs.width*8, n)
+	return b, nil
 }
 
 // runtimeParams reads an action's parameters by name.
@@ -483,6 +521,13 @@ func (sw *Switch) CLICommands(rt *Runtime) ([]string, error) {
 	}
 	for _, m := range rt.Meters {
 		cmds = append(cmds, fmt.Sprintf("meter_set_rates %s %d %s", m.Meter, m.Index, cliRates(m.Rates)))
+	}
+	for _, v := range rt.ValueSets {
+		b, err := sw.valueSetBytes(v)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", v.Line, err)
+		}
+		cmds = append(cmds, fmt.Sprintf("pvs_add %s 0x%x", v.ValueSet, b))
 	}
 	for _, re := range rt.Entries {
 		cmd, err := sw.cliEntry(re, memberHandle, groupHandle)
