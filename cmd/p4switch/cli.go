@@ -99,8 +99,9 @@ Entries come from a runtime JSON in the format of the p4lang tutorials
 	f.Uint64Var(&o.deviceID, "device-id", 0, "device id (the P4Runtime device_id)")
 	f.IntVar(&o.thriftPort, "thrift-port", 9090, "accepted for simple_switch_grpc's command lines; p4switch serves no Thrift")
 	f.BoolVar(&o.logConsole, "log-console", false, "log to the console (stderr)")
-	f.StringVar(&o.logFile, "log-file", "", "log to `FILE`")
+	f.StringVar(&o.logFile, "log-file", "", "log to `FILE`.txt, as BMv2")
 	f.StringVarP(&o.logLevel, "log-level", "L", "info", "log level: trace, debug, info, warn, error or off")
+	f.Bool("log-flush", false, "accepted for simple_switch_grpc's command lines: p4switch's log is never buffered")
 	f.StringVar(&o.pcap, "pcap", "", "write each port's received and sent frames to `DIR`/<iface>_in.pcap and _out.pcap")
 	f.BoolVar(&o.noP4, "no-p4", false, "start without a program, for the controller to push one over P4Runtime")
 	f.StringVar(&o.entries, "entries", "", "table entries, multicast groups and clone sessions from a tutorials-style runtime JSON `FILE`")
@@ -153,7 +154,8 @@ func (o *options) logger(stderr io.Writer) (*slog.Logger, func(), error) {
 	closer := func() {}
 	switch {
 	case o.logFile != "":
-		f, err := createLog(o.logFile)
+		// As BMv2, which writes FILE.txt.
+		f, err := createLog(o.logFile + ".txt")
 		if err != nil {
 			return nil, nil, usage("--log-file: %v", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 
+	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
@@ -38,7 +39,8 @@ const entries = `{"table_entries": [
   "action_name": "RcmIngress.set_nexthop", "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}}
 ]}`
 
-// TestForwardsOnVeths runs rcm.p4 between two namespaces: a frame from h1
+// TestForwardsOnVeths runs rcm.p4 between two namespaces, started with
+// the command line package bmv2 gives simple_switch_grpc: a frame from h1
 // to 10.0.0.2 leaves on h2's link with the next hop's MACs and TTL 63, and
 // a clean SIGINT-style stop reports the ports' counts and writes pcaps.
 func TestForwardsOnVeths(t *testing.T) {
@@ -51,7 +53,7 @@ func TestForwardsOnVeths(t *testing.T) {
 	}
 	defer lab.Close()
 	var socks []*netlab.Socket
-	var args []string
+	ports := map[int]string{}
 	for i, name := range []string{"h1", "h2"} {
 		h, err := lab.Host(name)
 		if err != nil {
@@ -66,7 +68,7 @@ func TestForwardsOnVeths(t *testing.T) {
 			t.Fatal(err)
 		}
 		socks = append(socks, s)
-		args = append(args, "-i", strings.Join([]string{string(rune('1' + i)), link.SwitchIf}, "@"))
+		ports[i+1] = link.SwitchIf
 	}
 	dir := t.TempDir()
 	rt := filepath.Join(dir, "s1-runtime.json")
@@ -76,7 +78,10 @@ func TestForwardsOnVeths(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
-	args = append(args, "--pcap", dir, rcmJSON, "--entries", rt)
+	// simple_switch_grpc's command line, as package bmv2 writes it.
+	args := bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: "127.0.0.1:1", ThriftPort: 9090,
+		JSON: rcmJSON, LogDir: dir, PcapDir: dir, PriorityQueues: 2}.Args()
+	args = append([]string{"--entries", rt}, args...)
 	go func() { done <- run(ctx, args, &stdout, &stderr) }()
 	in := udp(t, 1, 2)
 	var got []byte
@@ -103,6 +108,9 @@ func TestForwardsOnVeths(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "port 2 (") || !strings.Contains(stdout.String(), "frames out") && !strings.Contains(stdout.String(), " out,") {
 		t.Errorf("no port summary: %s", stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s1.txt")); err != nil {
+		t.Errorf("no log where BMv2 writes it: %v", err)
 	}
 	for _, f := range []string{"_in.pcap", "_out.pcap"} {
 		m, _ := filepath.Glob(filepath.Join(dir, "*"+f))
