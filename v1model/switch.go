@@ -103,6 +103,7 @@ type Switch struct {
 	input   []*packet
 	queue   []queued
 	asserts int
+	fatal   error // a failed assert: the switch has stopped
 
 	// The traffic manager of the live mode (Receive and Serve).
 	live         bool
@@ -350,9 +351,15 @@ func (sw *Switch) random(span uint64) uint64 {
 	return sw.rng.Uint64N(span + 1)
 }
 
+// assertFailed records a failed assert or assume. BMv2 aborts the
+// switch there; the Go target stops too: Process, Receive and
+// ReceiveBatch return the error from then on.
 func (sw *Switch) assertFailed(op, where string) {
 	sw.asserts++
 	sw.log.Error(op+" failed", "where", where)
+	if sw.fatal == nil {
+		sw.fatal = fmt.Errorf("%s failed at %s: the switch stops, as BMv2 does", op, where)
+	}
 }
 
 func (sw *Switch) logMessage(format string, vals []func(*packet) int64, p *packet) {
@@ -370,6 +377,14 @@ func (sw *Switch) logMessage(format string, vals []func(*packet) int64, p *packe
 		i++
 	}
 	sw.log.Info(b.String())
+}
+
+// Stopped returns why the switch stopped (a failed assert or assume), or
+// nil while it runs.
+func (sw *Switch) Stopped() error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.fatal
 }
 
 // AssertionFailures counts assert and assume calls that failed.
@@ -411,6 +426,9 @@ type Emit func(port int, frame []byte)
 func (sw *Switch) Process(port int, frame []byte, emit Emit) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
+	if sw.fatal != nil {
+		return sw.fatal
+	}
 	if sw.live {
 		return fmt.Errorf("replay (Process) on a switch that runs live (Receive and Serve)")
 	}
@@ -446,6 +464,9 @@ func (sw *Switch) Process(port int, frame []byte, emit Emit) error {
 	}
 	sw.input = sw.input[:0]
 	sw.queue = sw.queue[:0]
+	if sw.fatal != nil {
+		return sw.fatal
+	}
 	return err
 }
 

@@ -184,6 +184,9 @@ func (sw *Switch) QueueDrops(port int) uint64 {
 func (sw *Switch) Receive(port int, frame []byte) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
+	if sw.fatal != nil {
+		return sw.fatal
+	}
 	if len(frame) > sw.cfg.MaxFrame {
 		return fmt.Errorf("frame of %d bytes on port %d: longer than the %d-byte maximum", len(frame), port, sw.cfg.MaxFrame)
 	}
@@ -205,6 +208,9 @@ func (sw *Switch) Receive(port int, frame []byte) error {
 func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
+	if sw.fatal != nil {
+		return sw.fatal
+	}
 	sw.live = true
 	sw.inline = true
 	var err error
@@ -220,6 +226,9 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	sw.inline = false
 	if sw.queuedLocked() > 0 {
 		sw.wake()
+	}
+	if sw.fatal != nil {
+		return sw.fatal
 	}
 	return err
 }

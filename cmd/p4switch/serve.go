@@ -192,6 +192,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 					pt.in.write(f)
 				}
 				if err := sw.ReceiveBatch(pt.num, frames, emit); err != nil {
+					if sw.Stopped() != nil {
+						failed <- err
+						return
+					}
 					log.Warn("frame refused", "port", pt.num, "err", err)
 				}
 				flush()
