@@ -7,40 +7,48 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 // getBits reads w bits (w <= 64) starting bitOff bits into b, most
 // significant bit first, as on the wire.
 func getBits(b []byte, bitOff, w int) uint64 {
-	if bitOff&7 == 0 && w&7 == 0 {
-		var v uint64
-		for _, c := range b[bitOff>>3 : (bitOff+w)>>3] {
-			v = v<<8 | uint64(c)
-		}
-		return v
+	start, shift := bitOff>>3, bitOff&7
+	n := (shift + w + 7) >> 3
+	if n > 8 {
+		// More than 8 bytes (a wide field not on a byte boundary): in
+		// two reads.
+		hi := getBits(b, bitOff, w-32)
+		return hi<<32 | getBits(b, bitOff+w-32, 32)
 	}
 	var v uint64
-	for i := 0; i < w; i++ {
-		p := bitOff + i
-		v = v<<1 | uint64(b[p>>3]>>(7-uint(p&7))&1)
+	for _, c := range b[start : start+n] {
+		v = v<<8 | uint64(c)
 	}
-	return v
+	return v >> uint(n*8-shift-w) & ones(w)
 }
 
-// putBits writes the low w bits of v at bitOff, most significant first.
+// putBits writes the low w bits of v at bitOff, most significant first,
+// leaving the bits around them as they are.
 func putBits(b []byte, bitOff, w int, v uint64) {
-	if bitOff&7 == 0 && w&7 == 0 {
-		end := (bitOff + w) >> 3
-		for i := end - 1; i >= bitOff>>3; i-- {
-			b[i] = byte(v)
+	start, shift := bitOff>>3, bitOff&7
+	n := (shift + w + 7) >> 3
+	if n > 8 {
+		putBits(b, bitOff, w-32, v>>32)
+		putBits(b, bitOff+w-32, 32, v)
+		return
+	}
+	if shift == 0 && w&7 == 0 {
+		for i := n - 1; i >= 0; i-- {
+			b[start+i] = byte(v)
 			v >>= 8
 		}
 		return
 	}
-	for i := w - 1; i >= 0; i-- {
-		p := bitOff + i
-		mask := byte(1) << (7 - uint(p&7))
-		if v&1 != 0 {
-			b[p>>3] |= mask
-		} else {
-			b[p>>3] &^= mask
-		}
-		v >>= 1
+	var cur uint64
+	for _, c := range b[start : start+n] {
+		cur = cur<<8 | uint64(c)
+	}
+	low := uint(n*8 - shift - w)
+	mask := ones(w) << low
+	cur = cur&^mask | (v<<low)&mask
+	for i := n - 1; i >= 0; i-- {
+		b[start+i] = byte(cur)
+		cur >>= 8
 	}
 }
 
