@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
@@ -70,6 +71,9 @@ func BenchmarkRig(b *testing.B) {
 func TestRigForwards(t *testing.T) {
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
+	}
+	if race.Enabled {
+		t.Skip("a test of rates: runs in make test's pass without -race")
 	}
 	bin := buildP4Switch(t)
 	r, err := newRig(context.Background(), Options{P4Switch: bin, JSON: "../../p4/build/rcm.json"}, "go")
