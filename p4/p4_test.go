@@ -170,3 +170,34 @@ func TestCommittedBuildMatchesSource(t *testing.T) {
 func normalise(b []byte) []byte {
 	return bytes.ReplaceAll(b, []byte(`"program" : "rcm.p4"`), nil)
 }
+
+// Where p4c is installed, the Go target's test programs' committed JSON
+// is what their sources compile to (warnings allowed: the profiles
+// program is warned that action profile tables take no default action).
+func TestTestdataBuildMatchesSource(t *testing.T) {
+	if _, err := exec.LookPath("p4c-bm2-ss"); err != nil {
+		t.Skip("skipping: p4c-bm2-ss is not installed (build p4lang/p4c; see p4/README.md)")
+	}
+	for _, name := range []string{"parse", "tables", "exprs", "externs", "profiles"} {
+		dir := t.TempDir()
+		cmd := exec.Command("p4c-bm2-ss", "--p4v", "16", "--p4runtime-files", filepath.Join(dir, name+".p4info.txtpb"),
+			"-o", filepath.Join(dir, name+".json"), name+".p4")
+		cmd.Dir = "testdata"
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("p4c-bm2-ss %s.p4: %v\n%s", name, err, out)
+		}
+		for _, f := range []string{name + ".p4info.txtpb", name + ".json"} {
+			got, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			committed, err := os.ReadFile(filepath.Join("testdata", "build", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, committed) {
+				t.Errorf("testdata/build/%s differs from what %s.p4 compiles to: run make -C p4/testdata and commit", f, name)
+			}
+		}
+	}
+}

@@ -139,7 +139,7 @@ control EgressX(inout headers_t hdr, inout meta_t meta, inout standard_metadata_
         hdr.seen.passes = meta.passes;
         hdr.seen.kept = meta.kept;
         hdr.seen.priority = (bit<8>)sm.priority;
-        hdr.seen.qid = (bit<8>)sm.qid;
+        hdr.seen.qid = (bit<8>)sm.priority + 1;
         if (hdr.cmd.cmd == 2 && sm.instance_type == 0) {
             meta.kept = 0x22;
             clone_preserving_field_list(CloneType.E2E, 6, 1);

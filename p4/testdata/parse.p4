@@ -105,7 +105,20 @@ control IngressP(inout headers_t hdr, inout meta_t meta, inout standard_metadata
         } else if (hdr.l4.tcp.isValid()) {
             hdr.report.l4 = 6;
         }
-        hdr.report.parser_error = (bit<32>)sm.parser_error;
+        /* P4 has no cast from error to bits: number them. */
+        if (sm.parser_error == error.NoError) {
+            hdr.report.parser_error = 0;
+        } else if (sm.parser_error == error.PacketTooShort) {
+            hdr.report.parser_error = 1;
+        } else if (sm.parser_error == error.NoMatch) {
+            hdr.report.parser_error = 2;
+        } else if (sm.parser_error == error.StackOutOfBounds) {
+            hdr.report.parser_error = 3;
+        } else if (sm.parser_error == error.HeaderTooShort) {
+            hdr.report.parser_error = 4;
+        } else {
+            hdr.report.parser_error = 99;
+        }
         hdr.report.checksum_error = (bit<8>)sm.checksum_error;
         hdr.report.kind = meta.kind;
         if (hdr.probes[0].isValid()) {

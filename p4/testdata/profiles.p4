@@ -32,19 +32,28 @@ control IngressA(inout headers_t hdr, inout meta_t meta, inout standard_metadata
     direct_meter<bit<8>>(MeterType.bytes) shaper;
 
     action set_out(bit<9> port, bit<16> tag) { sm.egress_spec = port; hdr.flow.member_out = tag; }
-    action to_port(bit<9> port) { sm.egress_spec = port; }
     action metered() { shaper.read(meta.color); }
+
+    action_profile(16) profiled_members;
+    action_selector(HashAlgorithm.crc16, 32, 16) spread_members;
 
     table profiled {
         key = { hdr.flow.dst : exact; }
         actions = { set_out; }
-        implementation = action_profile(16);
+        implementation = profiled_members;
         size = 16;
     }
     table spread {
-        key = { hdr.flow.dst : lpm; }
+        key = {
+            hdr.flow.dst : lpm;
+            hdr.flow.src : selector;
+            hdr.flow.dst : selector;
+            hdr.flow.sport : selector;
+            hdr.flow.dport : selector;
+            hdr.flow.proto : selector;
+        }
         actions = { set_out; }
-        implementation = action_selector(HashAlgorithm.crc16, 32, 16);
+        implementation = spread_members;
         size = 16;
     }
     table shaped {
