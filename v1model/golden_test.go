@@ -13,10 +13,16 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/protobuf/encoding/prototext"
+
 	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
@@ -142,6 +148,10 @@ func recordCase(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer sw.Stop()
+	// Digests come over P4Runtime: push the same program with its P4Info,
+	// ask for every digest at once (lists of one, no duplicate filter),
+	// and collect them.
+	stopDigests := recordDigests(t, ctx, fmt.Sprintf("127.0.0.1:%d", grpcPort), program)
 	for p, pps := range g.QueueRates {
 		cmds = append(cmds, fmt.Sprintf("set_queue_rate %v %s", pps, p))
 	}
@@ -200,6 +210,10 @@ func recordCase(t *testing.T, path string) {
 		}
 	}
 	collect(g.quiet(sinceWait))
+	g.Digests = stopDigests()
+	g.DigestsRecorded = true
+	g.Digests = stopDigests()
+	g.DigestsRecorded = true
 	g.Counters, g.Registers = map[string]map[string][2]uint64{}, map[string]map[string]uint64{}
 	var reads []string
 	for _, name := range gosw.Counters() {
@@ -227,6 +241,71 @@ func recordCase(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	t.Logf("%s: %d frames in, %d ports sent", path, len(g.Packets), len(g.Sent))
+}
+
+// recordDigests opens a P4Runtime session to the switch, pushes the
+// program (its P4Info beside the JSON), enables every digest and gathers
+// the lists until the returned function is called.
+func recordDigests(t *testing.T, ctx context.Context, addr, program string) func() []GoldenDigest {
+	t.Helper()
+	text, err := os.ReadFile(strings.TrimSuffix(program, ".json") + ".p4info.txtpb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &p4configv1.P4Info{}
+	if err := (prototext.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(text, info); err != nil {
+		t.Fatal(err)
+	}
+	device, err := os.ReadFile(program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := controlplane.Dial(ctx, addr, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetPipeline(ctx, info, device); err != nil {
+		t.Fatal(err)
+	}
+	names := map[uint32]string{}
+	for _, d := range info.Digests {
+		names[d.Preamble.Id] = d.Preamble.Name
+		if err := s.EnableDigest(ctx, d.Preamble.Name, 0, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var got []GoldenDigest
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for list := range s.Digests() {
+			for _, d := range list.Data {
+				var values []uint64
+				members := []*p4v1.P4Data{d}
+				if st := d.GetStruct(); st != nil {
+					members = st.Members
+				}
+				for _, m := range members {
+					var v uint64
+					for _, b := range m.GetBitstring() {
+						v = v<<8 | uint64(b)
+					}
+					values = append(values, v)
+				}
+				mu.Lock()
+				got = append(got, GoldenDigest{List: names[list.DigestId], Values: values})
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []GoldenDigest {
+		s.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
 }
 
 func mustLookup(t *testing.T, bin string) string {
