@@ -43,6 +43,7 @@ type options struct {
 	queueRate  []string
 	queueDepth []string
 	seed       uint64
+	control    string
 	json       string
 
 	// After "--", as simple_switch_grpc.
@@ -108,6 +109,7 @@ Entries come from a runtime JSON in the format of the p4lang tutorials
 	f.StringArrayVar(&o.queueRate, "queue-rate", nil, "egress rate in packets per second: `PPS` for every port or PORT:PPS (repeatable), as set_queue_rate")
 	f.StringArrayVar(&o.queueDepth, "queue-depth", nil, "egress queue depth in packets: `N` for every port or PORT:N (repeatable), as set_queue_depth")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the program's random()")
+	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth and mirroring_add while running, one per line, on the Unix socket `PATH`")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage("%v; see 'p4switch --help'", err) })
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,32 +47,7 @@ const entries = `{"table_entries": [
 // to 10.0.0.2 leaves on h2's link with the next hop's MACs and TTL 63, and
 // a clean SIGINT-style stop reports the ports' counts and writes pcaps.
 func TestForwardsOnVeths(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skipf("no network namespaces here: %v", err)
-	}
-	lab, err := netlab.New("p4sw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lab.Close()
-	var socks []*netlab.Socket
-	ports := map[int]string{}
-	for i, name := range []string{"h1", "h2"} {
-		h, err := lab.Host(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		link, err := lab.Link(h, "eth0", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := h.Socket("eth0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		socks = append(socks, s)
-		ports[i+1] = link.SwitchIf
-	}
+	socks, ports := twoHosts(t)
 	dir := t.TempDir()
 	rt := filepath.Join(dir, "s1-runtime.json")
 	if err := os.WriteFile(rt, []byte(entries), 0o644); err != nil {
@@ -117,6 +95,91 @@ func TestForwardsOnVeths(t *testing.T) {
 		if len(m) != 2 {
 			t.Errorf("pcap files *%s: %v", f, m)
 		}
+	}
+}
+
+// twoHosts makes two namespaces, each linked to the root namespace, and
+// returns their sockets and the root ends as ports 1 and 2.
+func twoHosts(t *testing.T) ([]*netlab.Socket, map[int]string) {
+	t.Helper()
+	if err := netlab.Available(); err != nil {
+		t.Skipf("no network namespaces here: %v", err)
+	}
+	lab, err := netlab.New("p4sw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lab.Close() })
+	var socks []*netlab.Socket
+	ports := map[int]string{}
+	for i, name := range []string{"h1", "h2"} {
+		h, err := lab.Host(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		link, err := lab.Link(h, "eth0", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := h.Socket("eth0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		socks = append(socks, s)
+		ports[i+1] = link.SwitchIf
+	}
+	return socks, ports
+}
+
+// TestControlSocket changes port 2's queue while the switch runs, with
+// simple_switch_CLI's commands on the control socket: one packet deep at
+// ten packets per second, a burst of ten loses most of itself there.
+func TestControlSocket(t *testing.T) {
+	socks, ports := twoHosts(t)
+	dir := t.TempDir()
+	rt := filepath.Join(dir, "s1-runtime.json")
+	if err := os.WriteFile(rt, []byte(entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "p4switch.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], rcmJSON, "--entries", rt, "--control", sock}, &stdout, &stderr)
+	}()
+	var conn net.Conn
+	for try := 0; try < 100 && conn == nil; try++ {
+		conn, _ = net.Dial("unix", sock)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if conn == nil {
+		cancel()
+		t.Fatalf("no control socket: %s", stderr.String())
+	}
+	replies := bufio.NewScanner(conn)
+	for cmd, want := range map[string]string{"set_queue_depth 1 2": "ok", "set_queue_rate 10 2": "ok", "table_add x": "error: unknown command"} {
+		fmt.Fprintln(conn, cmd)
+		if !replies.Scan() || !strings.HasPrefix(replies.Text(), want) {
+			t.Errorf("%s: %q, want %s", cmd, replies.Text(), want)
+		}
+	}
+	conn.Close()
+	for range 10 {
+		if err := socks[0].Send(udp(t, 1, 2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !regexp.MustCompile(`port 2 \([^)]*\): \d+ frames in, [0-4] out, [1-9]\d* dropped`).MatchString(stdout.String()) {
+		t.Errorf("a burst of 10 into a queue one deep at 10 packets/s: %s", stdout.String())
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("the control socket is left behind: %v", err)
 	}
 }
 

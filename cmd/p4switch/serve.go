@@ -202,6 +202,17 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			}
 		}()
 	}
+	if o.control != "" {
+		ctl, err := listenControl(o.control, sw, log)
+		if err != nil {
+			cancel()
+			closeAll()
+			wg.Wait()
+			return usage("--control: %v", err)
+		}
+		defer os.Remove(o.control)
+		go ctl.serve(ctx)
+	}
 	var names []string
 	for _, a := range attach {
 		names = append(names, fmt.Sprintf("%d@%s", a.num, a.iface))

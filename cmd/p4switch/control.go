@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/p4rcm/p4rcm/v1model"
+)
+
+// control serves simple_switch_CLI's traffic-manager commands on a Unix
+// socket, one per line, answering "ok" or "error: ..." per line:
+//
+//	set_queue_rate <pps> [<port> [<priority>]]
+//	set_queue_depth <packets> [<port> [<priority>]]
+//	mirroring_add <session> <port>
+//
+// so that rates and depths change while the switch runs, as on BMv2 with
+// its CLI (p4switch serves no Thrift).
+type control struct {
+	sw  *v1model.Switch
+	ln  net.Listener
+	log *slog.Logger
+}
+
+func listenControl(path string, sw *v1model.Switch, log *slog.Logger) (*control, error) {
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket", path)
+		}
+		// A socket left by a switch that died: it no longer answers.
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: another switch answers there", path)
+		}
+		os.Remove(path)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	return &control{sw: sw, ln: ln, log: log}, nil
+}
+
+func (c *control) serve(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		c.ln.Close()
+	}()
+	for {
+		conn, err := c.ln.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				c.log.Warn("control socket", "err", err)
+			}
+			return
+		}
+		go c.session(conn)
+	}
+}
+
+func (c *control) session(conn net.Conn) {
+	defer conn.Close()
+	sc := bufio.NewScanner(conn)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if err := c.run(line); err != nil {
+			fmt.Fprintf(conn, "error: %v\n", err)
+			continue
+		}
+		fmt.Fprintln(conn, "ok")
+	}
+}
+
+// run carries out one command.
+func (c *control) run(line string) error {
+	f := strings.Fields(line)
+	ints := func(args []string) ([]int, error) {
+		var out []int
+		for _, a := range args {
+			n, err := strconv.Atoi(a)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("%q is not a whole number", a)
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	}
+	switch f[0] {
+	case "set_queue_rate", "set_queue_depth":
+		if len(f) < 2 || len(f) > 4 {
+			return fmt.Errorf("usage: %s <value> [<port> [<priority>]]", f[0])
+		}
+		port, prio := -1, -1
+		rest, err := ints(f[2:])
+		if err != nil {
+			return err
+		}
+		if len(rest) > 0 {
+			port = rest[0]
+		}
+		if len(rest) > 1 {
+			prio = rest[1]
+		}
+		if f[0] == "set_queue_rate" {
+			pps, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a rate in packets per second", f[1])
+			}
+			return c.sw.SetQueueRate(port, prio, pps)
+		}
+		depth, err := ints(f[1:2])
+		if err != nil {
+			return err
+		}
+		return c.sw.SetQueueDepth(port, prio, depth[0])
+	case "mirroring_add":
+		n, err := ints(f[1:])
+		if err != nil || len(n) != 2 {
+			return fmt.Errorf("usage: mirroring_add <session> <port>")
+		}
+		return c.sw.SetMirror(n[0], n[1])
+	}
+	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth and mirroring_add", f[0])
+}
