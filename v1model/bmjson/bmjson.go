@@ -7,7 +7,9 @@ package bmjson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -458,6 +460,9 @@ func describe(data []byte, err error) error {
 		off = e.Offset
 		what = fmt.Sprintf("%s: want %s, found JSON %s", e.Field, e.Type, e.Value)
 	default:
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("line %d: the JSON ends before it is complete (a truncated file?)", 1+bytes.Count(data, []byte("\n")))
+		}
 		return err
 	}
 	if off < 0 || off > int64(len(data)) {
