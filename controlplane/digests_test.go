@@ -14,7 +14,6 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4rcm/p4rcm/bmv2"
 )
@@ -148,15 +147,7 @@ func compileP4(t *testing.T, src string) (*p4configv1.P4Info, []byte) {
 	if err != nil {
 		t.Fatalf("p4c-bm2-ss %s: %v: %s", src, err, out)
 	}
-	text, err := os.ReadFile(p4info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info := &p4configv1.P4Info{}
-	if err := (prototext.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(text, info); err != nil {
-		t.Fatal(err)
-	}
-	config, err := os.ReadFile(js)
+	info, config, err := ReadPipeline(p4info, js)
 	if err != nil {
 		t.Fatal(err)
 	}

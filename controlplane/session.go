@@ -24,6 +24,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/prototext"
+	"os"
 )
 
 // digestBuffer is how many digest lists wait for the reader of Digests
@@ -267,3 +269,21 @@ func lookup[T any](s *Session, kind, name string, list func(*p4configv1.P4Info) 
 
 // named reports whether an entity goes by name, in full or by its alias.
 func named(p *p4configv1.Preamble, name string) bool { return p.Name == name || p.Alias == name }
+
+// ReadPipeline reads what SetPipeline takes from the files p4c-bm2-ss
+// writes: the P4Info in text format and the BMv2 JSON.
+func ReadPipeline(p4infoPath, jsonPath string) (*p4configv1.P4Info, []byte, error) {
+	text, err := os.ReadFile(p4infoPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	info := &p4configv1.P4Info{}
+	if err := (prototext.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(text, info); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", p4infoPath, err)
+	}
+	device, err := os.ReadFile(jsonPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return info, device, nil
+}

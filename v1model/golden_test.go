@@ -17,9 +17,7 @@ import (
 	"testing"
 	"time"
 
-	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
@@ -248,15 +246,7 @@ func recordCase(t *testing.T, path string) {
 // the lists until the returned function is called.
 func recordDigests(t *testing.T, ctx context.Context, addr, program string) func() []GoldenDigest {
 	t.Helper()
-	text, err := os.ReadFile(strings.TrimSuffix(program, ".json") + ".p4info.txtpb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info := &p4configv1.P4Info{}
-	if err := (prototext.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(text, info); err != nil {
-		t.Fatal(err)
-	}
-	device, err := os.ReadFile(program)
+	info, device, err := controlplane.ReadPipeline(strings.TrimSuffix(program, ".json")+".p4info.txtpb", program)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,14 +31,14 @@ type Runtime struct {
 
 // RuntimeValueSetMember adds a value to a parser value set.
 type RuntimeValueSetMember struct {
-	Line     int             `json:"-"`
+	Pos
 	ValueSet string          `json:"value_set"`
 	Value    json.RawMessage `json:"value"`
 }
 
 // RuntimeMember is one action profile member.
 type RuntimeMember struct {
-	Line    int                        `json:"-"`
+	Pos
 	Profile string                     `json:"action_profile"`
 	ID      int                        `json:"member_id"`
 	Action  string                     `json:"action_name"`
@@ -47,7 +47,7 @@ type RuntimeMember struct {
 
 // RuntimeProfileGroup is one group of an action selector.
 type RuntimeProfileGroup struct {
-	Line    int    `json:"-"`
+	Pos
 	Profile string `json:"action_profile"`
 	ID      int    `json:"group_id"`
 	Members []int  `json:"members"`
@@ -56,10 +56,31 @@ type RuntimeProfileGroup struct {
 // RuntimeMeter sets the rates of one cell of an indirect meter:
 // [rate per microsecond, burst] pairs, committed then peak.
 type RuntimeMeter struct {
-	Line  int          `json:"-"`
+	Pos
 	Meter string       `json:"meter"`
 	Index int          `json:"index"`
 	Rates [][2]float64 `json:"rates"`
+}
+
+// Pos is where in the file an object of a runtime JSON starts.
+type Pos struct {
+	Line int `json:"-"`
+}
+
+func (p *Pos) setLine(l int) { p.Line = l }
+
+// decodeAt decodes the next object of a list, recording its line.
+func decodeAt[T any, P interface {
+	*T
+	setLine(int)
+}](dec *json.Decoder, line int, list *[]T) error {
+	var v T
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	P(&v).setLine(line)
+	*list = append(*list, v)
+	return nil
 }
 
 // RuntimeEntry is one entry of "table_entries". Match values are JSON
@@ -67,7 +88,7 @@ type RuntimeMeter struct {
 // takes [value, prefix length], ternary [value, mask], range [low, high],
 // optional a value or null for the wildcard.
 type RuntimeEntry struct {
-	Line     int                        `json:"-"`
+	Pos
 	Table    string                     `json:"table"`
 	Default  bool                       `json:"default_action"`
 	Match    map[string]json.RawMessage `json:"match"`
@@ -83,7 +104,7 @@ type RuntimeEntry struct {
 
 // RuntimeGroup is a multicast group or a clone session.
 type RuntimeGroup struct {
-	Line     int `json:"-"`
+	Pos
 	ID       int `json:"multicast_group_id"`
 	Session  int `json:"clone_session_id"`
 	Replicas []struct {
@@ -138,39 +159,19 @@ func ParseRuntime(data []byte) (*Runtime, error) {
 				var err error
 				switch key {
 				case "table_entries":
-					var e RuntimeEntry
-					err = dec.Decode(&e)
-					e.Line = l
-					rt.Entries = append(rt.Entries, e)
-				case "multicast_group_entries", "clone_session_entries":
-					var g RuntimeGroup
-					err = dec.Decode(&g)
-					g.Line = l
-					if key == "multicast_group_entries" {
-						rt.Groups = append(rt.Groups, g)
-					} else {
-						rt.Clones = append(rt.Clones, g)
-					}
+					err = decodeAt(dec, l, &rt.Entries)
+				case "multicast_group_entries":
+					err = decodeAt(dec, l, &rt.Groups)
+				case "clone_session_entries":
+					err = decodeAt(dec, l, &rt.Clones)
 				case "action_profile_members":
-					var m RuntimeMember
-					err = dec.Decode(&m)
-					m.Line = l
-					rt.Members = append(rt.Members, m)
+					err = decodeAt(dec, l, &rt.Members)
 				case "action_profile_groups":
-					var g RuntimeProfileGroup
-					err = dec.Decode(&g)
-					g.Line = l
-					rt.ProfileGroups = append(rt.ProfileGroups, g)
+					err = decodeAt(dec, l, &rt.ProfileGroups)
 				case "meter_configs":
-					var m RuntimeMeter
-					err = dec.Decode(&m)
-					m.Line = l
-					rt.Meters = append(rt.Meters, m)
+					err = decodeAt(dec, l, &rt.Meters)
 				case "value_set_members":
-					var v RuntimeValueSetMember
-					err = dec.Decode(&v)
-					v.Line = l
-					rt.ValueSets = append(rt.ValueSets, v)
+					err = decodeAt(dec, l, &rt.ValueSets)
 				}
 				if err != nil {
 					return nil, fmt.Errorf("line %d: %s: %v", l, key, err)
