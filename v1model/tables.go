@@ -189,7 +189,7 @@ func (c *compiler) compileTable(bt *bmjson.Table) (*Table, error) {
 	if t.kind == "exact" && t.lpmField >= 0 {
 		t.kind = "lpm"
 	}
-	for i, id := range bt.ActionIDs {
+	for _, id := range bt.ActionIDs {
 		a := c.sw.actionByID[id]
 		if a == nil {
 			return nil, fmt.Errorf("%s: unknown action id %d", where, id)
@@ -199,7 +199,6 @@ func (c *compiler) compileTable(bt *bmjson.Table) (*Table, error) {
 		if prof != nil {
 			prof.actions[a.name] = a
 		}
-		_ = i
 	}
 	if d := bt.DefaultEntry; d != nil {
 		a := c.sw.actionByID[d.ActionID]
@@ -262,8 +261,11 @@ func (c *compiler) constEntry(t *Table, be *bmjson.Entry) (*entry, error) {
 				m.Mask, err = num(mk.Mask)
 			}
 		case "optional":
-			m.Value, err = num(mk.Key)
-			m.Wildcard = mk.Mask != "" && strings.Trim(mk.Mask, "0x") == ""
+			if m.Value, err = num(mk.Key); err == nil && mk.Mask != "" {
+				var mask uint64
+				mask, err = num(mk.Mask)
+				m.Wildcard = mask == 0 // a zero mask: the don't-care of an optional key
+			}
 		case "range":
 			if m.Low, err = num(mk.Start); err == nil {
 				m.High, err = num(mk.End)
