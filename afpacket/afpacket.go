@@ -52,6 +52,10 @@ type Port struct {
 	rhdr  [Batch]mmsghdr
 	rout  [Batch][]byte
 
+	// BusyPoll makes Recv poll the socket without ever sleeping: a core
+	// spent for the lowest latency, as DPDK-style switches do.
+	BusyPoll bool
+
 	wmu  sync.Mutex
 	wiov [Batch]unix.Iovec
 	whdr [Batch]mmsghdr
@@ -132,12 +136,16 @@ func (p *Port) Recv() ([][]byte, error) {
 	var n int
 	var errno syscall.Errno
 	err := p.rc.Read(func(fd uintptr) bool {
-		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&p.rhdr[0])), Batch, unix.MSG_DONTWAIT, 0, 0)
-		if e == unix.EAGAIN {
-			return false
+		for {
+			r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&p.rhdr[0])), Batch, unix.MSG_DONTWAIT, 0, 0)
+			if e != unix.EAGAIN {
+				n, errno = int(r), e
+				return true
+			}
+			if !p.BusyPoll || p.closed.Load() {
+				return false
+			}
 		}
-		n, errno = int(r), e
-		return true
 	})
 	if err != nil {
 		if p.closed.Load() {

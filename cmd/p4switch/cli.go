@@ -43,6 +43,7 @@ type options struct {
 	queueRate  []string
 	queueDepth []string
 	seed       uint64
+	busyPoll   bool
 	control    string
 	json       string
 
@@ -109,6 +110,7 @@ Entries come from a runtime JSON in the format of the p4lang tutorials
 	f.StringArrayVar(&o.queueRate, "queue-rate", nil, "egress rate in packets per second: `PPS` for every port or PORT:PPS (repeatable), as set_queue_rate")
 	f.StringArrayVar(&o.queueDepth, "queue-depth", nil, "egress queue depth in packets: `N` for every port or PORT:N (repeatable), as set_queue_depth")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the program's random()")
+	f.BoolVar(&o.busyPoll, "busy-poll", false, "poll the ports without sleeping: a core per receiving port for the lowest latency")
 	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth and mirroring_add while running, one per line, on the Unix socket `PATH`")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage("%v; see 'p4switch --help'", err) })
 	cmd.SetArgs(args)

@@ -146,7 +146,8 @@ func TestControlSocket(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], rcmJSON, "--entries", rt, "--control", sock}, &stdout, &stderr)
+		// Busy-polling too, so that the mode forwards under a test.
+		done <- run(ctx, []string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], rcmJSON, "--entries", rt, "--control", sock, "--busy-poll"}, &stdout, &stderr)
 	}()
 	var conn net.Conn
 	for try := 0; try < 100 && conn == nil; try++ {

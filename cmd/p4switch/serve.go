@@ -127,6 +127,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			closeAll()
 			return usage("-i %d@%s: %v", a.num, a.iface, err)
 		}
+		ap.BusyPoll = o.busyPoll
 		pt := &port{num: a.num, p: ap}
 		for i := range pt.bufs {
 			pt.bufs[i] = make([]byte, 0, afpacket.MaxFrame+512)

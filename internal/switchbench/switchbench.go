@@ -44,6 +44,8 @@ type Options struct {
 	// P4Switch is the p4switch binary; JSON the program (rcm.json).
 	P4Switch string
 	JSON     string
+	// P4SwitchArgs are more flags for p4switch (--busy-poll).
+	P4SwitchArgs []string
 	// Log receives a line per trial, if set.
 	Log func(string)
 }
@@ -246,7 +248,8 @@ func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) erro
 	if err := os.WriteFile(entries, []byte(Entries), 0o644); err != nil {
 		return err
 	}
-	cmd := exec.Command(o.P4Switch, "-i", "1@"+ports[1], "-i", "2@"+ports[2], o.JSON, "--entries", entries)
+	args := append([]string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], o.JSON, "--entries", entries}, o.P4SwitchArgs...)
+	cmd := exec.Command(o.P4Switch, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

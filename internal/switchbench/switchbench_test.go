@@ -16,7 +16,10 @@ import (
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
-var targets = flag.String("targets", "veth,go,bmv2", "targets of BenchmarkRig (bmv2 is skipped where it is not installed)")
+var (
+	targets = flag.String("targets", "veth,go,bmv2", "targets of BenchmarkRig (bmv2 is skipped where it is not installed)")
+	goArgs  = flag.String("p4switch-args", "", "more flags for p4switch in BenchmarkRig, space-separated (--busy-poll)")
+)
 
 // buildP4Switch compiles cmd/p4switch into a temporary directory.
 func buildP4Switch(tb testing.TB) string {
@@ -50,7 +53,8 @@ func BenchmarkRig(b *testing.B) {
 			b.Run(target+"/"+map[int]string{64: "64B", 1500: "1500B"}[size], func(b *testing.B) {
 				for b.Loop() {
 					rs, err := Run(context.Background(), Options{Targets: []string{target}, Sizes: []int{size},
-						Trial: time.Second, P4Switch: bin, JSON: "../../p4/build/rcm.json", Log: func(s string) { b.Log(s) }})
+						Trial: time.Second, P4Switch: bin, P4SwitchArgs: strings.Fields(*goArgs), JSON: "../../p4/build/rcm.json",
+						Log: func(s string) { b.Log(s) }})
 					if err != nil {
 						b.Fatal(err)
 					}
