@@ -4,7 +4,8 @@
  *   3 recirculate, 4 resubmit (each keeping a field list), 5 multicast,
  *   6 truncate, 7 drop, 8 exit before the rest of ingress,
  *   9 push and pop a header stack, 10 hashes, random, registers and
- *   counters, 11 a digest, 12 priority queues.
+ *   counters, 11 a digest, 12 priority queues, 13 a header assigned
+ *   whole, 15 a drop in egress.
  * Egress writes the standard metadata it sees into the frame. */
 #include <core.p4>
 #include <v1model.p4>
@@ -18,6 +19,7 @@ header meta_hdr_t {
 }
 header hashes_t {
     bit<16> crc16; bit<32> crc32; bit<16> crc16_custom; bit<32> identity; bit<16> csum16;
+    bit<16> crc16_more; bit<16> xor16;
     bit<32> random; bit<32> reg_before; bit<32> reg_after; bit<16> mod;
 }
 struct headers_t { ethernet_t ethernet; cmd_t cmd; tag_t[3] tags; hashes_t hashes; meta_hdr_t seen; }
@@ -108,6 +110,8 @@ control IngressX(inout headers_t hdr, inout meta_t meta, inout standard_metadata
             hash(hdr.hashes.identity, HashAlgorithm.identity, 32w0, { hdr.cmd.key }, 33w4294967296);
             hash(hdr.hashes.csum16, HashAlgorithm.csum16, 16w0, { hdr.cmd.value, hdr.cmd.key }, 17w65536);
             hash(hdr.hashes.mod, HashAlgorithm.crc32, 16w100, { hdr.cmd.key }, 16w7);
+            hash(hdr.hashes.crc16_more, HashAlgorithm.crc16, 16w0, { hdr.cmd.value, hdr.cmd.key, hdr.ethernet.src }, 17w65536);
+            hash(hdr.hashes.xor16, HashAlgorithm.xor16, 16w0, { hdr.cmd.value, hdr.cmd.key }, 17w65536);
             random(hdr.hashes.random, hdr.cmd.key, hdr.cmd.key);
             @atomic {
                 bit<32> n;
@@ -122,6 +126,9 @@ control IngressX(inout headers_t hdr, inout meta_t meta, inout standard_metadata
             digest<digest_t>(1, { hdr.ethernet.src, hdr.cmd.value, hdr.cmd.cmd });
         } else if (hdr.cmd.cmd == 12) {
             sm.priority = hdr.cmd.arg[2:0];
+        } else if (hdr.cmd.cmd == 13 && hdr.tags[0].isValid()) {
+            hdr.tags[1] = hdr.tags[0];       /* a whole header assigned */
+            hdr.tags[1].id = hdr.tags[1].id + 1;
         }
         assert(hdr.cmd.cmd != 0xee);
         assume(hdr.cmd.cmd != 0xef);
@@ -140,6 +147,9 @@ control EgressX(inout headers_t hdr, inout meta_t meta, inout standard_metadata_
         hdr.seen.kept = meta.kept;
         hdr.seen.priority = (bit<8>)sm.priority;
         hdr.seen.qid = (bit<8>)sm.priority + 1;
+        if (hdr.cmd.cmd == 15) {
+            mark_to_drop(sm);                /* dropped at the end of egress */
+        }
         if (hdr.cmd.cmd == 2 && sm.instance_type == 0) {
             meta.kept = 0x22;
             clone_preserving_field_list(CloneType.E2E, 6, 1);

@@ -71,11 +71,17 @@ parser ParseP(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standar
     state parse_udp { pkt.extract(hdr.l4.udp); transition accept; }
     state parse_tcp { pkt.extract(hdr.l4.tcp); transition accept; }
     state parse_probes {
-        /* A kind-length-value list, ended by kind 0: lookahead decides. */
+        /* A kind-length-value list, ended by kind 0: lookahead decides;
+         * kind 3 is padding, skipped with advance. */
         transition select(pkt.lookahead<bit<8>>()) {
             0: accept;
+            3: skip_pad;
             default: parse_probe;
         }
+    }
+    state skip_pad {
+        pkt.advance(32);
+        transition parse_probes;
     }
     state parse_probe {
         pkt.extract(hdr.probes.next);
@@ -126,6 +132,15 @@ control IngressP(inout headers_t hdr, inout meta_t meta, inout standard_metadata
         }
         if (hdr.ipv4.isValid()) {
             hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+        }
+        /* A TCP segment becomes a UDP header in the union: making one
+         * member valid invalidates the other. */
+        if (hdr.l4.tcp.isValid() && hdr.ipv4.tos == 1) {
+            bit<16> sport = hdr.l4.tcp.sport;
+            hdr.l4.udp.setValid();
+            hdr.l4.udp.sport = sport;
+            hdr.l4.udp.dport = 9;
+            hdr.l4.udp.len = 8;
         }
         /* Back out of the port it came in on, plus one. */
         sm.egress_spec = sm.ingress_port + 1;

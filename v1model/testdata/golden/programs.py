@@ -14,8 +14,8 @@ def csum(b):
 
 ETH = bytes([2, 0, 0, 0, 1, 1, 2, 0, 0, 0, 0, 1])
 
-def ipv4(proto, payload, version=4, bad_checksum=False, frag=0):
-    h = struct.pack('!BBHHHBBH4s4s', (version << 4) | 5, 0, 20 + len(payload), 7, frag, 64, proto, 0,
+def ipv4(proto, payload, version=4, bad_checksum=False, frag=0, tos=0):
+    h = struct.pack('!BBHHHBBH4s4s', (version << 4) | 5, tos, 20 + len(payload), 7, frag, 64, proto, 0,
                     bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
     c = csum(h) ^ (0x1111 if bad_checksum else 0)
     return h[:10] + struct.pack('!H', c) + h[12:] + payload
@@ -49,6 +49,7 @@ P = []
 P.append(frame(0x0800, ipv4(17, udp())))                          # IPv4/UDP
 P.append(frame(0x0800, ipv4(17, udp(), bad_checksum=True)))       # checksum_error
 P.append(frame(0x0800, ipv4(6, tcp())))                           # the union's TCP
+P.append(frame(0x0800, ipv4(6, tcp(), tos=1)))                    # TCP swapped for UDP in the union
 P.append(frame(0x0800, ipv4(17, udp(), frag=1)))                  # a fragment: no L4
 P.append(frame(0x0800, ipv4(17, udp(), version=6)))               # verify fails: HeaderTooShort
 P.append(frame(0x0800, ipv4(17, udp())[:30]))                    # UDP cut short: PacketTooShort
@@ -56,6 +57,7 @@ P.append(frame(0x8100, vlan(7, 0x0800) + ipv4(17, udp())))        # one tag
 P.append(frame(0x8100, vlan(7, 0x8100) + vlan(8, 0x0800) + ipv4(17, udp())))  # two
 P.append(frame(0x8100, vlan(7, 0x8100) + vlan(8, 0x8100) + vlan(9, 0x0800) + ipv4(17, udp())))  # StackOutOfBounds
 P.append(frame(0x88b6, bytes([1, 4, 0, 5, 2, 4, 0, 6, 0, 0, 0, 0])))     # two probes, then kind 0
+P.append(frame(0x88b6, bytes([3, 9, 9, 9, 1, 4, 0, 7, 0, 0, 0, 0])))     # padding skipped by advance
 P.append(frame(0x88b6, bytes([1, 4, 0, 1] * 4 + [0] * 4)))               # four probes: the stack holds three
 P.append(frame(0x88b6, bytes([1, 4])))                                    # lookahead past the end
 P.append(frame(0x1234, bytes(46)))                                        # an empty value set: no match
@@ -115,11 +117,12 @@ def cmd(c, arg=0, value=0, key=0, tags=0, src=1):
     return (bytes([2, 0, 0, 0, 1, 1, 2, 0, 0, 0, 0, src]) + b'\x88\xb6' + body + bytes(20)).hex()
 X = [cmd(0), cmd(1, value=1), cmd(2, value=2), cmd(3), cmd(4), cmd(5), cmd(6, value=6), cmd(7), cmd(8),
      cmd(9, arg=1, tags=1), cmd(9, arg=2, tags=2), cmd(10, value=3, key=0x01020304), cmd(10, value=4, key=0xa0b0c0d0),
-     cmd(11, value=11), cmd(12, arg=3), cmd(12, arg=9), frame(0x0800, bytes(40))]
+     cmd(11, value=11), cmd(12, arg=3), cmd(12, arg=9), cmd(13, arg=1, tags=1), cmd(15),
+     frame(0x0800, bytes(40))]
 XE = [{"table": "IngressX.route", "match": {"hdr.ethernet.dst": "02:00:00:00:01:03"}, "action_name": "IngressX.to_port", "action_params": {"port": 3}}]
 case("externs", "externs", "v1model's externs and simple_switch's paths: clones at ingress and egress with field lists, "
      "recirculation and resubmission keeping a field list, multicast with replica ids, truncate, drop, exit, stack push and pop, "
-     "CRC-16, CRC-32, crc16_custom, identity and csum16 hashes, random, registers under @atomic, counters direct and indirect, "
+     "CRC-16, CRC-32, crc16_custom, identity, csum16 and xor16 hashes, a header assigned whole, a drop in egress, random, registers under @atomic, counters direct and indirect, "
      "log_msg, assert, assume, priorities and what egress sees of standard_metadata",
      [1, 2, 3], [{"port": 1, "frame": f} for f in X] + [{"port": 1, "frame": cmd(0, src=3)[:0] + (bytes([2, 0, 0, 0, 1, 3, 2, 0, 0, 0, 0, 1]) + b'\x88\xb6' + bytes(28)).hex()}],
      XE, extra={"clone_session_entries": [{"clone_session_id": 5, "replicas": [{"egress_port": 3, "instance": 1}]},
