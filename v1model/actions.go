@@ -107,6 +107,9 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if args[0].Type == "header" {
 			return c.assignHeader(args)
 		}
+		if w, wide := c.wideOperand(&args[0]); wide {
+			return c.compileWideAssign(w, &args[1])
+		}
 		dst, err := c.lvalue(args[0])
 		if err != nil {
 			return nil, err

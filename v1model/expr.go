@@ -254,6 +254,14 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 		}
 	}
 	// Binary operators.
+	_, leftWide := c.wideOperand(e.Left)
+	_, rightWide := c.wideOperand(e.Right)
+	if leftWide || rightWide {
+		if e.Op != "==" && e.Op != "!=" {
+			return expr{}, fmt.Errorf("%s on a field over 64 bits: this target compares such fields with == and != only", e.Op)
+		}
+		return c.compileWideCompare(e)
+	}
 	a, err := c.compileValue(e.Left)
 	if err != nil {
 		return expr{}, fmt.Errorf("%s: left: %w", e.Op, err)

@@ -277,6 +277,9 @@ func recordDigests(t *testing.T, ctx context.Context, addr, program string) func
 					members = st.Members
 				}
 				for _, m := range members {
+					if len(m.GetBitstring()) > 8 {
+						t.Errorf("digest %s: a member of %d bytes: the recorder takes digests of fields up to 64 bits", names[list.DigestId], len(m.GetBitstring()))
+					}
 					var v uint64
 					for _, b := range m.GetBitstring() {
 						v = v<<8 | uint64(b)

@@ -131,6 +131,13 @@ func (c *compiler) compileCalculation(bc *bmjson.Calculation) (*calculation, err
 	for i, in := range bc.Input {
 		switch in.Type {
 		case "field":
+			if wr, wide := c.wideOperand(&in); wide {
+				for i, slot := range wr.slots {
+					calc.parts = append(calc.parts, calcPart{eval: func(p *packet) int64 { return int64(p.f[slot]) }, width: wr.widths[i]})
+					calc.bits += wr.widths[i]
+				}
+				continue
+			}
 			e, w, err := c.widthOf(in)
 			if err != nil {
 				return nil, fmt.Errorf("calculations %q: input %d: %w", bc.Name, i, err)

@@ -25,6 +25,13 @@ type headerType struct {
 	fields []fieldInfo
 	bits   int
 	index  map[string]int
+	wide   map[string]wideInfo // fields over 64 bits, by name
+}
+
+// wideInfo is a field over 64 bits: the indices of its parts.
+type wideInfo struct {
+	width int
+	parts []int
 }
 
 // bytes is the header's length on the wire.
@@ -94,16 +101,32 @@ func newLayout(doc *bmjson.Document) (*layout, error) {
 		if err != nil {
 			return nil, err
 		}
-		t := &headerType{name: ht.Name, index: map[string]int{}}
+		t := &headerType{name: ht.Name, index: map[string]int{}, wide: map[string]wideInfo{}}
 		for _, f := range fields {
 			if f.Variable {
 				return nil, fmt.Errorf("header_types %q: field %q is variable-length (varbit), which this target does not handle yet", ht.Name, f.Name)
 			}
-			if f.Width > maxWidth {
-				return nil, fmt.Errorf("header_types %q: field %q is %d bits; this target handles fields of up to %d bits", ht.Name, f.Name, f.Width, maxWidth)
-			}
 			if f.Width <= 0 {
 				return nil, fmt.Errorf("header_types %q: field %q: width %d", ht.Name, f.Name, f.Width)
+			}
+			if f.Width > maxWidth {
+				// A wide field (an IPv6 address) lives in 64-bit parts,
+				// the most significant first; extraction, deparsing,
+				// hashes and field lists see the parts, expressions the
+				// whole (wide.go).
+				if f.Signed {
+					return nil, fmt.Errorf("header_types %q: field %q is a %d-bit int; this target handles signed fields of up to %d bits", ht.Name, f.Name, f.Width, maxWidth)
+				}
+				w := wideInfo{width: f.Width}
+				for rest, i := f.Width, 0; rest > 0; i++ {
+					pw := rest - (rest-1)/maxWidth*maxWidth
+					w.parts = append(w.parts, len(t.fields))
+					t.fields = append(t.fields, fieldInfo{name: fmt.Sprintf("%s$%d", f.Name, i), width: pw, offset: t.bits})
+					t.bits += pw
+					rest -= pw
+				}
+				t.wide[f.Name] = w
+				continue
 			}
 			t.index[f.Name] = len(t.fields)
 			t.fields = append(t.fields, fieldInfo{name: f.Name, width: f.Width, signed: f.Signed, offset: t.bits})
@@ -192,9 +215,42 @@ func (l *layout) field(hdr, name string) (slot int, h *headerInfo, f *fieldInfo,
 	}
 	fi, ok := h.typ.index[name]
 	if !ok {
+		if w, wide := h.typ.wide[name]; wide {
+			return 0, nil, nil, fmt.Errorf("field %s.%s is %d bits: this target takes fields over 64 bits in assignments, == and !=, table keys, hashes and field lists only", hdr, name, w.width)
+		}
 		return 0, nil, nil, fmt.Errorf("header %q has no field %q", hdr, name)
 	}
 	return h.base + fi, h, &h.typ.fields[fi], nil
+}
+
+// wideRef is a wide field of a header instance: the slots of its parts,
+// the most significant first.
+type wideRef struct {
+	width  int
+	slots  []int
+	widths []int
+}
+
+// wideField returns header.field if it is a wide field.
+func (l *layout) wideField(hdr, name string) (*wideRef, bool) {
+	if a, ok := l.aliases[hdr+"."+name]; ok {
+		hdr, name = a[0], a[1]
+	}
+	hi, ok := l.byName[hdr]
+	if !ok {
+		return nil, false
+	}
+	h := l.headers[hi]
+	w, ok := h.typ.wide[name]
+	if !ok {
+		return nil, false
+	}
+	r := &wideRef{width: w.width}
+	for _, fi := range w.parts {
+		r.slots = append(r.slots, h.base+fi)
+		r.widths = append(r.widths, h.typ.fields[fi].width)
+	}
+	return r, true
 }
 
 // header returns a header instance's index by name.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"sort"
@@ -400,6 +401,9 @@ func contains(list []string, s string) bool {
 func runtimeMatch(raw json.RawMessage, kf keyField) (Match, error) {
 	var pair []json.RawMessage
 	isList := json.Unmarshal(raw, &pair) == nil
+	if kf.wide != nil {
+		return runtimeWideMatch(raw, pair, isList, kf)
+	}
 	switch kf.kind {
 	case "exact":
 		v, err := runtimeValue(raw, kf.width)
@@ -432,6 +436,61 @@ func runtimeMatch(raw json.RawMessage, kf keyField) (Match, error) {
 		b, err := runtimeValue(pair[1], kf.width)
 		return Match{Low: a, High: b}, err
 	}
+}
+
+// runtimeWideMatch reads the match of a key over 64 bits.
+func runtimeWideMatch(raw json.RawMessage, pair []json.RawMessage, isList bool, kf keyField) (Match, error) {
+	if kf.kind == "exact" {
+		v, err := runtimeBytes(raw, kf.width)
+		return Match{Wide: v}, err
+	}
+	if !isList || len(pair) != 2 {
+		return Match{}, fmt.Errorf("%s match: want [value, %s]", kf.kind, map[string]string{"lpm": "prefix length", "ternary": "mask"}[kf.kind])
+	}
+	v, err := runtimeBytes(pair[0], kf.width)
+	if err != nil {
+		return Match{}, err
+	}
+	if kf.kind == "lpm" {
+		var pl int
+		if err := json.Unmarshal(pair[1], &pl); err != nil {
+			return Match{}, fmt.Errorf("prefix length: %v", err)
+		}
+		return Match{Wide: v, PrefixLen: pl}, nil
+	}
+	m, err := runtimeBytes(pair[1], kf.width)
+	return Match{Wide: v, WideMask: m}, err
+}
+
+// runtimeBytes reads a value over 64 bits: an IPv6 address, 0x hex or a
+// decimal number, as big-endian bytes of the field's width.
+func runtimeBytes(raw json.RawMessage, width int) ([]byte, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		var n json.Number
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(&n); err != nil {
+			return nil, fmt.Errorf("want a number or a string, found %s", raw)
+		}
+		s = n.String()
+	}
+	n := (width + 7) / 8
+	if strings.Contains(s, ":") {
+		ip := net.ParseIP(s)
+		if ip == nil || ip.To4() != nil || width != 128 {
+			return nil, fmt.Errorf("%q is not an IPv6 address for a %d-bit field", s, width)
+		}
+		return []byte(ip.To16()), nil
+	}
+	v, ok := new(big.Int).SetString(s, 0)
+	if !ok || v.Sign() < 0 {
+		return nil, fmt.Errorf("%q is not a number", s)
+	}
+	if v.BitLen() > width {
+		return nil, fmt.Errorf("%s does not fit in %d bits", s, width)
+	}
+	return v.FillBytes(make([]byte, n)), nil
 }
 
 // runtimeValue reads a number, 0x hex, dotted IPv4 or colon MAC, and
@@ -628,6 +687,23 @@ func (sw *Switch) cliEntry(re RuntimeEntry, members, groups map[string]map[int]i
 			}
 		} else {
 			m = Match{Wildcard: true, High: ones(kf.width)}
+		}
+		if kf.wide != nil {
+			hexOf := func(b []byte) string {
+				if len(b) == 0 {
+					return "0x0"
+				}
+				return fmt.Sprintf("0x%x", b)
+			}
+			switch kf.kind {
+			case "exact":
+				keys = append(keys, hexOf(m.Wide))
+			case "lpm":
+				keys = append(keys, fmt.Sprintf("%s/%d", hexOf(m.Wide), m.PrefixLen))
+			default:
+				keys = append(keys, hexOf(m.Wide)+"&&&"+hexOf(m.WideMask))
+			}
+			continue
 		}
 		switch kf.kind {
 		case "exact":

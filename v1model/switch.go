@@ -331,6 +331,10 @@ func (c *compiler) fieldSlots(what string, fl bmjson.FieldList) ([]int, error) {
 		if err != nil || len(ref) != 2 {
 			return nil, fmt.Errorf("%s %q: element %d: want [header, field]", what, fl.Name, i)
 		}
+		if w, wide := c.l.wideField(ref[0], ref[1]); wide {
+			slots = append(slots, w.slots...) // a digest carries its parts
+			continue
+		}
 		slot, _, f, err := c.l.field(ref[0], ref[1])
 		if err != nil {
 			return nil, fmt.Errorf("%s %q: element %d: %w", what, fl.Name, i, err)

@@ -19,6 +19,9 @@ type Match struct {
 	PrefixLen int
 	Low, High uint64
 	Wildcard  bool
+	// Wide and WideMask stand for Value and Mask on a key over 64 bits
+	// (an IPv6 address): big-endian, right-aligned.
+	Wide, WideMask []byte
 }
 
 // Entry is a table entry as the control plane gives it.
@@ -51,7 +54,29 @@ type keyField struct {
 	width  int
 	mask   uint64 // the key's own mask (a slice of a field), all ones if none
 	nbytes int
-	off    int // byte offset in the packed key
+	off    int      // byte offset in the packed key
+	wide   *wideRef // a key over 64 bits
+}
+
+// packWide writes a wide key's parts into its bytes, right-aligned.
+func (kf *keyField) packWide(p *packet, b []byte) {
+	clear(b)
+	pos := len(b)*8 - kf.width
+	for j, slot := range kf.wide.slots {
+		putBits(b, pos, kf.wide.widths[j], p.f[slot])
+		pos += kf.wide.widths[j]
+	}
+}
+
+// prefixMask is the mask of the first pl bits of a w-bit field held
+// right-aligned in n bytes.
+func prefixMask(w, n, pl int) []byte {
+	m := make([]byte, n)
+	pad := n*8 - w
+	for b := pad; b < pad+pl; b++ {
+		m[b/8] |= 1 << (7 - uint(b%8))
+	}
+	return m
 }
 
 // entry is a stored entry: its key packed as bytes.
@@ -147,6 +172,25 @@ func (c *compiler) compileTable(bt *bmjson.Table) (*Table, error) {
 		var ref []string
 		if err := jsonUnmarshal(k.Target, &ref); err != nil || len(ref) != 2 {
 			return nil, fmt.Errorf("%s: key %d: target: want [header, field]", where, i)
+		}
+		if wr, wide := c.l.wideField(ref[0], ref[1]); wide {
+			if k.Mask != nil || k.MatchType == "range" || wr.width > 256 {
+				return nil, fmt.Errorf("%s: key %d: a %d-bit %s key%s is not handled by this target", where, i, wr.width, k.MatchType,
+					map[bool]string{true: " with a mask", false: ""}[k.Mask != nil])
+			}
+			kf := keyField{name: k.Name, kind: k.MatchType, width: wr.width, nbytes: (wr.width + 7) / 8, off: t.keyLen, wide: wr}
+			if kf.name == "" {
+				kf.name = strings.Join(ref, ".")
+			}
+			if kf.kind == "lpm" {
+				if t.lpmField >= 0 {
+					return nil, fmt.Errorf("%s: two lpm keys", where)
+				}
+				t.lpmField = i
+			}
+			t.keys = append(t.keys, kf)
+			t.keyLen += kf.nbytes
+			continue
 		}
 		e, w, err := c.widthOf(bmjson.Value{Type: "field", Value: k.Target})
 		if err != nil {
@@ -366,6 +410,12 @@ func (t *Table) pack(ue Entry, keyOnly bool) (*entry, error) {
 	}
 	for i, kf := range t.keys {
 		m := ue.Match[i]
+		if kf.wide != nil {
+			if err := t.packWideMatch(e, kf, m); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		full := kf.mask
 		val, mask := m.Value, full
 		switch kf.kind {
@@ -402,6 +452,48 @@ func (t *Table) pack(ue Entry, keyOnly bool) (*entry, error) {
 		}
 	}
 	return e, nil
+}
+
+// packWideMatch puts a wide key's value and mask into an entry.
+func (t *Table) packWideMatch(e *entry, kf keyField, m Match) error {
+	n := kf.nbytes
+	val := make([]byte, n)
+	if len(m.Wide) > n {
+		return fmt.Errorf("table %s: key %s: %d bytes for a %d-bit field", t.Name, kf.name, len(m.Wide), kf.width)
+	}
+	copy(val[n-len(m.Wide):], m.Wide)
+	full := prefixMask(kf.width, n, kf.width)
+	mask := full
+	switch kf.kind {
+	case "exact":
+	case "lpm":
+		if m.PrefixLen < 0 || m.PrefixLen > kf.width {
+			return fmt.Errorf("table %s: key %s: prefix length %d outside 0..%d", t.Name, kf.name, m.PrefixLen, kf.width)
+		}
+		mask = prefixMask(kf.width, n, m.PrefixLen)
+		e.prefix = m.PrefixLen
+	case "ternary", "optional":
+		mask = make([]byte, n)
+		if !m.Wildcard {
+			if len(m.WideMask) > n {
+				return fmt.Errorf("table %s: key %s: a mask of %d bytes for a %d-bit field", t.Name, kf.name, len(m.WideMask), kf.width)
+			}
+			copy(mask[n-len(m.WideMask):], m.WideMask)
+		}
+	}
+	for j := range val {
+		if val[j]&^full[j] != 0 {
+			return fmt.Errorf("table %s: key %s: the value does not fit in %d bits", t.Name, kf.name, kf.width)
+		}
+		if kf.kind != "exact" && val[j]&^mask[j] != 0 {
+			return fmt.Errorf("table %s: key %s: the value has bits outside its mask", t.Name, kf.name)
+		}
+		e.value[kf.off+j] = val[j] & mask[j]
+		if e.mask != nil {
+			e.mask[kf.off+j] = mask[j] & full[j]
+		}
+	}
+	return nil
 }
 
 // insert adds a built entry; an entry with the same key is an error, as
@@ -465,6 +557,10 @@ func (t *Table) lookup(p *packet) *entry {
 	}
 	for i := range t.keys {
 		kf := &t.keys[i]
+		if kf.wide != nil {
+			kf.packWide(p, key[kf.off:kf.off+kf.nbytes])
+			continue
+		}
 		putBits(key[kf.off:], 0, kf.nbytes*8, uint64(kf.eval(p))&kf.mask)
 	}
 	switch t.kind {
@@ -472,6 +568,9 @@ func (t *Table) lookup(p *packet) *entry {
 		return t.exact[string(key)]
 	case "lpm":
 		kf := &t.keys[t.lpmField]
+		if kf.wide != nil {
+			return t.lookupWideLPM(key, kf)
+		}
 		full := getBits(key[kf.off:], 0, kf.nbytes*8)
 		for _, pl := range t.prefixes {
 			mask := ones(kf.width) &^ ones(kf.width-pl)
@@ -484,6 +583,30 @@ func (t *Table) lookup(p *packet) *entry {
 	}
 	for _, e := range t.list {
 		if e.matches(key, t.keys) {
+			return e
+		}
+	}
+	return nil
+}
+
+// lookupWideLPM is the LPM search on a key over 64 bits: the key's
+// bytes masked to each prefix length in turn, longest first.
+func (t *Table) lookupWideLPM(key []byte, kf *keyField) *entry {
+	var orig [32]byte
+	field := key[kf.off : kf.off+kf.nbytes]
+	copy(orig[:], field)
+	for _, pl := range t.prefixes {
+		pad := kf.nbytes*8 - kf.width
+		for j := range field {
+			// The prefix's bits of byte j: from bit pad to pad+pl.
+			lo, hi := max(8*j, pad), min(8*j+8, pad+pl)
+			var m byte
+			if hi > lo {
+				m = byte(0xff>>uint(lo-8*j)) & byte(0xff<<uint(8*j+8-hi))
+			}
+			field[j] = orig[j] & m
+		}
+		if e := t.byPrefix[pl][string(key)]; e != nil {
 			return e
 		}
 	}

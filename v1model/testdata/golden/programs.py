@@ -151,3 +151,24 @@ case("profiles", "profiles", "an action profile, an action selector spreading fl
                 {"action_profile": "IngressA.spread_members", "member_id": 3, "action_name": "IngressA.set_out", "action_params": {"port": 4, "tag": 0x203}}],
             "action_profile_groups": [{"action_profile": "IngressA.spread_members", "group_id": 1, "members": [1, 2, 3]}],
             "meter_configs": [{"meter": "IngressA.policer", "index": 1, "rates": [[0.00001, 3], [0.00002, 5]]}]})
+
+# ipv6.p4: fields over 64 bits.
+import ipaddress
+def v6(src, dst, hop=64, nh=17, sport=5000):
+    body = struct.pack('!IHBB', (6 << 28), 8 + 8, nh, hop) + ipaddress.IPv6Address(src).packed + ipaddress.IPv6Address(dst).packed
+    if nh == 17:
+        body += struct.pack('!HHHH', sport, 4791, 16, 0) + bytes(8)
+    else:
+        body += bytes(16)
+    return frame(0x86dd, body)
+S6 = [v6('2001:db8:ffff::1', '2001:db8::5'), v6('2001:db8:ffff::2', '2001:db8:1::7'), v6('2001:db8:aaaa::1', '2001:db9::1'),
+      v6('2001:db8::5', '2001:db8::5'), v6('::1', '2001:db8::5'), v6('2001:db8:ffff::3', '2001:db8::6', hop=1),
+      v6('2001:db8:ffff::4', '2001:db8::99'), v6('2001:db8:ffff::5', '2001:db8::5', nh=6), v6('2001:db8:ffff::6', '2001:db8::5', sport=7),
+      v6('2001:db8:ffff::7', '2001:db8:1:ff::7'), v6('2001:db8:ffff::8', '2001:db8:ff00::1')]  # bits just past /48 and /32
+E6 = [{"table": "Ingress6.route_v6", "match": {"hdr.ipv6.dst": ["2001:db8::", 32]}, "action_name": "Ingress6.to_port", "action_params": {"port": 2}},
+      {"table": "Ingress6.route_v6", "match": {"hdr.ipv6.dst": ["2001:db8:1::", 48]}, "action_name": "Ingress6.to_port", "action_params": {"port": 3}},
+      {"table": "Ingress6.acl_v6", "match": {"hdr.ipv6.src": ["2001:db8:ffff::", "ffff:ffff:ffff::"], "hdr.ipv6.next_hdr": 17},
+       "priority": 1, "action_name": "Ingress6.set_class", "action_params": {"tc": 32}}]
+case("ipv6", "ipv6", "fields over 64 bits: IPv6 addresses extracted and deparsed, an LPM and a ternary table on them, == and != "
+     "between them and against constants, a swap through a 128-bit local, a CRC-32 over both",
+     [1, 2, 3], [{"port": 1, "frame": f} for f in S6], E6)
