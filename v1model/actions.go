@@ -9,12 +9,46 @@ import (
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
 
-// action is a compiled action: its body and parameter widths.
+// action is a compiled action: its body and parameters. Its data is one
+// 64-bit word per parameter, but a parameter over 64 bits (an IPv6
+// address) takes several, the most significant first.
 type action struct {
 	name   string
 	id     int
 	params []bmjson.RuntimeData
+	word   []int // the first word of each parameter
+	widths []int // the width of each word
 	run    func(p *packet)
+}
+
+// words splits a parameter's width into its words' widths.
+func words(width int) []int {
+	var ws []int
+	for rest := width; rest > 0; {
+		w := rest - (rest-1)/maxWidth*maxWidth
+		ws = append(ws, w)
+		rest -= w
+	}
+	return ws
+}
+
+// check validates an action's data: as many words as it takes, each
+// fitting its width.
+func (a *action) check(data []uint64) error {
+	if len(data) != len(a.widths) {
+		if len(a.widths) != len(a.params) {
+			return fmt.Errorf("action %s takes %d parameters in %d words (parameters over 64 bits take one word per 64 bits), %d given", a.name, len(a.params), len(a.widths), len(data))
+		}
+		return fmt.Errorf("action %s takes %d parameters, %d given", a.name, len(a.params), len(data))
+	}
+	for i, p := range a.params {
+		for j, w := range words(p.Bitwidth) {
+			if v := data[a.word[i]+j]; v > ones(w) {
+				return fmt.Errorf("action %s parameter %s: %d does not fit in %d bits", a.name, p.Name, v, p.Bitwidth)
+			}
+		}
+	}
+	return nil
 }
 
 // prim runs one primitive and returns the index of the next one, or -1
@@ -22,20 +56,21 @@ type action struct {
 type prim func(p *packet) int
 
 func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
+	act := &action{name: a.Name, id: a.ID, params: a.RuntimeData}
 	for _, rd := range a.RuntimeData {
-		if rd.Bitwidth > maxWidth {
-			return nil, fmt.Errorf("actions %q: parameter %q is %d bits; this target handles up to %d", a.Name, rd.Name, rd.Bitwidth, maxWidth)
-		}
+		act.word = append(act.word, len(act.widths))
+		act.widths = append(act.widths, words(rd.Bitwidth)...)
 	}
-	c.params = len(a.RuntimeData)
-	defer func() { c.params = 0 }()
+	c.act = act
+	defer func() { c.act = nil }()
 	c.action = a.Name
 	defer func() { c.action = "" }()
 	run, err := c.compilePrimitives(a.Primitives)
 	if err != nil {
 		return nil, err
 	}
-	return &action{name: a.Name, id: a.ID, params: a.RuntimeData, run: run}, nil
+	act.run = run
+	return act, nil
 }
 
 // compilePrimitives compiles an action body. _jump and _jump_if_zero

@@ -101,8 +101,8 @@ func (sw *Switch) SetDefault(table, action string, params []uint64) error {
 	if a == nil {
 		return fmt.Errorf("table %s: action %q is not one of its actions", t.Name, action)
 	}
-	if len(params) != len(a.params) {
-		return fmt.Errorf("table %s: action %s takes %d parameters, %d given", t.Name, action, len(a.params), len(params))
+	if err := a.check(params); err != nil {
+		return fmt.Errorf("table %s: %w", t.Name, err)
 	}
 	t.deflt, t.defData = a, slices.Clone(params)
 	return nil

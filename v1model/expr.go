@@ -59,10 +59,14 @@ func (c *compiler) compileValue(v *bmjson.Value) (expr, error) {
 		if err := json.Unmarshal(v.Value, &i); err != nil {
 			return expr{}, fmt.Errorf("%s: %v", v.Type, err)
 		}
-		if i < 0 || i >= c.params {
-			return expr{}, fmt.Errorf("%s %d: the action has %d parameters", v.Type, i, c.params)
+		if c.act == nil || i < 0 || i >= len(c.act.params) {
+			return expr{}, fmt.Errorf("%s %d: not a parameter of the action", v.Type, i)
 		}
-		return expr{eval: func(p *packet) int64 { return int64(p.adata[i]) }, unsigned: true}, nil
+		if w := c.act.params[i].Bitwidth; w > maxWidth {
+			return expr{}, fmt.Errorf("parameter %s is %d bits: this target takes parameters over 64 bits only as the value assigned to a field as wide", c.act.params[i].Name, w)
+		}
+		word := c.act.word[i]
+		return expr{eval: func(p *packet) int64 { return int64(p.adata[word]) }, unsigned: true}, nil
 	case "stack_field":
 		ref, err := v.Strings()
 		if err != nil || len(ref) != 2 {

@@ -77,13 +77,8 @@ func (sw *Switch) AddMember(profileName string, id int, action string, params []
 	if a == nil {
 		return fmt.Errorf("action profile %s: %q is not an action of its tables", pr.name, action)
 	}
-	if len(params) != len(a.params) {
-		return fmt.Errorf("action profile %s: action %s takes %d parameters, %d given", pr.name, action, len(a.params), len(params))
-	}
-	for i, v := range params {
-		if v > ones(a.params[i].Bitwidth) {
-			return fmt.Errorf("action profile %s: action %s parameter %s: %d does not fit in %d bits", pr.name, action, a.params[i].Name, v, a.params[i].Bitwidth)
-		}
+	if err := a.check(params); err != nil {
+		return fmt.Errorf("action profile %s: %w", pr.name, err)
 	}
 	pr.members[id] = &member{act: a, data: slices.Clone(params)}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
 
 // Runtime is a switch's start-up configuration in the format of the
@@ -352,17 +354,27 @@ func (sw *Switch) valueSetBytes(v RuntimeValueSetMember) ([]byte, error) {
 
 // runtimeParams reads an action's parameters by name.
 func runtimeParams(a *action, given map[string]json.RawMessage) ([]uint64, error) {
-	params := make([]uint64, len(a.params))
-	for i, p := range a.params {
+	var params []uint64
+	for _, p := range a.params {
 		raw, ok := given[p.Name]
 		if !ok {
 			return nil, fmt.Errorf("action_params: %s needs %q", a.name, p.Name)
+		}
+		if p.Bitwidth > maxWidth {
+			b, err := runtimeBytes(raw, p.Bitwidth)
+			if err != nil {
+				return nil, fmt.Errorf("action_params.%s: %v", p.Name, err)
+			}
+			ws := words(p.Bitwidth)
+			parts, _ := wideConstant(&bmjson.Value{Type: "hexstr", Value: []byte(strconv.Quote(fmt.Sprintf("0x%x", b)))}, ws)
+			params = append(params, parts...)
+			continue
 		}
 		v, err := runtimeValue(raw, p.Bitwidth)
 		if err != nil {
 			return nil, fmt.Errorf("action_params.%s: %v", p.Name, err)
 		}
-		params[i] = v
+		params = append(params, v)
 	}
 	for name := range given {
 		if !hasParam(a, name) {
@@ -562,7 +574,7 @@ func (sw *Switch) CLICommands(rt *Runtime) ([]string, error) {
 			memberHandle[pr.name] = map[int]int{}
 		}
 		memberHandle[pr.name][m.ID] = len(memberHandle[pr.name])
-		cmds = append(cmds, strings.TrimSpace(fmt.Sprintf("act_prof_create_member %s %s %s", pr.name, a.name, joinUints(params))))
+		cmds = append(cmds, strings.TrimSpace(fmt.Sprintf("act_prof_create_member %s %s %s", pr.name, a.name, cliParams(a, params))))
 	}
 	for _, g := range rt.ProfileGroups {
 		if groupHandle[g.Profile] == nil {
@@ -620,10 +632,21 @@ func (sw *Switch) CLICommands(rt *Runtime) ([]string, error) {
 	return cmds, nil
 }
 
-func joinUints(vs []uint64) string {
-	s := make([]string, len(vs))
-	for i, v := range vs {
-		s[i] = strconv.FormatUint(v, 10)
+// cliParams writes an action's data as simple_switch_CLI takes it: one
+// number per parameter, a wide one in hex.
+func cliParams(a *action, data []uint64) string {
+	var s []string
+	for i, p := range a.params {
+		ws := words(p.Bitwidth)
+		if len(ws) == 1 {
+			s = append(s, strconv.FormatUint(data[a.word[i]], 10))
+			continue
+		}
+		v := new(big.Int)
+		for j, w := range ws {
+			v.Lsh(v, uint(w)).Or(v, new(big.Int).SetUint64(data[a.word[i]+j]))
+		}
+		s = append(s, "0x"+v.Text(16))
 	}
 	return strings.Join(s, " ")
 }
@@ -671,10 +694,10 @@ func (sw *Switch) cliEntry(re RuntimeEntry, members, groups map[string]map[int]i
 			return "", err
 		}
 		if re.Default {
-			return strings.TrimSpace(fmt.Sprintf("table_set_default %s %s %s", t.Name, a.name, joinUints(params))), nil
+			return strings.TrimSpace(fmt.Sprintf("table_set_default %s %s %s", t.Name, a.name, cliParams(a, params))), nil
 		}
 		verb += " " + a.name
-		target = joinUints(params)
+		target = cliParams(a, params)
 	}
 	var keys []string
 	for _, kf := range t.keys {

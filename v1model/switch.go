@@ -159,7 +159,7 @@ type compiler struct {
 	errs   *errorCodes
 	sw     *Switch
 	where  string
-	params int
+	act    *action // the action being compiled, nil elsewhere
 	action string
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
@@ -322,13 +323,11 @@ func (c *compiler) constEntry(t *Table, be *bmjson.Entry) (*entry, error) {
 		}
 		ue.Match = append(ue.Match, m)
 	}
-	for _, s := range be.ActionEntry.ActionData {
-		v, err := bmjson.ParseNumber(s)
-		if err != nil {
-			return nil, err
-		}
-		ue.Params = append(ue.Params, uint64(v))
+	data, err := parseData(be.ActionEntry.ActionData, a)
+	if err != nil {
+		return nil, err
 	}
+	ue.Params = data
 	// In the JSON a smaller priority wins; in Entry a larger one does.
 	ue.Priority = -be.Priority
 	return t.build(ue)
@@ -338,13 +337,22 @@ func parseData(ss []string, a *action) ([]uint64, error) {
 	if len(ss) != len(a.params) {
 		return nil, fmt.Errorf("action %q takes %d parameters, %d given", a.name, len(a.params), len(ss))
 	}
-	out := make([]uint64, len(ss))
+	var out []uint64
 	for i, s := range ss {
+		ws := words(a.params[i].Bitwidth)
+		if len(ws) > 1 {
+			parts, err := wideConstant(&bmjson.Value{Type: "hexstr", Value: []byte(strconv.Quote(s))}, ws)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, parts...)
+			continue
+		}
 		v, err := bmjson.ParseNumber(s)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = uint64(v) & ones(a.params[i].Bitwidth)
+		out = append(out, uint64(v)&ones(a.params[i].Bitwidth))
 	}
 	return out, nil
 }
@@ -381,13 +389,8 @@ func (t *Table) pack(ue Entry, keyOnly bool) (*entry, error) {
 		if a == nil {
 			return nil, fmt.Errorf("table %s: action %q is not one of its actions (%s)", t.Name, ue.Action, strings.Join(t.actList, ", "))
 		}
-		if len(ue.Params) != len(a.params) {
-			return nil, fmt.Errorf("table %s: action %s takes %d parameters, %d given", t.Name, a.name, len(a.params), len(ue.Params))
-		}
-		for i, p := range ue.Params {
-			if p > ones(a.params[i].Bitwidth) {
-				return nil, fmt.Errorf("table %s: action %s parameter %s: %d does not fit in %d bits", t.Name, a.name, a.params[i].Name, p, a.params[i].Bitwidth)
-			}
+		if err := a.check(ue.Params); err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.Name, err)
 		}
 		e.act = a
 		e.data = slices.Clone(ue.Params)

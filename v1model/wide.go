@@ -63,6 +63,22 @@ func (c *compiler) compileWideAssign(dst *wideRef, src *bmjson.Value) (prim, err
 			return -1
 		}, nil
 	}
+	if src != nil && (src.Type == "runtime_data" || src.Type == "local") && c.act != nil {
+		var i int
+		if err := jsonUnmarshal(src.Value, &i); err != nil || i < 0 || i >= len(c.act.params) {
+			return nil, fmt.Errorf("%s %s: not a parameter of the action", src.Type, src.Value)
+		}
+		if w := c.act.params[i].Bitwidth; w != dst.width {
+			return nil, fmt.Errorf("assign parameter %s of %d bits to a %d-bit field", c.act.params[i].Name, w, dst.width)
+		}
+		d, word := dst.slots, c.act.word[i]
+		return func(p *packet) int {
+			for j, slot := range d {
+				p.f[slot] = p.adata[word+j]
+			}
+			return -1
+		}, nil
+	}
 	parts, err := wideConstant(src, dst.widths)
 	if err != nil {
 		return nil, fmt.Errorf("%d-bit field: %w", dst.width, err)

@@ -1,7 +1,7 @@
 /* Fields over 64 bits, for the Go target's golden tests: IPv6 addresses
  * extracted and deparsed, an LPM and a ternary table on them, compared
  * with == and !=, against a constant, copied (a swap through a local),
- * and hashed. */
+ * rewritten from a 128-bit action parameter, and hashed. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -38,6 +38,7 @@ control Ingress6(inout headers_t hdr, inout meta_t meta, inout standard_metadata
     action drop() { mark_to_drop(sm); }
     action to_port(bit<9> port) { sm.egress_spec = port; }
     action set_class(bit<8> tc) { hdr.ipv6.traffic_class = tc; }
+    action rewrite_dst(bit<128> addr, bit<8> tc) { hdr.ipv6.dst = addr; hdr.ipv6.traffic_class = tc; }
 
     table route_v6 {
         key = { hdr.ipv6.dst : lpm; }
@@ -52,6 +53,13 @@ control Ingress6(inout headers_t hdr, inout meta_t meta, inout standard_metadata
         size = 64;
     }
 
+    table nat_v6 {
+        key = { hdr.ipv6.dst : exact; }
+        actions = { rewrite_dst; NoAction; }
+        default_action = NoAction();
+        size = 64;
+    }
+
     apply {
         if (!hdr.ipv6.isValid()) {
             drop();
@@ -61,6 +69,7 @@ control Ingress6(inout headers_t hdr, inout meta_t meta, inout standard_metadata
             drop();         /* a packet to itself, or from ::1 */
             exit;
         }
+        nat_v6.apply();
         route_v6.apply();
         acl_v6.apply();
         if (hdr.ipv6.hop_limit == 1) {

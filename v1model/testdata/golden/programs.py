@@ -164,11 +164,15 @@ def v6(src, dst, hop=64, nh=17, sport=5000):
 S6 = [v6('2001:db8:ffff::1', '2001:db8::5'), v6('2001:db8:ffff::2', '2001:db8:1::7'), v6('2001:db8:aaaa::1', '2001:db9::1'),
       v6('2001:db8::5', '2001:db8::5'), v6('::1', '2001:db8::5'), v6('2001:db8:ffff::3', '2001:db8::6', hop=1),
       v6('2001:db8:ffff::4', '2001:db8::99'), v6('2001:db8:ffff::5', '2001:db8::5', nh=6), v6('2001:db8:ffff::6', '2001:db8::5', sport=7),
-      v6('2001:db8:ffff::7', '2001:db8:1:ff::7'), v6('2001:db8:ffff::8', '2001:db8:ff00::1')]  # bits just past /48 and /32
+      v6('2001:db8:ffff::7', '2001:db8:1:ff::7'), v6('2001:db8:ffff::8', '2001:db8:ff00::1'),  # bits just past /48 and /32
+      v6('2001:db8:aaaa::9', '2001:db8:ffff:ffff::1')]  # rewritten to 2001:db8:1:0:abcd::42 by a 128-bit parameter
 E6 = [{"table": "Ingress6.route_v6", "match": {"hdr.ipv6.dst": ["2001:db8::", 32]}, "action_name": "Ingress6.to_port", "action_params": {"port": 2}},
       {"table": "Ingress6.route_v6", "match": {"hdr.ipv6.dst": ["2001:db8:1::", 48]}, "action_name": "Ingress6.to_port", "action_params": {"port": 3}},
       {"table": "Ingress6.acl_v6", "match": {"hdr.ipv6.src": ["2001:db8:ffff::", "ffff:ffff:ffff::"], "hdr.ipv6.next_hdr": 17},
-       "priority": 1, "action_name": "Ingress6.set_class", "action_params": {"tc": 32}}]
-case("ipv6", "ipv6", "fields over 64 bits: IPv6 addresses extracted and deparsed, an LPM and a ternary table on them, == and != "
-     "between them and against constants, a swap through a 128-bit local, a CRC-32 over both",
+       "priority": 1, "action_name": "Ingress6.set_class", "action_params": {"tc": 32}},
+      {"table": "Ingress6.nat_v6", "match": {"hdr.ipv6.dst": "2001:db8:ffff:ffff::1"}, "action_name": "Ingress6.rewrite_dst",
+       "action_params": {"addr": "2001:db8:1:0:abcd::42", "tc": 7}}]
+case("ipv6", "ipv6", "fields over 64 bits: IPv6 addresses extracted and deparsed, LPM, ternary and exact tables on them, == and != "
+     "between them and against constants, a swap through a 128-bit local, a rewrite from a 128-bit action parameter, "
+     "a CRC-32 over both",
      [1, 2, 3], [{"port": 1, "frame": f} for f in S6], E6)
