@@ -4,18 +4,12 @@ entries and the queue rates. Recording (go test ./v1model -run
 TestRecordGolden -record, where BMv2 is installed) fills in what BMv2 sent.
 Hosts are as in p4/rig_test.go: host n on port n, 10.0.0.n, 02:00:00:00:00:0n;
 the switch port n is 02:00:00:00:01:0n; data frames are 1,000 bytes."""
-import json, struct, sys
+import json, struct
+
+from framing import csum
 
 FRAME = 1000
 PFC_PRIO = 3
-
-def csum(b):
-    s = 0
-    for i in range(0, len(b), 2):
-        s += (b[i] << 8) + (b[i + 1] if i + 1 < len(b) else 0)
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return (~s) & 0xffff
 
 def mac(n, switch=False):
     return bytes([2, 0, 0, 0, 1 if switch else 0, n])

@@ -4,13 +4,7 @@ cases.py for rcm.p4's): frames, ports and entries. Recording fills in
 what BMv2 sent."""
 import json, struct
 
-def csum(b):
-    s = 0
-    for i in range(0, len(b), 2):
-        s += (b[i] << 8) + (b[i + 1] if i + 1 < len(b) else 0)
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return (~s) & 0xffff
+from framing import csum
 
 ETH = bytes([2, 0, 0, 0, 1, 1, 2, 0, 0, 0, 0, 1])
 
