@@ -278,3 +278,45 @@ func (sw *Switch) AddValueSetMember(name string, value []byte) error {
 	vs.values[string(value)] = true
 	return nil
 }
+
+// DirectCounters reads the direct counter of each of a table's entries,
+// in the order the entries were added: packets and bytes.
+func (sw *Switch) DirectCounters(table string) ([][2]uint64, error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, err := sw.table(table)
+	if err != nil {
+		return nil, err
+	}
+	if !t.counters {
+		return nil, fmt.Errorf("table %s has no direct counter", table)
+	}
+	var es []*entry
+	for _, e := range t.exact {
+		es = append(es, e)
+	}
+	for _, m := range t.byPrefix {
+		for _, e := range m {
+			es = append(es, e)
+		}
+	}
+	es = append(es, t.list...)
+	slices.SortFunc(es, func(a, b *entry) int { return a.seq - b.seq })
+	out := make([][2]uint64, len(es))
+	for i, e := range es {
+		out[i] = [2]uint64{e.packets, e.bytes}
+	}
+	return out, nil
+}
+
+// CountedTables lists the tables with a direct counter, with the
+// counter's name, sorted by table.
+func (sw *Switch) CountedTables() map[string]string {
+	out := map[string]string{}
+	for _, t := range sw.tableList {
+		if t.counters {
+			out[t.Name] = sw.directCounterOf[t.Name]
+		}
+	}
+	return out
+}

@@ -49,9 +49,12 @@ type Golden struct {
 	Sent map[string][]string `json:"sent"`
 	// Counters and Registers hold every non-zero cell: name, then
 	// "index" -> [packets, bytes] or value.
-	Counters  map[string]map[string][2]uint64 `json:"counters"`
-	Registers map[string]map[string]uint64    `json:"registers"`
-	Digests   []GoldenDigest                  `json:"digests"`
+	Counters map[string]map[string][2]uint64 `json:"counters"`
+	// DirectCounters holds, by table, each entry's direct counter in the
+	// order the entries were added.
+	DirectCounters map[string][][2]uint64       `json:"direct_counters,omitempty"`
+	Registers      map[string]map[string]uint64 `json:"registers"`
+	Digests        []GoldenDigest               `json:"digests"`
 }
 
 // GoldenPacket is a frame given to the switch.
@@ -266,6 +269,12 @@ func Replay(path string) ([]string, error) {
 			if want != [2]uint64{pk, by} {
 				diffs = append(diffs, fmt.Sprintf("counter %s[%d]: reference %d packets %d bytes, Go target %d, %d", name, i, want[0], want[1], pk, by))
 			}
+		}
+	}
+	for table := range sw.CountedTables() {
+		got, _ := sw.DirectCounters(table)
+		if want := g.DirectCounters[table]; !slices.Equal(got, want) && (len(got) > 0 || len(want) > 0) {
+			diffs = append(diffs, fmt.Sprintf("direct counter of %s: reference %v, Go target %v", table, want, got))
 		}
 	}
 	for name := range g.Counters {

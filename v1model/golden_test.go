@@ -222,12 +222,32 @@ func recordCase(t *testing.T, path string) {
 	for _, name := range gosw.Registers() {
 		reads = append(reads, "register_read "+name)
 	}
+	// Direct counters by entry handle: BMv2 numbers a table's entries from
+	// 0 in the order they were added, as the runtime JSON adds them.
+	direct := map[string]int{}
+	if g.Runtime != "" {
+		rt, _ := LoadRuntime(filepath.Join(dir, g.Runtime))
+		for _, re := range rt.Entries {
+			if name, ok := gosw.CountedTables()[re.Table]; ok && !re.Default {
+				reads = append(reads, fmt.Sprintf("counter_read %s %d", name, direct[re.Table]))
+				direct[re.Table]++
+			}
+		}
+	}
 	out, err := sw.CLIOutput(reads...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := parseReads(out, g); err != nil {
 		t.Fatal(err)
+	}
+	g.DirectCounters = map[string][][2]uint64{}
+	for table, name := range gosw.CountedTables() {
+		cells := g.Counters[name]
+		delete(g.Counters, name)
+		for i := range direct[table] {
+			g.DirectCounters[table] = append(g.DirectCounters[table], cells[strconv.Itoa(i)])
+		}
 	}
 	version, _ := exec.Command(mustLookup(t, bmv2.SwitchBinary), "--version").Output()
 	g.RecordedWith = "BMv2 simple_switch_grpc " + strings.TrimSpace(string(version))

@@ -88,10 +88,12 @@ type Switch struct {
 	counters   map[string]*counterArray
 	calcs      map[string]*calculation
 	meters     map[string]*meterArray
-	profiles   map[string]*profile
-	fieldLists map[int][]int
-	learnLists map[int]*learnList
-	vsets      map[string]*ValueSet
+	// directCounterOf names each table's direct counter.
+	directCounterOf map[string]string
+	profiles        map[string]*profile
+	fieldLists      map[int][]int
+	learnLists      map[int]*learnList
+	vsets           map[string]*ValueSet
 
 	mirror map[int]int
 	mcast  map[int][]Replica
@@ -211,7 +213,7 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 	}
 	sw := &Switch{cfg: cfg, l: l, errs: errs, log: cfg.Logger, start: time.Now(),
 		actionByID: map[int]*action{}, tables: map[string]*Table{}, registers: map[string]*registerArray{},
-		counters: map[string]*counterArray{}, calcs: map[string]*calculation{}, meters: map[string]*meterArray{}, profiles: map[string]*profile{}, fieldLists: map[int][]int{},
+		counters: map[string]*counterArray{}, calcs: map[string]*calculation{}, meters: map[string]*meterArray{}, profiles: map[string]*profile{}, directCounterOf: map[string]string{}, fieldLists: map[int][]int{},
 		learnLists: map[int]*learnList{}, vsets: map[string]*ValueSet{}, mirror: map[int]int{}, mcast: map[int][]Replica{},
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
 		ports: map[int]*egressPort{}, defaultDepth: DefaultQueueDepth, kick: make(chan struct{}, 1),
@@ -238,7 +240,8 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 	}
 	for _, ca := range doc.CounterArrays {
 		if ca.IsDirect {
-			continue // counted in the table's entries
+			sw.directCounterOf[ca.Binding] = ca.Name // counted in the table's entries
+			continue
 		}
 		sw.counters[ca.Name] = &counterArray{name: ca.Name, packets: make([]uint64, ca.Size), bytes: make([]uint64, ca.Size)}
 	}

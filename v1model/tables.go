@@ -500,11 +500,14 @@ func (t *Table) packWideMatch(e *entry, kf keyField, m Match) error {
 }
 
 // insert adds a built entry; an entry with the same key is an error, as
-// in P4Runtime.
+// in P4Runtime. Entries are numbered in the order they come, as BMv2
+// hands out entry handles (ternary tables also break ties by it).
 func (t *Table) insert(e *entry) error {
 	if t.maxSize > 0 && t.count >= t.maxSize {
 		return fmt.Errorf("table %s is full (%d entries)", t.Name, t.maxSize)
 	}
+	t.seq++
+	e.seq = t.seq
 	switch t.kind {
 	case "exact":
 		k := string(e.value)
@@ -532,8 +535,6 @@ func (t *Table) insert(e *entry) error {
 				return fmt.Errorf("table %s: an entry with this key and priority exists", t.Name)
 			}
 		}
-		t.seq++
-		e.seq = t.seq
 		i, _ := slices.BinarySearchFunc(t.list, e, func(a, b *entry) int {
 			if a.priority != b.priority {
 				return b.priority - a.priority
