@@ -163,22 +163,30 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err := want(1); err != nil {
 			return nil, err
 		}
-		hi, err := c.headerArg(args[0])
+		sel, err := c.headerSelArg(args[0])
 		if err != nil {
 			return nil, err
 		}
-		h := c.l.headers[hi]
-		set := c.validSetter(hi)
-		nb, fast := h.typ.bytes(), pr.Op == "add_header_fast"
+		headers, unions, fast := c.l.headers, c.l.unions, pr.Op == "add_header_fast"
 		return func(p *packet) int {
+			hi, ok := sel(p)
+			if !ok {
+				return -1
+			}
 			if fast {
 				p.valid[hi] = true
 				return -1
 			}
 			if !p.valid[hi] {
+				h := headers[hi]
 				clear(p.f[h.base : h.base+len(h.typ.fields)])
-				set(p)
-				p.lengthReg += nb
+				if h.union >= 0 {
+					for _, o := range unions[h.union].headers {
+						p.valid[o] = false
+					}
+				}
+				p.valid[hi] = true
+				p.lengthReg += h.typ.bytes()
 			}
 			return -1
 		}, nil
@@ -186,15 +194,15 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err := want(1); err != nil {
 			return nil, err
 		}
-		hi, err := c.headerArg(args[0])
+		sel, err := c.headerSelArg(args[0])
 		if err != nil {
 			return nil, err
 		}
-		nb := c.l.headers[hi].typ.bytes()
+		headers := c.l.headers
 		return func(p *packet) int {
-			if p.valid[hi] {
+			if hi, ok := sel(p); ok && p.valid[hi] {
 				p.valid[hi] = false
-				p.lengthReg -= nb
+				p.lengthReg -= headers[hi].typ.bytes()
 			}
 			return -1
 		}, nil
@@ -543,6 +551,27 @@ func (c *compiler) lvalue(v bmjson.Value) (func(p *packet, x int64), error) {
 		return func(p *packet, x int64) {
 			if n := p.next[si]; n > 0 {
 				p.f[bases[n-1]] = wrap(x, f.width, f.signed)
+			}
+		}, nil
+	case "expression":
+		var e bmjson.Expr
+		if err := jsonUnmarshal(v.Value, &e); err != nil || e.Op == "" {
+			var inner bmjson.Value
+			if jsonUnmarshal(v.Value, &inner) == nil && inner.Type == "expression" {
+				return c.lvalue(inner)
+			}
+			return nil, fmt.Errorf("assignment to an expression %s", v.Value)
+		}
+		if e.Op != "access_field" {
+			return nil, fmt.Errorf("assignment to a %s expression is not handled by this target", e.Op)
+		}
+		slot, f, err := c.accessField(&e)
+		if err != nil {
+			return nil, err
+		}
+		return func(p *packet, x int64) {
+			if s, ok := slot(p); ok {
+				p.f[s] = wrap(x, f.width, f.signed)
 			}
 		}, nil
 	}

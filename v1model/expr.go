@@ -32,6 +32,9 @@ func (c *compiler) compileValue(v *bmjson.Value) (expr, error) {
 	case "field":
 		ref, err := v.Strings()
 		if err != nil || len(ref) != 2 {
+			if e, ok, err := c.dynamicValidity(v.Value); ok {
+				return e, err
+			}
 			return expr{}, fmt.Errorf("field: want [header, field], found %s", v.Value)
 		}
 		return c.fieldExpr(ref[0], ref[1])
@@ -155,6 +158,17 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 		return c.compileValue(e.Right)
 	}
 	switch e.Op {
+	case "access_field":
+		slot, f, err := c.accessField(e)
+		if err != nil {
+			return expr{}, err
+		}
+		return expr{eval: func(p *packet) int64 {
+			if s, ok := slot(p); ok {
+				return int64(p.f[s])
+			}
+			return 0
+		}, unsigned: !f.signed}, nil
 	case "valid":
 		if e.Right == nil || e.Right.Type != "header" {
 			return expr{}, fmt.Errorf("valid: want a header operand")

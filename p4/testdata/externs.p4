@@ -5,7 +5,7 @@
  *   6 truncate, 7 drop, 8 exit before the rest of ingress,
  *   9 push and pop a header stack, 10 hashes, random, registers and
  *   counters, 11 a digest, 12 priority queues, 13 a header assigned
- *   whole, 15 a drop in egress.
+ *   whole, 14 stack elements picked at run time, 15 a drop in egress.
  * Egress writes the standard metadata it sees into the frame. */
 #include <core.p4>
 #include <v1model.p4>
@@ -126,6 +126,13 @@ control IngressX(inout headers_t hdr, inout meta_t meta, inout standard_metadata
             digest<digest_t>(1, { hdr.ethernet.src, hdr.cmd.value, hdr.cmd.cmd });
         } else if (hdr.cmd.cmd == 12) {
             sm.priority = hdr.cmd.arg[2:0];
+        } else if (hdr.cmd.cmd == 14) {
+            /* Stack elements picked at run time (frames carry two tags). */
+            bit<8> i = (bit<8>)hdr.cmd.value[0:0];
+            hdr.cmd.key = (bit<32>)hdr.tags[i].id;
+            hdr.tags[i].id = 0x1414;
+            hdr.tags[i + 1].setValid();
+            hdr.tags[i + 1].id = 0x2222;
         } else if (hdr.cmd.cmd == 13 && hdr.tags[0].isValid()) {
             hdr.tags[1] = hdr.tags[0];       /* a whole header assigned */
             hdr.tags[1].id = hdr.tags[1].id + 1;

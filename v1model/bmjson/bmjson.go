@@ -168,6 +168,24 @@ type Value struct {
 	Mask  json.RawMessage `json:"mask"`
 }
 
+// UnmarshalJSON takes the usual {"type", "value"} object, and also a bare
+// JSON value, which p4c writes in a few places (access_field's field
+// index): that becomes a Value of type "raw".
+func (v *Value) UnmarshalJSON(data []byte) error {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && trimmed[0] != '{' {
+		*v = Value{Type: "raw", Value: append(json.RawMessage(nil), trimmed...)}
+		return nil
+	}
+	type plain Value
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*v = Value(p)
+	return nil
+}
+
 // Strings decodes a value that is a list of strings (a field reference
 // ["header", "field"]).
 func (v Value) Strings() ([]string, error) {

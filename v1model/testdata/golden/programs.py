@@ -111,12 +111,12 @@ def cmd(c, arg=0, value=0, key=0, tags=0, src=1):
     return (bytes([2, 0, 0, 0, 1, 1, 2, 0, 0, 0, 0, src]) + b'\x88\xb6' + body + bytes(20)).hex()
 X = [cmd(0), cmd(1, value=1), cmd(2, value=2), cmd(3), cmd(4), cmd(5), cmd(6, value=6), cmd(7), cmd(8),
      cmd(9, arg=1, tags=1), cmd(9, arg=2, tags=2), cmd(10, value=3, key=0x01020304), cmd(10, value=4, key=0xa0b0c0d0),
-     cmd(11, value=11), cmd(12, arg=3), cmd(12, arg=9), cmd(13, arg=1, tags=1), cmd(15),
+     cmd(11, value=11), cmd(12, arg=3), cmd(12, arg=9), cmd(13, arg=1, tags=1), cmd(14, arg=2, value=0, tags=2), cmd(14, arg=2, value=1, tags=2), cmd(15),
      frame(0x0800, bytes(40))]
 XE = [{"table": "IngressX.route", "match": {"hdr.ethernet.dst": "02:00:00:00:01:03"}, "action_name": "IngressX.to_port", "action_params": {"port": 3}}]
 case("externs", "externs", "v1model's externs and simple_switch's paths: clones at ingress and egress with field lists, "
      "recirculation and resubmission keeping a field list, multicast with replica ids, truncate, drop, exit, stack push and pop, "
-     "CRC-16, CRC-32, crc16_custom, identity, csum16 and xor16 hashes, a header assigned whole, a drop in egress, random, registers under @atomic, counters direct and indirect, "
+     "CRC-16, CRC-32, crc16_custom, identity, csum16 and xor16 hashes, a header assigned whole, stack elements picked at run time, a drop in egress, random, registers under @atomic, counters direct and indirect, "
      "log_msg, assert, assume, priorities and what egress sees of standard_metadata",
      [1, 2, 3], [{"port": 1, "frame": f} for f in X] + [{"port": 1, "frame": cmd(0, src=3)[:0] + (bytes([2, 0, 0, 0, 1, 3, 2, 0, 0, 0, 0, 1]) + b'\x88\xb6' + bytes(28)).hex()}],
      XE, extra={"clone_session_entries": [{"clone_session_id": 5, "replicas": [{"egress_port": 3, "instance": 1}]},
