@@ -167,7 +167,7 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err != nil {
 			return nil, err
 		}
-		headers, unions, fast := c.l.headers, c.l.unions, pr.Op == "add_header_fast"
+		l, fast := c.l, pr.Op == "add_header_fast"
 		return func(p *packet) int {
 			hi, ok := sel(p)
 			if !ok {
@@ -178,14 +178,9 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 				return -1
 			}
 			if !p.valid[hi] {
-				h := headers[hi]
+				h := l.headers[hi]
 				clear(p.f[h.base : h.base+len(h.typ.fields)])
-				if h.union >= 0 {
-					for _, o := range unions[h.union].headers {
-						p.valid[o] = false
-					}
-				}
-				p.valid[hi] = true
+				l.markValid(p, hi)
 				p.lengthReg += h.typ.bytes()
 			}
 			return -1
@@ -308,7 +303,7 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 			if i >= uint64(len(m.cells)) {
 				return -1 // as BMv2: out of range, neither meter nor field changes
 			}
-			dst(p, int64(m.cells[i].execute(m.size(p), sw.micros())))
+			dst(p, int64(m.cells[i].execute(m.size(p), sw.now())))
 			return -1
 		}, nil
 	case "register_read":

@@ -117,21 +117,7 @@ func (sw *Switch) Entries(table string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var es []*entry
-	switch t.kind {
-	case "exact":
-		for _, e := range t.exact {
-			es = append(es, e)
-		}
-	case "lpm":
-		for _, pl := range t.prefixes {
-			for _, e := range t.byPrefix[pl] {
-				es = append(es, e)
-			}
-		}
-	default:
-		es = append(es, t.list...)
-	}
+	es := t.all()
 	if t.kind != "ternary" {
 		sort.Slice(es, func(i, j int) bool {
 			if es[i].prefix != es[j].prefix {
@@ -291,16 +277,7 @@ func (sw *Switch) DirectCounters(table string) ([][2]uint64, error) {
 	if !t.counters {
 		return nil, fmt.Errorf("table %s has no direct counter", table)
 	}
-	var es []*entry
-	for _, e := range t.exact {
-		es = append(es, e)
-	}
-	for _, m := range t.byPrefix {
-		for _, e := range m {
-			es = append(es, e)
-		}
-	}
-	es = append(es, t.list...)
+	es := t.all()
 	slices.SortFunc(es, func(a, b *entry) int { return a.seq - b.seq })
 	out := make([][2]uint64, len(es))
 	for i, e := range es {

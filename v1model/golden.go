@@ -69,6 +69,9 @@ type GoldenPacket struct {
 	GapUs int64 `json:"gap_us,omitempty"`
 }
 
+// replayStep is how far the replay's virtual clock moves at a time.
+const replayStep = 100 * time.Microsecond
+
 // QuietUs is how long the recorder waits for every port to fall quiet
 // after a frame that is not followed by a burst: this long after the
 // last frame any port sent, plus a queue gap (the slowest rate's) for
@@ -140,20 +143,11 @@ func Replay(path string) ([]string, error) {
 			return nil, err
 		}
 	}
-	sent := map[string][]string{}
-	emit := func(port int, f []byte) {
-		k := strconv.Itoa(port)
-		sent[k] = append(sent[k], hex.EncodeToString(f))
-	}
 	// Live: frames arrive at the recorder's times on a virtual clock and
-	// leave the queues as the rates allow, and packets a program
-	// recirculates come back a pass per clock step.
-	{
-		// A recirculation pass every 100 us of virtual time: the replay's
-		// clock step, about what BMv2 takes.
-		if err := sw.SetRecirculationRate(10_000); err != nil {
-			return nil, err
-		}
+	// leave the queues as the rates allow; a recirculated packet comes
+	// back a clock step later, about what BMv2 takes.
+	if err := sw.SetRecirculationRate(float64(time.Second / replayStep)); err != nil {
+		return nil, err
 	}
 	for p, pps := range g.QueueRates {
 		n, err := strconv.Atoi(p)
@@ -173,6 +167,17 @@ func Replay(path string) ([]string, error) {
 			return nil, fmt.Errorf("%s: queue_depths: %w", path, err)
 		}
 	}
+	// The clock follows the recorder's: a frame that is not part of a
+	// burst comes quiet() after the last frame out (or after the frame
+	// before it, if nothing came out since), a burst's frame GapUs after
+	// the one before.
+	lastOut, lastIn, sinceWait := time.Duration(0), time.Duration(0), 0
+	sent := map[string][]string{}
+	emit := func(port int, f []byte) {
+		lastOut = clock
+		k := strconv.Itoa(port)
+		sent[k] = append(sent[k], hex.EncodeToString(f))
+	}
 	// drain sends what the queues let go by the clock's time. A switch
 	// that never stops sending at one instant (packets recirculating
 	// without a rate) ends the replay instead of hanging it.
@@ -184,16 +189,6 @@ func Replay(path string) ([]string, error) {
 				return
 			}
 		}
-	}
-	// The clock follows the recorder's: a frame that is not part of a
-	// burst comes quiet() after the last frame out (or after the frame
-	// before it, if nothing came out since), a burst's frame GapUs after
-	// the one before.
-	lastOut, lastIn, sinceWait := time.Duration(0), time.Duration(0), 0
-	record := emit
-	emit = func(port int, f []byte) {
-		lastOut = clock
-		record(port, f)
 	}
 	for i, gp := range g.Packets {
 		frame, err := hex.DecodeString(gp.Frame)
@@ -208,14 +203,14 @@ func Replay(path string) ([]string, error) {
 				if clock >= max(lastOut, lastIn)+g.quiet(sinceWait) || stuck {
 					break
 				}
-				clock += 100 * time.Microsecond
+				clock += replayStep
 			}
 			at = clock + time.Duration(gp.GapUs)*time.Microsecond
 			sinceWait = 0
 		}
 		for clock < at && !stuck {
 			drain()
-			clock = min(at, clock+100*time.Microsecond)
+			clock = min(at, clock+replayStep)
 		}
 		lastIn = clock
 		sinceWait++
@@ -228,15 +223,13 @@ func Replay(path string) ([]string, error) {
 			return nil, fmt.Errorf("%s: packets[%d]: a million packets went through the switch without the clock moving", path, i)
 		}
 	}
-	{
-		// The recorder waits for every port to fall quiet: so does this,
-		// up to ten seconds of virtual time.
-		for end := clock + 10*time.Second; clock < end && sw.queued() > 0 && !stuck; clock += 100 * time.Microsecond {
-			drain()
-		}
-		if stuck {
-			return nil, fmt.Errorf("%s: a million packets went through the switch without the clock moving", path)
-		}
+	// The recorder waits for every port to fall quiet: so does this, up
+	// to ten seconds of virtual time.
+	for end := clock + 10*time.Second; clock < end && sw.queued() > 0 && !stuck; clock += replayStep {
+		drain()
+	}
+	if stuck {
+		return nil, fmt.Errorf("%s: a million packets went through the switch without the clock moving", path)
 	}
 	var diffs []string
 	ports := map[string]bool{}

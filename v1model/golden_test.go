@@ -98,15 +98,15 @@ func recordCase(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cmds []string
+	rt := &Runtime{}
 	if g.Runtime != "" {
-		rt, err := LoadRuntime(filepath.Join(dir, g.Runtime))
-		if err != nil {
+		if rt, err = LoadRuntime(filepath.Join(dir, g.Runtime)); err != nil {
 			t.Fatal(err)
 		}
-		if cmds, err = gosw.CLICommands(rt); err != nil {
-			t.Fatal(err)
-		}
+	}
+	cmds, err := gosw.CLICommands(rt)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -225,13 +225,11 @@ func recordCase(t *testing.T, path string) {
 	// Direct counters by entry handle: BMv2 numbers a table's entries from
 	// 0 in the order they were added, as the runtime JSON adds them.
 	direct := map[string]int{}
-	if g.Runtime != "" {
-		rt, _ := LoadRuntime(filepath.Join(dir, g.Runtime))
-		for _, re := range rt.Entries {
-			if name, ok := gosw.CountedTables()[re.Table]; ok && !re.Default {
-				reads = append(reads, fmt.Sprintf("counter_read %s %d", name, direct[re.Table]))
-				direct[re.Table]++
-			}
+	counted := gosw.CountedTables()
+	for _, re := range rt.Entries {
+		if name, ok := counted[re.Table]; ok && !re.Default {
+			reads = append(reads, fmt.Sprintf("counter_read %s %d", name, direct[re.Table]))
+			direct[re.Table]++
 		}
 	}
 	out, err := sw.CLIOutput(reads...)

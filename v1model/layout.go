@@ -253,6 +253,17 @@ func (l *layout) wideField(hdr, name string) (*wideRef, bool) {
 	return r, true
 }
 
+// markValid marks header hi valid, and the other members of its union
+// invalid.
+func (l *layout) markValid(p *packet, hi int) {
+	if u := l.headers[hi].union; u >= 0 {
+		for _, o := range l.unions[u].headers {
+			p.valid[o] = false
+		}
+	}
+	p.valid[hi] = true
+}
+
 // header returns a header instance's index by name.
 func (l *layout) header(name string) (int, error) {
 	hi, ok := l.byName[name]

@@ -3,7 +3,6 @@ package v1model
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
@@ -118,9 +117,6 @@ func (sw *Switch) addMeters(doc *bmjson.Document, l *layout) error {
 	}
 	return nil
 }
-
-// micros is the switch clock in microseconds, the meters' time base.
-func (sw *Switch) micros() uint64 { return uint64(sw.cfg.Clock() / time.Microsecond) }
 
 func (m *meterArray) size(p *packet) uint64 {
 	if m.bytes {

@@ -508,17 +508,8 @@ func (c *compiler) extractor(hi int) func(p *packet) int {
 // validSetter marks header hi valid, and the other members of its union
 // invalid.
 func (c *compiler) validSetter(hi int) func(p *packet) {
-	h := c.l.headers[hi]
-	if h.union < 0 {
-		return func(p *packet) { p.valid[hi] = true }
-	}
-	others := c.l.unions[h.union].headers
-	return func(p *packet) {
-		for _, o := range others {
-			p.valid[o] = false
-		}
-		p.valid[hi] = true
-	}
+	l := c.l
+	return func(p *packet) { l.markValid(p, hi) }
 }
 
 // deparser emits the valid headers in order, then the payload.

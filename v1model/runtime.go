@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
 
 // Runtime is a switch's start-up configuration in the format of the
@@ -365,9 +363,7 @@ func runtimeParams(a *action, given map[string]json.RawMessage) ([]uint64, error
 			if err != nil {
 				return nil, fmt.Errorf("action_params.%s: %v", p.Name, err)
 			}
-			ws := words(p.Bitwidth)
-			parts, _ := wideConstant(&bmjson.Value{Type: "hexstr", Value: []byte(strconv.Quote(fmt.Sprintf("0x%x", b)))}, ws)
-			params = append(params, parts...)
+			params = append(params, splitBig(new(big.Int).SetBytes(b), words(p.Bitwidth))...)
 			continue
 		}
 		v, err := runtimeValue(raw, p.Bitwidth)
@@ -474,18 +470,28 @@ func runtimeWideMatch(raw json.RawMessage, pair []json.RawMessage, isList bool, 
 	return Match{Wide: v, WideMask: m}, err
 }
 
+// runtimeString is a value as written: a JSON string, or a JSON number's
+// digits (exactly, however long).
+func runtimeString(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var n json.Number
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&n); err != nil {
+		return "", fmt.Errorf("want a number or a string, found %s", raw)
+	}
+	return n.String(), nil
+}
+
 // runtimeBytes reads a value over 64 bits: an IPv6 address, 0x hex or a
 // decimal number, as big-endian bytes of the field's width.
 func runtimeBytes(raw json.RawMessage, width int) ([]byte, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		var n json.Number
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		if err := d.Decode(&n); err != nil {
-			return nil, fmt.Errorf("want a number or a string, found %s", raw)
-		}
-		s = n.String()
+	s, err := runtimeString(raw)
+	if err != nil {
+		return nil, err
 	}
 	n := (width + 7) / 8
 	if strings.Contains(s, ":") {
@@ -509,15 +515,9 @@ func runtimeBytes(raw json.RawMessage, width int) ([]byte, error) {
 // checks it fits in width bits.
 func runtimeValue(raw json.RawMessage, width int) (uint64, error) {
 	var v uint64
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		var n json.Number
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		if err := d.Decode(&n); err != nil {
-			return 0, fmt.Errorf("want a number or a string, found %s", raw)
-		}
-		s = n.String()
+	s, err := runtimeString(raw)
+	if err != nil {
+		return 0, err
 	}
 	switch {
 	case strings.Count(s, ".") == 3:

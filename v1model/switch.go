@@ -439,8 +439,8 @@ func (sw *Switch) Process(port int, frame []byte, emit Emit) error {
 	if sw.live {
 		return fmt.Errorf("replay (Process) on a switch that runs live (Receive and Serve)")
 	}
-	if len(frame) > sw.cfg.MaxFrame {
-		return fmt.Errorf("frame of %d bytes on port %d: longer than the %d-byte maximum", len(frame), port, sw.cfg.MaxFrame)
+	if err := sw.checkFrame(port, frame); err != nil {
+		return err
 	}
 	p := sw.arrive(port, frame)
 	sw.input = append(sw.input, p)
@@ -480,6 +480,14 @@ func (sw *Switch) Process(port int, frame []byte, emit Emit) error {
 // maxPasses bounds the passes one frame may make through the pipeline in
 // Process.
 const maxPasses = 10_000
+
+// checkFrame refuses a frame longer than the switch takes.
+func (sw *Switch) checkFrame(port int, frame []byte) error {
+	if len(frame) > sw.cfg.MaxFrame {
+		return fmt.Errorf("frame of %d bytes on port %d: longer than the %d-byte maximum", len(frame), port, sw.cfg.MaxFrame)
+	}
+	return nil
+}
 
 // arrive takes a frame into a fresh packet with the standard metadata of
 // a frame received on port, as simple_switch's receive.

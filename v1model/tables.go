@@ -3,8 +3,8 @@ package v1model
 import (
 	"bytes"
 	"fmt"
+	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
@@ -120,10 +120,13 @@ type Table struct {
 
 	exact    map[string]*entry
 	byPrefix map[int]map[string]*entry
-	prefixes []int    // descending
-	list     []*entry // ternary: by priority, then insertion
-	seq      int
-	count    int
+	prefixes []int // descending
+	// wideMasks holds, for an LPM key over 64 bits, each prefix length's
+	// mask, so that a lookup masks bytes without computing or allocating.
+	wideMasks map[int][]byte
+	list      []*entry // ternary: by priority, then insertion
+	seq       int
+	count     int
 
 	next     map[string]*node // by action name
 	hit      *node
@@ -163,8 +166,8 @@ func (c *compiler) compileTable(bt *bmjson.Table) (*Table, error) {
 		return nil, fmt.Errorf("%s: entry timeouts (idle_timeout) are not handled by this target yet", where)
 	}
 	t := &Table{Name: bt.Name, id: bt.ID, maxSize: bt.MaxSize, actions: map[string]*action{}, counters: bt.WithCounters,
-		exact: map[string]*entry{}, byPrefix: map[int]map[string]*entry{}, lpmField: -1, kind: "exact", profile: prof, meter: dm,
-		micros: c.sw.micros}
+		exact: map[string]*entry{}, byPrefix: map[int]map[string]*entry{}, wideMasks: map[int][]byte{}, lpmField: -1, kind: "exact", profile: prof, meter: dm,
+		micros: c.sw.now}
 	if dm != nil {
 		t.meterWidth = c.l.width[dm.result]
 	}
@@ -341,11 +344,11 @@ func parseData(ss []string, a *action) ([]uint64, error) {
 	for i, s := range ss {
 		ws := words(a.params[i].Bitwidth)
 		if len(ws) > 1 {
-			parts, err := wideConstant(&bmjson.Value{Type: "hexstr", Value: []byte(strconv.Quote(s))}, ws)
-			if err != nil {
-				return nil, err
+			n, ok := new(big.Int).SetString(s, 0)
+			if !ok || n.Sign() < 0 {
+				return nil, fmt.Errorf("action %s parameter %s: %q", a.name, a.params[i].Name, s)
 			}
-			out = append(out, parts...)
+			out = append(out, splitBig(n, ws)...)
 			continue
 		}
 		v, err := bmjson.ParseNumber(s)
@@ -520,6 +523,9 @@ func (t *Table) insert(e *entry) error {
 		if m == nil {
 			m = map[string]*entry{}
 			t.byPrefix[e.prefix] = m
+			if kf := &t.keys[t.lpmField]; kf.wide != nil {
+				t.wideMasks[e.prefix] = prefixMask(kf.width, kf.nbytes, e.prefix)
+			}
 			t.prefixes = append(t.prefixes, e.prefix)
 			slices.SortFunc(t.prefixes, func(a, b int) int { return b - a })
 		}
@@ -545,6 +551,21 @@ func (t *Table) insert(e *entry) error {
 	}
 	t.count++
 	return nil
+}
+
+// all returns the table's entries, in no particular order but the
+// ternary one (by priority).
+func (t *Table) all() []*entry {
+	es := slices.Clone(t.list)
+	for _, e := range t.exact {
+		es = append(es, e)
+	}
+	for _, m := range t.byPrefix {
+		for _, e := range m {
+			es = append(es, e)
+		}
+	}
+	return es
 }
 
 // lookup finds the entry for the packet, nil on a miss.
@@ -600,15 +621,9 @@ func (t *Table) lookupWideLPM(key []byte, kf *keyField) *entry {
 	field := key[kf.off : kf.off+kf.nbytes]
 	copy(orig[:], field)
 	for _, pl := range t.prefixes {
-		pad := kf.nbytes*8 - kf.width
+		mask := t.wideMasks[pl]
 		for j := range field {
-			// The prefix's bits of byte j: from bit pad to pad+pl.
-			lo, hi := max(8*j, pad), min(8*j+8, pad+pl)
-			var m byte
-			if hi > lo {
-				m = byte(0xff>>uint(lo-8*j)) & byte(0xff<<uint(8*j+8-hi))
-			}
-			field[j] = orig[j] & m
+			field[j] = orig[j] & mask[j]
 		}
 		if e := t.byPrefix[pl][string(key)]; e != nil {
 			return e

@@ -187,16 +187,12 @@ func (sw *Switch) Receive(port int, frame []byte) error {
 	if sw.fatal != nil {
 		return sw.fatal
 	}
-	if len(frame) > sw.cfg.MaxFrame {
-		return fmt.Errorf("frame of %d bytes on port %d: longer than the %d-byte maximum", len(frame), port, sw.cfg.MaxFrame)
+	if err := sw.checkFrame(port, frame); err != nil {
+		return err
 	}
 	sw.live = true
 	sw.runIngress(sw.arrive(port, frame))
-	for len(sw.input) > 0 {
-		p := sw.input[0]
-		sw.input = slices.Delete(sw.input, 0, 1)
-		sw.runIngress(p)
-	}
+	sw.runPending()
 	return nil
 }
 
@@ -215,8 +211,8 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	sw.inline = true
 	var err error
 	for _, f := range frames {
-		if len(f) > sw.cfg.MaxFrame {
-			err = fmt.Errorf("frame of %d bytes on port %d: longer than the %d-byte maximum", len(f), port, sw.cfg.MaxFrame)
+		if e := sw.checkFrame(port, f); e != nil {
+			err = e
 			continue
 		}
 		sw.runIngress(sw.arrive(port, f))
@@ -238,6 +234,15 @@ func (sw *Switch) wake() {
 	case sw.kick <- struct{}{}:
 	default:
 	}
+}
+
+// runPending runs the packets waiting for ingress (resubmitted ones), in
+// order, those they resubmit in turn included.
+func (sw *Switch) runPending() {
+	for i := 0; i < len(sw.input); i++ {
+		sw.runIngress(sw.input[i])
+	}
+	sw.input = sw.input[:0]
 }
 
 // enqueueLive puts a packet on its port's queue, or drops it when the
@@ -288,11 +293,7 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 // serveReady sends one packet if one may go now and returns 0; otherwise
 // it returns how long until one may (an hour if every queue is empty).
 func (sw *Switch) serveReady(emit Emit) time.Duration {
-	for len(sw.input) > 0 {
-		p := sw.input[0]
-		sw.input = slices.Delete(sw.input, 0, 1)
-		sw.runIngress(p)
-	}
+	sw.runPending()
 	now := sw.cfg.Clock()
 	wait := time.Hour
 	if q := &sw.recirc; q.n > 0 {

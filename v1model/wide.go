@@ -39,6 +39,12 @@ func wideConstant(v *bmjson.Value, widths []int) ([]uint64, error) {
 	if !ok || n.Sign() < 0 {
 		return nil, fmt.Errorf("constant %q", s)
 	}
+	return splitBig(n, widths), nil
+}
+
+// splitBig splits a number into parts of the given widths, most
+// significant first (n is consumed).
+func splitBig(n *big.Int, widths []int) []uint64 {
 	parts := make([]uint64, len(widths))
 	for i := len(widths) - 1; i >= 0; i-- {
 		w := uint(widths[i])
@@ -46,7 +52,7 @@ func wideConstant(v *bmjson.Value, widths []int) ([]uint64, error) {
 		parts[i] = new(big.Int).And(n, mask).Uint64()
 		n.Rsh(n, w)
 	}
-	return parts, nil
+	return parts
 }
 
 // compileWideAssign copies a wide field, or a constant, into a wide field.

@@ -112,7 +112,7 @@ func measure(ctx context.Context, o Options, target string, size int) (Result, e
 	defer r.close()
 	res := Result{Target: target, Size: size}
 	try := func(pps float64) (got, loss float64, cpu time.Duration, err error) {
-		return r.trial_(ctx, o, size, pps)
+		return r.offer(ctx, o, size, pps)
 	}
 	// Double until loss, then halve the interval six times.
 	good, bad := 0.0, 0.0
@@ -403,9 +403,9 @@ func (r *rig) receive() {
 	}
 }
 
-// trial_ offers pps for o.Trial and returns the rate received, the loss
+// offer offers pps for o.Trial and returns the rate received, the loss
 // and the switch's CPU time per packet.
-func (r *rig) trial_(ctx context.Context, o Options, size int, pps float64) (float64, float64, time.Duration, error) {
+func (r *rig) offer(ctx context.Context, o Options, size int, pps float64) (float64, float64, time.Duration, error) {
 	id := r.trial.Add(1) &^ (1 << 31)
 	r.trial.Store(id)
 	r.received.Store(0)

@@ -85,7 +85,7 @@ func TestRigForwards(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.close()
-	got, loss, cpu, err := r.trial_(context.Background(), Options{Trial: 300 * time.Millisecond}, 64, 10_000)
+	got, loss, cpu, err := r.offer(context.Background(), Options{Trial: 300 * time.Millisecond}, 64, 10_000)
 	if err != nil {
 		t.Fatal(err)
 	}
