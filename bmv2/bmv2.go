@@ -10,6 +10,7 @@
 package bmv2
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -29,6 +30,21 @@ import (
 const (
 	SwitchBinary = "simple_switch_grpc"
 	CLIBinary    = "simple_switch_CLI"
+	// GoSwitchBinary is p4rcm's own target (cmd/p4switch), which takes
+	// simple_switch_grpc's command line.
+	GoSwitchBinary = "p4switch"
+)
+
+// Target says which program runs a switch.
+type Target string
+
+const (
+	// TargetBMv2 is BMv2's simple_switch_grpc, the default.
+	TargetBMv2 Target = "bmv2"
+	// TargetGo is p4rcm's Go target, p4switch: the same command line,
+	// the same P4Runtime service; queue rates and depths go through its
+	// control socket instead of simple_switch_CLI.
+	TargetGo Target = "go"
 )
 
 // FreePort is a TCP port on 127.0.0.1 that nothing listens on now: for
@@ -74,6 +90,12 @@ type Config struct {
 	LogDir   string
 	LogLevel string
 	PcapDir  string
+	// Target picks the program (TargetBMv2 if empty); Binary, if set, is
+	// its path instead of the PATH's.
+	Target Target
+	Binary string
+	// Control is the Go target's control socket (Start picks one).
+	Control string
 }
 
 // Args is the switch's command line after the program name: BMv2's own
@@ -101,6 +123,9 @@ func (c Config) Args() []string {
 		// BMv2 adds ".txt" to the name.
 		a = append(a, "--log-file", filepath.Join(c.LogDir, c.Name), "--log-level", level, "--log-flush")
 	}
+	if c.Target == TargetGo && c.Control != "" {
+		a = append(a, "--control", c.Control)
+	}
 	if c.JSON == "" {
 		a = append(a, "--no-p4")
 	} else {
@@ -126,6 +151,8 @@ func (c Config) check() error {
 		return fmt.Errorf("bmv2 %s: ThriftPort %d is not a port", c.Name, c.ThriftPort)
 	case c.PriorityQueues < 0:
 		return fmt.Errorf("bmv2 %s: PriorityQueues %d is negative", c.Name, c.PriorityQueues)
+	case c.Target != "" && c.Target != TargetBMv2 && c.Target != TargetGo:
+		return fmt.Errorf("bmv2 %s: target %q: want %q or %q", c.Name, c.Target, TargetBMv2, TargetGo)
 	}
 	for p, ifc := range c.Ports {
 		if p < 0 || ifc == "" {
@@ -142,6 +169,7 @@ type Switch struct {
 	done    chan struct{} // closed when the process has exited
 	waitErr error
 	out     *os.File // the process's stdout and stderr, when LogDir is set
+	ctlDir  string   // the control socket's directory, if Start made it
 }
 
 // Lookup finds a BMv2 program on the PATH, with an error that says what
@@ -161,11 +189,27 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	bin, err := Lookup(SwitchBinary)
-	if err != nil {
-		return nil, err
+	bin := c.Binary
+	if bin == "" {
+		name := SwitchBinary
+		if c.Target == TargetGo {
+			name = GoSwitchBinary
+		}
+		var err error
+		if bin, err = Lookup(name); err != nil {
+			return nil, err
+		}
 	}
-	s := &Switch{cfg: c, done: make(chan struct{})}
+	s := &Switch{done: make(chan struct{})}
+	if c.Target == TargetGo && c.Control == "" {
+		dir, err := os.MkdirTemp("", "p4switch-"+c.Name)
+		if err != nil {
+			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+		}
+		c.Control, s.ctlDir = filepath.Join(dir, "control.sock"), dir
+	}
+	s.cfg = c
+	var err error
 	s.cmd = exec.Command(bin, c.Args()...)
 	// Its own process group, so that stopping it reaches no one else.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -188,11 +232,17 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	}
 	if err := s.cmd.Start(); err != nil {
 		s.closeOut()
+		if s.ctlDir != "" {
+			os.RemoveAll(s.ctlDir)
+		}
 		return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
 	}
 	go func() {
 		s.waitErr = s.cmd.Wait()
 		s.closeOut()
+		if s.ctlDir != "" {
+			os.RemoveAll(s.ctlDir)
+		}
 		close(s.done)
 	}()
 	for {
@@ -258,13 +308,38 @@ func (s *Switch) Stop() error {
 // SetQueueRate sets the rate of port's egress queues, packets per second
 // (simple_switch_CLI set_queue_rate): how congestion is made to appear.
 func (s *Switch) SetQueueRate(port, pps int) error {
-	return s.CLI(fmt.Sprintf("set_queue_rate %d %d", pps, port))
+	return s.tm(fmt.Sprintf("set_queue_rate %d %d", pps, port))
 }
 
 // SetQueueDepth sets the depth of port's egress queues, packets
 // (simple_switch_CLI set_queue_depth).
 func (s *Switch) SetQueueDepth(port, packets int) error {
-	return s.CLI(fmt.Sprintf("set_queue_depth %d %d", packets, port))
+	return s.tm(fmt.Sprintf("set_queue_depth %d %d", packets, port))
+}
+
+// tm sends a traffic-manager command: through simple_switch_CLI to BMv2,
+// through the control socket to the Go target.
+func (s *Switch) tm(command string) error {
+	if s.cfg.Target != TargetGo {
+		return s.CLI(command)
+	}
+	conn, err := net.DialTimeout("unix", s.cfg.Control, 2*time.Second)
+	if err != nil {
+		return fmt.Errorf("bmv2 %s: control socket: %w", s.cfg.Name, err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := fmt.Fprintln(conn, command); err != nil {
+		return fmt.Errorf("bmv2 %s: control socket: %w", s.cfg.Name, err)
+	}
+	answer, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("bmv2 %s: control socket: %w", s.cfg.Name, err)
+	}
+	if answer = strings.TrimSpace(answer); answer != "ok" {
+		return fmt.Errorf("bmv2 %s: %s: %s", s.cfg.Name, command, answer)
+	}
+	return nil
 }
 
 // CLI runs simple_switch_CLI commands, one per line, against the switch's
@@ -275,8 +350,12 @@ func (s *Switch) CLI(commands ...string) error {
 }
 
 // CLIOutput runs simple_switch_CLI commands like CLI and returns what
-// the CLI printed (counter and register reads).
+// the CLI printed (counter and register reads). The Go target serves no
+// Thrift: use P4Runtime, or SetQueueRate and SetQueueDepth.
 func (s *Switch) CLIOutput(commands ...string) (string, error) {
+	if s.cfg.Target == TargetGo {
+		return "", fmt.Errorf("bmv2 %s: the Go target has no Thrift CLI (%s)", s.cfg.Name, strings.Join(commands, "; "))
+	}
 	bin, err := Lookup(CLIBinary)
 	if err != nil {
 		return "", err

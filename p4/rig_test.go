@@ -17,6 +17,7 @@ import (
 
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/p4"
 )
@@ -59,11 +60,7 @@ func switchMAC(port int) []byte { return []byte{0x02, 0, 0, 0, 1, byte(port)} }
 // are not available here.
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	for _, b := range []string{bmv2.SwitchBinary, bmv2.CLIBinary} {
-		if _, err := bmv2.Lookup(b); err != nil {
-			t.Skipf("skipping the packet tests: %v", err)
-		}
-	}
+	target, bin := switchTarget(t)
 	if err := netlab.Available(); err != nil {
 		t.Skipf("skipping the packet tests: %v", err)
 	}
@@ -97,7 +94,7 @@ func newRig(t *testing.T) *rig {
 	grpcAddr, thrift := fmt.Sprintf("127.0.0.1:%d", freePort(t)), freePort(t)
 	logs := t.TempDir()
 	r.sw, err = bmv2.Start(ctx, bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: grpcAddr,
-		ThriftPort: thrift, PriorityQueues: 2, LogDir: logs})
+		ThriftPort: thrift, PriorityQueues: 2, LogDir: logs, Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +129,35 @@ func newRig(t *testing.T) *rig {
 	}
 	r.must(r.s.EnableDigest(ctx, p4.DigestCAM, time.Millisecond, 1, time.Second))
 	return r
+}
+
+// TargetEnv chooses the switch the packet tests run on: "go" (the
+// default) for p4rcm's Go target, built from this module, or "bmv2" for
+// simple_switch_grpc from the PATH.
+const TargetEnv = "P4RCM_TARGET"
+
+// switchTarget is the target the environment asks for and the binary to
+// run, or skips the test when that target cannot run here.
+func switchTarget(t *testing.T) (bmv2.Target, string) {
+	t.Helper()
+	switch target := os.Getenv(TargetEnv); target {
+	case "", string(bmv2.TargetGo):
+		bin, err := p4switchbin.Path()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bmv2.TargetGo, bin
+	case string(bmv2.TargetBMv2):
+		for _, b := range []string{bmv2.SwitchBinary, bmv2.CLIBinary} {
+			if _, err := bmv2.Lookup(b); err != nil {
+				t.Skipf("skipping the packet tests on BMv2: %v", err)
+			}
+		}
+		return bmv2.TargetBMv2, ""
+	default:
+		t.Fatalf("%s=%q: want go or bmv2", TargetEnv, target)
+		return "", ""
+	}
 }
 
 func freePort(t *testing.T) int {

@@ -57,30 +57,18 @@ func (sw *Switch) DeleteEntry(table string, e Entry) error {
 	return nil
 }
 
-func (t *Table) remove(e *entry) bool {
+func (t *Table) remove(key *entry) bool {
+	e := t.find(key)
+	if e == nil {
+		return false
+	}
 	switch t.kind {
 	case "exact":
-		k := string(e.value)
-		if t.exact[k] == nil {
-			return false
-		}
-		delete(t.exact, k)
+		delete(t.exact, string(e.value))
 	case "lpm":
-		k := string(e.value)
-		m := t.byPrefix[e.prefix]
-		if m == nil || m[k] == nil {
-			return false
-		}
-		delete(m, k)
+		delete(t.byPrefix[e.prefix], string(e.value))
 	default:
-		i := slices.IndexFunc(t.list, func(o *entry) bool {
-			return o.priority == e.priority && string(o.value) == string(e.value) && string(o.mask) == string(e.mask) &&
-				string(o.lo) == string(e.lo) && string(o.hi) == string(e.hi)
-		})
-		if i < 0 {
-			return false
-		}
-		t.list = slices.Delete(t.list, i, i+1)
+		t.list = slices.DeleteFunc(t.list, func(o *entry) bool { return o == e })
 	}
 	t.count--
 	return true
@@ -223,12 +211,22 @@ func (sw *Switch) RegisterSize(name string) int {
 // SetMirror sends clones of mirror session to port (simple_switch_CLI
 // mirroring_add).
 func (sw *Switch) SetMirror(session, port int) error {
+	return sw.SetCloneSession(session, []Replica{{Port: port}})
+}
+
+// SetCloneSession sets the copies a clone session makes: one per
+// replica, each to its port; none deletes the session.
+func (sw *Switch) SetCloneSession(session int, replicas []Replica) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	if session < 0 || session > 0x7fff {
 		return fmt.Errorf("mirror session %d outside 0..32767", session)
 	}
-	sw.mirror[session] = port
+	if len(replicas) == 0 {
+		delete(sw.mirror, session)
+		return nil
+	}
+	sw.mirror[session] = slices.Clone(replicas)
 	return nil
 }
 
@@ -244,6 +242,28 @@ func (sw *Switch) SetMulticastGroup(group int, replicas []Replica) error {
 		return nil
 	}
 	sw.mcast[group] = slices.Clone(replicas)
+	return nil
+}
+
+// SetValueSet replaces the values of a parser value set.
+func (sw *Switch) SetValueSet(name string, values [][]byte) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	vs := sw.vsets[name]
+	if vs == nil {
+		return fmt.Errorf("no parser value set %q", name)
+	}
+	if vs.max > 0 && len(values) > vs.max {
+		return fmt.Errorf("value set %s holds at most %d values, %d given", name, vs.max, len(values))
+	}
+	set := map[string]bool{}
+	for _, v := range values {
+		if len(v) != vs.width {
+			return fmt.Errorf("value set %s holds %d-byte values, %d given", name, vs.width, len(v))
+		}
+		set[string(v)] = true
+	}
+	vs.values = set
 	return nil
 }
 
@@ -296,4 +316,132 @@ func (sw *Switch) CountedTables() map[string]string {
 		}
 	}
 	return out
+}
+
+// ModifyEntry changes the action (or member, or group) and parameters of
+// the entry with e's key and priority, keeping its counters and its place
+// among the table's entries. A direct meter configuration in e replaces
+// the entry's; none leaves it as it was.
+func (sw *Switch) ModifyEntry(table string, e Entry) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, old, err := sw.entryOf(table, e)
+	if err != nil {
+		return err
+	}
+	built, err := t.build(e)
+	if err != nil {
+		return err
+	}
+	old.act, old.data, old.ref, old.group, old.indirect = built.act, built.data, built.ref, built.group, built.indirect
+	if len(e.Meter) > 0 {
+		old.meter = built.meter
+	} else {
+		e.Meter = old.user.Meter
+	}
+	old.user = e
+	return nil
+}
+
+// entryOf finds the stored entry with e's key and priority.
+func (sw *Switch) entryOf(table string, e Entry) (*Table, *entry, error) {
+	t, err := sw.table(table)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := t.pack(e, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if found := t.find(key); found != nil {
+		return t, found, nil
+	}
+	return nil, nil, fmt.Errorf("table %s: no entry with this key", t.Name)
+}
+
+// EntryCounter reads the direct counter of the entry with e's key.
+func (sw *Switch) EntryCounter(table string, e Entry) (packets, bytes uint64, err error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, found, err := sw.entryOf(table, e)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !t.counters {
+		return 0, 0, fmt.Errorf("table %s has no direct counter", table)
+	}
+	return found.packets, found.bytes, nil
+}
+
+// SetEntryCounter sets the direct counter of the entry with e's key.
+func (sw *Switch) SetEntryCounter(table string, e Entry, packets, bytes uint64) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, found, err := sw.entryOf(table, e)
+	if err != nil {
+		return err
+	}
+	if !t.counters {
+		return fmt.Errorf("table %s has no direct counter", table)
+	}
+	found.packets, found.bytes = packets, bytes
+	return nil
+}
+
+// SetEntryMeter configures the direct meter of the entry with e's key;
+// no rates returns it to colouring every packet green.
+func (sw *Switch) SetEntryMeter(table string, e Entry, rates []MeterRate) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, found, err := sw.entryOf(table, e)
+	if err != nil {
+		return err
+	}
+	if t.meter == nil {
+		return fmt.Errorf("table %s has no direct meter", table)
+	}
+	if len(rates) == 0 {
+		found.meter = meter{}
+		found.user.Meter = nil
+		return nil
+	}
+	if len(rates) != t.meter.rateCount {
+		return fmt.Errorf("table %s: meter %s takes %d rates, %d given", t.Name, t.meter.name, t.meter.rateCount, len(rates))
+	}
+	var m meter
+	if err := m.set(rates); err != nil {
+		return fmt.Errorf("table %s: meter %s: %w", t.Name, t.meter.name, err)
+	}
+	found.meter, found.user.Meter = m, slices.Clone(rates)
+	return nil
+}
+
+// ResetDefault gives a table back the default action the program gave it.
+func (sw *Switch) ResetDefault(table string) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, err := sw.table(table)
+	if err != nil {
+		return err
+	}
+	if t.defConst {
+		return fmt.Errorf("table %s: the default action is const in the program", t.Name)
+	}
+	t.deflt, t.defData = t.progDeflt, t.progDefData
+	return nil
+}
+
+// SetCounter sets cell index of an indirect counter.
+func (sw *Switch) SetCounter(name string, index int, packets, bytes uint64) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	c := sw.counters[name]
+	if c == nil {
+		return fmt.Errorf("no counter %q", name)
+	}
+	if index < 0 || index >= len(c.packets) {
+		return fmt.Errorf("counter %s: index %d outside 0..%d", name, index, len(c.packets)-1)
+	}
+	c.packets[index], c.bytes[index] = packets, bytes
+	return nil
 }

@@ -127,7 +127,8 @@ func (m *meterArray) size(p *packet) uint64 {
 
 // SetMeterRates configures cell index of an indirect meter
 // (simple_switch_CLI meter_set_rates): committed rate first, then peak.
-// Until it is set a meter colours every packet green.
+// Until it is set, and after it is set with no rates, a meter colours
+// every packet green.
 func (sw *Switch) SetMeterRates(name string, index int, rates []MeterRate) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
@@ -137,6 +138,10 @@ func (sw *Switch) SetMeterRates(name string, index int, rates []MeterRate) error
 	}
 	if index < 0 || index >= len(m.cells) {
 		return fmt.Errorf("meter %s: index %d outside 0..%d", name, index, len(m.cells)-1)
+	}
+	if len(rates) == 0 {
+		m.cells[index] = meter{} // unconfigured: green
+		return nil
 	}
 	if len(rates) != m.rateCount {
 		return fmt.Errorf("meter %s: %d rates given, it takes %d", name, len(rates), m.rateCount)

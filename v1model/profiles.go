@@ -73,14 +73,78 @@ func (sw *Switch) AddMember(profileName string, id int, action string, params []
 	if pr.max > 0 && len(pr.members) >= pr.max {
 		return fmt.Errorf("action profile %s is full (%d members)", pr.name, pr.max)
 	}
+	m, err := pr.member(action, params)
+	if err != nil {
+		return err
+	}
+	pr.members[id] = m
+	return nil
+}
+
+func (pr *profile) member(action string, params []uint64) (*member, error) {
 	a := pr.actions[action]
 	if a == nil {
-		return fmt.Errorf("action profile %s: %q is not an action of its tables", pr.name, action)
+		return nil, fmt.Errorf("action profile %s: %q is not an action of its tables", pr.name, action)
 	}
 	if err := a.check(params); err != nil {
-		return fmt.Errorf("action profile %s: %w", pr.name, err)
+		return nil, fmt.Errorf("action profile %s: %w", pr.name, err)
 	}
-	pr.members[id] = &member{act: a, data: slices.Clone(params)}
+	return &member{act: a, data: slices.Clone(params)}, nil
+}
+
+// ModifyMember changes the action and parameters of an existing member.
+func (sw *Switch) ModifyMember(profileName string, id int, action string, params []uint64) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	pr, err := sw.profileOf(profileName)
+	if err != nil {
+		return err
+	}
+	old := pr.members[id]
+	if old == nil {
+		return fmt.Errorf("action profile %s: no member %d", pr.name, id)
+	}
+	m, err := pr.member(action, params)
+	if err != nil {
+		return err
+	}
+	*old = *m // groups and entries keep pointing at it by id
+	return nil
+}
+
+// DeleteMember removes a member that no group holds. (Entries that point
+// at it are the caller's to check: the profile does not know them.)
+func (sw *Switch) DeleteMember(profileName string, id int) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	pr, err := sw.profileOf(profileName)
+	if err != nil {
+		return err
+	}
+	if pr.members[id] == nil {
+		return fmt.Errorf("action profile %s: no member %d", pr.name, id)
+	}
+	for g, ids := range pr.groups {
+		if slices.Contains(ids, id) {
+			return fmt.Errorf("action profile %s: member %d is in group %d", pr.name, id, g)
+		}
+	}
+	delete(pr.members, id)
+	return nil
+}
+
+// DeleteGroup removes a group of an action selector.
+func (sw *Switch) DeleteGroup(profileName string, id int) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	pr, err := sw.profileOf(profileName)
+	if err != nil {
+		return err
+	}
+	if _, ok := pr.groups[id]; !ok {
+		return fmt.Errorf("action profile %s: no group %d", pr.name, id)
+	}
+	delete(pr.groups, id)
 	return nil
 }
 

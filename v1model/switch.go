@@ -95,7 +95,7 @@ type Switch struct {
 	learnLists      map[int]*learnList
 	vsets           map[string]*ValueSet
 
-	mirror map[int]int
+	mirror map[int][]Replica // clone sessions
 	mcast  map[int][]Replica
 	rng    *rand.Rand
 	log    *slog.Logger
@@ -214,7 +214,7 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 	sw := &Switch{cfg: cfg, l: l, errs: errs, log: cfg.Logger, start: time.Now(),
 		actionByID: map[int]*action{}, tables: map[string]*Table{}, registers: map[string]*registerArray{},
 		counters: map[string]*counterArray{}, calcs: map[string]*calculation{}, meters: map[string]*meterArray{}, profiles: map[string]*profile{}, directCounterOf: map[string]string{}, fieldLists: map[int][]int{},
-		learnLists: map[int]*learnList{}, vsets: map[string]*ValueSet{}, mirror: map[int]int{}, mcast: map[int][]Replica{},
+		learnLists: map[int]*learnList{}, vsets: map[string]*ValueSet{}, mirror: map[int][]Replica{}, mcast: map[int][]Replica{},
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
 		ports: map[int]*egressPort{}, defaultDepth: DefaultQueueDepth, kick: make(chan struct{}, 1),
 		recirc: queue{depth: 1024}}
@@ -519,7 +519,8 @@ func (sw *Switch) runIngress(p *packet) {
 	if p.cloneSession != 0 {
 		session, list := p.cloneSession-1, p.cloneList
 		p.cloneSession, p.cloneList = 0, 0
-		if port, ok := sw.mirror[session]; ok {
+		replicas := sw.mirror[session]
+		for _, r := range replicas {
 			c := sw.get()
 			c.reset(sw.l)
 			c.n = copy(c.buf, p.buf[:p.n])
@@ -529,7 +530,8 @@ func (sw *Switch) runIngress(p *packet) {
 			c.resetMetadata(sw.l)
 			c.copyFields(p, sw.fieldLists[list])
 			sw.set(c, std.instanceType, InstanceIngressClone)
-			sw.enqueue(c, port)
+			sw.cloneRID(c, replicas, r)
+			sw.enqueue(c, r.Port)
 		}
 	}
 	if p.learnList != 0 {
@@ -562,6 +564,16 @@ func (sw *Switch) runIngress(p *packet) {
 	}
 	sw.set(p, std.instanceType, InstanceNormal)
 	sw.enqueue(p, egressSpec)
+}
+
+// cloneRID gives a clone its replica's egress_rid when the session has
+// several copies: BMv2 then clones through a multicast group, and the
+// copies tell themselves apart by it; a one-port session is BMv2's
+// plain mirror port, which leaves egress_rid 0.
+func (sw *Switch) cloneRID(c *packet, replicas []Replica, r Replica) {
+	if len(replicas) > 1 {
+		sw.set(c, sw.l.std.egressRID, uint64(r.RID))
+	}
 }
 
 func (sw *Switch) multicast(p *packet, mgid int) {
@@ -613,14 +625,16 @@ func (sw *Switch) runEgress(p *packet, port, prio int, emit Emit) {
 	if p.cloneSession != 0 {
 		session, list := p.cloneSession-1, p.cloneList
 		p.cloneSession, p.cloneList = 0, 0
-		if mport, ok := sw.mirror[session]; ok {
+		replicas := sw.mirror[session]
+		for _, r := range replicas {
 			c := sw.get()
 			c.copyFrom(p)
 			c.ingressLen = p.ingressLen
 			c.resetMetadata(sw.l)
 			c.copyFields(p, sw.fieldLists[list])
 			sw.set(c, std.instanceType, InstanceEgressClone)
-			sw.enqueue(c, mport)
+			sw.cloneRID(c, replicas, r)
+			sw.enqueue(c, r.Port)
 		}
 	}
 	if int(p.f[std.egressSpec]) == DropPort {

@@ -112,6 +112,9 @@ type Table struct {
 	deflt      *action
 	defData    []uint64
 	defConst   bool
+	// progDeflt and progDefData are the default the program gave.
+	progDeflt   *action
+	progDefData []uint64
 	counters   bool
 	profile    *profile
 	meter      *meterArray // direct meter
@@ -258,6 +261,7 @@ func (c *compiler) compileTable(bt *bmjson.Table) (*Table, error) {
 			return nil, fmt.Errorf("%s: default_entry: %w", where, err)
 		}
 		t.deflt, t.defData, t.defConst = a, data, d.ActionConst
+		t.progDeflt, t.progDefData = a, data
 	}
 	for i, be := range bt.Entries {
 		e, err := c.constEntry(t, &be)
@@ -535,11 +539,8 @@ func (t *Table) insert(e *entry) error {
 		}
 		m[k] = e
 	default:
-		for _, o := range t.list {
-			if o.priority == e.priority && bytes.Equal(o.value, e.value) && bytes.Equal(o.mask, e.mask) &&
-				bytes.Equal(o.lo, e.lo) && bytes.Equal(o.hi, e.hi) {
-				return fmt.Errorf("table %s: an entry with this key and priority exists", t.Name)
-			}
+		if t.find(e) != nil {
+			return fmt.Errorf("table %s: an entry with this key and priority exists", t.Name)
 		}
 		i, _ := slices.BinarySearchFunc(t.list, e, func(a, b *entry) int {
 			if a.priority != b.priority {
@@ -550,6 +551,23 @@ func (t *Table) insert(e *entry) error {
 		t.list = slices.Insert(t.list, i, e)
 	}
 	t.count++
+	return nil
+}
+
+// find returns the stored entry with key's key and priority, or nil.
+func (t *Table) find(key *entry) *entry {
+	switch t.kind {
+	case "exact":
+		return t.exact[string(key.value)]
+	case "lpm":
+		return t.byPrefix[key.prefix][string(key.value)]
+	}
+	for _, o := range t.list {
+		if o.priority == key.priority && bytes.Equal(o.value, key.value) && bytes.Equal(o.mask, key.mask) &&
+			bytes.Equal(o.lo, key.lo) && bytes.Equal(o.hi, key.hi) {
+			return o
+		}
+	}
 	return nil
 }
 

@@ -63,8 +63,10 @@ and runs it on the given interfaces as BMv2's simple_switch_grpc would: the
 same flags, the same standard_metadata, the same traffic manager (strict
 priority queues, rates in packets per second, depths in packets).
 
-Entries come from a runtime JSON in the format of the p4lang tutorials
-(--entries); the P4Runtime server (--grpc-server-addr) is not served yet.`,
+Entries come from a P4Runtime controller (--grpc-server-addr, after "--"),
+which pushes its pipeline first, as with simple_switch_grpc, or, for the
+program given on the command line, from a runtime JSON in the format of
+the p4lang tutorials (--entries).`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -131,7 +133,7 @@ Entries come from a runtime JSON in the format of the p4lang tutorials
 func (o *options) targetFlags(args []string) error {
 	fs := pflag.NewFlagSet("target options", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.grpcAddr, "grpc-server-addr", "", "P4Runtime address")
+	fs.StringVar(&o.grpcAddr, "grpc-server-addr", "127.0.0.1:9559", "P4Runtime address (port 0: any free port, printed at start)")
 	fs.IntVar(&o.cpuPort, "cpu-port", 0, "CPU port")
 	fs.IntVar(&o.priorityQueues, "priority-queues", 1, "strict-priority queues per port")
 	if err := fs.Parse(args); err != nil {

@@ -24,12 +24,12 @@ import (
 // so that rates and depths change while the switch runs, as on BMv2 with
 // its CLI (p4switch serves no Thrift).
 type control struct {
-	sw  *v1model.Switch
+	dp  *datapath
 	ln  net.Listener
 	log *slog.Logger
 }
 
-func listenControl(path string, sw *v1model.Switch, log *slog.Logger) (*control, error) {
+func listenControl(path string, dp *datapath, log *slog.Logger) (*control, error) {
 	if st, err := os.Lstat(path); err == nil {
 		if st.Mode()&os.ModeSocket == 0 {
 			return nil, fmt.Errorf("%s exists and is not a socket", path)
@@ -45,7 +45,7 @@ func listenControl(path string, sw *v1model.Switch, log *slog.Logger) (*control,
 	if err != nil {
 		return nil, err
 	}
-	return &control{sw: sw, ln: ln, log: log}, nil
+	return &control{dp: dp, ln: ln, log: log}, nil
 }
 
 func (c *control) serve(ctx context.Context) {
@@ -116,19 +116,23 @@ func (c *control) run(line string) error {
 			if err != nil {
 				return fmt.Errorf("%q is not a rate in packets per second", f[1])
 			}
-			return c.sw.SetQueueRate(port, prio, pps)
+			return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueRate(port, prio, pps) })
 		}
 		depth, err := ints(f[1:2])
 		if err != nil {
 			return err
 		}
-		return c.sw.SetQueueDepth(port, prio, depth[0])
+		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueDepth(port, prio, depth[0]) })
 	case "mirroring_add":
 		n, err := ints(f[1:])
 		if err != nil || len(n) != 2 {
 			return fmt.Errorf("usage: mirroring_add <session> <port>")
 		}
-		return c.sw.SetMirror(n[0], n[1])
+		sw := c.dp.current()
+		if sw == nil {
+			return errors.New("no program loaded")
+		}
+		return sw.SetMirror(n[0], n[1])
 	}
 	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth and mirroring_add", f[0])
 }

@@ -57,7 +57,7 @@ func TestForwardsOnVeths(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
 	// simple_switch_grpc's command line, as package bmv2 writes it.
-	args := bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: "127.0.0.1:1", ThriftPort: 9090,
+	args := bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: "127.0.0.1:0", ThriftPort: 9090,
 		JSON: rcmJSON, LogDir: dir, PcapDir: dir, PriorityQueues: 2}.Args()
 	args = append([]string{"--entries", rt}, args...)
 	go func() { done <- run(ctx, args, &stdout, &stderr) }()
@@ -215,7 +215,8 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"-i", "1@lo", rcmJSON, "--queue-rate", "2:fast"}, `"fast" is not a number`},
 		{[]string{"-i", "1@lo", "--log-level", "loud", rcmJSON}, "--log-level"},
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--priority-queues", "9"}, "want 1 to 8"},
-		{[]string{"-i", "1@lo", "--no-p4"}, "P4Runtime"},
+		{[]string{"-i", "1@lo", "--no-p4", "--entries", badEntries}, "entries need a program"},
+		{[]string{"-i", "1@lo", rcmJSON, "--", "--cpu-port", "1"}, "--cpu-port 1 is also attached to lo"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), c.args, &stdout, &stderr)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,7 +20,10 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 
+	"google.golang.org/grpc"
+
 	"github.com/p4rcm/p4rcm/afpacket"
+	"github.com/p4rcm/p4rcm/p4rt"
 	"github.com/p4rcm/p4rcm/v1model"
 )
 
@@ -63,19 +67,30 @@ func createLog(path string) (*os.File, error) {
 }
 
 func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) error {
-	if o.noP4 {
-		return usage("--no-p4: the program would come over P4Runtime, which this p4switch does not serve yet; give the JSON")
-	}
 	attach, err := parseInterfaces(o.ifaces)
 	if err != nil {
 		return err
 	}
-	sw, err := v1model.Load(o.json, v1model.Config{Logger: log, Seed: o.seed, PriorityQueues: o.priorityQueues,
-		Digest: func(d v1model.Digest) { log.Info("digest", "list", d.List, "values", d.Values) }})
-	if err != nil {
-		return usage("%v", err)
+	if o.cpuPort != 0 {
+		for _, a := range attach {
+			if a.num == o.cpuPort {
+				return usage("--cpu-port %d is also attached to %s: the CPU port is the controller's, not an interface's", o.cpuPort, a.iface)
+			}
+		}
+	}
+	swCfg := v1model.Config{Logger: log, Seed: o.seed, PriorityQueues: o.priorityQueues}
+	var sw *v1model.Switch
+	if !o.noP4 {
+		cfg := swCfg
+		cfg.Digest = func(d v1model.Digest) { log.Info("digest", "list", d.List, "values", d.Values) }
+		if sw, err = v1model.Load(o.json, cfg); err != nil {
+			return usage("%v", err)
+		}
 	}
 	if o.entries != "" {
+		if sw == nil {
+			return usage("--entries with --no-p4: entries need a program")
+		}
 		rt, err := v1model.LoadRuntime(o.entries)
 		if err != nil {
 			return usage("--entries: %v", err)
@@ -84,14 +99,15 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			return usage("--entries: %v", err)
 		}
 	}
+	// portSetting has checked the values; the settings apply to every
+	// switch the datapath runs.
+	dp := &datapath{}
 	for _, s := range o.queueRate {
 		p, v, err := portSetting("queue-rate", s)
 		if err != nil {
 			return err
 		}
-		if err := sw.SetQueueRate(p, -1, v); err != nil {
-			return usage("--queue-rate %s: %v", s, err)
-		}
+		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueRate(p, -1, v) })
 	}
 	for _, s := range o.queueDepth {
 		p, v, err := portSetting("queue-depth", s)
@@ -101,12 +117,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		if v != float64(int(v)) || v < 1 {
 			return usage("--queue-depth %s: want a whole number of packets, 1 or more", s)
 		}
-		if err := sw.SetQueueDepth(p, -1, int(v)); err != nil {
-			return usage("--queue-depth %s: %v", s, err)
-		}
-	}
-	if o.grpcAddr != "" {
-		log.Warn("P4Runtime is not served yet: --grpc-server-addr ignored", "addr", o.grpcAddr)
+		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueDepth(p, -1, int(v)) })
 	}
 	ports := map[int]*port{}
 	var order []int
@@ -145,8 +156,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			}
 		}
 	}
-	var unattached atomic.Uint64
+	var unattached, noProgram atomic.Uint64
+	var srv *p4rt.Server
 	emit := func(n int, frame []byte) {
+		if n == o.cpuPort && o.cpuPort != 0 {
+			srv.PacketIn(frame)
+			return
+		}
 		pt := ports[n]
 		if pt == nil {
 			unattached.Add(1)
@@ -168,12 +184,30 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	dp.emit, dp.idle = emit, flush
+	rtCfg := p4rt.Config{DeviceID: o.deviceID, Switch: swCfg, Logger: log,
+		Commit: func(sw *v1model.Switch) { dp.replace(ctx, sw) }}
+	if o.cpuPort != 0 {
+		rtCfg.PacketOut = func(sw *v1model.Switch, frame []byte) error {
+			err := sw.ReceiveBatch(o.cpuPort, [][]byte{frame}, emit)
+			flush()
+			return err
+		}
+	}
+	srv = p4rt.New(rtCfg)
+	lis, err := net.Listen("tcp", o.grpcAddr)
+	if err != nil {
+		closeAll()
+		return usage("--grpc-server-addr %s: %v", o.grpcAddr, err)
+	}
+	gs := grpc.NewServer()
+	srv.Register(gs)
+	go func() { _ = gs.Serve(lis) }()
+	defer gs.Stop()
+	if sw != nil {
+		dp.replace(ctx, sw)
+	}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = sw.Serve(ctx, emit, flush)
-	}()
 	failed := make(chan error, len(order))
 	for _, n := range order {
 		pt := ports[n]
@@ -192,6 +226,11 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 				for _, f := range frames {
 					pt.in.write(f)
 				}
+				sw := dp.current()
+				if sw == nil {
+					noProgram.Add(uint64(len(frames)))
+					continue
+				}
 				if err := sw.ReceiveBatch(pt.num, frames, emit); err != nil {
 					if sw.Stopped() != nil {
 						failed <- err
@@ -204,7 +243,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}()
 	}
 	if o.control != "" {
-		ctl, err := listenControl(o.control, sw, log)
+		ctl, err := listenControl(o.control, dp, log)
 		if err != nil {
 			cancel()
 			closeAll()
@@ -218,19 +257,33 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	for _, a := range attach {
 		names = append(names, fmt.Sprintf("%d@%s", a.num, a.iface))
 	}
-	fmt.Fprintf(stdout, "p4switch: running %s on %s\n", o.json, strings.Join(names, ", "))
+	program := o.json
+	if o.noP4 {
+		program = "no program (waiting for one over P4Runtime)"
+	}
+	fmt.Fprintf(stdout, "p4switch: running %s on %s; P4Runtime on %s, device %d\n", program, strings.Join(names, ", "), lis.Addr(), o.deviceID)
 	var runErr error
 	select {
 	case <-ctx.Done():
 	case runErr = <-failed:
 	}
 	cancel()
+	gs.Stop()
 	closeAll()
 	wg.Wait()
+	dp.close()
+	last := dp.current()
 	for _, n := range order {
 		pt := ports[n]
+		drops := uint64(0)
+		if last != nil {
+			drops = last.QueueDrops(n)
+		}
 		fmt.Fprintf(stdout, "p4switch: port %d (%s): %d frames in, %d out, %d dropped at full queues\n",
-			n, pt.p.Name, pt.rx.Load(), pt.tx.Load(), sw.QueueDrops(n))
+			n, pt.p.Name, pt.rx.Load(), pt.tx.Load(), drops)
+	}
+	if n := noProgram.Load(); n > 0 {
+		fmt.Fprintf(stdout, "p4switch: %d frames arrived before a program was set\n", n)
 	}
 	if u := unattached.Load(); u > 0 {
 		fmt.Fprintf(stdout, "p4switch: %d frames sent to ports without an interface\n", u)

@@ -1,0 +1,407 @@
+// Package p4rt is the P4Runtime server of p4rcm's Go P4 target
+// (package v1model): the service simple_switch_grpc offers, following
+// the P4Runtime specification v1.4 (p4lang/p4runtime, docs/v1), for one
+// device. The device config is the BMv2 JSON p4c-bm2-ss writes; the
+// P4Info is checked against it before a pipeline is taken.
+//
+// State lives in two places that move together: the target's tables and
+// externs, which packets see, and the server's copy of what controllers
+// wrote, as canonical P4Runtime entities, which reads return. Every
+// update is checked in full before either changes, so a rejected update
+// leaves the switch as it was.
+package p4rt
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/p4rcm/p4rcm/v1model"
+)
+
+// APIVersion is the P4Runtime version Capabilities reports.
+const APIVersion = "1.4.0"
+
+// readBatch is how many entities one ReadResponse carries.
+const readBatch = 1000
+
+// Config is what the server needs besides its pipelines.
+type Config struct {
+	// DeviceID is the one device the server serves.
+	DeviceID uint64
+	// Switch configures each pipeline's target (logger, seed, priority
+	// queues, clock); its Digest is the server's.
+	Switch v1model.Config
+	// Commit hands a newly committed pipeline's switch to the data
+	// plane, which moves its ports to it. Called with no lock held that
+	// a packet path takes.
+	Commit func(sw *v1model.Switch)
+	// PacketOut sends a controller's packet (its packet_out header
+	// prepended) into sw as if it came in on the CPU port.
+	PacketOut func(sw *v1model.Switch, frame []byte) error
+	// Logger receives the server's events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is a P4Runtime server for one device.
+type Server struct {
+	p4v1.UnimplementedP4RuntimeServer
+	cfg Config
+	log *slog.Logger
+
+	// mu serialises writes and pipeline changes and guards pipe and
+	// saved; reads take it too. Lock order: mu, then a switch's lock,
+	// then the digester's, then the arbiter's.
+	mu    sync.Mutex
+	pipe  *pipeline
+	saved *pipeline
+	cur   atomic.Pointer[pipeline] // pipe, for the packet paths
+
+	arb *arbiter
+	dig *digester
+
+	packetIns, packetInDrops atomic.Uint64
+}
+
+// New returns a server with no pipeline: a controller sets one with
+// SetForwardingPipelineConfig, as with simple_switch_grpc.
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.arb = newArbiter(cfg.DeviceID)
+	s.dig = newDigester(s.arb)
+	return s
+}
+
+// Register adds the service to a gRPC server.
+func (s *Server) Register(g *grpc.Server) { p4v1.RegisterP4RuntimeServer(g, s) }
+
+// errorf is a gRPC status error.
+func errorf(code codes.Code, format string, args ...any) error {
+	return status.Error(code, fmt.Sprintf(format, args...))
+}
+
+func (s *Server) device(id uint64) error {
+	if id != s.cfg.DeviceID {
+		return errorf(codes.NotFound, "no device %d here (this server serves device %d)", id, s.cfg.DeviceID)
+	}
+	return nil
+}
+
+// Capabilities reports the P4Runtime version.
+func (s *Server) Capabilities(context.Context, *p4v1.CapabilitiesRequest) (*p4v1.CapabilitiesResponse, error) {
+	return &p4v1.CapabilitiesResponse{P4RuntimeApiVersion: APIVersion}, nil
+}
+
+// SetForwardingPipelineConfig verifies, saves and commits pipelines.
+func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
+	if err := s.device(req.DeviceId); err != nil {
+		return nil, err
+	}
+	if !s.arb.isPrimary(req.Role, req.ElectionId) {
+		return nil, errorf(codes.PermissionDenied, "not the primary controller of device %d, role %q", req.DeviceId, req.Role)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	build := func() (*pipeline, error) {
+		c := req.GetConfig()
+		if c == nil {
+			return nil, errorf(codes.InvalidArgument, "no config")
+		}
+		return s.newPipeline(c)
+	}
+	switch req.Action {
+	case p4v1.SetForwardingPipelineConfigRequest_VERIFY:
+		_, err := build()
+		return &p4v1.SetForwardingPipelineConfigResponse{}, err
+	case p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_SAVE:
+		p, err := build()
+		if err != nil {
+			return nil, err
+		}
+		s.saved = p
+	case p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT:
+		p, err := build()
+		if err != nil {
+			return nil, err
+		}
+		s.commit(p)
+	case p4v1.SetForwardingPipelineConfigRequest_COMMIT:
+		if s.saved == nil {
+			return nil, errorf(codes.FailedPrecondition, "COMMIT: no pipeline saved (VERIFY_AND_SAVE one first)")
+		}
+		s.commit(s.saved)
+	case p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT:
+		p, err := build()
+		if err != nil {
+			return nil, err
+		}
+		if s.pipe != nil {
+			if err := reconcile(s.pipe, p); err != nil {
+				return nil, err
+			}
+		}
+		s.commit(p)
+	default:
+		return nil, errorf(codes.InvalidArgument, "action %v", req.Action)
+	}
+	return &p4v1.SetForwardingPipelineConfigResponse{}, nil
+}
+
+func (s *Server) newPipeline(c *p4v1.ForwardingPipelineConfig) (*pipeline, error) {
+	cfg := s.cfg.Switch
+	var p *pipeline
+	cfg.Digest = func(d v1model.Digest) { s.dig.add(p, d) }
+	p, err := newPipeline(c.P4Info, c.P4DeviceConfig, c.Cookie, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.dig = s.dig
+	return p, nil
+}
+
+// commit makes p the pipeline packets and controllers see.
+func (s *Server) commit(p *pipeline) {
+	s.pipe, s.saved = p, nil
+	s.cur.Store(p)
+	s.dig.reset(p)
+	if s.cfg.Commit != nil {
+		s.cfg.Commit(p.sw)
+	}
+	s.log.Info("pipeline committed", "cookie", p.cookie.GetCookie())
+}
+
+// reconcile carries what controllers wrote to old over to p, which must
+// take every entity as it is (same IDs and shapes); otherwise nothing is
+// committed and the error says what did not fit. Counter and register
+// values are data-plane state and start from zero.
+func reconcile(old, p *pipeline) error {
+	var ents []*p4v1.Entity
+	collect := func(e *p4v1.Entity) error { ents = append(ents, e); return nil }
+	_ = old.readProfiles(0, 0, false, collect)
+	_ = old.readProfiles(0, 0, true, collect)
+	_ = old.readPRE(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: &p4v1.CloneSessionEntry{}}}, collect)
+	_ = old.readPRE(&p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_MulticastGroupEntry{MulticastGroupEntry: &p4v1.MulticastGroupEntry{}}}, collect)
+	_ = old.readDigests(&p4v1.DigestEntry{}, collect)
+	for _, id := range sortedIDs(old.tables) {
+		for _, e := range old.st.entries(id) {
+			if !e.isConst {
+				ents = append(ents, tableEntity(proto.Clone(e.te).(*p4v1.TableEntry)))
+			}
+		}
+		if d := old.st.table(id).deflt; d != nil {
+			ents = append(ents, tableEntity(proto.Clone(d).(*p4v1.TableEntry)))
+		}
+	}
+	for _, id := range sortedIDs(old.st.meterCfg) {
+		for _, i := range sortedIDs(old.st.meterCfg[id]) {
+			ents = append(ents, &p4v1.Entity{Entity: &p4v1.Entity_MeterEntry{MeterEntry: &p4v1.MeterEntry{
+				MeterId: id, Index: &p4v1.Index{Index: i}, Config: old.st.meterCfg[id][i]}}})
+		}
+	}
+	for _, id := range sortedIDs(old.st.valueSets) {
+		ents = append(ents, &p4v1.Entity{Entity: &p4v1.Entity_ValueSetEntry{ValueSetEntry: old.st.valueSets[id]}})
+	}
+	for _, e := range ents {
+		typ := p4v1.Update_INSERT
+		switch x := e.Entity.(type) {
+		case *p4v1.Entity_MeterEntry, *p4v1.Entity_ValueSetEntry:
+			typ = p4v1.Update_MODIFY
+		case *p4v1.Entity_TableEntry:
+			if x.TableEntry.IsDefaultAction {
+				typ = p4v1.Update_MODIFY
+			}
+		}
+		if err := p.write(&p4v1.Update{Type: typ, Entity: e}); err != nil {
+			return errorf(codes.FailedPrecondition, "RECONCILE_AND_COMMIT: the new pipeline cannot take the state of the old: %v (use VERIFY_AND_COMMIT to start afresh)",
+				status.Convert(err).Message())
+		}
+	}
+	return nil
+}
+
+// GetForwardingPipelineConfig returns the committed pipeline, in part or
+// in full.
+func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetForwardingPipelineConfigRequest) (*p4v1.GetForwardingPipelineConfigResponse, error) {
+	if err := s.device(req.DeviceId); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	p := s.pipe
+	s.mu.Unlock()
+	if p == nil {
+		return nil, errorf(codes.FailedPrecondition, "no pipeline set")
+	}
+	c := &p4v1.ForwardingPipelineConfig{Cookie: p.cookie}
+	switch req.ResponseType {
+	case p4v1.GetForwardingPipelineConfigRequest_ALL:
+		c.P4Info, c.P4DeviceConfig = p.info, p.json
+	case p4v1.GetForwardingPipelineConfigRequest_COOKIE_ONLY:
+	case p4v1.GetForwardingPipelineConfigRequest_P4INFO_AND_COOKIE:
+		c.P4Info = p.info
+	case p4v1.GetForwardingPipelineConfigRequest_DEVICE_CONFIG_AND_COOKIE:
+		c.P4DeviceConfig = p.json
+	default:
+		return nil, errorf(codes.InvalidArgument, "response type %v", req.ResponseType)
+	}
+	return &p4v1.GetForwardingPipelineConfigResponse{Config: c}, nil
+}
+
+// Write applies a batch of updates in order, each on its own
+// (CONTINUE_ON_ERROR, as BMv2). If any fails, the status is UNKNOWN with
+// one p4.v1.Error per update in its details, OK for those that held.
+func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
+	if err := s.device(req.DeviceId); err != nil {
+		return nil, err
+	}
+	if !s.arb.isPrimary(req.Role, req.ElectionId) {
+		return nil, errorf(codes.PermissionDenied, "not the primary controller of device %d, role %q", req.DeviceId, req.Role)
+	}
+	if req.Atomicity != p4v1.WriteRequest_CONTINUE_ON_ERROR {
+		return nil, errorf(codes.Unimplemented, "atomicity %v: this target applies updates one by one (CONTINUE_ON_ERROR)", req.Atomicity)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pipe == nil {
+		return nil, errorf(codes.FailedPrecondition, "no pipeline set: SetForwardingPipelineConfig first")
+	}
+	errs := make([]error, len(req.Updates))
+	failed := false
+	for i, u := range req.Updates {
+		errs[i] = s.pipe.write(u)
+		failed = failed || errs[i] != nil
+	}
+	if !failed {
+		return &p4v1.WriteResponse{}, nil
+	}
+	st := status.New(codes.Unknown, "Write failure.")
+	var details []proto.Message
+	for _, err := range errs {
+		e := &p4v1.Error{CanonicalCode: int32(codes.OK)}
+		if err != nil {
+			c := status.Convert(err)
+			e.CanonicalCode, e.Message = int32(c.Code()), c.Message()
+		}
+		details = append(details, e)
+	}
+	// Details are proto.Message values (protoadapt-free in this grpc).
+	if withDetails, err := st.WithDetails(toV1(details)...); err == nil {
+		st = withDetails
+	}
+	return nil, st.Err()
+}
+
+// write applies one update to the pipeline.
+func (p *pipeline) write(u *p4v1.Update) error {
+	if u == nil || u.Entity == nil {
+		return errorf(codes.InvalidArgument, "an update with no entity")
+	}
+	if u.Type == p4v1.Update_UNSPECIFIED {
+		return errorf(codes.InvalidArgument, "update type UNSPECIFIED")
+	}
+	switch x := u.Entity.Entity.(type) {
+	case *p4v1.Entity_TableEntry:
+		return p.writeTable(u.Type, x.TableEntry)
+	case *p4v1.Entity_ActionProfileMember:
+		return p.writeMember(u.Type, x.ActionProfileMember)
+	case *p4v1.Entity_ActionProfileGroup:
+		return p.writeGroup(u.Type, x.ActionProfileGroup)
+	case *p4v1.Entity_CounterEntry:
+		return p.writeCounter(u.Type, x.CounterEntry)
+	case *p4v1.Entity_DirectCounterEntry:
+		return p.writeDirectCounter(u.Type, x.DirectCounterEntry)
+	case *p4v1.Entity_MeterEntry:
+		return p.writeMeter(u.Type, x.MeterEntry)
+	case *p4v1.Entity_DirectMeterEntry:
+		return p.writeDirectMeter(u.Type, x.DirectMeterEntry)
+	case *p4v1.Entity_RegisterEntry:
+		return p.writeRegister(u.Type, x.RegisterEntry)
+	case *p4v1.Entity_PacketReplicationEngineEntry:
+		return p.writePRE(u.Type, x.PacketReplicationEngineEntry)
+	case *p4v1.Entity_DigestEntry:
+		return p.writeDigest(u.Type, x.DigestEntry)
+	case *p4v1.Entity_ValueSetEntry:
+		return p.writeValueSet(u.Type, x.ValueSetEntry)
+	case *p4v1.Entity_ExternEntry:
+		return errorf(codes.Unimplemented, "extern entries: v1model has no architecture-specific externs")
+	default:
+		return errorf(codes.InvalidArgument, "an entity of no known kind")
+	}
+}
+
+// Read streams what matches each entity of the request, in batches.
+func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) error {
+	if err := s.device(req.DeviceId); err != nil {
+		return err
+	}
+	if len(req.Entities) == 0 {
+		return errorf(codes.InvalidArgument, "a read of nothing: give at least one entity")
+	}
+	var all []*p4v1.Entity
+	if err := s.read(req, func(e *p4v1.Entity) error { all = append(all, e); return nil }); err != nil {
+		return err
+	}
+	for len(all) > 0 {
+		n := min(len(all), readBatch)
+		if err := stream.Send(&p4v1.ReadResponse{Entities: all[:n]}); err != nil {
+			return err
+		}
+		all = all[n:]
+	}
+	return nil
+}
+
+// read gathers the answer under the lock; Read sends it without.
+func (s *Server) read(req *p4v1.ReadRequest, out func(*p4v1.Entity) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pipe
+	if p == nil {
+		return errorf(codes.FailedPrecondition, "no pipeline set")
+	}
+	for _, e := range req.Entities {
+		var err error
+		switch x := e.GetEntity().(type) {
+		case *p4v1.Entity_TableEntry:
+			err = p.readTables(x.TableEntry, out)
+		case *p4v1.Entity_ActionProfileMember:
+			err = p.readProfiles(x.ActionProfileMember.ActionProfileId, x.ActionProfileMember.MemberId, false, out)
+		case *p4v1.Entity_ActionProfileGroup:
+			err = p.readProfiles(x.ActionProfileGroup.ActionProfileId, x.ActionProfileGroup.GroupId, true, out)
+		case *p4v1.Entity_CounterEntry:
+			err = p.readCounters(x.CounterEntry, out)
+		case *p4v1.Entity_DirectCounterEntry:
+			err = p.readDirect(x.DirectCounterEntry.TableEntry, hasCounter, "counter", p.directCounterEntity, out)
+		case *p4v1.Entity_MeterEntry:
+			err = p.readMeters(x.MeterEntry, out)
+		case *p4v1.Entity_DirectMeterEntry:
+			err = p.readDirect(x.DirectMeterEntry.TableEntry, hasMeter, "meter", p.directMeterEntity, out)
+		case *p4v1.Entity_RegisterEntry:
+			err = p.readRegisters(x.RegisterEntry, out)
+		case *p4v1.Entity_PacketReplicationEngineEntry:
+			err = p.readPRE(x.PacketReplicationEngineEntry, out)
+		case *p4v1.Entity_DigestEntry:
+			err = p.readDigests(x.DigestEntry, out)
+		case *p4v1.Entity_ValueSetEntry:
+			err = p.readValueSets(x.ValueSetEntry, out)
+		case *p4v1.Entity_ExternEntry:
+			err = errorf(codes.Unimplemented, "extern entries: v1model has no architecture-specific externs")
+		default:
+			err = errorf(codes.InvalidArgument, "an entity of no known kind")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

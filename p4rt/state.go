@@ -1,0 +1,102 @@
+package p4rt
+
+import (
+	"slices"
+
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/p4rcm/p4rcm/v1model"
+)
+
+// state is what the controllers wrote to a pipeline, kept as P4Runtime
+// entities in canonical form so that a read returns what was written
+// (read-write symmetry), with, for table entries, the target's form of
+// the same entry.
+type state struct {
+	tables    map[uint32]*tableState
+	members   map[uint32]map[uint32]*p4v1.ActionProfileMember
+	groups    map[uint32]map[uint32]*p4v1.ActionProfileGroup
+	meterCfg  map[uint32]map[int64]*p4v1.MeterConfig
+	clones    map[uint32]*p4v1.CloneSessionEntry
+	mcast     map[uint32]*p4v1.MulticastGroupEntry
+	digests   map[uint32]*p4v1.DigestEntry
+	valueSets map[uint32]*p4v1.ValueSetEntry
+	// nextHidden numbers the members and groups the server makes in the
+	// target for one-shot action sets, above every P4Runtime ID.
+	nextHidden int
+}
+
+type tableState struct {
+	byKey map[string]*stored
+	seq   int
+	// deflt is the default entry a controller set; nil while it is the
+	// program's.
+	deflt *p4v1.TableEntry
+}
+
+// stored is one table entry.
+type stored struct {
+	te      *p4v1.TableEntry // without counter data, which is read live
+	ve      v1model.Entry
+	seq     int
+	isConst bool
+	// hidden holds the target's member and group IDs made for a
+	// one-shot action set (the group last), nil otherwise.
+	hidden []int
+}
+
+func newState() *state {
+	return &state{tables: map[uint32]*tableState{}, members: map[uint32]map[uint32]*p4v1.ActionProfileMember{},
+		groups: map[uint32]map[uint32]*p4v1.ActionProfileGroup{}, meterCfg: map[uint32]map[int64]*p4v1.MeterConfig{},
+		clones: map[uint32]*p4v1.CloneSessionEntry{}, mcast: map[uint32]*p4v1.MulticastGroupEntry{},
+		digests: map[uint32]*p4v1.DigestEntry{}, valueSets: map[uint32]*p4v1.ValueSetEntry{}, nextHidden: 1 << 32}
+}
+
+func (s *state) table(id uint32) *tableState {
+	ts := s.tables[id]
+	if ts == nil {
+		ts = &tableState{byKey: map[string]*stored{}}
+		s.tables[id] = ts
+	}
+	return ts
+}
+
+// put stores an entry under its key.
+func (s *state) put(td *tableDesc, e *stored) {
+	ts := s.table(td.id)
+	ts.seq++
+	e.seq = ts.seq
+	ts.byKey[entryKey(e.te.Match, e.te.Priority)] = e
+}
+
+// entries are a table's entries in the order they were written.
+func (s *state) entries(id uint32) []*stored {
+	ts := s.tables[id]
+	if ts == nil {
+		return nil
+	}
+	out := make([]*stored, 0, len(ts.byKey))
+	for _, e := range ts.byKey {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b *stored) int { return a.seq - b.seq })
+	return out
+}
+
+// entryKey identifies an entry within its table: its canonical matches,
+// sorted by field, and its priority.
+func entryKey(match []*p4v1.FieldMatch, priority int32) string {
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(&p4v1.TableEntry{Match: match, Priority: priority})
+	return string(b)
+}
+
+// sortedIDs are a map's keys, ascending: reads answer in a stable order.
+func sortedIDs[K uint32 | int64, V any](m map[K]V) []K {
+	ids := make([]K, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -1,0 +1,620 @@
+package p4rt
+
+import (
+	"slices"
+	"strings"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/p4rcm/p4rcm/v1model"
+)
+
+func (p *pipeline) table(id uint32) (*tableDesc, error) {
+	td := p.tables[id]
+	if td == nil {
+		return nil, errorf(codes.NotFound, "no table with ID %d in the P4Info", id)
+	}
+	return td, nil
+}
+
+// key checks an entry's matches and priority against its table and
+// returns them in canonical form (sorted by field ID) with the target's
+// form of the key.
+func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, v1model.Entry, error) {
+	ve := v1model.Entry{Match: make([]v1model.Match, len(td.byIndex)), Priority: int(te.Priority)}
+	switch {
+	case td.ternary && te.Priority <= 0:
+		return nil, ve, errorf(codes.InvalidArgument, "table %s: an entry needs a priority above 0 (the table has ternary, range or optional fields)", td.name)
+	case !td.ternary && te.Priority != 0:
+		return nil, ve, errorf(codes.InvalidArgument, "table %s: priority %d on a table without ternary, range or optional fields; give 0", td.name, te.Priority)
+	}
+	seen := map[uint32]bool{}
+	var canon []*p4v1.FieldMatch
+	for _, fm := range te.Match {
+		fd := td.fields[fm.FieldId]
+		if fd == nil {
+			return nil, ve, errorf(codes.InvalidArgument, "table %s: no match field with ID %d", td.name, fm.FieldId)
+		}
+		if seen[fm.FieldId] {
+			return nil, ve, errorf(codes.InvalidArgument, "table %s: match field %s given twice", td.name, fd.name)
+		}
+		seen[fm.FieldId] = true
+		c, m, err := matchOf(td, fd, fm)
+		if err != nil {
+			return nil, ve, err
+		}
+		canon = append(canon, c)
+		ve.Match[fd.index] = m
+	}
+	for _, fd := range td.byIndex {
+		if seen[fd.id] {
+			continue
+		}
+		// An omitted field is a don't-care; exact fields cannot be.
+		switch fd.kind {
+		case p4configv1.MatchField_EXACT:
+			return nil, ve, errorf(codes.InvalidArgument, "table %s: exact match field %s is missing", td.name, fd.name)
+		case p4configv1.MatchField_RANGE:
+			ve.Match[fd.index] = v1model.Match{Low: 0, High: ones(fd.width)}
+		case p4configv1.MatchField_OPTIONAL:
+			ve.Match[fd.index] = v1model.Match{Wildcard: true}
+		}
+	}
+	slices.SortFunc(canon, func(a, b *p4v1.FieldMatch) int { return int(a.FieldId) - int(b.FieldId) })
+	return canon, ve, nil
+}
+
+// matchOf checks one field match: its kind, its values' widths, and the
+// spec's canonical don't-care rules; it returns it canonical and in the
+// target's form.
+func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatch, v1model.Match, error) {
+	var m v1model.Match
+	what := "table " + td.name + " field " + fd.name
+	wrongKind := func(got string) error {
+		return errorf(codes.InvalidArgument, "%s: a %s match for a field of match kind %s", what, got, matchKinds[fd.kind])
+	}
+	value := func(b []byte, part string) ([]byte, uint64, []byte, error) {
+		c, err := fit(b, fd.width, what+" "+part)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		if fd.width > 64 {
+			return c, 0, c, nil
+		}
+		return c, toUint(c), nil, nil
+	}
+	out := &p4v1.FieldMatch{FieldId: fd.id}
+	switch x := fm.FieldMatchType.(type) {
+	case *p4v1.FieldMatch_Exact_:
+		if fd.kind != p4configv1.MatchField_EXACT {
+			return nil, m, wrongKind("exact")
+		}
+		c, v, w, err := value(x.Exact.GetValue(), "value")
+		if err != nil {
+			return nil, m, err
+		}
+		m.Value, m.Wide = v, w
+		out.FieldMatchType = &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: c}}
+	case *p4v1.FieldMatch_Lpm:
+		if fd.kind != p4configv1.MatchField_LPM {
+			return nil, m, wrongKind("LPM")
+		}
+		pl := int(x.Lpm.GetPrefixLen())
+		if pl < 0 || pl > fd.width {
+			return nil, m, errorf(codes.InvalidArgument, "%s: prefix length %d outside 1..%d", what, pl, fd.width)
+		}
+		if pl == 0 {
+			return nil, m, errorf(codes.InvalidArgument, "%s: prefix length 0: omit the field for a don't-care", what)
+		}
+		c, v, w, err := value(x.Lpm.GetValue(), "value")
+		if err != nil {
+			return nil, m, err
+		}
+		if !masked(padded(c, (fd.width+7)/8), prefixMask(fd.width, pl)) {
+			return nil, m, errorf(codes.InvalidArgument, "%s: bits set past the /%d prefix", what, pl)
+		}
+		m.Value, m.Wide, m.PrefixLen = v, w, pl
+		out.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: c, PrefixLen: int32(pl)}}
+	case *p4v1.FieldMatch_Ternary_:
+		if fd.kind != p4configv1.MatchField_TERNARY {
+			return nil, m, wrongKind("ternary")
+		}
+		c, v, w, err := value(x.Ternary.GetValue(), "value")
+		if err != nil {
+			return nil, m, err
+		}
+		cm, mv, mw, err := value(x.Ternary.GetMask(), "mask")
+		if err != nil {
+			return nil, m, err
+		}
+		n := (fd.width + 7) / 8
+		if allZero(cm) {
+			return nil, m, errorf(codes.InvalidArgument, "%s: mask 0: omit the field for a don't-care", what)
+		}
+		if !masked(padded(c, n), padded(cm, n)) {
+			return nil, m, errorf(codes.InvalidArgument, "%s: the value has bits set outside its mask", what)
+		}
+		m.Value, m.Wide, m.Mask, m.WideMask = v, w, mv, mw
+		out.FieldMatchType = &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: c, Mask: cm}}
+	case *p4v1.FieldMatch_Range_:
+		if fd.kind != p4configv1.MatchField_RANGE {
+			return nil, m, wrongKind("range")
+		}
+		if fd.width > 64 {
+			return nil, m, errorf(codes.Unimplemented, "%s: range fields over 64 bits", what)
+		}
+		lo, lv, _, err := value(x.Range.GetLow(), "low")
+		if err != nil {
+			return nil, m, err
+		}
+		hi, hv, _, err := value(x.Range.GetHigh(), "high")
+		if err != nil {
+			return nil, m, err
+		}
+		if lv > hv {
+			return nil, m, errorf(codes.InvalidArgument, "%s: range low %d above high %d", what, lv, hv)
+		}
+		if lv == 0 && hv == ones(fd.width) {
+			return nil, m, errorf(codes.InvalidArgument, "%s: the full range: omit the field for a don't-care", what)
+		}
+		m.Low, m.High = lv, hv
+		out.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: lo, High: hi}}
+	case *p4v1.FieldMatch_Optional_:
+		if fd.kind != p4configv1.MatchField_OPTIONAL {
+			return nil, m, wrongKind("optional")
+		}
+		c, v, w, err := value(x.Optional.GetValue(), "value")
+		if err != nil {
+			return nil, m, err
+		}
+		m.Value, m.Wide = v, w
+		out.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: c}}
+	default:
+		return nil, m, errorf(codes.InvalidArgument, "%s: no match value (or a kind this server does not know)", what)
+	}
+	return out, m, nil
+}
+
+// prefixMask is the mask of the first pl bits of a width-bit value held
+// right-aligned in whole bytes.
+func prefixMask(width, pl int) []byte {
+	n := (width + 7) / 8
+	m := make([]byte, n)
+	pad := n*8 - width
+	for b := pad; b < pad+pl; b++ {
+		m[b/8] |= 1 << (7 - uint(b%8))
+	}
+	return m
+}
+
+// masked reports whether v has no bit set outside mask (same lengths).
+func masked(v, mask []byte) bool {
+	for i := range v {
+		if v[i]&^mask[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// action checks an action for a table (or, with isDefault, its default
+// entry) and returns it canonical with the target's data.
+func (p *pipeline) action(td *tableDesc, a *p4v1.Action, isDefault bool) (*p4v1.Action, []uint64, error) {
+	ad := p.actions[a.GetActionId()]
+	ref := td.actions[a.GetActionId()]
+	switch {
+	case ad == nil || ref == nil:
+		return nil, nil, errorf(codes.InvalidArgument, "table %s: action ID %d is not one of its actions (%s)", td.name, a.GetActionId(), p.actionNames(td))
+	case isDefault && ref.Scope == p4configv1.ActionRef_TABLE_ONLY:
+		return nil, nil, errorf(codes.PermissionDenied, "table %s: action %s is @tableonly: not a default action", td.name, ad.name)
+	case !isDefault && ref.Scope == p4configv1.ActionRef_DEFAULT_ONLY:
+		return nil, nil, errorf(codes.PermissionDenied, "table %s: action %s is @defaultonly: not for entries", td.name, ad.name)
+	}
+	return p.actionData(ad, a)
+}
+
+// actionData checks an action's parameters: each once, each fitting.
+func (p *pipeline) actionData(ad *actionDesc, a *p4v1.Action) (*p4v1.Action, []uint64, error) {
+	vals := map[uint32][]byte{}
+	for _, prm := range a.Params {
+		pd := ad.params[prm.ParamId]
+		if pd == nil {
+			return nil, nil, errorf(codes.InvalidArgument, "action %s: no parameter with ID %d", ad.name, prm.ParamId)
+		}
+		if vals[prm.ParamId] != nil {
+			return nil, nil, errorf(codes.InvalidArgument, "action %s: parameter %s given twice", ad.name, pd.name)
+		}
+		c, err := fit(prm.Value, pd.width, "action "+ad.name+" parameter "+pd.name)
+		if err != nil {
+			return nil, nil, err
+		}
+		vals[prm.ParamId] = c
+	}
+	out := &p4v1.Action{ActionId: ad.id}
+	var data []uint64
+	for _, pd := range ad.byIndex {
+		c := vals[pd.id]
+		if c == nil {
+			return nil, nil, errorf(codes.InvalidArgument, "action %s: parameter %s is missing", ad.name, pd.name)
+		}
+		data = append(data, words(c, pd.width)...)
+	}
+	for _, id := range sortedIDs(vals) {
+		out.Params = append(out.Params, &p4v1.Action_Param{ParamId: id, Value: vals[id]})
+	}
+	return out, data, nil
+}
+
+func (p *pipeline) actionNames(td *tableDesc) string {
+	var names []string
+	for _, id := range sortedIDs(td.actions) {
+		names = append(names, p.actions[id].name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeTable applies one update of a table entry.
+func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
+	td, err := p.table(te.TableId)
+	if err != nil {
+		return err
+	}
+	if te.IsDefaultAction {
+		return p.writeDefault(typ, td, te)
+	}
+	if te.IdleTimeoutNs != 0 {
+		return errorf(codes.InvalidArgument, "table %s: an idle timeout on a table without idle timeout support", td.name)
+	}
+	if len(td.byIndex) == 0 && typ == p4v1.Update_INSERT {
+		return errorf(codes.InvalidArgument, "table %s has no key: set its default action instead", td.name)
+	}
+	match, ve, err := p.key(td, te)
+	if err != nil {
+		return err
+	}
+	ts := p.st.table(td.id)
+	key := entryKey(match, te.Priority)
+	old := ts.byKey[key]
+	switch typ {
+	case p4v1.Update_INSERT:
+		if td.isConst {
+			return errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
+		}
+		if old != nil {
+			return errorf(codes.AlreadyExists, "table %s: an entry with this key exists", td.name)
+		}
+		if te.Action == nil {
+			return errorf(codes.InvalidArgument, "table %s: an entry needs an action", td.name)
+		}
+		if max := int64(td.target.MaxSize); max > 0 && int64(len(ts.byKey)) >= max {
+			return errorf(codes.ResourceExhausted, "table %s is full (%d entries)", td.name, max)
+		}
+		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
+			ControllerMetadata: te.ControllerMetadata, Metadata: te.Metadata}}
+		if err := p.entryResources(td, te, e); err != nil {
+			return err
+		}
+		if err := p.entryAction(td, te.Action, e, &ve); err != nil {
+			return err
+		}
+		if err := p.sw.AddEntry(td.name, ve); err != nil {
+			p.freeHidden(td, e.hidden)
+			return errorf(codes.Internal, "%v", err)
+		}
+		e.ve = ve
+		if te.CounterData != nil {
+			_ = p.sw.SetEntryCounter(td.name, ve, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
+		}
+		p.st.put(td, e)
+	case p4v1.Update_MODIFY:
+		if old == nil {
+			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)
+		}
+		if old.isConst || td.isConst {
+			if te.Action != nil {
+				return errorf(codes.PermissionDenied, "table %s is const: only its entries' direct counters and meters change", td.name)
+			}
+			return p.modifyResources(td, te, old)
+		}
+		if te.Action == nil {
+			return errorf(codes.InvalidArgument, "table %s: MODIFY needs the entry's action", td.name)
+		}
+		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
+			ControllerMetadata: te.ControllerMetadata, Metadata: te.Metadata, MeterConfig: old.te.MeterConfig}, seq: old.seq}
+		if err := p.entryResources(td, te, e); err != nil {
+			return err
+		}
+		if err := p.entryAction(td, te.Action, e, &ve); err != nil {
+			return err
+		}
+		if err := p.sw.ModifyEntry(td.name, ve); err != nil {
+			p.freeHidden(td, e.hidden)
+			return errorf(codes.Internal, "%v", err)
+		}
+		if te.CounterData != nil {
+			_ = p.sw.SetEntryCounter(td.name, ve, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
+		}
+		p.freeHidden(td, old.hidden)
+		e.ve = ve
+		ts.byKey[key] = e
+	case p4v1.Update_DELETE:
+		if old == nil {
+			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)
+		}
+		if old.isConst || td.isConst {
+			return errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
+		}
+		if err := p.sw.DeleteEntry(td.name, old.ve); err != nil {
+			return errorf(codes.Internal, "%v", err)
+		}
+		p.freeHidden(td, old.hidden)
+		delete(ts.byKey, key)
+	default:
+		return errorf(codes.InvalidArgument, "update type %v", typ)
+	}
+	return nil
+}
+
+// entryResources checks the direct resources an entry carries and puts
+// its meter configuration in the stored entry and the target's.
+func (p *pipeline) entryResources(td *tableDesc, te *p4v1.TableEntry, e *stored) error {
+	if te.CounterData != nil && !td.hasCounter {
+		return errorf(codes.InvalidArgument, "table %s has no direct counter: counter_data is not for it", td.name)
+	}
+	if te.MeterCounterData != nil {
+		return errorf(codes.Unimplemented, "table %s: meter counters", td.name)
+	}
+	if te.MeterConfig != nil {
+		if td.directMeter == nil {
+			return errorf(codes.InvalidArgument, "table %s has no direct meter: meter_config is not for it", td.name)
+		}
+		if _, err := meterRates(te.MeterConfig, td.name); err != nil {
+			return err
+		}
+		e.te.MeterConfig = proto.Clone(te.MeterConfig).(*p4v1.MeterConfig)
+	}
+	return nil
+}
+
+// modifyResources changes only an entry's direct counter and meter (the
+// one MODIFY a const table takes).
+func (p *pipeline) modifyResources(td *tableDesc, te *p4v1.TableEntry, old *stored) error {
+	e := &stored{te: proto.Clone(old.te).(*p4v1.TableEntry)}
+	if err := p.entryResources(td, te, e); err != nil {
+		return err
+	}
+	if te.MeterConfig != nil {
+		rates, _ := meterRates(te.MeterConfig, td.name)
+		if err := p.sw.SetEntryMeter(td.name, old.ve, rates); err != nil {
+			return errorf(codes.Internal, "%v", err)
+		}
+		old.te.MeterConfig = e.te.MeterConfig
+	}
+	if te.CounterData != nil {
+		_ = p.sw.SetEntryCounter(td.name, old.ve, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
+	}
+	return nil
+}
+
+// entryAction checks an entry's action (direct, a member, a group or a
+// one-shot set) and fills the stored and the target's entries.
+func (p *pipeline) entryAction(td *tableDesc, ta *p4v1.TableAction, e *stored, ve *v1model.Entry) error {
+	if e.te.MeterConfig != nil {
+		ve.Meter, _ = meterRates(e.te.MeterConfig, td.name)
+	}
+	switch x := ta.Type.(type) {
+	case *p4v1.TableAction_Action:
+		if td.profile != nil {
+			return errorf(codes.InvalidArgument, "table %s takes its actions from action profile %s: give a member or a group", td.name, td.profile.name)
+		}
+		a, data, err := p.action(td, x.Action, false)
+		if err != nil {
+			return err
+		}
+		ve.Action, ve.Params = p.actions[a.ActionId].name, data
+		e.te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
+	case *p4v1.TableAction_ActionProfileMemberId:
+		if td.profile == nil {
+			return errorf(codes.InvalidArgument, "table %s has no action profile: give an action", td.name)
+		}
+		if p.st.members[td.profile.id][x.ActionProfileMemberId] == nil {
+			return errorf(codes.NotFound, "action profile %s has no member %d", td.profile.name, x.ActionProfileMemberId)
+		}
+		ve.Ref = &v1model.Ref{ID: int(x.ActionProfileMemberId)}
+		e.te.Action = proto.Clone(ta).(*p4v1.TableAction)
+	case *p4v1.TableAction_ActionProfileGroupId:
+		if td.profile == nil || !td.profile.selector {
+			return errorf(codes.InvalidArgument, "table %s has no action selector: no groups", td.name)
+		}
+		if p.st.groups[td.profile.id][x.ActionProfileGroupId] == nil {
+			return errorf(codes.NotFound, "action profile %s has no group %d", td.profile.name, x.ActionProfileGroupId)
+		}
+		ve.Ref = &v1model.Ref{ID: int(x.ActionProfileGroupId), Group: true}
+		e.te.Action = proto.Clone(ta).(*p4v1.TableAction)
+	case *p4v1.TableAction_ActionProfileActionSet:
+		return p.oneShot(td, x.ActionProfileActionSet, e, ve)
+	default:
+		return errorf(codes.InvalidArgument, "table %s: an empty action", td.name)
+	}
+	return nil
+}
+
+// oneShot programs an action selector from the entry itself (spec
+// "One Shot Action Selector Programming"): the server makes a member per
+// action and a group of them, out of the controller's sight.
+func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, e *stored, ve *v1model.Entry) error {
+	if td.profile == nil || !td.profile.selector {
+		return errorf(codes.InvalidArgument, "table %s has no action selector: no action sets", td.name)
+	}
+	if len(set.ActionProfileActions) == 0 {
+		return errorf(codes.InvalidArgument, "table %s: an empty action set", td.name)
+	}
+	if m := td.profile.maxGroupSize; m > 0 && len(set.ActionProfileActions) > int(m) {
+		return errorf(codes.InvalidArgument, "table %s: %d actions, the selector's groups hold %d", td.name, len(set.ActionProfileActions), m)
+	}
+	canon := &p4v1.ActionProfileActionSet{}
+	type act struct {
+		name string
+		data []uint64
+	}
+	var acts []act
+	for _, apa := range set.ActionProfileActions {
+		if apa.Weight <= 0 {
+			return errorf(codes.InvalidArgument, "table %s: action weight %d, want 1 or more", td.name, apa.Weight)
+		}
+		if apa.Weight > 1 {
+			return errorf(codes.Unimplemented, "table %s: weights above 1 (the target picks members with equal weight)", td.name)
+		}
+		if apa.WatchKind != nil {
+			return errorf(codes.Unimplemented, "table %s: watch ports", td.name)
+		}
+		a, data, err := p.action(td, apa.Action, false)
+		if err != nil {
+			return err
+		}
+		canon.ActionProfileActions = append(canon.ActionProfileActions, &p4v1.ActionProfileAction{Action: a, Weight: apa.Weight})
+		acts = append(acts, act{p.actions[a.ActionId].name, data})
+	}
+	var ids []int
+	for _, a := range acts {
+		id := p.st.nextHidden
+		p.st.nextHidden++
+		if err := p.sw.AddMember(td.profile.name, id, a.name, a.data); err != nil {
+			p.freeHidden(td, ids)
+			return errorf(codes.Internal, "%v", err)
+		}
+		ids = append(ids, id)
+	}
+	gid := p.st.nextHidden
+	p.st.nextHidden++
+	if err := p.sw.SetGroup(td.profile.name, gid, ids); err != nil {
+		p.freeHidden(td, ids)
+		return errorf(codes.Internal, "%v", err)
+	}
+	e.hidden = append(ids, gid)
+	ve.Ref = &v1model.Ref{ID: gid, Group: true}
+	e.te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_ActionProfileActionSet{ActionProfileActionSet: canon}}
+	return nil
+}
+
+// freeHidden removes the target's members and group of a one-shot set:
+// the group first (the last ID), then its members.
+func (p *pipeline) freeHidden(td *tableDesc, ids []int) {
+	if len(ids) == 0 {
+		return
+	}
+	_ = p.sw.DeleteGroup(td.profile.name, ids[len(ids)-1])
+	for _, id := range ids {
+		_ = p.sw.DeleteMember(td.profile.name, id)
+	}
+}
+
+// writeDefault applies an update of a table's default entry.
+func (p *pipeline) writeDefault(typ p4v1.Update_Type, td *tableDesc, te *p4v1.TableEntry) error {
+	switch {
+	case typ != p4v1.Update_MODIFY:
+		return errorf(codes.InvalidArgument, "table %s: the default entry is always there: MODIFY it, do not %v it", td.name, typ)
+	case len(te.Match) > 0 || te.Priority != 0:
+		return errorf(codes.InvalidArgument, "table %s: the default entry has no match and no priority", td.name)
+	case td.defaultConst:
+		return errorf(codes.PermissionDenied, "table %s: its default action is const", td.name)
+	case td.profile != nil:
+		return errorf(codes.PermissionDenied, "table %s takes its actions from an action profile: its default is a const NoAction", td.name)
+	case te.CounterData != nil || te.MeterConfig != nil:
+		return errorf(codes.Unimplemented, "table %s: direct resources of the default entry", td.name)
+	}
+	ts := p.st.table(td.id)
+	if te.Action == nil {
+		if err := p.sw.ResetDefault(td.name); err != nil {
+			return errorf(codes.Internal, "%v", err)
+		}
+		ts.deflt = nil
+		return nil
+	}
+	x, ok := te.Action.Type.(*p4v1.TableAction_Action)
+	if !ok {
+		return errorf(codes.InvalidArgument, "table %s: a default entry's action is an action", td.name)
+	}
+	a, data, err := p.action(td, x.Action, true)
+	if err != nil {
+		return err
+	}
+	if err := p.sw.SetDefault(td.name, p.actions[a.ActionId].name, data); err != nil {
+		return errorf(codes.Internal, "%v", err)
+	}
+	ts.deflt = &p4v1.TableEntry{TableId: td.id, IsDefaultAction: true, ControllerMetadata: te.ControllerMetadata,
+		Metadata: te.Metadata, Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}}
+	return nil
+}
+
+// defaultEntry is a table's default entry as a read returns it.
+func (p *pipeline) defaultEntry(td *tableDesc) *p4v1.TableEntry {
+	if d := p.st.table(td.id).deflt; d != nil {
+		return proto.Clone(d).(*p4v1.TableEntry)
+	}
+	te := &p4v1.TableEntry{TableId: td.id, IsDefaultAction: true}
+	if td.target.DefaultAction != "" {
+		if a, err := p.actionFromTarget(td.target.DefaultAction, td.target.DefaultParams); err == nil {
+			te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
+		}
+	}
+	return te
+}
+
+// readTables answers a read of table entries: one table or all (ID 0),
+// one entry (by key), all of a table's, or its default.
+func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) error {
+	var tds []*tableDesc
+	if f.TableId == 0 {
+		if len(f.Match) > 0 {
+			return errorf(codes.InvalidArgument, "a match without a table")
+		}
+		for _, id := range sortedIDs(p.tables) {
+			tds = append(tds, p.tables[id])
+		}
+	} else {
+		td, err := p.table(f.TableId)
+		if err != nil {
+			return err
+		}
+		tds = []*tableDesc{td}
+	}
+	for _, td := range tds {
+		if f.IsDefaultAction {
+			if err := out(tableEntity(p.defaultEntry(td))); err != nil {
+				return err
+			}
+			continue
+		}
+		var es []*stored
+		if len(f.Match) > 0 || f.Priority != 0 {
+			match, _, err := p.key(td, f)
+			if err != nil {
+				return err
+			}
+			if e := p.st.table(td.id).byKey[entryKey(match, f.Priority)]; e != nil {
+				es = []*stored{e}
+			}
+		} else {
+			es = p.st.entries(td.id)
+		}
+		for _, e := range es {
+			te := proto.Clone(e.te).(*p4v1.TableEntry)
+			if f.CounterData != nil && td.hasCounter {
+				pk, by, _ := p.sw.EntryCounter(td.name, e.ve)
+				te.CounterData = &p4v1.CounterData{PacketCount: int64(pk), ByteCount: int64(by)}
+			}
+			if err := out(tableEntity(te)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func tableEntity(te *p4v1.TableEntry) *p4v1.Entity {
+	return &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}
+}
