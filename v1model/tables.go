@@ -100,26 +100,26 @@ type entry struct {
 
 // Table is a match-action table.
 type Table struct {
-	Name       string
-	id         int
-	keys       []keyField
-	keyLen     int
-	kind       string // "exact", "lpm" or "ternary": how it is searched
-	lpmField   int
-	maxSize    int
-	actions    map[string]*action
-	actList    []string
-	deflt      *action
-	defData    []uint64
-	defConst   bool
+	Name     string
+	id       int
+	keys     []keyField
+	keyLen   int
+	kind     string // "exact", "lpm" or "ternary": how it is searched
+	lpmField int
+	maxSize  int
+	actions  map[string]*action
+	actList  []string
+	deflt    *action
+	defData  []uint64
+	defConst bool
 	// progDeflt and progDefData are the default the program gave.
 	progDeflt   *action
 	progDefData []uint64
-	counters   bool
-	profile    *profile
-	meter      *meterArray // direct meter
-	meterWidth int
-	micros     func() uint64
+	counters    bool
+	profile     *profile
+	meter       *meterArray // direct meter
+	meterWidth  int
+	micros      func() uint64
 
 	exact    map[string]*entry
 	byPrefix map[int]map[string]*entry
