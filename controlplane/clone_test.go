@@ -13,10 +13,10 @@ import (
 // A clone session is created, read back, and replaced by a second call;
 // session 0 and a port given twice are refused, and a missing session
 // reads as NOT_FOUND.
-func TestCloneSessionOnBMv2(t *testing.T) {
+func TestCloneSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := startBMv2(ctx, t, nil, nil, nil)
+	s := startSwitch(ctx, t, nil, nil, nil)
 
 	for _, ports := range [][]uint32{{2, 1}, {3}, {}} {
 		if err := s.SetCloneSession(ctx, 5, ports...); err != nil {

@@ -10,10 +10,10 @@ import (
 
 // rcm.p4's counters read as zero before any packet; a counter that is not
 // in the P4Info, and a cell beyond the counter, are refused.
-func TestCountersOnBMv2(t *testing.T) {
+func TestCounters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := startBMv2(ctx, t, nil, nil, nil)
+	s := startSwitch(ctx, t, nil, nil, nil)
 
 	packets, bytes, err := s.Counter(ctx, p4.CounterRxFrames, 0)
 	if err != nil || packets != 0 || bytes != 0 {

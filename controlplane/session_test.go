@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/p4"
 )
 
@@ -26,15 +27,13 @@ func freePort(t *testing.T) (string, int) {
 	return fmt.Sprintf("127.0.0.1:%d", port), port
 }
 
-// startBMv2 starts BMv2 with ports (the test is skipped when it is not
-// installed), becomes its primary controller and installs a program: by
-// default the committed rcm.p4. The switch and the session end with the
-// test.
-func startBMv2(ctx context.Context, t *testing.T, ports map[int]string, info *p4configv1.P4Info, deviceConfig []byte) *Session {
+// startSwitch starts the switch P4RCM_TARGET chooses (the Go target by
+// default, BMv2 where asked and installed) with ports, becomes its
+// primary controller and installs a program: by default the committed
+// rcm.p4. The switch and the session end with the test.
+func startSwitch(ctx context.Context, t *testing.T, ports map[int]string, info *p4configv1.P4Info, deviceConfig []byte) *Session {
 	t.Helper()
-	if _, err := bmv2.Lookup(bmv2.SwitchBinary); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
+	target, bin := p4switchbin.Choose(t)
 	if info == nil {
 		var err error
 		if info, err = p4.P4Info(); err != nil {
@@ -44,7 +43,7 @@ func startBMv2(ctx context.Context, t *testing.T, ports map[int]string, info *p4
 	}
 	addr, _ := freePort(t)
 	_, thrift := freePort(t)
-	sw, err := bmv2.Start(ctx, bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: addr, ThriftPort: thrift, LogDir: t.TempDir()})
+	sw, err := bmv2.Start(ctx, bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: addr, ThriftPort: thrift, LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +64,10 @@ func startBMv2(ctx context.Context, t *testing.T, ports map[int]string, info *p4
 // duplicate and a missing entry; set a table's default action; names that
 // are not in the P4Info, and an action that is not the table's, are
 // refused before anything is sent.
-func TestSessionOnBMv2(t *testing.T) {
+func TestSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := startBMv2(ctx, t, nil, nil, nil)
+	s := startSwitch(ctx, t, nil, nil, nil)
 
 	route := []Match{{Field: "hdr.ipv4.dst_addr", Value: []byte{10, 0, 0, 2}, PrefixLen: 32}}
 	nexthop := func(port byte) []Param {

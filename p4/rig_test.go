@@ -60,7 +60,7 @@ func switchMAC(port int) []byte { return []byte{0x02, 0, 0, 0, 1, byte(port)} }
 // are not available here.
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	target, bin := switchTarget(t)
+	target, bin := p4switchbin.Choose(t)
 	if err := netlab.Available(); err != nil {
 		t.Skipf("skipping the packet tests: %v", err)
 	}
@@ -129,35 +129,6 @@ func newRig(t *testing.T) *rig {
 	}
 	r.must(r.s.EnableDigest(ctx, p4.DigestCAM, time.Millisecond, 1, time.Second))
 	return r
-}
-
-// TargetEnv chooses the switch the packet tests run on: "go" (the
-// default) for p4rcm's Go target, built from this module, or "bmv2" for
-// simple_switch_grpc from the PATH.
-const TargetEnv = "P4RCM_TARGET"
-
-// switchTarget is the target the environment asks for and the binary to
-// run, or skips the test when that target cannot run here.
-func switchTarget(t *testing.T) (bmv2.Target, string) {
-	t.Helper()
-	switch target := os.Getenv(TargetEnv); target {
-	case "", string(bmv2.TargetGo):
-		bin, err := p4switchbin.Path()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return bmv2.TargetGo, bin
-	case string(bmv2.TargetBMv2):
-		for _, b := range []string{bmv2.SwitchBinary, bmv2.CLIBinary} {
-			if _, err := bmv2.Lookup(b); err != nil {
-				t.Skipf("skipping the packet tests on BMv2: %v", err)
-			}
-		}
-		return bmv2.TargetBMv2, ""
-	default:
-		t.Fatalf("%s=%q: want go or bmv2", TargetEnv, target)
-		return "", ""
-	}
 }
 
 func freePort(t *testing.T) int {

@@ -641,9 +641,6 @@ func (p *pipeline) writePRE(typ p4v1.Update_Type, e *p4v1.PacketReplicationEngin
 			if rs, err = replicas(what, cs.Replicas); err != nil {
 				return err
 			}
-			if len(rs) == 0 {
-				return errorf(codes.InvalidArgument, "clone session %d: no replicas", cs.SessionId)
-			}
 		}
 		if err := p.sw.SetCloneSession(int(cs.SessionId), rs); err != nil {
 			return errorf(codes.Internal, "%v", err)
@@ -704,6 +701,10 @@ func (p *pipeline) readPRE(f *p4v1.PacketReplicationEngineEntry, out func(*p4v1.
 	}
 	switch x := f.GetType().(type) {
 	case *p4v1.PacketReplicationEngineEntry_CloneSessionEntry:
+		// One session by ID that does not exist: NOT_FOUND, as BMv2.
+		if id := x.CloneSessionEntry.SessionId; id != 0 && p.st.clones[id] == nil {
+			return errorf(codes.NotFound, "no clone session %d", id)
+		}
 		for _, id := range sortedIDs(p.st.clones) {
 			if x.CloneSessionEntry.SessionId == 0 || x.CloneSessionEntry.SessionId == id {
 				cs := proto.Clone(p.st.clones[id]).(*p4v1.CloneSessionEntry)
@@ -713,6 +714,9 @@ func (p *pipeline) readPRE(f *p4v1.PacketReplicationEngineEntry, out func(*p4v1.
 			}
 		}
 	case *p4v1.PacketReplicationEngineEntry_MulticastGroupEntry:
+		if id := x.MulticastGroupEntry.MulticastGroupId; id != 0 && p.st.mcast[id] == nil {
+			return errorf(codes.NotFound, "no multicast group %d", id)
+		}
 		for _, id := range sortedIDs(p.st.mcast) {
 			if x.MulticastGroupEntry.MulticastGroupId == 0 || x.MulticastGroupEntry.MulticastGroupId == id {
 				mg := proto.Clone(p.st.mcast[id]).(*p4v1.MulticastGroupEntry)

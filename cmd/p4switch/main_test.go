@@ -205,7 +205,6 @@ func TestBadStarts(t *testing.T) {
 		want string
 	}{
 		{[]string{"-i", "1@lo"}, "no program"},
-		{[]string{rcmJSON}, "no interfaces"},
 		{[]string{"-i", "1", rcmJSON}, "want PORT@IFACE"},
 		{[]string{"-i", "1@no-such-if9", rcmJSON}, "no-such-if9"},
 		{[]string{"-i", "1@lo", bad}, "line 3, column"},

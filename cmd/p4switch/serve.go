@@ -257,6 +257,9 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	for _, a := range attach {
 		names = append(names, fmt.Sprintf("%d@%s", a.num, a.iface))
 	}
+	if len(names) == 0 {
+		names = []string{"no interfaces"}
+	}
 	program := o.json
 	if o.noP4 {
 		program = "no program (waiting for one over P4Runtime)"
@@ -334,9 +337,6 @@ func parseInterfaces(flags []string) ([]attachment, error) {
 		}
 		seenPort[n], seenIf[iface] = true, true
 		out = append(out, attachment{n, iface})
-	}
-	if len(out) == 0 {
-		return nil, usage("no interfaces: attach some with -i PORT@IFACE")
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].num < out[j].num })
 	return out, nil

@@ -1,6 +1,6 @@
 // Package p4switchbin builds p4rcm's Go target, cmd/p4switch, once per
 // test process, for tests that run it as a process the way they run
-// BMv2's simple_switch_grpc.
+// BMv2's simple_switch_grpc, and picks between the two for them.
 package p4switchbin
 
 import (
@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"testing"
+
+	"github.com/p4rcm/p4rcm/bmv2"
 )
 
 var (
@@ -37,4 +40,34 @@ func Path() (string, error) {
 		}
 	})
 	return path, err
+}
+
+// TargetEnv chooses the switch that tests run as a process: "go" (the
+// default) for p4rcm's Go target, built from this module, or "bmv2" for
+// simple_switch_grpc from the PATH.
+const TargetEnv = "P4RCM_TARGET"
+
+// Choose is the target the environment asks for and the binary to run
+// (empty: the PATH's), or skips the test when that target cannot run
+// here.
+func Choose(tb testing.TB) (bmv2.Target, string) {
+	tb.Helper()
+	switch target := os.Getenv(TargetEnv); target {
+	case "", string(bmv2.TargetGo):
+		bin, err := Path()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return bmv2.TargetGo, bin
+	case string(bmv2.TargetBMv2):
+		for _, b := range []string{bmv2.SwitchBinary, bmv2.CLIBinary} {
+			if _, err := bmv2.Lookup(b); err != nil {
+				tb.Skipf("skipping: %s=bmv2: %v", TargetEnv, err)
+			}
+		}
+		return bmv2.TargetBMv2, ""
+	default:
+		tb.Fatalf("%s=%q: want go or bmv2", TargetEnv, target)
+		return "", ""
+	}
 }
