@@ -64,6 +64,9 @@ type fieldDesc struct {
 	kind  p4configv1.MatchField_MatchType
 	width int
 	index int
+	// asTernary: the target matches the field as ternary (an optional
+	// field: a value under a full mask, or a zero mask for don't-care).
+	asTernary bool
 }
 
 type actionDesc struct {
@@ -289,11 +292,14 @@ func (p *pipeline) resolveTable(t *p4configv1.Table) error {
 			return fmt.Errorf("table %s: match field %s is not in the program's key", name, mf.Name)
 		}
 		k := ti.Keys[idx]
-		if kind := matchKinds[mf.GetMatchType()]; kind != k.Kind || int(mf.Bitwidth) != k.Width {
+		kind := matchKinds[mf.GetMatchType()]
+		// p4c writes an optional key as ternary in the BMv2 JSON.
+		sameKind := kind == k.Kind || (kind == "optional" && k.Kind == "ternary")
+		if !sameKind || int(mf.Bitwidth) != k.Width {
 			return fmt.Errorf("table %s: match field %s is %s of %d bits, the program's %s of %d", name, mf.Name,
 				kind, mf.Bitwidth, k.Kind, k.Width)
 		}
-		fd := &fieldDesc{id: mf.Id, name: mf.Name, kind: mf.GetMatchType(), width: k.Width, index: idx}
+		fd := &fieldDesc{id: mf.Id, name: mf.Name, kind: mf.GetMatchType(), width: k.Width, index: idx, asTernary: k.Kind == "ternary"}
 		td.fields[mf.Id] = fd
 		td.byIndex[idx] = fd
 		switch mf.GetMatchType() {
@@ -423,7 +429,7 @@ func (p *pipeline) fromTarget(td *tableDesc, ve v1model.Entry) (*p4v1.TableEntry
 			}
 			fm.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: canonical(m.Low), High: canonical(m.High)}}
 		case p4configv1.MatchField_OPTIONAL:
-			if m.Wildcard {
+			if m.Wildcard || (fd.asTernary && m.Mask == 0 && allZero(m.WideMask)) {
 				continue
 			}
 			fm.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: val(m.Value, m.Wide)}}

@@ -60,7 +60,7 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, 
 		case p4configv1.MatchField_RANGE:
 			ve.Match[fd.index] = v1model.Match{Low: 0, High: ones(fd.width)}
 		case p4configv1.MatchField_OPTIONAL:
-			ve.Match[fd.index] = v1model.Match{Wildcard: true}
+			ve.Match[fd.index] = v1model.Match{Wildcard: true} // a zero mask where the target has it ternary
 		}
 	}
 	slices.SortFunc(canon, func(a, b *p4v1.FieldMatch) int { return int(a.FieldId) - int(b.FieldId) })
@@ -171,6 +171,9 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 			return nil, m, err
 		}
 		m.Value, m.Wide = v, w
+		if fd.asTernary {
+			m.Mask, m.WideMask = ones(fd.width), prefixMask(fd.width, fd.width)
+		}
 		out.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: c}}
 	default:
 		return nil, m, errorf(codes.InvalidArgument, "%s: no match value (or a kind this server does not know)", what)
@@ -267,6 +270,9 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 	}
 	if te.IdleTimeoutNs != 0 {
 		return errorf(codes.InvalidArgument, "table %s: an idle timeout on a table without idle timeout support", td.name)
+	}
+	if td.isConst && typ != p4v1.Update_MODIFY {
+		return errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
 	}
 	if len(td.byIndex) == 0 && typ == p4v1.Update_INSERT {
 		return errorf(codes.InvalidArgument, "table %s has no key: set its default action instead", td.name)

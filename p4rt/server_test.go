@@ -1,0 +1,399 @@
+package p4rt_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/p4rcm/p4rcm/p4rt"
+	"github.com/p4rcm/p4rcm/v1model"
+)
+
+const device = 1
+
+// program is a compiled test program of p4/testdata.
+type program struct {
+	info *p4configv1.P4Info
+	json []byte
+}
+
+func loadProgram(t testing.TB, name string) program {
+	t.Helper()
+	text, err := os.ReadFile("../p4/testdata/build/" + name + ".p4info.txtpb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &p4configv1.P4Info{}
+	if err := (prototext.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(text, info); err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile("../p4/testdata/build/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return program{info, js}
+}
+
+// serve starts a server on a loopback port and returns a client of it.
+func serve(t testing.TB) (*p4rt.Server, p4v1.P4RuntimeClient, string) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := p4rt.New(p4rt.Config{DeviceID: device, Switch: v1model.Config{}})
+	g := grpc.NewServer()
+	srv.Register(g)
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return srv, p4v1.NewP4RuntimeClient(conn), lis.Addr().String()
+}
+
+// controller is one controller's stream.
+type controller struct {
+	t        testing.TB
+	stream   p4v1.P4Runtime_StreamChannelClient
+	cancel   context.CancelFunc
+	election *p4v1.Uint128
+	msgs     chan *p4v1.StreamMessageResponse
+}
+
+func connect(t testing.TB, c p4v1.P4RuntimeClient, election uint64) *controller {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := c.StreamChannel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := &controller{t: t, stream: s, cancel: cancel, election: &p4v1.Uint128{Low: election},
+		msgs: make(chan *p4v1.StreamMessageResponse, 100)}
+	t.Cleanup(cancel)
+	go func() {
+		defer close(ct.msgs)
+		for {
+			m, err := s.Recv()
+			if err != nil {
+				return
+			}
+			ct.msgs <- m
+		}
+	}()
+	ct.arbitrate(election)
+	return ct
+}
+
+func (c *controller) arbitrate(election uint64) {
+	c.election = &p4v1.Uint128{Low: election}
+	if err := c.stream.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
+		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: device, ElectionId: c.election}}}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// arbitration waits for the next arbitration notice: its status code and
+// the election ID it names.
+func (c *controller) arbitration() (codes.Code, uint64) {
+	c.t.Helper()
+	for {
+		select {
+		case m, ok := <-c.msgs:
+			if !ok {
+				c.t.Fatal("stream ended")
+			}
+			if a := m.GetArbitration(); a != nil {
+				return codes.Code(a.Status.Code), a.GetElectionId().GetLow()
+			}
+		case <-time.After(5 * time.Second):
+			c.t.Fatal("no arbitration notice")
+		}
+	}
+}
+
+func id(t testing.TB, info *p4configv1.P4Info, name string) uint32 {
+	t.Helper()
+	for _, tb := range info.Tables {
+		if tb.Preamble.Name == name {
+			return tb.Preamble.Id
+		}
+	}
+	for _, a := range info.Actions {
+		if a.Preamble.Name == name {
+			return a.Preamble.Id
+		}
+	}
+	t.Fatalf("no %s in the P4Info", name)
+	return 0
+}
+
+func setPipeline(t testing.TB, c p4v1.P4RuntimeClient, ct *controller, p program, cookie uint64) {
+	t.Helper()
+	_, err := c.SetForwardingPipelineConfig(context.Background(), &p4v1.SetForwardingPipelineConfigRequest{
+		DeviceId: device, ElectionId: ct.election, Action: p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT,
+		Config: &p4v1.ForwardingPipelineConfig{P4Info: p.info, P4DeviceConfig: p.json, Cookie: &p4v1.ForwardingPipelineConfig_Cookie{Cookie: cookie}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// write sends updates and returns each one's code.
+func write(t testing.TB, c p4v1.P4RuntimeClient, ct *controller, updates ...*p4v1.Update) []codes.Code {
+	t.Helper()
+	_, err := c.Write(context.Background(), &p4v1.WriteRequest{DeviceId: device, ElectionId: ct.election, Updates: updates})
+	out := make([]codes.Code, len(updates))
+	if err == nil {
+		return out
+	}
+	st := status.Convert(err)
+	if st.Code() != codes.Unknown {
+		for i := range out {
+			out[i] = st.Code()
+		}
+		return out
+	}
+	for i, d := range st.Details() {
+		out[i] = codes.Code(d.(*p4v1.Error).CanonicalCode)
+	}
+	return out
+}
+
+// readAll reads every table entry, default entry and PRE entry.
+func readAll(t testing.TB, c p4v1.P4RuntimeClient, entities ...*p4v1.Entity) []*p4v1.Entity {
+	t.Helper()
+	if len(entities) == 0 {
+		entities = []*p4v1.Entity{
+			{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{}}},
+			{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{IsDefaultAction: true}}},
+			{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
+				Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: &p4v1.CloneSessionEntry{}}}}},
+		}
+	}
+	rc, err := c.Read(context.Background(), &p4v1.ReadRequest{DeviceId: device, Entities: entities})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*p4v1.Entity
+	for {
+		r, err := rc.Recv()
+		if err != nil {
+			if status.Code(err) != codes.OK && err.Error() != "EOF" {
+				t.Fatal(err)
+			}
+			return out
+		}
+		out = append(out, r.Entities...)
+	}
+}
+
+func exact(fid uint32, v ...byte) *p4v1.FieldMatch {
+	return &p4v1.FieldMatch{FieldId: fid, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: v}}}
+}
+
+func lpm(fid uint32, pl int32, v ...byte) *p4v1.FieldMatch {
+	return &p4v1.FieldMatch{FieldId: fid, FieldMatchType: &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: v, PrefixLen: pl}}}
+}
+
+func ternary(fid uint32, v, m []byte) *p4v1.FieldMatch {
+	return &p4v1.FieldMatch{FieldId: fid, FieldMatchType: &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: v, Mask: m}}}
+}
+
+func rng(fid uint32, lo, hi []byte) *p4v1.FieldMatch {
+	return &p4v1.FieldMatch{FieldId: fid, FieldMatchType: &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: lo, High: hi}}}
+}
+
+func action(aid uint32, params ...[]byte) *p4v1.TableAction {
+	a := &p4v1.Action{ActionId: aid}
+	for i, p := range params {
+		a.Params = append(a.Params, &p4v1.Action_Param{ParamId: uint32(i + 1), Value: p})
+	}
+	return &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
+}
+
+func update(typ p4v1.Update_Type, te *p4v1.TableEntry) *p4v1.Update {
+	return &p4v1.Update{Type: typ, Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}}
+}
+
+// Table entries over gRPC: what is written reads back the same, in
+// canonical form (a padded value reads back short); MODIFY and DELETE
+// find entries by key and priority; every invalid update gets the code
+// the spec gives it, and none of them changes what a full read returns.
+func TestTableEntries(t *testing.T) {
+	p := loadProgram(t, "tables")
+	_, c, _ := serve(t)
+	ct := connect(t, c, 1)
+	if code, _ := ct.arbitration(); code != codes.OK {
+		t.Fatalf("first controller: %v, want OK (primary)", code)
+	}
+	if got := write(t, c, ct, update(p4v1.Update_INSERT, &p4v1.TableEntry{})); got[0] != codes.FailedPrecondition {
+		t.Errorf("write before a pipeline: %v, want FailedPrecondition", got[0])
+	}
+	setPipeline(t, c, ct, p, 7)
+	exactT, lpmT, ternT, rangeT, constT := id(t, p.info, "IngressT.exact_t"), id(t, p.info, "IngressT.lpm_t"),
+		id(t, p.info, "IngressT.tern_t"), id(t, p.info, "IngressT.range_t"), id(t, p.info, "IngressT.const_t")
+	setExact, setLPM, setTern, setRange := id(t, p.info, "IngressT.set_exact"), id(t, p.info, "IngressT.set_lpm"),
+		id(t, p.info, "IngressT.set_tern"), id(t, p.info, "IngressT.set_range")
+
+	good := []*p4v1.Update{
+		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 0, 2)},
+			Action: action(setExact, []byte{0, 0, 0, 5})}),
+		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 24, 10, 0, 1, 0)},
+			Action: action(setLPM, []byte{9})}),
+		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ternT, Priority: 10,
+			Match: []*p4v1.FieldMatch{ternary(1, []byte{10, 0, 0, 0}, []byte{255, 0, 0, 0})}, Action: action(setTern, []byte{1})}),
+		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: rangeT, Priority: 1,
+			Match: []*p4v1.FieldMatch{rng(1, []byte{1}, []byte{4, 0}), exact(2, 6)}, Action: action(setRange, []byte{2})}),
+	}
+	for i, code := range write(t, c, ct, good...) {
+		if code != codes.OK {
+			t.Fatalf("update %d: %v", i, code)
+		}
+	}
+	got := readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: exactT}}})
+	want := &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 2)}, Action: action(setExact, []byte{5})}
+	if len(got) != 1 || !proto.Equal(got[0].GetTableEntry(), want) {
+		t.Errorf("read back %v, want %v (canonical)", got, want)
+	}
+
+	before := readAll(t, c)
+	bad := []struct {
+		name string
+		u    *p4v1.Update
+		want codes.Code
+	}{
+		{"duplicate", good[0], codes.AlreadyExists},
+		{"unknown table", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: 99, Action: action(setExact, []byte{1})}), codes.NotFound},
+		{"unknown field", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 1), exact(9, 1)}, Action: action(setExact, []byte{1})}), codes.InvalidArgument},
+		{"missing exact field", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 1)}, Action: action(setExact, []byte{1})}), codes.InvalidArgument},
+		{"value too wide", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 1, 0), exact(2, 1)}, Action: action(setExact, []byte{1})}), codes.OutOfRange},
+		{"empty value", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1), exact(2, 1)}, Action: action(setExact, []byte{1})}), codes.OutOfRange},
+		{"bits past the prefix", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 8, 10, 0, 0, 1)}, Action: action(setLPM, []byte{1})}), codes.InvalidArgument},
+		{"prefix 0", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 0, 0)}, Action: action(setLPM, []byte{1})}), codes.InvalidArgument},
+		{"prefix too long", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 33, 10)}, Action: action(setLPM, []byte{1})}), codes.InvalidArgument},
+		{"value outside mask", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ternT, Priority: 1, Match: []*p4v1.FieldMatch{ternary(1, []byte{1, 1}, []byte{1, 0})}, Action: action(setTern, []byte{1})}), codes.InvalidArgument},
+		{"no priority on ternary", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ternT, Match: []*p4v1.FieldMatch{ternary(1, []byte{1}, []byte{1})}, Action: action(setTern, []byte{1})}), codes.InvalidArgument},
+		{"priority on exact", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Priority: 3, Match: []*p4v1.FieldMatch{exact(1, 3), exact(2, 3)}, Action: action(setExact, []byte{1})}), codes.InvalidArgument},
+		{"range low > high", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: rangeT, Priority: 1, Match: []*p4v1.FieldMatch{rng(1, []byte{9}, []byte{3}), exact(2, 6)}, Action: action(setRange, []byte{1})}), codes.InvalidArgument},
+		{"action not the table's", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setLPM, []byte{1})}), codes.InvalidArgument},
+		{"missing parameter", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setExact)}), codes.InvalidArgument},
+		{"extra parameter", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setExact, []byte{1}, []byte{2})}), codes.InvalidArgument},
+		{"parameter too wide", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setExact, []byte{1, 0, 0, 0, 0})}), codes.OutOfRange},
+		{"no action", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}}), codes.InvalidArgument},
+		{"modify missing", update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setExact, []byte{1})}), codes.NotFound},
+		{"delete missing", update(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}}), codes.NotFound},
+		{"insert into a const table", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: constT, Match: []*p4v1.FieldMatch{exact(1, 4)}, Action: action(setExact, []byte{1})}), codes.PermissionDenied},
+		{"insert a default", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, IsDefaultAction: true, Action: action(setExact, []byte{1})}), codes.InvalidArgument},
+		{"const default", update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: constT, IsDefaultAction: true, Action: action(setExact, []byte{1})}), codes.PermissionDenied},
+	}
+	for _, b := range bad {
+		if got := write(t, c, ct, b.u); got[0] != b.want {
+			t.Errorf("%s: %v, want %v", b.name, got[0], b.want)
+		}
+	}
+	// In one batch: the good one applies, each bad one reports its own code.
+	mixed := []*p4v1.Update{bad[0].u, update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT,
+		Match: []*p4v1.FieldMatch{exact(1, 8), exact(2, 8)}, Action: action(setExact, []byte{8})}), bad[4].u}
+	if got := write(t, c, ct, mixed...); got[0] != codes.AlreadyExists || got[1] != codes.OK || got[2] != codes.OutOfRange {
+		t.Errorf("mixed batch: %v, want [AlreadyExists OK OutOfRange]", got)
+	}
+	after := readAll(t, c)
+	if len(after) != len(before)+1 {
+		t.Errorf("a full read after the rejected updates has %d entities, %d before (+1 for the good one in the batch)", len(after), len(before))
+	}
+	for _, b := range before {
+		found := false
+		for _, a := range after {
+			found = found || proto.Equal(a, b)
+		}
+		if !found {
+			t.Errorf("entity changed or gone: %v", b)
+		}
+	}
+
+	// MODIFY, then DELETE, by key.
+	mod := update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 2)}, Action: action(setExact, []byte{6})})
+	del := update(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 24, 10, 0, 1, 0)}})
+	if got := write(t, c, ct, mod, del); got[0] != codes.OK || got[1] != codes.OK {
+		t.Fatalf("modify, delete: %v", got)
+	}
+	got = readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 2)}}}})
+	if len(got) != 1 || !proto.Equal(got[0].GetTableEntry().Action, action(setExact, []byte{6})) {
+		t.Errorf("after MODIFY: %v", got)
+	}
+	if got = readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: lpmT}}}); len(got) != 0 {
+		t.Errorf("after DELETE: %v", got)
+	}
+	// The const table's entries read back; its default is its program's.
+	got = readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: constT}}})
+	if len(got) == 0 {
+		t.Error("the const table's entries do not read back")
+	}
+}
+
+// Arbitration between three controllers: the highest election ID is
+// primary and the others hear ALREADY_EXISTS; a backup's write is
+// PERMISSION_DENIED; when the primary leaves, the rest hear NOT_FOUND (no
+// primary) until one comes back with an ID at least the highest seen; a
+// duplicate election ID ends that stream with INVALID_ARGUMENT.
+func TestArbitration(t *testing.T) {
+	p := loadProgram(t, "tables")
+	_, c, _ := serve(t)
+	a := connect(t, c, 10)
+	if code, e := a.arbitration(); code != codes.OK || e != 10 {
+		t.Fatalf("a: %v %d, want OK 10", code, e)
+	}
+	b := connect(t, c, 5)
+	if code, e := b.arbitration(); code != codes.AlreadyExists || e != 10 {
+		t.Fatalf("b: %v %d, want AlreadyExists 10", code, e)
+	}
+	setPipeline(t, c, a, p, 1)
+	if got := write(t, c, b, update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: id(t, p.info, "IngressT.exact_t"),
+		Match: []*p4v1.FieldMatch{exact(1, 1), exact(2, 1)}, Action: action(id(t, p.info, "IngressT.set_exact"), []byte{1})})); got[0] != codes.PermissionDenied {
+		t.Errorf("backup's write: %v, want PermissionDenied", got[0])
+	}
+	cc := connect(t, c, 20)
+	for _, x := range []*controller{cc, a, b} {
+		code, e := x.arbitration()
+		want := codes.AlreadyExists
+		if x == cc {
+			want = codes.OK
+		}
+		if code != want || e != 20 {
+			t.Errorf("after c (20) joined: %v %d, want %v 20", code, e, want)
+		}
+	}
+	cc.cancel() // the primary leaves
+	for _, x := range []*controller{a, b} {
+		if code, e := x.arbitration(); code != codes.NotFound || e != 20 {
+			t.Errorf("after the primary left: %v %d, want NotFound 20", code, e)
+		}
+	}
+	a.arbitrate(21)
+	if code, _ := a.arbitration(); code != codes.OK {
+		t.Errorf("a back with 21: %v, want OK", code)
+	}
+	if code, _ := b.arbitration(); code != codes.AlreadyExists {
+		t.Errorf("b after a took over: %v, want AlreadyExists", code)
+	}
+	dup := connect(t, c, 5)
+	for m := range dup.msgs {
+		t.Errorf("a duplicate election ID got %v", m)
+	}
+	if _, err := dup.stream.Recv(); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("duplicate election ID: %v, want InvalidArgument", err)
+	}
+}
