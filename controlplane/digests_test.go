@@ -14,7 +14,6 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-
 )
 
 // A list that finds the channel full is dropped and counted, not queued.

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/p4rcm/p4rcm/p4"
 	"github.com/p4rcm/p4rcm/p4rt"
 	"github.com/p4rcm/p4rcm/v1model"
 )
@@ -397,3 +398,69 @@ func TestArbitration(t *testing.T) {
 		t.Errorf("duplicate election ID: %v, want InvalidArgument", err)
 	}
 }
+
+// FuzzWrite throws arbitrary Write requests (bytes decoded as a
+// WriteRequest, its device and election ID forced to the primary's) at
+// a server holding entries: none may panic, and an update that fails
+// changes nothing a full read returns.
+func FuzzWrite(f *testing.F) {
+	p := loadProgram(f, "tables")
+	exactT, setExact := id(f, p.info, "IngressT.exact_t"), id(f, p.info, "IngressT.set_exact")
+	seed := &p4v1.WriteRequest{Updates: []*p4v1.Update{update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT,
+		Match: []*p4v1.FieldMatch{exact(1, 3), exact(2, 3)}, Action: action(setExact, []byte{3})})}}
+	b, _ := proto.Marshal(seed)
+	f.Add(b)
+	_, c, _ := serve(f)
+	ct := connect(f, c, 1)
+	ct.arbitration()
+	setPipeline(f, c, ct, p, 1)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req := &p4v1.WriteRequest{}
+		if proto.Unmarshal(data, req) != nil || len(req.Updates) != 1 {
+			return
+		}
+		req.DeviceId, req.ElectionId, req.Atomicity = device, ct.election, 0
+		before := readAll(t, c)
+		if _, err := c.Write(context.Background(), req); err == nil {
+			return
+		}
+		after := readAll(t, c)
+		if len(before) != len(after) {
+			t.Fatalf("a failed write changed the entity count: %d -> %d (%v)", len(before), len(after), req)
+		}
+		for i := range before {
+			if !proto.Equal(before[i], after[i]) {
+				t.Fatalf("a failed write changed %v to %v (%v)", before[i], after[i], req)
+			}
+		}
+	})
+}
+
+// benchWrite writes b.N routes into rcm.p4's ipv4_lpm in requests of
+// batch updates over gRPC on loopback and reports entries per second.
+func benchWrite(b *testing.B, batch int) {
+	info, err := p4.P4Info()
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, c, _ := serve(b)
+	ct := connect(b, c, 1)
+	ct.arbitration()
+	setPipeline(b, c, ct, program{info, p4.DeviceConfig()}, 1)
+	lpmT, setDrop := id(b, info, p4.TableIPv4LPM), id(b, info, "RcmIngress.drop")
+	b.ResetTimer()
+	for i := 0; i < b.N; i += batch {
+		req := &p4v1.WriteRequest{DeviceId: device, ElectionId: ct.election}
+		for j := i; j < min(i+batch, b.N); j++ {
+			req.Updates = append(req.Updates, update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT,
+				Match: []*p4v1.FieldMatch{lpm(1, 32, 10, byte(j>>16), byte(j>>8), byte(j))}, Action: action(setDrop)}))
+		}
+		if _, err := c.Write(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+func BenchmarkWriteOnePerRequest(b *testing.B) { benchWrite(b, 1) }
+func BenchmarkWriteBatched1000(b *testing.B)   { benchWrite(b, 1000) }
