@@ -299,7 +299,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 			return errorf(codes.ResourceExhausted, "table %s is full (%d entries)", td.name, max)
 		}
 		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
-			ControllerMetadata: te.ControllerMetadata, Metadata: te.Metadata}}
+			Metadata: te.Metadata}}
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
 		}
@@ -329,7 +329,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 			return errorf(codes.InvalidArgument, "table %s: MODIFY needs the entry's action", td.name)
 		}
 		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
-			ControllerMetadata: te.ControllerMetadata, Metadata: te.Metadata, MeterConfig: old.te.MeterConfig}, seq: old.seq}
+			Metadata: te.Metadata, MeterConfig: old.te.MeterConfig}, seq: old.seq}
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
 		}
@@ -551,7 +551,7 @@ func (p *pipeline) writeDefault(typ p4v1.Update_Type, td *tableDesc, te *p4v1.Ta
 	if err := p.sw.SetDefault(td.name, p.actions[a.ActionId].name, data); err != nil {
 		return errorf(codes.Internal, "%v", err)
 	}
-	ts.deflt = &p4v1.TableEntry{TableId: td.id, IsDefaultAction: true, ControllerMetadata: te.ControllerMetadata,
+	ts.deflt = &p4v1.TableEntry{TableId: td.id, IsDefaultAction: true,
 		Metadata: te.Metadata, Action: &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}}
 	return nil
 }

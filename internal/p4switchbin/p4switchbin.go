@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -30,11 +29,7 @@ func Path() (string, error) {
 			return
 		}
 		path = filepath.Join(dir, "p4switch")
-		goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, e := os.Stat(goCmd); e != nil {
-			goCmd = "go"
-		}
-		out, e := exec.Command(goCmd, "build", "-o", path, "github.com/p4rcm/p4rcm/cmd/p4switch").CombinedOutput()
+		out, e := exec.Command("go", "build", "-o", path, "github.com/p4rcm/p4rcm/cmd/p4switch").CombinedOutput()
 		if e != nil {
 			err = fmt.Errorf("building p4switch: %v: %s", e, out)
 		}
