@@ -2,16 +2,13 @@ package p4rt_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"testing"
 	"time"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
@@ -46,24 +43,10 @@ func loadProgram(t testing.TB, name string) program {
 	return program{info, js}
 }
 
-// serve starts a server on a loopback port and returns a client of it.
-func serve(t testing.TB) (*p4rt.Server, p4v1.P4RuntimeClient, string) {
+// serve starts a server with no pipeline on a loopback port.
+func serve(t testing.TB) (*p4rt.Server, p4v1.P4RuntimeClient) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := p4rt.New(p4rt.Config{DeviceID: device, Switch: v1model.Config{}})
-	g := grpc.NewServer()
-	srv.Register(g)
-	go func() { _ = g.Serve(lis) }()
-	t.Cleanup(g.Stop)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return srv, p4v1.NewP4RuntimeClient(conn), lis.Addr().String()
+	return serveWith(t, p4rt.Config{DeviceID: device, Switch: v1model.Config{}})
 }
 
 // controller is one controller's stream.
@@ -235,7 +218,7 @@ func update(typ p4v1.Update_Type, te *p4v1.TableEntry) *p4v1.Update {
 // the spec gives it, and none of them changes what a full read returns.
 func TestTableEntries(t *testing.T) {
 	p := loadProgram(t, "tables")
-	_, c, _ := serve(t)
+	_, c := serve(t)
 	ct := connect(t, c, 1)
 	if code, _ := ct.arbitration(); code != codes.OK {
 		t.Fatalf("first controller: %v, want OK (primary)", code)
@@ -352,7 +335,7 @@ func TestTableEntries(t *testing.T) {
 // duplicate election ID ends that stream with INVALID_ARGUMENT.
 func TestArbitration(t *testing.T) {
 	p := loadProgram(t, "tables")
-	_, c, _ := serve(t)
+	_, c := serve(t)
 	a := connect(t, c, 10)
 	if code, e := a.arbitration(); code != codes.OK || e != 10 {
 		t.Fatalf("a: %v %d, want OK 10", code, e)
@@ -410,7 +393,7 @@ func FuzzWrite(f *testing.F) {
 		Match: []*p4v1.FieldMatch{exact(1, 3), exact(2, 3)}, Action: action(setExact, []byte{3})})}}
 	b, _ := proto.Marshal(seed)
 	f.Add(b)
-	_, c, _ := serve(f)
+	_, c := serve(f)
 	ct := connect(f, c, 1)
 	ct.arbitration()
 	setPipeline(f, c, ct, p, 1)
@@ -443,7 +426,7 @@ func benchWrite(b *testing.B, batch int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, c, _ := serve(b)
+	_, c := serve(b)
 	ct := connect(b, c, 1)
 	ct.arbitration()
 	setPipeline(b, c, ct, program{info, p4.DeviceConfig()}, 1)

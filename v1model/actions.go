@@ -448,7 +448,7 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err != nil {
 			return nil, err
 		}
-		if fl != 0 && c.sw.fieldLists[int(fl)] == nil {
+		if _, ok := c.sw.fieldLists[int(fl)]; fl != 0 && !ok {
 			return nil, fmt.Errorf("field list %d is not in field_lists", fl)
 		}
 		return func(p *packet) int {
@@ -464,7 +464,7 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err != nil {
 			return nil, err
 		}
-		if fl != 0 && c.sw.fieldLists[int(fl)] == nil {
+		if _, ok := c.sw.fieldLists[int(fl)]; fl != 0 && !ok {
 			return nil, fmt.Errorf("field list %d is not in field_lists", fl)
 		}
 		// BMv2 keeps the field list id as the flag: 0 would mean none, so
