@@ -236,7 +236,7 @@ func del(m proto.Message) *p4v1.Update {
 // Offsets in runtime.p4's data header, after the Ethernet header.
 const (
 	offKey, offPort, offOp, offColorDirect, offColorIndirect, offCopy, offReg = 0, 4, 6, 7, 8, 9, 10
-	dataLen                                                                 = 14
+	dataLen                                                                   = 14
 )
 
 // dataFrame is a 60-byte frame with runtime.p4's data header.
