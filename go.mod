@@ -3,6 +3,7 @@ module github.com/p4rcm/p4rcm
 go 1.26.0
 
 require (
+	github.com/antoninbas/p4runtime-go-client v0.0.0-20250129182037-de3748d9d859
 	github.com/google/gopacket v1.1.19
 	github.com/p4lang/p4runtime v1.4.0-rc.5
 	github.com/schollz/progressbar/v3 v3.19.1
@@ -29,6 +30,7 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/sirupsen/logrus v1.9.3 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/text v0.42.0 // indirect

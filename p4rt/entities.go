@@ -149,15 +149,24 @@ func (p *pipeline) writeGroup(typ p4v1.Update_Type, g *p4v1.ActionProfileGroup) 
 				return errorf(codes.InvalidArgument, "action profile %s: member %d has weight %d, want 1 or more", pr.name, m.MemberId, m.Weight)
 			case m.Weight > 1:
 				return errorf(codes.Unimplemented, "action profile %s: weights above 1 (the target picks members with equal weight)", pr.name)
-			case m.WatchKind != nil:
-				return errorf(codes.Unimplemented, "action profile %s: watch ports", pr.name)
 			case p.st.members[pr.id][m.MemberId] == nil:
 				return errorf(codes.NotFound, "action profile %s: no member %d", pr.name, m.MemberId)
 			case slices.Contains(ids, int(m.MemberId)):
 				return errorf(codes.InvalidArgument, "action profile %s: member %d twice in group %d", pr.name, m.MemberId, g.GroupId)
 			}
+			wk, err := watchKind(m.WatchKind != nil, m.GetWatch(), m.GetWatchPort(), "action profile "+pr.name)
+			if err != nil {
+				return err
+			}
 			ids = append(ids, int(m.MemberId))
-			canon.Members = append(canon.Members, &p4v1.ActionProfileGroup_Member{MemberId: m.MemberId, Weight: m.Weight})
+			cm := &p4v1.ActionProfileGroup_Member{MemberId: m.MemberId, Weight: m.Weight}
+			switch w := wk.(type) {
+			case int32:
+				cm.WatchKind = &p4v1.ActionProfileGroup_Member_Watch{Watch: w}
+			case []byte:
+				cm.WatchKind = &p4v1.ActionProfileGroup_Member_WatchPort{WatchPort: w}
+			}
+			canon.Members = append(canon.Members, cm)
 		}
 		slices.SortFunc(canon.Members, func(a, b *p4v1.ActionProfileGroup_Member) int { return int(a.MemberId) - int(b.MemberId) })
 		if err := p.sw.SetGroup(pr.name, int(g.GroupId), ids); err != nil {

@@ -27,7 +27,7 @@ const dataType = 0x88b5
 
 // serveWith starts a server with cfg on a loopback port and returns a
 // client of it.
-func serveWith(t testing.TB, cfg p4rt.Config) (*p4rt.Server, p4v1.P4RuntimeClient) {
+func serveWith(t testing.TB, cfg p4rt.Config) (*p4rt.Server, p4v1.P4RuntimeClient, *grpc.ClientConn) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,7 +43,7 @@ func serveWith(t testing.TB, cfg p4rt.Config) (*p4rt.Server, p4v1.P4RuntimeClien
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return srv, p4v1.NewP4RuntimeClient(conn)
+	return srv, p4v1.NewP4RuntimeClient(conn), conn
 }
 
 // sent is a frame the switch sent, and the port it left by.
@@ -57,30 +57,39 @@ type sent struct {
 // switch sends to the CPU port go to the server as packet-ins, as
 // p4switch does; a controller's packet-outs enter the switch on it.
 type rig struct {
-	t   *testing.T
-	srv *p4rt.Server
-	c   p4v1.P4RuntimeClient
-	ct  *controller
-	p   program
+	t    *testing.T
+	srv  *p4rt.Server
+	c    p4v1.P4RuntimeClient
+	conn *grpc.ClientConn
+	ct   *controller
+	p    program
 
 	mu  sync.Mutex
 	sw  *v1model.Switch
 	out []sent
 }
 
+// newRig is a rig with runtime.p4 set by a primary controller.
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	r := &rig{t: t, p: loadProgram(t, "runtime")}
-	r.srv, r.c = serveWith(t, p4rt.Config{DeviceID: device,
-		Commit: func(sw *v1model.Switch) { r.mu.Lock(); r.sw = sw; r.mu.Unlock() },
-		PacketOut: func(sw *v1model.Switch, frame []byte) error {
-			return sw.Process(cpuPort, frame, r.emit)
-		}})
+	r := startRig(t)
 	r.ct = connect(t, r.c, 1)
 	if code, _ := r.ct.arbitration(); code != codes.OK {
 		t.Fatalf("the only controller: %v, want OK", code)
 	}
 	setPipeline(t, r.c, r.ct, r.p, 1)
+	return r
+}
+
+// startRig is a rig with no controller and no pipeline yet.
+func startRig(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{t: t, p: loadProgram(t, "runtime")}
+	r.srv, r.c, r.conn = serveWith(t, p4rt.Config{DeviceID: device,
+		Commit: func(sw *v1model.Switch) { r.mu.Lock(); r.sw = sw; r.mu.Unlock() },
+		PacketOut: func(sw *v1model.Switch, frame []byte) error {
+			return sw.Process(cpuPort, frame, r.emit)
+		}})
 	return r
 }
 
@@ -183,9 +192,12 @@ func (r *rig) read(entities ...proto.Message) []*p4v1.Entity {
 // allowData puts dataType in the value set the parser picks data by.
 func (r *rig) allowData() {
 	r.t.Helper()
-	r.mustWrite(&p4v1.Update{Type: p4v1.Update_MODIFY, Entity: entity(&p4v1.ValueSetEntry{
-		ValueSetId: r.id("ParseR.data_types"),
-		Members:    []*p4v1.ValueSetMember{{Match: []*p4v1.FieldMatch{exact(1, dataType>>8, dataType&0xff)}}}})})
+	r.mustWrite(r.allowDataUpdate())
+}
+
+func (r *rig) allowDataUpdate() *p4v1.Update {
+	return mod(&p4v1.ValueSetEntry{ValueSetId: r.id("ParseR.data_types"),
+		Members: []*p4v1.ValueSetMember{{Match: []*p4v1.FieldMatch{exact(1, dataType>>8, dataType&0xff)}}}})
 }
 
 // entity wraps any entity message in a p4v1.Entity.

@@ -46,7 +46,8 @@ func loadProgram(t testing.TB, name string) program {
 // serve starts a server with no pipeline on a loopback port.
 func serve(t testing.TB) (*p4rt.Server, p4v1.P4RuntimeClient) {
 	t.Helper()
-	return serveWith(t, p4rt.Config{DeviceID: device, Switch: v1model.Config{}})
+	srv, c, _ := serveWith(t, p4rt.Config{DeviceID: device, Switch: v1model.Config{}})
+	return srv, c
 }
 
 // controller is one controller's stream.

@@ -474,14 +474,22 @@ func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, e *s
 		if apa.Weight > 1 {
 			return errorf(codes.Unimplemented, "table %s: weights above 1 (the target picks members with equal weight)", td.name)
 		}
-		if apa.WatchKind != nil {
-			return errorf(codes.Unimplemented, "table %s: watch ports", td.name)
+		wk, err := watchKind(apa.WatchKind != nil, apa.GetWatch(), apa.GetWatchPort(), "table "+td.name)
+		if err != nil {
+			return err
 		}
 		a, data, err := p.action(td, apa.Action, false)
 		if err != nil {
 			return err
 		}
-		canon.ActionProfileActions = append(canon.ActionProfileActions, &p4v1.ActionProfileAction{Action: a, Weight: apa.Weight})
+		c := &p4v1.ActionProfileAction{Action: a, Weight: apa.Weight}
+		switch w := wk.(type) {
+		case int32:
+			c.WatchKind = &p4v1.ActionProfileAction_Watch{Watch: w}
+		case []byte:
+			c.WatchKind = &p4v1.ActionProfileAction_WatchPort{WatchPort: w}
+		}
+		canon.ActionProfileActions = append(canon.ActionProfileActions, c)
 		acts = append(acts, act{p.actions[a.ActionId].name, data})
 	}
 	var ids []int
@@ -504,6 +512,27 @@ func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, e *s
 	ve.Ref = &v1model.Ref{ID: gid, Group: true}
 	e.te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_ActionProfileActionSet{ActionProfileActionSet: canon}}
 	return nil
+}
+
+// watchKind checks a member's watch port (the deprecated int32 watch or
+// the bytes watch_port) and returns it canonical: nil, an int32 or a
+// []byte. A watched member is always used: the target has no port status
+// to watch (as BMv2 before a port is reported down), so a watch port is
+// kept and read back but changes nothing.
+func watchKind(set bool, watch int32, port []byte, what string) (any, error) {
+	switch {
+	case !set:
+		return nil, nil
+	case port != nil:
+		c, err := fit(port, 32, what+": watch_port")
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	case watch < 0:
+		return nil, errorf(codes.InvalidArgument, "%s: watch port %d is negative", what, watch)
+	}
+	return watch, nil
 }
 
 // freeHidden removes the target's members and group of a one-shot set:
