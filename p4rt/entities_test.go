@@ -73,7 +73,7 @@ func TestPipelineConfigs(t *testing.T) {
 		}
 	}
 
-	bigT, fwd := anyID(t, rt.info, "IngressR.big_t"), anyID(t, rt.info, "IngressR.forward_counted")
+	bigT, fwd := id(t, rt.info, "IngressR.big_t"), id(t, rt.info, "IngressR.forward_counted")
 	entry := &p4v1.TableEntry{TableId: bigT, Match: []*p4v1.FieldMatch{exact(1, 7)}, Action: action(fwd, []byte{3})}
 	if got := write(t, c, ct, ins(entry)); got[0] != codes.OK {
 		t.Fatal(got)

@@ -119,10 +119,11 @@ func (r *rig) send(port int, frame []byte) []sent {
 	return r.out
 }
 
-// id is the P4Info ID of the object named name, whatever its kind.
-func (r *rig) id(name string) uint32 { return anyID(r.t, r.p.info, name) }
+// id is the P4Info ID of the object named name in runtime.p4.
+func (r *rig) id(name string) uint32 { return id(r.t, r.p.info, name) }
 
-func anyID(t testing.TB, info *p4configv1.P4Info, name string) uint32 {
+// id is the P4Info ID of the object named name, whatever its kind.
+func id(t testing.TB, info *p4configv1.P4Info, name string) uint32 {
 	t.Helper()
 	var pre []*p4configv1.Preamble
 	for _, x := range info.Tables {

@@ -110,22 +110,6 @@ func (c *controller) arbitration() (codes.Code, uint64) {
 	}
 }
 
-func id(t testing.TB, info *p4configv1.P4Info, name string) uint32 {
-	t.Helper()
-	for _, tb := range info.Tables {
-		if tb.Preamble.Name == name {
-			return tb.Preamble.Id
-		}
-	}
-	for _, a := range info.Actions {
-		if a.Preamble.Name == name {
-			return a.Preamble.Id
-		}
-	}
-	t.Fatalf("no %s in the P4Info", name)
-	return 0
-}
-
 func setPipeline(t testing.TB, c p4v1.P4RuntimeClient, ct *controller, p program, cookie uint64) {
 	t.Helper()
 	_, err := c.SetForwardingPipelineConfig(context.Background(), &p4v1.SetForwardingPipelineConfigRequest{
@@ -213,6 +197,67 @@ func update(typ p4v1.Update_Type, te *p4v1.TableEntry) *p4v1.Update {
 	return &p4v1.Update{Type: typ, Entity: &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}}
 }
 
+// badUpdate is an update the server must refuse, and the code it must
+// refuse it with.
+type badUpdate struct {
+	name string
+	u    *p4v1.Update
+	want codes.Code
+}
+
+// tablesIDs are tables.p4's P4Info IDs the table tests use.
+type tablesIDs struct {
+	exactT, lpmT, ternT, rangeT, constT uint32
+	setExact, setLPM, setTern, setRange uint32
+}
+
+// tablesCases are updates to tables.p4 that must hold and updates that
+// must be refused, one for each rule of the spec's validation.
+func tablesCases(t testing.TB, p program) (ids tablesIDs, good []*p4v1.Update, bad []badUpdate) {
+	t.Helper()
+	ids.exactT, ids.lpmT, ids.ternT, ids.rangeT, ids.constT = id(t, p.info, "IngressT.exact_t"), id(t, p.info, "IngressT.lpm_t"),
+		id(t, p.info, "IngressT.tern_t"), id(t, p.info, "IngressT.range_t"), id(t, p.info, "IngressT.const_t")
+	ids.setExact, ids.setLPM, ids.setTern, ids.setRange = id(t, p.info, "IngressT.set_exact"), id(t, p.info, "IngressT.set_lpm"),
+		id(t, p.info, "IngressT.set_tern"), id(t, p.info, "IngressT.set_range")
+
+	good = []*p4v1.Update{
+		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 0, 2)},
+			Action: action(ids.setExact, []byte{0, 0, 0, 5})}),
+		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.lpmT, Match: []*p4v1.FieldMatch{lpm(1, 24, 10, 0, 1, 0)},
+			Action: action(ids.setLPM, []byte{9})}),
+		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.ternT, Priority: 10,
+			Match: []*p4v1.FieldMatch{ternary(1, []byte{10, 0, 0, 0}, []byte{255, 0, 0, 0})}, Action: action(ids.setTern, []byte{1})}),
+		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.rangeT, Priority: 1,
+			Match: []*p4v1.FieldMatch{rng(1, []byte{1}, []byte{4, 0}), exact(2, 6)}, Action: action(ids.setRange, []byte{2})}),
+	}
+	bad = []badUpdate{
+		{"duplicate", good[0], codes.AlreadyExists},
+		{"unknown table", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: 99, Action: action(ids.setExact, []byte{1})}), codes.NotFound},
+		{"unknown field", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 1), exact(9, 1)}, Action: action(ids.setExact, []byte{1})}), codes.InvalidArgument},
+		{"missing exact field", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 1)}, Action: action(ids.setExact, []byte{1})}), codes.InvalidArgument},
+		{"value too wide", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 1, 0), exact(2, 1)}, Action: action(ids.setExact, []byte{1})}), codes.OutOfRange},
+		{"empty value", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1), exact(2, 1)}, Action: action(ids.setExact, []byte{1})}), codes.OutOfRange},
+		{"bits past the prefix", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.lpmT, Match: []*p4v1.FieldMatch{lpm(1, 8, 10, 0, 0, 1)}, Action: action(ids.setLPM, []byte{1})}), codes.InvalidArgument},
+		{"prefix 0", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.lpmT, Match: []*p4v1.FieldMatch{lpm(1, 0, 0)}, Action: action(ids.setLPM, []byte{1})}), codes.InvalidArgument},
+		{"prefix too long", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.lpmT, Match: []*p4v1.FieldMatch{lpm(1, 33, 10)}, Action: action(ids.setLPM, []byte{1})}), codes.InvalidArgument},
+		{"value outside mask", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.ternT, Priority: 1, Match: []*p4v1.FieldMatch{ternary(1, []byte{1, 1}, []byte{1, 0})}, Action: action(ids.setTern, []byte{1})}), codes.InvalidArgument},
+		{"no priority on ternary", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.ternT, Match: []*p4v1.FieldMatch{ternary(1, []byte{1}, []byte{1})}, Action: action(ids.setTern, []byte{1})}), codes.InvalidArgument},
+		{"priority on exact", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Priority: 3, Match: []*p4v1.FieldMatch{exact(1, 3), exact(2, 3)}, Action: action(ids.setExact, []byte{1})}), codes.InvalidArgument},
+		{"range low > high", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.rangeT, Priority: 1, Match: []*p4v1.FieldMatch{rng(1, []byte{9}, []byte{3}), exact(2, 6)}, Action: action(ids.setRange, []byte{1})}), codes.InvalidArgument},
+		{"action not the table's", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(ids.setLPM, []byte{1})}), codes.InvalidArgument},
+		{"missing parameter", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(ids.setExact)}), codes.InvalidArgument},
+		{"extra parameter", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(ids.setExact, []byte{1}, []byte{2})}), codes.InvalidArgument},
+		{"parameter too wide", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(ids.setExact, []byte{1, 0, 0, 0, 0})}), codes.OutOfRange},
+		{"no action", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}}), codes.InvalidArgument},
+		{"modify missing", update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(ids.setExact, []byte{1})}), codes.NotFound},
+		{"delete missing", update(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}}), codes.NotFound},
+		{"insert into a const table", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.constT, Match: []*p4v1.FieldMatch{exact(1, 4)}, Action: action(ids.setExact, []byte{1})}), codes.PermissionDenied},
+		{"insert a default", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, IsDefaultAction: true, Action: action(ids.setExact, []byte{1})}), codes.InvalidArgument},
+		{"const default", update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: ids.constT, IsDefaultAction: true, Action: action(ids.setExact, []byte{1})}), codes.PermissionDenied},
+	}
+	return ids, good, bad
+}
+
 // Table entries over gRPC: what is written reads back the same, in
 // canonical form (a padded value reads back short); MODIFY and DELETE
 // find entries by key and priority; every invalid update gets the code
@@ -228,70 +273,27 @@ func TestTableEntries(t *testing.T) {
 		t.Errorf("write before a pipeline: %v, want FailedPrecondition", got[0])
 	}
 	setPipeline(t, c, ct, p, 7)
-	exactT, lpmT, ternT, rangeT, constT := id(t, p.info, "IngressT.exact_t"), id(t, p.info, "IngressT.lpm_t"),
-		id(t, p.info, "IngressT.tern_t"), id(t, p.info, "IngressT.range_t"), id(t, p.info, "IngressT.const_t")
-	setExact, setLPM, setTern, setRange := id(t, p.info, "IngressT.set_exact"), id(t, p.info, "IngressT.set_lpm"),
-		id(t, p.info, "IngressT.set_tern"), id(t, p.info, "IngressT.set_range")
-
-	good := []*p4v1.Update{
-		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 0, 2)},
-			Action: action(setExact, []byte{0, 0, 0, 5})}),
-		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 24, 10, 0, 1, 0)},
-			Action: action(setLPM, []byte{9})}),
-		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ternT, Priority: 10,
-			Match: []*p4v1.FieldMatch{ternary(1, []byte{10, 0, 0, 0}, []byte{255, 0, 0, 0})}, Action: action(setTern, []byte{1})}),
-		update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: rangeT, Priority: 1,
-			Match: []*p4v1.FieldMatch{rng(1, []byte{1}, []byte{4, 0}), exact(2, 6)}, Action: action(setRange, []byte{2})}),
-	}
+	ids, good, bad := tablesCases(t, p)
 	for i, code := range write(t, c, ct, good...) {
 		if code != codes.OK {
 			t.Fatalf("update %d: %v", i, code)
 		}
 	}
-	got := readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: exactT}}})
-	want := &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 2)}, Action: action(setExact, []byte{5})}
+	got := readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: ids.exactT}}})
+	want := &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 2)}, Action: action(ids.setExact, []byte{5})}
 	if len(got) != 1 || !proto.Equal(got[0].GetTableEntry(), want) {
 		t.Errorf("read back %v, want %v (canonical)", got, want)
 	}
 
 	before := readAll(t, c)
-	bad := []struct {
-		name string
-		u    *p4v1.Update
-		want codes.Code
-	}{
-		{"duplicate", good[0], codes.AlreadyExists},
-		{"unknown table", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: 99, Action: action(setExact, []byte{1})}), codes.NotFound},
-		{"unknown field", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 1), exact(9, 1)}, Action: action(setExact, []byte{1})}), codes.InvalidArgument},
-		{"missing exact field", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 1)}, Action: action(setExact, []byte{1})}), codes.InvalidArgument},
-		{"value too wide", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 1, 0), exact(2, 1)}, Action: action(setExact, []byte{1})}), codes.OutOfRange},
-		{"empty value", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1), exact(2, 1)}, Action: action(setExact, []byte{1})}), codes.OutOfRange},
-		{"bits past the prefix", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 8, 10, 0, 0, 1)}, Action: action(setLPM, []byte{1})}), codes.InvalidArgument},
-		{"prefix 0", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 0, 0)}, Action: action(setLPM, []byte{1})}), codes.InvalidArgument},
-		{"prefix too long", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 33, 10)}, Action: action(setLPM, []byte{1})}), codes.InvalidArgument},
-		{"value outside mask", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ternT, Priority: 1, Match: []*p4v1.FieldMatch{ternary(1, []byte{1, 1}, []byte{1, 0})}, Action: action(setTern, []byte{1})}), codes.InvalidArgument},
-		{"no priority on ternary", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ternT, Match: []*p4v1.FieldMatch{ternary(1, []byte{1}, []byte{1})}, Action: action(setTern, []byte{1})}), codes.InvalidArgument},
-		{"priority on exact", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Priority: 3, Match: []*p4v1.FieldMatch{exact(1, 3), exact(2, 3)}, Action: action(setExact, []byte{1})}), codes.InvalidArgument},
-		{"range low > high", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: rangeT, Priority: 1, Match: []*p4v1.FieldMatch{rng(1, []byte{9}, []byte{3}), exact(2, 6)}, Action: action(setRange, []byte{1})}), codes.InvalidArgument},
-		{"action not the table's", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setLPM, []byte{1})}), codes.InvalidArgument},
-		{"missing parameter", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setExact)}), codes.InvalidArgument},
-		{"extra parameter", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setExact, []byte{1}, []byte{2})}), codes.InvalidArgument},
-		{"parameter too wide", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setExact, []byte{1, 0, 0, 0, 0})}), codes.OutOfRange},
-		{"no action", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}}), codes.InvalidArgument},
-		{"modify missing", update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}, Action: action(setExact, []byte{1})}), codes.NotFound},
-		{"delete missing", update(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 4), exact(2, 4)}}), codes.NotFound},
-		{"insert into a const table", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: constT, Match: []*p4v1.FieldMatch{exact(1, 4)}, Action: action(setExact, []byte{1})}), codes.PermissionDenied},
-		{"insert a default", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT, IsDefaultAction: true, Action: action(setExact, []byte{1})}), codes.InvalidArgument},
-		{"const default", update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: constT, IsDefaultAction: true, Action: action(setExact, []byte{1})}), codes.PermissionDenied},
-	}
 	for _, b := range bad {
 		if got := write(t, c, ct, b.u); got[0] != b.want {
 			t.Errorf("%s: %v, want %v", b.name, got[0], b.want)
 		}
 	}
 	// In one batch: the good one applies, each bad one reports its own code.
-	mixed := []*p4v1.Update{bad[0].u, update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: exactT,
-		Match: []*p4v1.FieldMatch{exact(1, 8), exact(2, 8)}, Action: action(setExact, []byte{8})}), bad[4].u}
+	mixed := []*p4v1.Update{bad[0].u, update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT,
+		Match: []*p4v1.FieldMatch{exact(1, 8), exact(2, 8)}, Action: action(ids.setExact, []byte{8})}), bad[4].u}
 	if got := write(t, c, ct, mixed...); got[0] != codes.AlreadyExists || got[1] != codes.OK || got[2] != codes.OutOfRange {
 		t.Errorf("mixed batch: %v, want [AlreadyExists OK OutOfRange]", got)
 	}
@@ -310,20 +312,20 @@ func TestTableEntries(t *testing.T) {
 	}
 
 	// MODIFY, then DELETE, by key.
-	mod := update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 2)}, Action: action(setExact, []byte{6})})
-	del := update(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: lpmT, Match: []*p4v1.FieldMatch{lpm(1, 24, 10, 0, 1, 0)}})
+	mod := update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 2)}, Action: action(ids.setExact, []byte{6})})
+	del := update(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: ids.lpmT, Match: []*p4v1.FieldMatch{lpm(1, 24, 10, 0, 1, 0)}})
 	if got := write(t, c, ct, mod, del); got[0] != codes.OK || got[1] != codes.OK {
 		t.Fatalf("modify, delete: %v", got)
 	}
-	got = readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 2)}}}})
-	if len(got) != 1 || !proto.Equal(got[0].GetTableEntry().Action, action(setExact, []byte{6})) {
+	got = readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 17), exact(2, 2)}}}})
+	if len(got) != 1 || !proto.Equal(got[0].GetTableEntry().Action, action(ids.setExact, []byte{6})) {
 		t.Errorf("after MODIFY: %v", got)
 	}
-	if got = readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: lpmT}}}); len(got) != 0 {
+	if got = readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: ids.lpmT}}}); len(got) != 0 {
 		t.Errorf("after DELETE: %v", got)
 	}
 	// The const table's entries read back; its default is its program's.
-	got = readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: constT}}})
+	got = readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: ids.constT}}})
 	if len(got) == 0 {
 		t.Error("the const table's entries do not read back")
 	}
