@@ -17,7 +17,7 @@ import (
 func (p *pipeline) profile(id uint32) (*profileDesc, error) {
 	pr := p.profiles[id]
 	if pr == nil {
-		return nil, errorf(codes.NotFound, "no action profile with ID %d in the P4Info", id)
+		return nil, unknownID("action profile", id)
 	}
 	return pr, nil
 }
@@ -278,7 +278,7 @@ func counterData(pk, by uint64, unit string) *p4v1.CounterData {
 func (p *pipeline) writeCounter(typ p4v1.Update_Type, c *p4v1.CounterEntry) error {
 	cd := p.counters[c.CounterId]
 	if cd == nil {
-		return errorf(codes.NotFound, "no counter with ID %d in the P4Info", c.CounterId)
+		return unknownID("counter", c.CounterId)
 	}
 	if err := notInsertDelete(typ, "counter "+cd.name); err != nil {
 		return err
@@ -306,7 +306,7 @@ func (p *pipeline) readCounters(f *p4v1.CounterEntry, out func(*p4v1.Entity) err
 	ids := sortedIDs(p.counters)
 	if f.CounterId != 0 {
 		if p.counters[f.CounterId] == nil {
-			return errorf(codes.NotFound, "no counter with ID %d in the P4Info", f.CounterId)
+			return unknownID("counter", f.CounterId)
 		}
 		ids = []uint32{f.CounterId}
 	}
@@ -449,7 +449,7 @@ func meterRates(c *p4v1.MeterConfig, what string) ([]v1model.MeterRate, error) {
 func (p *pipeline) writeMeter(typ p4v1.Update_Type, m *p4v1.MeterEntry) error {
 	md := p.meters[m.MeterId]
 	if md == nil {
-		return errorf(codes.NotFound, "no meter with ID %d in the P4Info", m.MeterId)
+		return unknownID("meter", m.MeterId)
 	}
 	if err := notInsertDelete(typ, "meter "+md.name); err != nil {
 		return err
@@ -489,7 +489,7 @@ func (p *pipeline) readMeters(f *p4v1.MeterEntry, out func(*p4v1.Entity) error) 
 	ids := sortedIDs(p.meters)
 	if f.MeterId != 0 {
 		if p.meters[f.MeterId] == nil {
-			return errorf(codes.NotFound, "no meter with ID %d in the P4Info", f.MeterId)
+			return unknownID("meter", f.MeterId)
 		}
 		ids = []uint32{f.MeterId}
 	}
@@ -552,7 +552,7 @@ func (p *pipeline) directMeterEntity(_ *tableDesc, e *stored) *p4v1.Entity {
 func (p *pipeline) writeRegister(typ p4v1.Update_Type, r *p4v1.RegisterEntry) error {
 	rd := p.registers[r.RegisterId]
 	if rd == nil {
-		return errorf(codes.NotFound, "no register with ID %d in the P4Info", r.RegisterId)
+		return unknownID("register", r.RegisterId)
 	}
 	if err := notInsertDelete(typ, "register "+rd.name); err != nil {
 		return err
@@ -581,7 +581,7 @@ func (p *pipeline) readRegisters(f *p4v1.RegisterEntry, out func(*p4v1.Entity) e
 	ids := sortedIDs(p.registers)
 	if f.RegisterId != 0 {
 		if p.registers[f.RegisterId] == nil {
-			return errorf(codes.NotFound, "no register with ID %d in the P4Info", f.RegisterId)
+			return unknownID("register", f.RegisterId)
 		}
 		ids = []uint32{f.RegisterId}
 	}
@@ -743,7 +743,7 @@ func (p *pipeline) readPRE(f *p4v1.PacketReplicationEngineEntry, out func(*p4v1.
 func (p *pipeline) writeDigest(typ p4v1.Update_Type, d *p4v1.DigestEntry) error {
 	dd := p.digests[d.DigestId]
 	if dd == nil {
-		return errorf(codes.NotFound, "no digest with ID %d in the P4Info", d.DigestId)
+		return unknownID("digest", d.DigestId)
 	}
 	if err := presence(typ, p.st.digests[d.DigestId] != nil, "configuration of digest", d.DigestId); err != nil {
 		return err
@@ -767,7 +767,7 @@ func (p *pipeline) writeDigest(typ p4v1.Update_Type, d *p4v1.DigestEntry) error 
 
 func (p *pipeline) readDigests(f *p4v1.DigestEntry, out func(*p4v1.Entity) error) error {
 	if f.DigestId != 0 && p.digests[f.DigestId] == nil {
-		return errorf(codes.NotFound, "no digest with ID %d in the P4Info", f.DigestId)
+		return unknownID("digest", f.DigestId)
 	}
 	for _, id := range sortedIDs(p.st.digests) {
 		if f.DigestId == 0 || f.DigestId == id {
@@ -785,7 +785,7 @@ func (p *pipeline) readDigests(f *p4v1.DigestEntry, out func(*p4v1.Entity) error
 func (p *pipeline) writeValueSet(typ p4v1.Update_Type, v *p4v1.ValueSetEntry) error {
 	vd := p.valueSets[v.ValueSetId]
 	if vd == nil {
-		return errorf(codes.NotFound, "no value set with ID %d in the P4Info", v.ValueSetId)
+		return unknownID("value set", v.ValueSetId)
 	}
 	if err := notInsertDelete(typ, "value set "+vd.name); err != nil {
 		return err
@@ -833,7 +833,7 @@ func (p *pipeline) readValueSets(f *p4v1.ValueSetEntry, out func(*p4v1.Entity) e
 	ids := sortedIDs(p.valueSets)
 	if f.ValueSetId != 0 {
 		if p.valueSets[f.ValueSetId] == nil {
-			return errorf(codes.NotFound, "no value set with ID %d in the P4Info", f.ValueSetId)
+			return unknownID("value set", f.ValueSetId)
 		}
 		ids = []uint32{f.ValueSetId}
 	}

@@ -2,6 +2,7 @@ package p4rt
 
 import (
 	"fmt"
+	"slices"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -381,16 +382,19 @@ func (p *pipeline) loadConstEntries() error {
 		if err != nil {
 			return err
 		}
-		for _, ve := range es {
+		// P4Runtime numbers a const table's N entries from N for the first
+		// down to 1 (the spec's "Constant Tables", as p4c numbers them; BMv2 answers
+		// 2^31-2 down). The target's priorities are the JSON's negated,
+		// the first entry's the highest: rank them.
+		ranked := slices.Clone(es)
+		slices.SortStableFunc(ranked, func(a, b v1model.Entry) int { return b.Priority - a.Priority })
+		for i, ve := range ranked {
 			te, err := p.fromTarget(td, ve)
 			if err != nil {
 				return fmt.Errorf("table %s: const entry: %v", td.name, err)
 			}
-			// The target's priorities of const entries are the JSON's
-			// negated (the smaller wins there); shifted to be positive,
-			// as P4Runtime wants, in the same order.
 			if td.ternary {
-				te.Priority = int32(1<<24 + ve.Priority)
+				te.Priority = int32(len(ranked) - i)
 			}
 			p.st.put(td, &stored{te: te, ve: ve, isConst: true})
 		}

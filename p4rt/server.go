@@ -91,6 +91,13 @@ func errorf(code codes.Code, format string, args ...any) error {
 	return status.Error(code, fmt.Sprintf(format, args...))
 }
 
+// unknownID refuses an ID the P4Info does not hold. The spec names no
+// code for it; a request naming one is malformed, so INVALID_ARGUMENT,
+// as simple_switch_grpc answers.
+func unknownID(kind string, id uint32) error {
+	return errorf(codes.InvalidArgument, "no %s with ID %d in the P4Info", kind, id)
+}
+
 func (s *Server) device(id uint64) error {
 	if id != s.cfg.DeviceID {
 		return errorf(codes.NotFound, "no device %d here (this server serves device %d)", id, s.cfg.DeviceID)

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/p4rcm/p4rcm/p4"
 	"github.com/p4rcm/p4rcm/p4rt"
 	"github.com/p4rcm/p4rcm/v1model"
 )
@@ -123,20 +122,26 @@ func setPipeline(t testing.TB, c p4v1.P4RuntimeClient, ct *controller, p program
 // write sends updates and returns each one's code.
 func write(t testing.TB, c p4v1.P4RuntimeClient, ct *controller, updates ...*p4v1.Update) []codes.Code {
 	t.Helper()
+	var out []codes.Code
+	for _, st := range writeStatus(c, ct, updates...) {
+		out = append(out, st.Code())
+	}
+	return out
+}
+
+// writeStatus sends updates and returns each one's status: the
+// p4.v1.Error a batch that failed carries for it, or the RPC's status.
+func writeStatus(c p4v1.P4RuntimeClient, ct *controller, updates ...*p4v1.Update) []*status.Status {
 	_, err := c.Write(context.Background(), &p4v1.WriteRequest{DeviceId: device, ElectionId: ct.election, Updates: updates})
-	out := make([]codes.Code, len(updates))
-	if err == nil {
-		return out
-	}
+	out := make([]*status.Status, len(updates))
 	st := status.Convert(err)
-	if st.Code() != codes.Unknown {
-		for i := range out {
-			out[i] = st.Code()
+	for i := range out {
+		out[i] = st
+		if details := st.Details(); st.Code() == codes.Unknown && i < len(details) {
+			if e, ok := details[i].(*p4v1.Error); ok {
+				out[i] = status.New(codes.Code(e.CanonicalCode), e.Message)
+			}
 		}
-		return out
-	}
-	for i, d := range st.Details() {
-		out[i] = codes.Code(d.(*p4v1.Error).CanonicalCode)
 	}
 	return out
 }
@@ -232,7 +237,7 @@ func tablesCases(t testing.TB, p program) (ids tablesIDs, good []*p4v1.Update, b
 	}
 	bad = []badUpdate{
 		{"duplicate", good[0], codes.AlreadyExists},
-		{"unknown table", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: 99, Action: action(ids.setExact, []byte{1})}), codes.NotFound},
+		{"unknown table", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: 99, Action: action(ids.setExact, []byte{1})}), codes.InvalidArgument},
 		{"unknown field", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 1), exact(9, 1)}, Action: action(ids.setExact, []byte{1})}), codes.InvalidArgument},
 		{"missing exact field", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 1)}, Action: action(ids.setExact, []byte{1})}), codes.InvalidArgument},
 		{"value too wide", update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: ids.exactT, Match: []*p4v1.FieldMatch{exact(1, 1, 0), exact(2, 1)}, Action: action(ids.setExact, []byte{1})}), codes.OutOfRange},
@@ -421,32 +426,3 @@ func FuzzWrite(f *testing.F) {
 		}
 	})
 }
-
-// benchWrite writes b.N routes into rcm.p4's ipv4_lpm in requests of
-// batch updates over gRPC on loopback and reports entries per second.
-func benchWrite(b *testing.B, batch int) {
-	info, err := p4.P4Info()
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, c := serve(b)
-	ct := connect(b, c, 1)
-	ct.arbitration()
-	setPipeline(b, c, ct, program{info, p4.DeviceConfig()}, 1)
-	lpmT, setDrop := id(b, info, p4.TableIPv4LPM), id(b, info, "RcmIngress.drop")
-	b.ResetTimer()
-	for i := 0; i < b.N; i += batch {
-		req := &p4v1.WriteRequest{DeviceId: device, ElectionId: ct.election}
-		for j := i; j < min(i+batch, b.N); j++ {
-			req.Updates = append(req.Updates, update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: lpmT,
-				Match: []*p4v1.FieldMatch{lpm(1, 32, 10, byte(j>>16), byte(j>>8), byte(j))}, Action: action(setDrop)}))
-		}
-		if _, err := c.Write(context.Background(), req); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
-}
-
-func BenchmarkWriteOnePerRequest(b *testing.B) { benchWrite(b, 1) }
-func BenchmarkWriteBatched1000(b *testing.B)   { benchWrite(b, 1000) }

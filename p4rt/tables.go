@@ -15,7 +15,7 @@ import (
 func (p *pipeline) table(id uint32) (*tableDesc, error) {
 	td := p.tables[id]
 	if td == nil {
-		return nil, errorf(codes.NotFound, "no table with ID %d in the P4Info", id)
+		return nil, unknownID("table", id)
 	}
 	return td, nil
 }
