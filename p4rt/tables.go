@@ -31,17 +31,17 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, 
 	case !td.ternary && te.Priority != 0:
 		return nil, ve, errorf(codes.InvalidArgument, "table %s: priority %d on a table without ternary, range or optional fields; give 0", td.name, te.Priority)
 	}
-	seen := map[uint32]bool{}
-	var canon []*p4v1.FieldMatch
+	seen := make([]bool, len(td.byIndex))
+	canon := make([]*p4v1.FieldMatch, 0, len(te.Match))
 	for _, fm := range te.Match {
 		fd := td.fields[fm.FieldId]
 		if fd == nil {
 			return nil, ve, errorf(codes.InvalidArgument, "table %s: no match field with ID %d", td.name, fm.FieldId)
 		}
-		if seen[fm.FieldId] {
+		if seen[fd.index] {
 			return nil, ve, errorf(codes.InvalidArgument, "table %s: match field %s given twice", td.name, fd.name)
 		}
-		seen[fm.FieldId] = true
+		seen[fd.index] = true
 		c, m, err := matchOf(td, fd, fm)
 		if err != nil {
 			return nil, ve, err
@@ -50,7 +50,7 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, 
 		ve.Match[fd.index] = m
 	}
 	for _, fd := range td.byIndex {
-		if seen[fd.id] {
+		if seen[fd.index] {
 			continue
 		}
 		// An omitted field is a don't-care; exact fields cannot be.
@@ -637,7 +637,12 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 			es = p.st.entries(td.id)
 		}
 		for _, e := range es {
-			te := proto.Clone(e.te).(*p4v1.TableEntry)
+			// A new top-level message sharing the stored one's parts: writes
+			// replace those parts, never change them in place, so the
+			// response stays as read after the lock is released.
+			te := &p4v1.TableEntry{TableId: e.te.TableId, Match: e.te.Match, Action: e.te.Action, Priority: e.te.Priority,
+				MeterConfig: e.te.MeterConfig, IsDefaultAction: e.te.IsDefaultAction, IdleTimeoutNs: e.te.IdleTimeoutNs,
+				Metadata: e.te.Metadata}
 			if f.CounterData != nil && td.hasCounter {
 				pk, by, _ := p.sw.EntryCounter(td.name, e.ve)
 				te.CounterData = &p4v1.CounterData{PacketCount: int64(pk), ByteCount: int64(by)}
