@@ -342,7 +342,9 @@ func benchWrite(b *testing.B, batch int) {
 }
 
 // dropWrites is a P4Runtime server whose Write does nothing.
-type dropWrites struct{ p4v1.UnimplementedP4RuntimeServer }
+type dropWrites struct {
+	p4v1.UnimplementedP4RuntimeServer
+}
 
 func (dropWrites) Write(context.Context, *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
 	return &p4v1.WriteResponse{}, nil
