@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/p4rcm/p4rcm/p4rt"
 	"github.com/p4rcm/p4rcm/v1model"
@@ -122,47 +123,28 @@ func (r *rig) send(port int, frame []byte) []sent {
 // id is the P4Info ID of the object named name in runtime.p4.
 func (r *rig) id(name string) uint32 { return id(r.t, r.p.info, name) }
 
-// id is the P4Info ID of the object named name, whatever its kind.
+// id is the P4Info ID of the object named name, whatever its kind: it
+// looks through every list of the P4Info whose messages have a preamble.
 func id(t testing.TB, info *p4configv1.P4Info, name string) uint32 {
 	t.Helper()
-	var pre []*p4configv1.Preamble
-	for _, x := range info.Tables {
-		pre = append(pre, x.Preamble)
-	}
-	for _, x := range info.Actions {
-		pre = append(pre, x.Preamble)
-	}
-	for _, x := range info.ActionProfiles {
-		pre = append(pre, x.Preamble)
-	}
-	for _, x := range info.Counters {
-		pre = append(pre, x.Preamble)
-	}
-	for _, x := range info.DirectCounters {
-		pre = append(pre, x.Preamble)
-	}
-	for _, x := range info.Meters {
-		pre = append(pre, x.Preamble)
-	}
-	for _, x := range info.DirectMeters {
-		pre = append(pre, x.Preamble)
-	}
-	for _, x := range info.Registers {
-		pre = append(pre, x.Preamble)
-	}
-	for _, x := range info.Digests {
-		pre = append(pre, x.Preamble)
-	}
-	for _, x := range info.ValueSets {
-		pre = append(pre, x.Preamble)
-	}
-	for _, p := range pre {
-		if p.Name == name {
-			return p.Id
+	var found uint32
+	info.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if !fd.IsList() || fd.Message() == nil || fd.Message().Fields().ByName("preamble") == nil {
+			return true
 		}
+		preamble := fd.Message().Fields().ByName("preamble")
+		for i, l := 0, v.List(); i < l.Len(); i++ {
+			if p := l.Get(i).Message().Get(preamble).Message().Interface().(*p4configv1.Preamble); p.Name == name {
+				found = p.Id
+				return false
+			}
+		}
+		return true
+	})
+	if found == 0 {
+		t.Fatalf("no %s in the P4Info", name)
 	}
-	t.Fatalf("no %s in the P4Info", name)
-	return 0
+	return found
 }
 
 // write sends updates as the rig's primary and returns each one's code.
