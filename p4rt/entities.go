@@ -154,17 +154,15 @@ func (p *pipeline) writeGroup(typ p4v1.Update_Type, g *p4v1.ActionProfileGroup) 
 			case slices.Contains(ids, int(m.MemberId)):
 				return errorf(codes.InvalidArgument, "action profile %s: member %d twice in group %d", pr.name, m.MemberId, g.GroupId)
 			}
-			wk, err := watchKind(m.WatchKind != nil, m.GetWatch(), m.GetWatchPort(), "action profile "+pr.name)
+			_, oldWatch := m.WatchKind.(*p4v1.ActionProfileGroup_Member_Watch)
+			wp, err := watchPort(oldWatch, m.GetWatchPort(), "action profile "+pr.name)
 			if err != nil {
 				return err
 			}
 			ids = append(ids, int(m.MemberId))
 			cm := &p4v1.ActionProfileGroup_Member{MemberId: m.MemberId, Weight: m.Weight}
-			switch w := wk.(type) {
-			case int32:
-				cm.WatchKind = &p4v1.ActionProfileGroup_Member_Watch{Watch: w}
-			case []byte:
-				cm.WatchKind = &p4v1.ActionProfileGroup_Member_WatchPort{WatchPort: w}
+			if wp != nil {
+				cm.WatchKind = &p4v1.ActionProfileGroup_Member_WatchPort{WatchPort: wp}
 			}
 			canon.Members = append(canon.Members, cm)
 		}

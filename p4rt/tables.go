@@ -474,7 +474,8 @@ func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, e *s
 		if apa.Weight > 1 {
 			return errorf(codes.Unimplemented, "table %s: weights above 1 (the target picks members with equal weight)", td.name)
 		}
-		wk, err := watchKind(apa.WatchKind != nil, apa.GetWatch(), apa.GetWatchPort(), "table "+td.name)
+		_, oldWatch := apa.WatchKind.(*p4v1.ActionProfileAction_Watch)
+		wp, err := watchPort(oldWatch, apa.GetWatchPort(), "table "+td.name)
 		if err != nil {
 			return err
 		}
@@ -483,11 +484,8 @@ func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, e *s
 			return err
 		}
 		c := &p4v1.ActionProfileAction{Action: a, Weight: apa.Weight}
-		switch w := wk.(type) {
-		case int32:
-			c.WatchKind = &p4v1.ActionProfileAction_Watch{Watch: w}
-		case []byte:
-			c.WatchKind = &p4v1.ActionProfileAction_WatchPort{WatchPort: w}
+		if wp != nil {
+			c.WatchKind = &p4v1.ActionProfileAction_WatchPort{WatchPort: wp}
 		}
 		canon.ActionProfileActions = append(canon.ActionProfileActions, c)
 		acts = append(acts, act{p.actions[a.ActionId].name, data})
@@ -514,25 +512,19 @@ func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, e *s
 	return nil
 }
 
-// watchKind checks a member's watch port (the deprecated int32 watch or
-// the bytes watch_port) and returns it canonical: nil, an int32 or a
-// []byte. A watched member is always used: the target has no port status
-// to watch (as BMv2 before a port is reported down), so a watch port is
-// kept and read back but changes nothing.
-func watchKind(set bool, watch int32, port []byte, what string) (any, error) {
+// watchPort checks a member's watch port and returns it canonical, nil
+// if none. A watched member is always used: the target has no port
+// status to watch (as BMv2 before a port is reported down), so a watch
+// port is kept and read back but changes nothing. The int32 watch that
+// P4Runtime 1.4 deprecates for watch_port is refused.
+func watchPort(deprecated bool, port []byte, what string) ([]byte, error) {
 	switch {
-	case !set:
+	case deprecated:
+		return nil, errorf(codes.Unimplemented, "%s: the deprecated int32 watch: give watch_port", what)
+	case len(port) == 0: // empty: always in use, as the spec says
 		return nil, nil
-	case port != nil:
-		c, err := fit(port, 32, what+": watch_port")
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	case watch < 0:
-		return nil, errorf(codes.InvalidArgument, "%s: watch port %d is negative", what, watch)
 	}
-	return watch, nil
+	return fit(port, 32, what+": watch_port")
 }
 
 // freeHidden removes the target's members and group of a one-shot set:
