@@ -392,8 +392,9 @@ func TestArbitration(t *testing.T) {
 
 // FuzzWrite throws arbitrary Write requests (bytes decoded as a
 // WriteRequest, its device and election ID forced to the primary's) at
-// a server holding entries: none may panic, and an update that fails
-// changes nothing a full read returns.
+// a server holding entries, and a Read with the same entity as its
+// filter: none may panic, and an update that fails changes nothing a
+// full read returns.
 func FuzzWrite(f *testing.F) {
 	p := loadProgram(f, "tables")
 	exactT, setExact := id(f, p.info, "IngressT.exact_t"), id(f, p.info, "IngressT.set_exact")
@@ -411,6 +412,13 @@ func FuzzWrite(f *testing.F) {
 			return
 		}
 		req.DeviceId, req.ElectionId, req.Atomicity = device, ct.election, 0
+		if e := req.Updates[0].Entity; e != nil {
+			if rc, err := c.Read(context.Background(), &p4v1.ReadRequest{DeviceId: device, Entities: []*p4v1.Entity{e}}); err == nil {
+				for err == nil {
+					_, err = rc.Recv()
+				}
+			}
+		}
 		before := readAll(t, c)
 		if _, err := c.Write(context.Background(), req); err == nil {
 			return
