@@ -14,8 +14,8 @@ import (
 )
 
 // Pipelines: a P4Info that does not describe the JSON is refused naming
-// the object; VERIFY changes nothing; VERIFY_AND_SAVE then COMMIT takes
-// the saved one; each GetForwardingPipelineConfig response type returns
+// the object; VERIFY changes nothing; after VERIFY_AND_SAVE writes go to
+// the saved pipeline, which COMMIT makes the switch's; each GetForwardingPipelineConfig response type returns
 // its part; RECONCILE_AND_COMMIT keeps what controllers wrote, and
 // refuses a pipeline that cannot hold it; VERIFY_AND_COMMIT starts afresh.
 func TestPipelineConfigs(t *testing.T) {
@@ -45,11 +45,24 @@ func TestPipelineConfigs(t *testing.T) {
 	if _, err := getPipeline(t, c, p4v1.GetForwardingPipelineConfigRequest_COOKIE_ONLY); status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("VERIFY committed a pipeline: %v", err)
 	}
-	if err := set(p4v1.SetForwardingPipelineConfigRequest_COMMIT, nil, 0); status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("COMMIT with nothing saved: %v, want FailedPrecondition", err)
+	if err := set(p4v1.SetForwardingPipelineConfigRequest_COMMIT, nil, 0); status.Code(err) != codes.NotFound {
+		t.Errorf("COMMIT with nothing saved: %v, want NotFound", err)
+	}
+	// Saved over a committed tables.p4: writes refer to the saved
+	// runtime.p4 at once, and COMMIT makes it and them the switch's.
+	if err := set(p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT, &tb, 1); err != nil {
+		t.Fatal(err)
 	}
 	if err := set(p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_SAVE, &rt, 2); err != nil {
 		t.Fatal(err)
+	}
+	bigT, fwd := id(t, rt.info, "IngressR.big_t"), id(t, rt.info, "IngressR.forward_counted")
+	entry := &p4v1.TableEntry{TableId: bigT, Match: []*p4v1.FieldMatch{exact(1, 7)}, Action: action(fwd, []byte{3})}
+	if got := write(t, c, ct, ins(entry)); got[0] != codes.OK {
+		t.Fatalf("a write to the saved pipeline: %v", got)
+	}
+	if cfg, _ := getPipeline(t, c, p4v1.GetForwardingPipelineConfigRequest_COOKIE_ONLY); cfg.GetCookie().GetCookie() != 1 {
+		t.Errorf("before COMMIT the committed pipeline is cookie %v, want 1", cfg.GetCookie())
 	}
 	if err := set(p4v1.SetForwardingPipelineConfigRequest_COMMIT, nil, 0); err != nil {
 		t.Fatal(err)
@@ -73,10 +86,8 @@ func TestPipelineConfigs(t *testing.T) {
 		}
 	}
 
-	bigT, fwd := id(t, rt.info, "IngressR.big_t"), id(t, rt.info, "IngressR.forward_counted")
-	entry := &p4v1.TableEntry{TableId: bigT, Match: []*p4v1.FieldMatch{exact(1, 7)}, Action: action(fwd, []byte{3})}
-	if got := write(t, c, ct, ins(entry)); got[0] != codes.OK {
-		t.Fatal(got)
+	if got := readAll(t, c, entity(&p4v1.TableEntry{TableId: bigT})); len(got) != 1 || !proto.Equal(got[0].GetTableEntry(), entry) {
+		t.Errorf("after COMMIT big_t holds %v, want the entry written after VERIFY_AND_SAVE", got)
 	}
 	if err := set(p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT, &tb, 3); status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("reconcile to a program without big_t: %v, want FailedPrecondition", err)

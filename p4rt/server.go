@@ -145,7 +145,7 @@ func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetFor
 		s.commit(p)
 	case p4v1.SetForwardingPipelineConfigRequest_COMMIT:
 		if s.saved == nil {
-			return nil, errorf(codes.FailedPrecondition, "COMMIT: no pipeline saved (VERIFY_AND_SAVE one first)")
+			return nil, errorf(codes.NotFound, "COMMIT: no pipeline saved (VERIFY_AND_SAVE one first)")
 		}
 		s.commit(s.saved)
 	case p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT:
@@ -175,6 +175,17 @@ func (s *Server) newPipeline(c *p4v1.ForwardingPipelineConfig) (*pipeline, error
 	}
 	p.dig = s.dig
 	return p, nil
+}
+
+// target is the pipeline reads and writes go to: a saved one, which
+// packets do not see until COMMIT (the spec: after VERIFY_AND_SAVE,
+// requests refer to the new config and COMMIT realizes what they wrote),
+// or the committed one. Called with mu held.
+func (s *Server) target() *pipeline {
+	if s.saved != nil {
+		return s.saved
+	}
+	return s.pipe
 }
 
 // commit makes p the pipeline packets and controllers see.
@@ -279,13 +290,14 @@ func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteRe
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pipe == nil {
+	p := s.target()
+	if p == nil {
 		return nil, errorf(codes.FailedPrecondition, "no pipeline set: SetForwardingPipelineConfig first")
 	}
 	errs := make([]error, len(req.Updates))
 	failed := false
 	for i, u := range req.Updates {
-		errs[i] = s.pipe.write(u)
+		errs[i] = p.write(u)
 		failed = failed || errs[i] != nil
 	}
 	if !failed {
@@ -372,7 +384,7 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 func (s *Server) read(req *p4v1.ReadRequest, out func(*p4v1.Entity) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.pipe
+	p := s.target()
 	if p == nil {
 		return errorf(codes.FailedPrecondition, "no pipeline set")
 	}
