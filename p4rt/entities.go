@@ -252,6 +252,32 @@ func cells(what string, ix *p4v1.Index, size int64) ([]int64, error) {
 	return all, nil
 }
 
+// eachCell calls f for every cell a read of indexed externs covers: those
+// of one extern (id) or of all (id 0), one cell (ix) or all (ix nil), in
+// ID and index order.
+func eachCell(descs map[uint32]*externDesc, kind string, id uint32, ix *p4v1.Index, f func(id uint32, d *externDesc, i int64) error) error {
+	ids := sortedIDs(descs)
+	if id != 0 {
+		if descs[id] == nil {
+			return unknownID(kind, id)
+		}
+		ids = []uint32{id}
+	}
+	for _, id := range ids {
+		d := descs[id]
+		ixs, err := cells(kind+" "+d.name, ix, d.size)
+		if err != nil {
+			return err
+		}
+		for _, i := range ixs {
+			if err := f(id, d, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // notInsertDelete refuses INSERT and DELETE of an entity that always
 // exists (counter, meter and register cells, value sets).
 func notInsertDelete(typ p4v1.Update_Type, what string) error {
@@ -301,31 +327,14 @@ func (p *pipeline) writeCounter(typ p4v1.Update_Type, c *p4v1.CounterEntry) erro
 }
 
 func (p *pipeline) readCounters(f *p4v1.CounterEntry, out func(*p4v1.Entity) error) error {
-	ids := sortedIDs(p.counters)
-	if f.CounterId != 0 {
-		if p.counters[f.CounterId] == nil {
-			return unknownID("counter", f.CounterId)
-		}
-		ids = []uint32{f.CounterId}
-	}
-	for _, id := range ids {
-		cd := p.counters[id]
-		ixs, err := cells("counter "+cd.name, f.Index, cd.size)
+	return eachCell(p.counters, "counter", f.CounterId, f.Index, func(id uint32, cd *externDesc, i int64) error {
+		pk, by, err := p.sw.Counter(cd.name, int(i))
 		if err != nil {
-			return err
+			return errorf(codes.Internal, "%v", err)
 		}
-		for _, i := range ixs {
-			pk, by, err := p.sw.Counter(cd.name, int(i))
-			if err != nil {
-				return errorf(codes.Internal, "%v", err)
-			}
-			e := &p4v1.CounterEntry{CounterId: id, Index: &p4v1.Index{Index: i}, Data: counterData(pk, by, cd.unit.String())}
-			if err := out(&p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: e}}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		e := &p4v1.CounterEntry{CounterId: id, Index: &p4v1.Index{Index: i}, Data: counterData(pk, by, cd.unit.String())}
+		return out(&p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: e}})
+	})
 }
 
 // directEntry finds the stored entry a direct counter or meter entry
@@ -484,30 +493,13 @@ func (p *pipeline) writeMeter(typ p4v1.Update_Type, m *p4v1.MeterEntry) error {
 }
 
 func (p *pipeline) readMeters(f *p4v1.MeterEntry, out func(*p4v1.Entity) error) error {
-	ids := sortedIDs(p.meters)
-	if f.MeterId != 0 {
-		if p.meters[f.MeterId] == nil {
-			return unknownID("meter", f.MeterId)
+	return eachCell(p.meters, "meter", f.MeterId, f.Index, func(id uint32, _ *externDesc, i int64) error {
+		e := &p4v1.MeterEntry{MeterId: id, Index: &p4v1.Index{Index: i}}
+		if c := p.st.meterCfg[id][i]; c != nil {
+			e.Config = proto.Clone(c).(*p4v1.MeterConfig)
 		}
-		ids = []uint32{f.MeterId}
-	}
-	for _, id := range ids {
-		md := p.meters[id]
-		ixs, err := cells("meter "+md.name, f.Index, md.size)
-		if err != nil {
-			return err
-		}
-		for _, i := range ixs {
-			e := &p4v1.MeterEntry{MeterId: id, Index: &p4v1.Index{Index: i}}
-			if c := p.st.meterCfg[id][i]; c != nil {
-				e.Config = proto.Clone(c).(*p4v1.MeterConfig)
-			}
-			if err := out(&p4v1.Entity{Entity: &p4v1.Entity_MeterEntry{MeterEntry: e}}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return out(&p4v1.Entity{Entity: &p4v1.Entity_MeterEntry{MeterEntry: e}})
+	})
 }
 
 func (p *pipeline) writeDirectMeter(typ p4v1.Update_Type, m *p4v1.DirectMeterEntry) error {
@@ -576,32 +568,15 @@ func (p *pipeline) writeRegister(typ p4v1.Update_Type, r *p4v1.RegisterEntry) er
 }
 
 func (p *pipeline) readRegisters(f *p4v1.RegisterEntry, out func(*p4v1.Entity) error) error {
-	ids := sortedIDs(p.registers)
-	if f.RegisterId != 0 {
-		if p.registers[f.RegisterId] == nil {
-			return unknownID("register", f.RegisterId)
-		}
-		ids = []uint32{f.RegisterId}
-	}
-	for _, id := range ids {
-		rd := p.registers[id]
-		ixs, err := cells("register "+rd.name, f.Index, rd.size)
+	return eachCell(p.registers, "register", f.RegisterId, f.Index, func(id uint32, rd *externDesc, i int64) error {
+		v, err := p.sw.Register(rd.name, int(i))
 		if err != nil {
-			return err
+			return errorf(codes.Internal, "%v", err)
 		}
-		for _, i := range ixs {
-			v, err := p.sw.Register(rd.name, int(i))
-			if err != nil {
-				return errorf(codes.Internal, "%v", err)
-			}
-			e := &p4v1.RegisterEntry{RegisterId: id, Index: &p4v1.Index{Index: i},
-				Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: canonical(v)}}}
-			if err := out(&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: e}}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		e := &p4v1.RegisterEntry{RegisterId: id, Index: &p4v1.Index{Index: i},
+			Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: canonical(v)}}}
+		return out(&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: e}})
+	})
 }
 
 // replicas checks a replica list: each (port, instance) once, ports the

@@ -74,16 +74,26 @@ func (t *Table) remove(key *entry) bool {
 	return true
 }
 
+// changeableDefault is the table named table if its program lets the
+// control plane change its default action. Called with sw.mu held.
+func (sw *Switch) changeableDefault(table string) (*Table, error) {
+	t, err := sw.table(table)
+	if err != nil {
+		return nil, err
+	}
+	if t.defConst {
+		return nil, fmt.Errorf("table %s: the default action is const in the program", t.Name)
+	}
+	return t, nil
+}
+
 // SetDefault sets the action a table runs on a miss.
 func (sw *Switch) SetDefault(table, action string, params []uint64) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	t, err := sw.table(table)
+	t, err := sw.changeableDefault(table)
 	if err != nil {
 		return err
-	}
-	if t.defConst {
-		return fmt.Errorf("table %s: the default action is const in the program", t.Name)
 	}
 	a := t.actions[action]
 	if a == nil {
@@ -420,12 +430,9 @@ func (sw *Switch) SetEntryMeter(table string, e Entry, rates []MeterRate) error 
 func (sw *Switch) ResetDefault(table string) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	t, err := sw.table(table)
+	t, err := sw.changeableDefault(table)
 	if err != nil {
 		return err
-	}
-	if t.defConst {
-		return fmt.Errorf("table %s: the default action is const in the program", t.Name)
 	}
 	t.deflt, t.defData = t.progDeflt, t.progDefData
 	return nil
