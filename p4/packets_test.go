@@ -167,7 +167,12 @@ func pauseFrame(n, prio int, quanta uint16) []byte {
 	return b
 }
 
-const pfcPriority = 3
+// pfcPriority is the lossless priority; RoCE traffic carries DSCP 26
+// (class selector 3) to be in it.
+const (
+	pfcPriority = 3
+	rocev2DSCP  = 26
+)
 
 // pfcPort turns PFC on for a port: XOFF and XON in bytes, the quanta a
 // PAUSE asks for and how long one lasts.
@@ -180,13 +185,16 @@ func (r *rig) pfcPort(port, xoff, xon int, quanta uint16, quantumNs int) {
 
 // PFC emulation: an ingress port past XOFF sends a real PAUSE upstream,
 // and quanta 0 once it drains below XON; a PAUSE received holds the
-// port's traffic until quanta 0 comes or the quanta run out, and nothing
-// is lost.
+// port's traffic of the paused priority until quanta 0 comes or the
+// quanta run out, nothing is lost, and traffic of other priorities
+// passes meanwhile (802.1Qbb pauses priorities, not ports).
 func TestPFC(t *testing.T) {
 	r := newRig(t)
 	r.pfcPort(hostA, 3*frameBytes, frameBytes, 0xffff, 5120)
 	r.must(r.sw.SetQueueRate(hostB, 200))
 	f := flowTo(hostB, 1000)
+	f.dscp = rocev2DSCP
+	lossy := flowTo(hostB, 1001) // DSCP 0: priority 0, never paused here
 	r.send(hostA, frames(f, 2, 10)...)
 
 	pause := r.recvType(hostA, 0x8808, 2*time.Second)
@@ -220,8 +228,15 @@ func TestPFC(t *testing.T) {
 	r.send(hostB, pauseFrame(hostB, pfcPriority, 0xffff)) // 655 ms
 	r.waitCounter(p4.CounterPausesReceived, hostB, 1)
 	r.send(hostA, frames(f, 2, 5)...)
-	if got := r.recvData(hostB, 5, 150*time.Millisecond); len(got) != 0 {
-		t.Fatalf("host B got %d frames while it had the port paused", len(got))
+	r.send(hostA, frames(lossy, 2, 3)...)
+	got := r.recvData(hostB, 8, 150*time.Millisecond)
+	for _, g := range got {
+		if g.flow.sport != lossy.sport {
+			t.Fatalf("host B got frame %d of the paused priority while it had it paused", g.seq)
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("host B got %d of the 3 priority-0 frames sent while it had priority %d paused", len(got), pfcPriority)
 	}
 	if n := r.counter(p4.CounterHeld, hostB); n < 5 {
 		t.Errorf("held[B] = %d, want every frame held at least once", n)
@@ -233,7 +248,7 @@ func TestPFC(t *testing.T) {
 		t.Fatalf("host B got %d frames after resuming a priority that was not paused", len(got))
 	}
 	r.send(hostB, pauseFrame(hostB, pfcPriority, 0))
-	got := r.recvData(hostB, 5, quiet)
+	got = r.recvData(hostB, 5, quiet)
 	if len(got) != 5 {
 		t.Fatalf("after XON host B got %d of 5 frames", len(got))
 	}
@@ -251,7 +266,7 @@ func TestPFC(t *testing.T) {
 
 	// A pause that runs out: 20000 quanta of 10 us.
 	r.send(hostB, pauseFrame(hostB, pfcPriority, 20000))
-	r.waitCounter(p4.CounterPausesReceived, hostB, 3)
+	r.waitCounter(p4.CounterPausesReceived, hostB, 4)
 	r.send(hostA, frames(f, 2, 3)...)
 	if got := r.recvData(hostB, 3, 50*time.Millisecond); len(got) != 0 {
 		t.Fatalf("host B got %d frames in a 200 ms pause", len(got))

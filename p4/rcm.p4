@@ -26,6 +26,7 @@ const bit<32> INSTANCE_RECIRC       = 4;
 
 struct metadata_t {
     bit<8>  cn_left;     /* CN flows the parser still has to read */
+    bit<3>  pfc_class;   /* the packet's 802.1p priority: DSCP >> 3 (0 if not IPv4) */
     bool    forwarded;   /* ingress chose an egress port */
     bool    ecmp;        /* the route is an ECMP group */
     bit<16> ecmp_base;   /* the group's first ecmp_member entry */
@@ -123,12 +124,13 @@ struct metadata_t {
  * it away when it leaves; ingress and egress share the register. */
 register<bit<32>>(NUM_PORTS) queue_bytes;
 /* PFC: each ingress port's account, the bytes in the switch that came
- * in on it; whether it has sent XOFF, and when; how long each port is
- * paused by its neighbour (ns, 0: not paused). */
+ * in on it; whether it has sent XOFF, and when; until when each priority
+ * of each port is paused by its neighbour (ns, 0: not paused), at
+ * port * 8 + priority. */
 register<bit<32>>(NUM_PORTS) ingress_bytes;
 register<bit<1>>(NUM_PORTS) xoff_sent;
 register<bit<64>>(NUM_PORTS) xoff_sent_ns;
-register<bit<64>>(NUM_PORTS) paused_until_ns;
+register<bit<64>>(NUM_PORTS * 8) paused_until_ns;
 /* RCM, per port: CRD's sample counter, last sampled queue and quantised
  * F_b; the F_br a CN brought and until when it holds; the CAM and its
  * write pointer; RCC's window counters and the bytes in the low queue;
@@ -366,24 +368,24 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
             (bit<32>)standard_metadata.ingress_port + 1, FL_CLONE);
     }
 
-    /* An 802.1Qbb PAUSE from the neighbour: the port stops sending the
-     * protected priority for the quanta given, or resumes on 0. */
-    action take_pause() {
-        bit<16> quanta = 0;
-        bit<3> prio = meta.pfc_priority;
-        if (prio == 0) { quanta = hdr.pfc.time0; }
-        if (prio == 1) { quanta = hdr.pfc.time1; }
-        if (prio == 2) { quanta = hdr.pfc.time2; }
-        if (prio == 3) { quanta = hdr.pfc.time3; }
-        if (prio == 4) { quanta = hdr.pfc.time4; }
-        if (prio == 5) { quanta = hdr.pfc.time5; }
-        if (prio == 6) { quanta = hdr.pfc.time6; }
-        if (prio == 7) { quanta = hdr.pfc.time7; }
-        bit<64> until = 0;
-        if (quanta != 0) {
-            until = meta.now_ns + (bit<64>)quanta * (bit<64>)meta.quantum_ns;
+    /* An 802.1Qbb PAUSE from the neighbour: each priority whose
+     * class-enable bit is set stops for the quanta given, or resumes on
+     * 0; the others are left as they are. */
+#define TAKE_PAUSE(i, quanta) \
+        if (hdr.pfc.class_enable[i:i] == 1) { \
+            paused_until_ns.write(at + i, quanta == 0 ? 64w0 : \
+                meta.now_ns + (bit<64>)quanta * (bit<64>)meta.quantum_ns); \
         }
-        paused_until_ns.write((bit<32>)standard_metadata.ingress_port, until);
+    action take_pause() {
+        bit<32> at = (bit<32>)standard_metadata.ingress_port * 8;
+        TAKE_PAUSE(0, hdr.pfc.time0)
+        TAKE_PAUSE(1, hdr.pfc.time1)
+        TAKE_PAUSE(2, hdr.pfc.time2)
+        TAKE_PAUSE(3, hdr.pfc.time3)
+        TAKE_PAUSE(4, hdr.pfc.time4)
+        TAKE_PAUSE(5, hdr.pfc.time5)
+        TAKE_PAUSE(6, hdr.pfc.time6)
+        TAKE_PAUSE(7, hdr.pfc.time7)
         pauses_received.count((bit<32>)standard_metadata.ingress_port);
     }
 
@@ -431,10 +433,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* MAC control and CNs end here. */
         if (hdr.pfc.isValid()) {
-            /* Times for priorities not in the class-enable vector mean
-             * nothing (802.1Qbb). */
-            if (hdr.pfc.opcode == PFC_OPCODE &&
-                ((hdr.pfc.class_enable >> meta.pfc_priority) & 1) == 1) {
+            if (hdr.pfc.opcode == PFC_OPCODE) {
                 take_pause();
             }
             drop();
@@ -787,10 +786,11 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
             }
         }
 
-        /* PFC: a port paused by its neighbour holds its packets; they go
-         * round through the recirculation port until the pause ends. */
+        /* PFC: packets of a priority the neighbour paused on this port
+         * are held; they go round through the recirculation port until
+         * the pause ends. Other priorities pass. */
         bit<64> until;
-        paused_until_ns.read(until, (bit<32>)egress);
+        paused_until_ns.read(until, (bit<32>)egress * 8 + (bit<32>)meta.pfc_class);
         if ((bit<64>)standard_metadata.egress_global_timestamp * 1000 < until) {
             meta.held_port = egress;
             held.count((bit<32>)egress);

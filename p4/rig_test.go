@@ -194,10 +194,11 @@ func (r *rig) counter(name string, port int) int64 {
 }
 
 // flow is a UDP flow between the test's hosts (RoCEv2 when dport is
-// 4791).
+// 4791), in the priority its DSCP's class selector gives (dscp >> 3).
 type flow struct {
 	src, dst     net.IP
 	sport, dport uint16
+	dscp         uint8
 }
 
 // id is the flow ID the program computes: CRC-32 of the 5-tuple as a CN
@@ -216,7 +217,7 @@ func (f flow) id() uint32 {
 // and seq in its payload.
 func (f flow) frame(ecn uint8, seq int) []byte {
 	eth := &layers.Ethernet{SrcMAC: hostMAC(1), DstMAC: switchMAC(1), EthernetType: layers.EthernetTypeIPv4}
-	ip := &layers.IPv4{Version: 4, IHL: 5, TOS: ecn, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: f.src, DstIP: f.dst}
+	ip := &layers.IPv4{Version: 4, IHL: 5, TOS: f.dscp<<2 | ecn, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: f.src, DstIP: f.dst}
 	udp := &layers.UDP{SrcPort: layers.UDPPort(f.sport), DstPort: layers.UDPPort(f.dport)}
 	udp.SetNetworkLayerForChecksum(ip)
 	payload := make([]byte, frameBytes-14-20-8)
@@ -270,7 +271,7 @@ func (r *rig) recvData(n, want int, quiet time.Duration) []received {
 			continue
 		}
 		out = append(out, received{
-			flow: flow{ip.SrcIP.To4(), ip.DstIP.To4(), uint16(udp.SrcPort), uint16(udp.DstPort)},
+			flow: flow{src: ip.SrcIP.To4(), dst: ip.DstIP.To4(), sport: uint16(udp.SrcPort), dport: uint16(udp.DstPort), dscp: ip.TOS >> 2},
 			seq:  int(binary.BigEndian.Uint32(udp.Payload)),
 			ecn:  ip.TOS & 3, ttl: ip.TTL,
 			eth: p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet), ip: ip,

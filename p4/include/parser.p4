@@ -38,6 +38,9 @@ parser RcmParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
     }
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
+        /* The DSCP's class selector is the priority, as RoCE NICs and
+         * switches map DSCP to priority by default (DSCP 26: 3). */
+        meta.pfc_class = hdr.ipv4.dscp[5:3];
         transition select(hdr.ipv4.protocol) {
             IPPROTO_UDP: parse_udp;
             default:     accept;

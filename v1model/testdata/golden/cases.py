@@ -10,14 +10,15 @@ from framing import csum
 
 FRAME = 1000
 PFC_PRIO = 3
+ROCE_DSCP = 26  # class selector 3: the lossless priority
 
 def mac(n, switch=False):
     return bytes([2, 0, 0, 0, 1 if switch else 0, n])
 
-def data(src, dst, seq, ecn=0, sport=1000, dport=4791, ttl=64, dstip=None, size=FRAME):
+def data(src, dst, seq, ecn=0, sport=1000, dport=4791, ttl=64, dstip=None, size=FRAME, dscp=0):
     eth = mac(src, True) + mac(src) + b'\x08\x00'
     payload = struct.pack('!I', seq) + bytes(size - 14 - 20 - 8 - 4)
-    ip = struct.pack('!BBHHHBBH4s4s', 0x45, ecn, 20 + 8 + len(payload), 0, 0x4000, ttl, 17, 0,
+    ip = struct.pack('!BBHHHBBH4s4s', 0x45, dscp << 2 | ecn, 20 + 8 + len(payload), 0, 0x4000, ttl, 17, 0,
                      bytes([10, 0, 0, src]), bytes(dstip or [10, 0, 0, dst]))
     ip = ip[:10] + struct.pack('!H', csum(ip)) + ip[12:]
     udp = struct.pack('!HHHH', sport, dport, 8 + len(payload), 0)
@@ -134,16 +135,17 @@ TIME = "a time in ns from the target's clock: BMv2's and the replay's clocks dif
 write("rcm-pfc-send", "PFC sent (TestPFC): a burst of 10 from port 1 into a port paced at 20 packets/s passes XOFF "
       "(3 frames): a PAUSE for priority 3 with 0xffff quanta goes out of port 1, then one with 0 once below XON",
       routes() + [port_config(1, xoff=3 * FRAME, xon=FRAME, quanta=0xffff, quantum_ns=5120, prio=PFC_PRIO)],
-      primed([2], burst(1, [data(1, 2, i, ecn=2) for i in range(10)])),
+      primed([2], burst(1, [data(1, 2, i, ecn=2, dscp=ROCE_DSCP) for i in range(10)])),
       rates={"2": RATE}, skip_registers={"xoff_sent_ns": TIME})
 write("rcm-pfc-honour", "PFC honoured (TestPFC): host 2 pauses priority 3 for 0xffff quanta of 10 us; a frame for it "
-      "waits (recirculating) through a PAUSE of another priority until host 2 sends quanta 0; then a pause of 20,000 "
-      "quanta that runs out holds another for 200 ms. One frame at a time: held frames recirculate, and the order "
+      "(DSCP 26) waits (recirculating) while one of priority 0 passes, and through a PAUSE of another priority, until "
+      "host 2 sends quanta 0; then a pause of 20,000 quanta that runs out holds another for 200 ms. One frame at a time: held frames recirculate, and the order "
       "several of them leave in depends on where each is in its loop when the pause ends, on BMv2 as on any target",
       routes() + [port_config(2, quantum_ns=10000, prio=PFC_PRIO)],
-      [{"port": 2, "frame": pause(2, PFC_PRIO, 0xffff)}, {"port": 1, "frame": data(1, 2, 0, ecn=2)},
+      [{"port": 2, "frame": pause(2, PFC_PRIO, 0xffff)}, {"port": 1, "frame": data(1, 2, 0, ecn=2, dscp=ROCE_DSCP)},
+       {"port": 1, "frame": data(1, 2, 100, ecn=2, sport=1001)},
        {"port": 2, "frame": pause(2, PFC_PRIO + 1, 0)}, {"port": 2, "frame": pause(2, PFC_PRIO, 0)},
-       {"port": 2, "frame": pause(2, PFC_PRIO, 20000)}, {"port": 1, "frame": data(1, 2, 1, ecn=2)}],
+       {"port": 2, "frame": pause(2, PFC_PRIO, 20000)}, {"port": 1, "frame": data(1, 2, 1, ecn=2, dscp=ROCE_DSCP)}],
       rates={"2": 2000},
       skip_registers={"paused_until_ns": TIME},
       skip_counters={"RcmEgress.held": "counts recirculation passes of held packets: how many depends on how fast the target loops, not on the program"})
