@@ -62,6 +62,9 @@ func (s *Session) readCounter(ctx context.Context, c *p4configv1.Counter, index 
 }
 
 func (s *Session) counter(name string) (*p4configv1.Counter, error) {
-	return lookup(s, "counter", name, func(i *p4configv1.P4Info) []*p4configv1.Counter { return i.Counters },
-		(*p4configv1.Counter).GetPreamble)
+	info, err := s.P4Info()
+	if err != nil {
+		return nil, err
+	}
+	return resolvePreamble("counter", name, info.Counters, (*p4configv1.Counter).GetPreamble)
 }

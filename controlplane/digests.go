@@ -41,45 +41,14 @@ func (s *Session) EnableDigest(ctx context.Context, name string, maxTimeout time
 	return nil
 }
 
-// Digests delivers the digest lists the switch sends, in order; each
-// delivered list has been acknowledged to the switch. The channel holds
-// 1024 lists; a list that arrives when it is full is dropped, not
-// acknowledged (the switch reports its digests again once they recur
-// after the ack timeout), and counted by DroppedDigests. The channel is
-// closed when the stream ends: at Close, or when the switch goes away
-// (then Err says why).
-func (s *Session) Digests() <-chan *p4v1.DigestList { return s.digests }
-
-// DroppedDigests is how many digest lists were dropped because the
-// channel of Digests was full.
-func (s *Session) DroppedDigests() uint64 { return s.dropped.Load() }
-
-// deliver queues d for Digests, or counts it as dropped if the channel
-// is full; it reports whether d was queued.
-func (s *Session) deliver(d *p4v1.DigestList) bool {
-	select {
-	case s.digests <- d:
-		return true
-	default:
-		s.dropped.Add(1)
-		return false
-	}
-}
-
-// ack acknowledges d to the switch. A failed send means the stream is
-// ending, which receive's next Recv reports.
-func (s *Session) ack(d *p4v1.DigestList) {
-	_ = s.send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_DigestAck{
-		DigestAck: &p4v1.DigestListAck{DigestId: d.DigestId, ListId: d.ListId}}})
-}
-
 // DigestName is the P4Info name of the digest with this ID (the
 // DigestId of a DigestList), or "" if the pipeline has none.
 func (s *Session) DigestName(id uint32) string {
-	if s.info == nil {
+	info, err := s.P4Info()
+	if err != nil {
 		return ""
 	}
-	d := find(s.info.Digests, func(d *p4configv1.Digest) bool { return d.Preamble.Id == id })
+	d := find(info.Digests, func(d *p4configv1.Digest) bool { return d.Preamble.Id == id })
 	if d == nil {
 		return ""
 	}
@@ -87,6 +56,9 @@ func (s *Session) DigestName(id uint32) string {
 }
 
 func (s *Session) digest(name string) (*p4configv1.Digest, error) {
-	return lookup(s, "digest", name, func(i *p4configv1.P4Info) []*p4configv1.Digest { return i.Digests },
-		(*p4configv1.Digest).GetPreamble)
+	info, err := s.P4Info()
+	if err != nil {
+		return nil, err
+	}
+	return resolvePreamble("digest", name, info.Digests, (*p4configv1.Digest).GetPreamble)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,18 +17,19 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 )
 
-// A list that finds the channel full is dropped and counted, not queued.
-func TestDeliverCountsDrops(t *testing.T) {
-	s := &Session{digests: make(chan *p4v1.DigestList, 1)}
+// A message that finds its channel full is dropped and counted, not queued.
+func TestOfferCountsDrops(t *testing.T) {
+	ch := make(chan *p4v1.DigestList, 1)
+	var dropped atomic.Uint64
 	first, second := &p4v1.DigestList{ListId: 1}, &p4v1.DigestList{ListId: 2}
-	if !s.deliver(first) || s.deliver(second) {
-		t.Error("deliver queued the second list in a channel of one, or not the first")
+	if !offer(ch, first, &dropped) || offer(ch, second, &dropped) {
+		t.Error("offer queued the second list in a channel of one, or not the first")
 	}
-	if got := <-s.digests; got != first {
+	if got := <-ch; got != first {
 		t.Errorf("queued %v, want the first list", got)
 	}
-	if s.DroppedDigests() != 1 {
-		t.Errorf("DroppedDigests = %d, want 1", s.DroppedDigests())
+	if dropped.Load() != 1 {
+		t.Errorf("dropped = %d, want 1", dropped.Load())
 	}
 }
 
@@ -118,8 +120,8 @@ func TestDigests(t *testing.T) {
 	if packets < 1 || nbytes < int64(len(frame)) {
 		t.Errorf("SeenIngress.rx[1] = %d packets, %d bytes; want at least 1 of %d bytes", packets, nbytes, len(frame))
 	}
-	if s.DroppedDigests() != 0 {
-		t.Errorf("%d digest lists dropped", s.DroppedDigests())
+	if s.Dropped() != 0 {
+		t.Errorf("%d digest lists dropped", s.Dropped())
 	}
 
 	if err := s.Close(); err != nil {
@@ -142,11 +144,11 @@ func compileP4(t *testing.T, src string) (*p4configv1.P4Info, []byte) {
 	if err != nil {
 		t.Fatalf("p4c-bm2-ss %s: %v: %s", src, err, out)
 	}
-	info, config, err := ReadPipeline(p4info, js)
+	p, err := ReadPipeline(p4info, js, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return info, config
+	return p.Info, p.DeviceConfig
 }
 
 // vethPair creates a veth pair, both ends up, named after this process,

@@ -1,89 +1,138 @@
-// Package controlplane is p4rcm's P4Runtime client: a session with one
-// switch (arbitration as the primary controller, the pipeline pushed from
-// a P4Info and a device configuration), table entries written and read by
-// the names in the P4Info, counters, clone sessions and digests.
+// Package controlplane is p4rcm's P4Runtime client, built on
+// github.com/antoninbas/p4runtime-go-client (its RPC client, pipeline
+// calls, entry builders and canonical byte strings), with what a
+// controller of real switches needs on top:
 //
-// Names that are not in the P4Info are refused before anything is sent.
-// An error from the switch wraps its gRPC status, so status.Code(err)
-// tells NOT_FOUND, ALREADY_EXISTS, ... apart; for a write it is the code
-// of the failed update (P4Runtime answers a failed batch with UNKNOWN and
-// one p4.v1.Error per update in the details, which this package unpacks).
+//   - a session opens as primary or as backup, says which
+//     (Session.Primary), and follows arbitration updates on the stream
+//     (Session.Roles): a backup becomes primary when the primary leaves, a
+//     primary is demoted by a higher election ID;
+//   - a session adopts the pipeline already on the switch (AdoptPipeline,
+//     checked by its cookie) instead of resetting the switch's tables;
+//   - every name is resolved through the P4Info, in full, by alias or by
+//     unique suffix, and an unknown name is refused before anything is
+//     sent, with a status a caller can test (NOT_FOUND, or
+//     INVALID_ARGUMENT when ambiguous) naming the closest names; a value
+//     too wide for its field is refused naming the field and its width;
+//   - writes go in batches, and a failed batch's per-update errors are
+//     unpacked (WriteError), its status the first failed update's.
+//
+// The stream is read here, not by the library's Run: Run reports an
+// arbitration update as a bare bool, which cannot tell "another controller
+// is primary" (ALREADY_EXISTS) from "there is no primary" (NOT_FOUND, when
+// a backup may take over), and it logs through logrus.
+//
+// Errors from the switch keep their gRPC status: status.Code(err) tells
+// NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED, ... apart.
 package controlplane
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/antoninbas/p4runtime-go-client/pkg/client"
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/prototext"
-	"os"
 )
 
-// digestBuffer is how many digest lists wait for the reader of Digests
-// before further ones are dropped (and counted).
-const digestBuffer = 1024
+// streamBuffer is how many digest lists, packet-ins or role changes wait
+// for their reader before further ones are dropped (and counted).
+const streamBuffer = 1024
 
-// Session is a primary controller's connection to one device.
+// ElectionID is a controller's election ID, a 128-bit number: the higher
+// one is primary.
+type ElectionID struct{ High, Low uint64 }
+
+func (e ElectionID) String() string {
+	if e.High == 0 {
+		return fmt.Sprint(e.Low)
+	}
+	return fmt.Sprintf("%d,%d", e.High, e.Low)
+}
+
+// Session is a controller's connection to one device: primary or backup.
 type Session struct {
+	addr     string
 	conn     *grpc.ClientConn
-	client   p4v1.P4RuntimeClient
+	c        *client.Client
 	deviceID uint64
-	election *p4v1.Uint128
-	info     *p4configv1.P4Info
 
-	// The stream: one goroutine (receive) reads it for the session's
-	// life; sends, from the caller's goroutines and from receive (acks),
-	// are serialised by sendMu, as gRPC allows one sender at a time.
+	mu       sync.Mutex
+	info     *p4configv1.P4Info // the pipeline's, once set or adopted
+	election ElectionID         // changes when a backup takes over
+
+	primary atomic.Bool
+	roles   chan bool
+
+	// One goroutine (receive) reads the stream for the session's life;
+	// sends, from callers and from receive, are serialised by sendMu.
 	stream    p4v1.P4Runtime_StreamChannelClient
-	streamCtx context.Context
 	cancel    context.CancelFunc
 	sendMu    sync.Mutex
-	recvDone  chan struct{} // closed when receive has returned
-	streamErr error         // why the stream ended, if not by Close; set before recvDone closes
+	recvDone  chan struct{}
+	streamErr error // why the stream ended, if not by Close; set before recvDone closes
 
-	digests chan *p4v1.DigestList // closed when receive returns
-	dropped atomic.Uint64
+	digests   chan *p4v1.DigestList
+	packetIns chan *p4v1.PacketIn
+	dropped   atomic.Uint64
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Dial connects to the P4Runtime server at addr and becomes the primary
-// controller of device deviceID with election ID electionID (> 0). From
-// then until Close, the session reads the stream: see Digests.
-func Dial(ctx context.Context, addr string, deviceID, electionID uint64) (*Session, error) {
-	if electionID == 0 {
-		return nil, errors.New("controlplane: election ID 0 is reserved for backups")
+// Dial connects to the P4Runtime server at addr and asks to be the
+// primary controller of device deviceID with election ID election (not
+// 0, which P4Runtime reserves). It returns once the switch has answered:
+// the session is then primary, or a backup if another controller holds a
+// higher ID (Primary says which; a backup's writes are refused with
+// PERMISSION_DENIED). A backup takes over when the switch announces that
+// there is no primary (the primary left), with an election ID above the
+// highest the switch has seen. Dial fails if the switch cannot be
+// reached before ctx ends or refuses the request (a wrong device ID:
+// NOT_FOUND).
+func Dial(ctx context.Context, addr string, deviceID uint64, election ElectionID) (*Session, error) {
+	if election == (ElectionID{}) {
+		return nil, status.Error(codes.InvalidArgument, "controlplane: election ID 0 is reserved for backups that never become primary")
 	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %s: %w", addr, err)
 	}
-	s := &Session{conn: conn, client: p4v1.NewP4RuntimeClient(conn), deviceID: deviceID,
-		election: &p4v1.Uint128{Low: electionID}, digests: make(chan *p4v1.DigestList, digestBuffer)}
-	// The stream lives as long as the session, not as the caller's ctx.
-	s.streamCtx, s.cancel = context.WithCancel(context.Background())
-	if s.stream, err = s.client.StreamChannel(s.streamCtx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("controlplane: %s: stream: %w", addr, err)
+	s := &Session{addr: addr, conn: conn, deviceID: deviceID, election: election,
+		roles: make(chan bool, streamBuffer), recvDone: make(chan struct{}),
+		digests: make(chan *p4v1.DigestList, streamBuffer), packetIns: make(chan *p4v1.PacketIn, streamBuffer)}
+	s.c = client.NewClient(p4v1.NewP4RuntimeClient(conn), deviceID, s.electionProto())
+	// The stream lives as long as the session, not as the caller's ctx;
+	// WaitForReady makes an unreachable switch fail within ctx below.
+	var streamCtx context.Context
+	streamCtx, s.cancel = context.WithCancel(context.Background())
+	opened := make(chan error, 1)
+	go func() {
+		var err error
+		s.stream, err = s.c.StreamChannel(streamCtx, grpc.WaitForReady(true))
+		opened <- err
+	}()
+	select {
+	case err = <-opened:
+	case <-ctx.Done():
+		err = ctx.Err()
 	}
-	req := &p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
-		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: deviceID, ElectionId: s.election}}}
-	if err := s.send(req); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("controlplane: %s: arbitration: %w", addr, err)
+	if err == nil {
+		err = s.arbitrate()
+	}
+	if err != nil {
+		s.cancel()
+		conn.Close()
+		return nil, fmt.Errorf("controlplane: %s: %w", addr, err)
 	}
 	arbitrated := make(chan error, 1) // buffered: Dial may have given up waiting
-	s.recvDone = make(chan struct{})
 	go s.receive(arbitrated)
 	select {
 	case err = <-arbitrated:
@@ -92,43 +141,20 @@ func Dial(ctx context.Context, addr string, deviceID, electionID uint64) (*Sessi
 	}
 	if err != nil {
 		s.Close()
-		return nil, fmt.Errorf("controlplane: %s: arbitration: %w", addr, err)
+		return nil, fmt.Errorf("controlplane: %s: arbitration for device %d: %w", addr, deviceID, err)
 	}
 	return s, nil
 }
 
-// receive reads the stream until it ends: first the answer to the
-// arbitration request, reported on arbitrated, then, if this session is
-// primary, digest lists for Digests. Other messages (packets in, later
-// arbitration updates, stream errors) are not used and are discarded.
-func (s *Session) receive(arbitrated chan<- error) {
-	defer close(s.recvDone)
-	defer close(s.digests)
-	resp, err := s.stream.Recv()
-	switch {
-	case err != nil:
-		arbitrated <- err
-		return
-	case resp.GetArbitration() == nil:
-		arbitrated <- fmt.Errorf("unexpected first message %v", resp)
-		return
-	case resp.GetArbitration().GetStatus().GetCode() != int32(codes.OK):
-		arbitrated <- fmt.Errorf("not primary: %s", resp.GetArbitration().GetStatus().GetMessage())
-		return
-	}
-	arbitrated <- nil
-	for {
-		resp, err := s.stream.Recv()
-		if err != nil {
-			if s.streamCtx.Err() == nil { // not ended by Close
-				s.streamErr = fmt.Errorf("controlplane: stream: %w", err)
-			}
-			return
-		}
-		if d := resp.GetDigest(); d != nil && s.deliver(d) {
-			s.ack(d)
-		}
-	}
+func (s *Session) electionProto() *p4v1.Uint128 {
+	e := s.Election()
+	return &p4v1.Uint128{High: e.High, Low: e.Low}
+}
+
+// arbitrate sends the session's arbitration request.
+func (s *Session) arbitrate() error {
+	return s.send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
+		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: s.deviceID, ElectionId: s.electionProto()}}})
 }
 
 // send sends one message on the stream.
@@ -136,6 +162,116 @@ func (s *Session) send(req *p4v1.StreamMessageRequest) error {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	return s.stream.Send(req)
+}
+
+// receive reads the stream until it ends. The first arbitration answer
+// is reported on arbitrated; later ones change the role (see Roles).
+// Digest lists go to Digests (acknowledged once queued), packet-ins to
+// PacketIns.
+func (s *Session) receive(arbitrated chan<- error) {
+	defer close(s.recvDone)
+	defer close(s.roles)
+	defer close(s.digests)
+	defer close(s.packetIns)
+	first := true
+	for {
+		resp, err := s.stream.Recv()
+		if err != nil {
+			if first {
+				arbitrated <- err
+			} else if s.conn.GetState().String() != "SHUTDOWN" { // not ended by Close
+				s.streamErr = fmt.Errorf("controlplane: %s: stream: %w", s.addr, err)
+			}
+			return
+		}
+		switch {
+		case resp.GetArbitration() != nil:
+			s.arbitration(resp.GetArbitration())
+			if first {
+				first = false
+				arbitrated <- nil
+			}
+		case resp.GetDigest() != nil:
+			if d := resp.GetDigest(); offer(s.digests, d, &s.dropped) {
+				_ = s.send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_DigestAck{
+					DigestAck: &p4v1.DigestListAck{DigestId: d.DigestId, ListId: d.ListId}}})
+			}
+		case resp.GetPacket() != nil:
+			offer(s.packetIns, resp.GetPacket(), &s.dropped)
+		}
+	}
+}
+
+// arbitration takes an arbitration update: OK makes the session primary,
+// ALREADY_EXISTS a backup, and NOT_FOUND (no primary) makes a backup take
+// over with an election ID above the highest the switch has seen (its
+// own added to it, so that two backups taking over do not collide).
+func (s *Session) arbitration(a *p4v1.MasterArbitrationUpdate) {
+	primary := a.GetStatus().GetCode() == int32(codes.OK)
+	if s.primary.Swap(primary) != primary {
+		offer(s.roles, primary, &s.dropped)
+	}
+	if a.GetStatus().GetCode() == int32(codes.NotFound) {
+		seen, own := a.GetElectionId(), s.Election()
+		low := seen.GetLow() + own.Low
+		carry := uint64(0)
+		if low < own.Low {
+			carry = 1
+		}
+		s.mu.Lock()
+		s.election = ElectionID{High: seen.GetHigh() + own.High + carry, Low: low}
+		s.mu.Unlock()
+		_ = s.arbitrate() // a failure ends the stream, which Recv reports
+	}
+}
+
+// offer queues v on ch, or counts it dropped when ch is full.
+func offer[T any](ch chan T, v T, dropped *atomic.Uint64) bool {
+	select {
+	case ch <- v:
+		return true
+	default:
+		dropped.Add(1)
+		return false
+	}
+}
+
+// Primary reports whether the switch has this session as its primary
+// controller now.
+func (s *Session) Primary() bool { return s.primary.Load() }
+
+// Roles delivers each change of role the switch announces on the stream:
+// true when this session becomes primary, false when it is demoted.
+func (s *Session) Roles() <-chan bool { return s.roles }
+
+// WaitPrimary waits until this session is primary, the stream ends or
+// ctx does.
+func (s *Session) WaitPrimary(ctx context.Context) error {
+	for !s.Primary() {
+		select {
+		case <-s.recvDone:
+			if err := s.Err(); err != nil {
+				return err
+			}
+			return status.Error(codes.Unavailable, "controlplane: the session is closed")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Addr is the switch's address and DeviceID the device's.
+func (s *Session) Addr() string     { return s.addr }
+func (s *Session) DeviceID() uint64 { return s.deviceID }
+
+// Election is the session's election ID: the one it dialled with, or
+// the one it took over with.
+func (s *Session) Election() ElectionID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.election
 }
 
 // Err is why the stream ended before Close (the switch went away, say),
@@ -149,141 +285,33 @@ func (s *Session) Err() error {
 	}
 }
 
-// Close ends the session: the stream (Digests' channel is closed once the
-// goroutine reading it has returned) and the connection. It is safe to
-// call more than once; later calls return the first's result.
+// Close ends the session: the stream (the channels of Digests, PacketIns
+// and Roles close once its reader has returned) and the connection. It is
+// safe to call more than once.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
-		s.cancel()
-		if s.recvDone != nil {
-			<-s.recvDone
-		}
 		s.closeErr = s.conn.Close()
+		s.cancel()
+		<-s.recvDone
 	})
 	return s.closeErr
 }
 
-// SetPipeline installs a program: its P4Info and the target's device
-// configuration (for BMv2, the compiled JSON).
-func (s *Session) SetPipeline(ctx context.Context, info *p4configv1.P4Info, deviceConfig []byte) error {
-	_, err := s.client.SetForwardingPipelineConfig(ctx, &p4v1.SetForwardingPipelineConfigRequest{
-		DeviceId:   s.deviceID,
-		ElectionId: s.election,
-		Action:     p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT,
-		Config:     &p4v1.ForwardingPipelineConfig{P4Info: info, P4DeviceConfig: deviceConfig},
-	})
-	if err != nil {
-		return fmt.Errorf("controlplane: set pipeline: %w", err)
-	}
-	s.info = info
-	return nil
-}
+// Digests delivers the digest lists the switch sends, in order; each
+// delivered list has been acknowledged. A list that arrives when the
+// channel (1024 lists) is full is dropped unacknowledged (the switch
+// sends its digests again after the ack timeout) and counted by Dropped.
+// Close closes the channel (as it does those of PacketIns and Roles).
+func (s *Session) Digests() <-chan *p4v1.DigestList { return s.digests }
 
-// write sends one update. The error, if any, carries the update's own
-// status (see the package comment) and no prefix: callers add theirs.
-func (s *Session) write(ctx context.Context, typ p4v1.Update_Type, e *p4v1.Entity) error {
-	_, err := s.client.Write(ctx, &p4v1.WriteRequest{
-		DeviceId: s.deviceID, ElectionId: s.election,
-		Updates: []*p4v1.Update{{Type: typ, Entity: e}},
-	})
-	return updateError(err)
-}
+// PacketIns delivers the packets the switch sends to the controller.
+func (s *Session) PacketIns() <-chan *p4v1.PacketIn { return s.packetIns }
 
-// upsert inserts e, or modifies it if it already exists.
-func (s *Session) upsert(ctx context.Context, e *p4v1.Entity) error {
-	err := s.write(ctx, p4v1.Update_INSERT, e)
-	if status.Code(err) == codes.AlreadyExists {
-		err = s.write(ctx, p4v1.Update_MODIFY, e)
-	}
-	return err
-}
+// Dropped counts stream messages dropped because their channel was full.
+func (s *Session) Dropped() uint64 { return s.dropped.Load() }
 
-// updateError turns a failed Write's UNKNOWN status into the status of
-// the first update that failed, from the p4.v1.Error details.
-func updateError(err error) error {
-	st, ok := status.FromError(err)
-	if err == nil || !ok || st.Code() != codes.Unknown {
-		return err
-	}
-	for _, d := range st.Details() {
-		if e, ok := d.(*p4v1.Error); ok && codes.Code(e.CanonicalCode) != codes.OK {
-			return status.Error(codes.Code(e.CanonicalCode), e.Message)
-		}
-	}
-	return err
-}
-
-// read reads what matches e (a wildcard or one entity), calling each for
-// every entity of the answer.
-func (s *Session) read(ctx context.Context, e *p4v1.Entity, each func(*p4v1.Entity)) error {
-	rc, err := s.client.Read(ctx, &p4v1.ReadRequest{DeviceId: s.deviceID, Entities: []*p4v1.Entity{e}})
-	if err != nil {
-		return err
-	}
-	for {
-		resp, err := rc.Recv()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		for _, x := range resp.Entities {
-			each(x)
-		}
-	}
-}
-
-// pipeline is the P4Info, or an error when no pipeline is set.
-func (s *Session) pipeline() (*p4configv1.P4Info, error) {
-	if s.info == nil {
-		return nil, errors.New("controlplane: no pipeline set")
-	}
-	return s.info, nil
-}
-
-// find is the first of xs for which is holds, or nil.
-func find[T any](xs []*T, is func(*T) bool) *T {
-	for _, x := range xs {
-		if is(x) {
-			return x
-		}
-	}
-	return nil
-}
-
-// lookup is the entity of the pipeline's P4Info that goes by name, among
-// those list gives; kind names the list in the error when there is none.
-func lookup[T any](s *Session, kind, name string, list func(*p4configv1.P4Info) []*T,
-	preamble func(*T) *p4configv1.Preamble) (*T, error) {
-	info, err := s.pipeline()
-	if err != nil {
-		return nil, err
-	}
-	x := find(list(info), func(x *T) bool { return named(preamble(x), name) })
-	if x == nil {
-		return nil, fmt.Errorf("controlplane: no %s %q in the P4Info", kind, name)
-	}
-	return x, nil
-}
-
-// named reports whether an entity goes by name, in full or by its alias.
-func named(p *p4configv1.Preamble, name string) bool { return p.Name == name || p.Alias == name }
-
-// ReadPipeline reads what SetPipeline takes from the files p4c-bm2-ss
-// writes: the P4Info in text format and the BMv2 JSON.
-func ReadPipeline(p4infoPath, jsonPath string) (*p4configv1.P4Info, []byte, error) {
-	text, err := os.ReadFile(p4infoPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	info := &p4configv1.P4Info{}
-	if err := (prototext.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(text, info); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", p4infoPath, err)
-	}
-	device, err := os.ReadFile(jsonPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	return info, device, nil
+// SendPacketOut sends a packet from the controller into the switch.
+func (s *Session) SendPacketOut(payload []byte, metadata ...*p4v1.PacketMetadata) error {
+	return s.send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Packet{
+		Packet: &p4v1.PacketOut{Payload: payload, Metadata: metadata}}})
 }

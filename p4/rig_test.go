@@ -106,7 +106,7 @@ func newRig(t *testing.T) *rig {
 			}
 		}
 	})
-	if r.s, err = controlplane.Dial(ctx, grpcAddr, 1, 1); err != nil {
+	if r.s, err = controlplane.Dial(ctx, grpcAddr, 1, controlplane.ElectionID{Low: 1}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.s.Close() })
@@ -114,7 +114,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.must(r.s.SetPipeline(ctx, info, p4.DeviceConfig()))
+	r.must(r.s.SetPipeline(ctx, controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig()}))
 	for _, n := range []int{hostA, hostB, hostC} {
 		r.insert(p4.TableIPv4LPM, []controlplane.Match{{Field: "hdr.ipv4.dst_addr", Value: hostIP(n), PrefixLen: 32}},
 			p4.ActionSetNexthop, "port", u(n, 9), "src_mac", switchMAC(n), "dst_mac", hostMAC(n))
@@ -160,7 +160,7 @@ func u(v, bits int) []byte {
 // insert adds a table entry; params alternate names and values.
 func (r *rig) insert(table string, m []controlplane.Match, action string, params ...any) {
 	r.t.Helper()
-	r.must(r.s.InsertEntry(r.ctx, table, m, action, paramList(params)))
+	r.must(r.s.InsertEntry(r.ctx, controlplane.Entry{Table: table, Match: m, Action: action, Params: paramList(params)}))
 }
 
 // portConfig installs the entry of a table keyed by a port number.
@@ -172,8 +172,9 @@ func (r *rig) portConfig(table string, port int, action string, params ...any) {
 		p4.TableREDConfig:         "standard_metadata.egress_port",
 	}[table]
 	m := []controlplane.Match{{Field: field, Value: u(port, 9)}}
-	if err := r.s.InsertEntry(r.ctx, table, m, action, paramList(params)); err != nil {
-		r.must(r.s.ModifyEntry(r.ctx, table, m, action, paramList(params)))
+	e := controlplane.Entry{Table: table, Match: m, Action: action, Params: paramList(params)}
+	if err := r.s.InsertEntry(r.ctx, e); err != nil {
+		r.must(r.s.ModifyEntry(r.ctx, e))
 	}
 }
 

@@ -264,15 +264,16 @@ func recordCase(t *testing.T, path string) {
 // the lists until the returned function is called.
 func recordDigests(t *testing.T, ctx context.Context, addr, program string) func() []GoldenDigest {
 	t.Helper()
-	info, device, err := controlplane.ReadPipeline(strings.TrimSuffix(program, ".json")+".p4info.txtpb", program)
+	pipeline, err := controlplane.ReadPipeline(strings.TrimSuffix(program, ".json")+".p4info.txtpb", program, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := controlplane.Dial(ctx, addr, 1, 1)
+	info := pipeline.Info
+	s, err := controlplane.Dial(ctx, addr, 1, controlplane.ElectionID{Low: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetPipeline(ctx, info, device); err != nil {
+	if err := s.SetPipeline(ctx, pipeline); err != nil {
 		t.Fatal(err)
 	}
 	names := map[uint32]string{}

@@ -1,205 +1,29 @@
 package v1model
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/p4rcm/p4rcm/tutorialjson"
 	"math/big"
-	"net"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// Runtime is a switch's start-up configuration in the format of the
-// p4lang tutorials' runtime JSON (s1-runtime.json): table entries,
-// default actions, multicast groups and clone sessions.
-type Runtime struct {
-	File    string
-	Entries []RuntimeEntry
-	Groups  []RuntimeGroup
-	Clones  []RuntimeGroup
-	// p4rcm's additions to the format: action profile members and
-	// selector groups (P4Runtime's ActionProfileMember and
-	// ActionProfileGroup), meter rates (meter_set_rates) and parser
-	// value set members (pvs_add).
-	Members       []RuntimeMember
-	ProfileGroups []RuntimeProfileGroup
-	Meters        []RuntimeMeter
-	ValueSets     []RuntimeValueSetMember
-}
-
-// RuntimeValueSetMember adds a value to a parser value set.
-type RuntimeValueSetMember struct {
-	Pos
-	ValueSet string          `json:"value_set"`
-	Value    json.RawMessage `json:"value"`
-}
-
-// RuntimeMember is one action profile member.
-type RuntimeMember struct {
-	Pos
-	Profile string                     `json:"action_profile"`
-	ID      int                        `json:"member_id"`
-	Action  string                     `json:"action_name"`
-	Params  map[string]json.RawMessage `json:"action_params"`
-}
-
-// RuntimeProfileGroup is one group of an action selector.
-type RuntimeProfileGroup struct {
-	Pos
-	Profile string `json:"action_profile"`
-	ID      int    `json:"group_id"`
-	Members []int  `json:"members"`
-}
-
-// RuntimeMeter sets the rates of one cell of an indirect meter:
-// [rate per microsecond, burst] pairs, committed then peak.
-type RuntimeMeter struct {
-	Pos
-	Meter string       `json:"meter"`
-	Index int          `json:"index"`
-	Rates [][2]float64 `json:"rates"`
-}
-
-// Pos is where in the file an object of a runtime JSON starts.
-type Pos struct {
-	Line int `json:"-"`
-}
-
-func (p *Pos) setLine(l int) { p.Line = l }
-
-// decodeAt decodes the next object of a list, recording its line.
-func decodeAt[T any, P interface {
-	*T
-	setLine(int)
-}](dec *json.Decoder, line int, list *[]T) error {
-	var v T
-	if err := dec.Decode(&v); err != nil {
-		return err
-	}
-	P(&v).setLine(line)
-	*list = append(*list, v)
-	return nil
-}
-
-// RuntimeEntry is one entry of "table_entries". Match values are JSON
-// numbers or strings: decimal, 0x hex, dotted IPv4 or colon MAC; lpm
-// takes [value, prefix length], ternary [value, mask], range [low, high],
-// optional a value or null for the wildcard.
-type RuntimeEntry struct {
-	Pos
-	Table    string                     `json:"table"`
-	Default  bool                       `json:"default_action"`
-	Match    map[string]json.RawMessage `json:"match"`
-	Action   string                     `json:"action_name"`
-	Params   map[string]json.RawMessage `json:"action_params"`
-	Priority int                        `json:"priority"`
-	// An entry of a table with an action profile names a member or a
-	// group instead of an action; one with a direct meter may set it.
-	Member *int         `json:"member_id"`
-	Group  *int         `json:"group_id"`
-	Meter  [][2]float64 `json:"meter"`
-}
-
-// RuntimeGroup is a multicast group or a clone session.
-type RuntimeGroup struct {
-	Pos
-	ID       int `json:"multicast_group_id"`
-	Session  int `json:"clone_session_id"`
-	Replicas []struct {
-		Port     int `json:"egress_port"`
-		Instance int `json:"instance"`
-	} `json:"replicas"`
-}
+// Runtime is a switch's start-up configuration in the p4lang tutorials'
+// runtime JSON (package tutorialjson).
+type Runtime = tutorialjson.Runtime
 
 // LoadRuntime reads a runtime JSON file.
-func LoadRuntime(path string) (*Runtime, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	rt, err := ParseRuntime(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	rt.File = path
-	return rt, nil
-}
+func LoadRuntime(path string) (*Runtime, error) { return tutorialjson.LoadRuntime(path) }
 
-// ParseRuntime decodes a runtime JSON document, recording the line of
-// every entry for errors.
-func ParseRuntime(data []byte) (*Runtime, error) {
-	rt := &Runtime{}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	line := func() int { return 1 + bytes.Count(data[:dec.InputOffset()], []byte("\n")) }
-	fail := func(err error) error { return fmt.Errorf("line %d: %v", line(), err) }
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("line 1: want a JSON object")
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fail(err)
-		}
-		key, _ := tok.(string)
-		switch key {
-		case "table_entries", "multicast_group_entries", "clone_session_entries",
-			"action_profile_members", "action_profile_groups", "meter_configs", "value_set_members":
-			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-				return nil, fail(fmt.Errorf("%s: want a list", key))
-			}
-			for dec.More() {
-				// The offset is past the comma; skip blanks to the entry.
-				off := int(dec.InputOffset())
-				for off < len(data) && strings.ContainsRune(", \t\r\n", rune(data[off])) {
-					off++
-				}
-				l := 1 + bytes.Count(data[:off], []byte("\n"))
-				var err error
-				switch key {
-				case "table_entries":
-					err = decodeAt(dec, l, &rt.Entries)
-				case "multicast_group_entries":
-					err = decodeAt(dec, l, &rt.Groups)
-				case "clone_session_entries":
-					err = decodeAt(dec, l, &rt.Clones)
-				case "action_profile_members":
-					err = decodeAt(dec, l, &rt.Members)
-				case "action_profile_groups":
-					err = decodeAt(dec, l, &rt.ProfileGroups)
-				case "meter_configs":
-					err = decodeAt(dec, l, &rt.Meters)
-				case "value_set_members":
-					err = decodeAt(dec, l, &rt.ValueSets)
-				}
-				if err != nil {
-					return nil, fmt.Errorf("line %d: %s: %v", l, key, err)
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, fail(err)
-			}
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, fail(err)
-			}
-		}
-	}
-	return rt, nil
-}
+// ParseRuntime decodes a runtime JSON document.
+func ParseRuntime(data []byte) (*Runtime, error) { return tutorialjson.ParseRuntime(data) }
 
 // Install puts the runtime configuration on the switch. Errors name the
 // file, the line of the entry and the field.
 func (sw *Switch) Install(rt *Runtime) error {
-	at := func(line int) string {
-		if rt.File != "" {
-			return fmt.Sprintf("%s:%d", rt.File, line)
-		}
-		return fmt.Sprintf("line %d", line)
-	}
+	at := func(line int) string { return rt.At(tutorialjson.Pos{Line: line}) }
 	for _, m := range rt.Members {
 		pr, err := sw.profileOf(m.Profile)
 		if err != nil {
@@ -217,7 +41,7 @@ func (sw *Switch) Install(rt *Runtime) error {
 			return fmt.Errorf("%s: %w", at(m.Line), err)
 		}
 	}
-	for _, g := range rt.ProfileGroups {
+	for _, g := range rt.Groups {
 		if err := sw.SetGroup(g.Profile, g.ID, g.Members); err != nil {
 			return fmt.Errorf("%s: %w", at(g.Line), err)
 		}
@@ -241,7 +65,7 @@ func (sw *Switch) Install(rt *Runtime) error {
 			return fmt.Errorf("%s: %w", at(re.Line), err)
 		}
 	}
-	for _, g := range rt.Groups {
+	for _, g := range rt.Multicast {
 		var reps []Replica
 		for _, r := range g.Replicas {
 			reps = append(reps, Replica{Port: r.Port, RID: r.Instance})
@@ -252,16 +76,16 @@ func (sw *Switch) Install(rt *Runtime) error {
 	}
 	for _, g := range rt.Clones {
 		if len(g.Replicas) != 1 {
-			return fmt.Errorf("%s: clone session %d: this target sends a clone to one port, %d replicas given", at(g.Line), g.Session, len(g.Replicas))
+			return fmt.Errorf("%s: clone session %d: this target sends a clone to one port, %d replicas given", at(g.Line), g.ID, len(g.Replicas))
 		}
-		if err := sw.SetMirror(g.Session, g.Replicas[0].Port); err != nil {
+		if err := sw.SetMirror(g.ID, g.Replicas[0].Port); err != nil {
 			return fmt.Errorf("%s: %w", at(g.Line), err)
 		}
 	}
 	return nil
 }
 
-func (sw *Switch) installEntry(re RuntimeEntry) error {
+func (sw *Switch) installEntry(re tutorialjson.TableEntry) error {
 	t := sw.tables[re.Table]
 	if t == nil {
 		return fmt.Errorf("table: no table %q", re.Table)
@@ -336,7 +160,7 @@ func (sw *Switch) installEntry(re RuntimeEntry) error {
 }
 
 // valueSetBytes reads a value set member as the set's bytes.
-func (sw *Switch) valueSetBytes(v RuntimeValueSetMember) ([]byte, error) {
+func (sw *Switch) valueSetBytes(v tutorialjson.ValueSetMember) ([]byte, error) {
 	vs := sw.vsets[v.ValueSet]
 	if vs == nil {
 		return nil, fmt.Errorf("value_set: no parser value set %q", v.ValueSet)
@@ -470,81 +294,23 @@ func runtimeWideMatch(raw json.RawMessage, pair []json.RawMessage, isList bool, 
 	return Match{Wide: v, WideMask: m}, err
 }
 
-// runtimeString is a value as written: a JSON string, or a JSON number's
-// digits (exactly, however long).
-func runtimeString(raw json.RawMessage) (string, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var n json.Number
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if err := d.Decode(&n); err != nil {
-		return "", fmt.Errorf("want a number or a string, found %s", raw)
-	}
-	return n.String(), nil
-}
-
-// runtimeBytes reads a value over 64 bits: an IPv6 address, 0x hex or a
-// decimal number, as big-endian bytes of the field's width.
+// runtimeBytes reads a value of any width as big-endian bytes of the
+// field's width.
 func runtimeBytes(raw json.RawMessage, width int) ([]byte, error) {
-	s, err := runtimeString(raw)
+	s, err := tutorialjson.Text(raw)
 	if err != nil {
 		return nil, err
 	}
-	n := (width + 7) / 8
-	if strings.Contains(s, ":") {
-		ip := net.ParseIP(s)
-		if ip == nil || ip.To4() != nil || width != 128 {
-			return nil, fmt.Errorf("%q is not an IPv6 address for a %d-bit field", s, width)
-		}
-		return []byte(ip.To16()), nil
-	}
-	v, ok := new(big.Int).SetString(s, 0)
-	if !ok || v.Sign() < 0 {
-		return nil, fmt.Errorf("%q is not a number", s)
-	}
-	if v.BitLen() > width {
-		return nil, fmt.Errorf("%s does not fit in %d bits", s, width)
-	}
-	return v.FillBytes(make([]byte, n)), nil
+	return tutorialjson.Bytes(s, width)
 }
 
-// runtimeValue reads a number, 0x hex, dotted IPv4 or colon MAC, and
-// checks it fits in width bits.
+// runtimeValue reads a value of a field of at most 64 bits.
 func runtimeValue(raw json.RawMessage, width int) (uint64, error) {
-	var v uint64
-	s, err := runtimeString(raw)
+	s, err := tutorialjson.Text(raw)
 	if err != nil {
 		return 0, err
 	}
-	switch {
-	case strings.Count(s, ".") == 3:
-		ip := net.ParseIP(s).To4()
-		if ip == nil {
-			return 0, fmt.Errorf("%q is not an IPv4 address", s)
-		}
-		v = uint64(ip[0])<<24 | uint64(ip[1])<<16 | uint64(ip[2])<<8 | uint64(ip[3])
-	case strings.Count(s, ":") == 5:
-		mac, err := net.ParseMAC(s)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a MAC address", s)
-		}
-		for _, b := range mac {
-			v = v<<8 | uint64(b)
-		}
-	default:
-		var err error
-		v, err = strconv.ParseUint(s, 0, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a number", s)
-		}
-	}
-	if v > ones(width) {
-		return 0, fmt.Errorf("%s does not fit in %d bits", s, width)
-	}
-	return v, nil
+	return tutorialjson.Uint(s, width)
 }
 
 // CLICommands translates a runtime configuration into simple_switch_CLI
@@ -576,7 +342,7 @@ func (sw *Switch) CLICommands(rt *Runtime) ([]string, error) {
 		memberHandle[pr.name][m.ID] = len(memberHandle[pr.name])
 		cmds = append(cmds, strings.TrimSpace(fmt.Sprintf("act_prof_create_member %s %s %s", pr.name, a.name, cliParams(a, params))))
 	}
-	for _, g := range rt.ProfileGroups {
+	for _, g := range rt.Groups {
 		if groupHandle[g.Profile] == nil {
 			groupHandle[g.Profile] = map[int]int{}
 		}
@@ -616,7 +382,7 @@ func (sw *Switch) CLICommands(rt *Runtime) ([]string, error) {
 		}
 	}
 	handle := 0
-	for _, g := range rt.Groups {
+	for _, g := range rt.Multicast {
 		cmds = append(cmds, fmt.Sprintf("mc_mgrp_create %d", g.ID))
 		for _, r := range g.Replicas {
 			cmds = append(cmds, fmt.Sprintf("mc_node_create %d %d", r.Instance, r.Port), fmt.Sprintf("mc_node_associate %d %d", g.ID, handle))
@@ -625,9 +391,9 @@ func (sw *Switch) CLICommands(rt *Runtime) ([]string, error) {
 	}
 	for _, g := range rt.Clones {
 		if len(g.Replicas) != 1 {
-			return nil, fmt.Errorf("line %d: clone session %d: one replica wanted", g.Line, g.Session)
+			return nil, fmt.Errorf("line %d: clone session %d: one replica wanted", g.Line, g.ID)
 		}
-		cmds = append(cmds, fmt.Sprintf("mirroring_add %d %d", g.Session, g.Replicas[0].Port))
+		cmds = append(cmds, fmt.Sprintf("mirroring_add %d %d", g.ID, g.Replicas[0].Port))
 	}
 	return cmds, nil
 }
@@ -664,7 +430,7 @@ func cliRates(pairs [][2]float64) string {
 // BMv2's (smaller wins).
 const cliPriorityBase = 1 << 20
 
-func (sw *Switch) cliEntry(re RuntimeEntry, members, groups map[string]map[int]int) (string, error) {
+func (sw *Switch) cliEntry(re tutorialjson.TableEntry, members, groups map[string]map[int]int) (string, error) {
 	t := sw.tables[re.Table]
 	if t == nil {
 		return "", fmt.Errorf("table: no table %q", re.Table)
