@@ -57,6 +57,19 @@ func launch(ctx context.Context, t *testing.T, ports map[int]string) (addr strin
 	return addr, sw
 }
 
+// relaunch starts a switch again as sw was started, on its address.
+func relaunch(ctx context.Context, t *testing.T, sw *bmv2.Switch) *bmv2.Switch {
+	t.Helper()
+	cfg := sw.Config()
+	cfg.Control = "" // Start picks a new one; the old one went with sw
+	again, err := bmv2.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Stop() })
+	return again
+}
+
 // dial opens a session that ends with the test.
 func dial(ctx context.Context, t *testing.T, addr string, election uint64) *Session {
 	t.Helper()

@@ -1,0 +1,245 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/p4rcm/p4rcm/tutorialjson"
+)
+
+// Applied counts what Apply did: entities written new, changed, and
+// found as they should be.
+type Applied struct {
+	Inserted, Modified, Unchanged int
+}
+
+func (a Applied) String() string {
+	if a.Inserted+a.Modified == 0 {
+		return fmt.Sprintf("nothing to change (%d entities already as given)", a.Unchanged)
+	}
+	return fmt.Sprintf("%d inserted, %d modified, %d unchanged", a.Inserted, a.Modified, a.Unchanged)
+}
+
+// ApplyRuntime installs a tutorials runtime file on the switch, table
+// entries, default actions, multicast groups and clone sessions, so that
+// the switch holds them whatever it held before: what is missing is
+// inserted, what differs is modified, what is already so is left alone
+// (a second apply changes nothing). Entries the switch holds that the
+// file does not name are left alone too. The whole file is checked
+// against the P4Info before anything is sent; errors name the file, the
+// line and the field.
+func (s *Session) ApplyRuntime(ctx context.Context, rt *tutorialjson.Runtime) (Applied, error) {
+	var want []*p4v1.Entity
+	for _, re := range rt.Entries {
+		e, err := s.runtimeEntry(re)
+		if err != nil {
+			return Applied{}, fmt.Errorf("%s: %w", rt.At(re.Pos), err)
+		}
+		te, err := s.TableEntry(e)
+		if err != nil {
+			return Applied{}, fmt.Errorf("%s: %w", rt.At(re.Pos), err)
+		}
+		want = append(want, tableEntity(te))
+	}
+	for _, g := range rt.Multicast {
+		mg := &p4v1.MulticastGroupEntry{MulticastGroupId: uint32(g.ID)}
+		for _, r := range g.Replicas {
+			mg.Replicas = append(mg.Replicas, &p4v1.Replica{EgressPort: uint32(r.Port), Instance: uint32(r.Instance)})
+		}
+		want = append(want, &p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{
+			PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
+				Type: &p4v1.PacketReplicationEngineEntry_MulticastGroupEntry{MulticastGroupEntry: mg}}}})
+	}
+	for _, c := range rt.Clones {
+		cs := &p4v1.CloneSessionEntry{SessionId: uint32(c.ID), PacketLengthBytes: int32(c.PacketLength)}
+		for _, r := range c.Replicas {
+			cs.Replicas = append(cs.Replicas, &p4v1.Replica{EgressPort: uint32(r.Port), Instance: uint32(r.Instance)})
+		}
+		want = append(want, cloneSessionEntity(cs))
+	}
+	return s.Reconcile(ctx, want)
+}
+
+// Reconcile makes the switch hold the entities want (table entries,
+// default entries, multicast groups, clone sessions): each is read, and
+// inserted when missing or modified when it differs, in one batched
+// write. Entities not in want are left alone.
+func (s *Session) Reconcile(ctx context.Context, want []*p4v1.Entity) (Applied, error) {
+	var done Applied
+	var updates []*p4v1.Update
+	for _, e := range want {
+		var have []*p4v1.Entity
+		if err := s.read(ctx, readFilter(e), func(x *p4v1.Entity) { have = append(have, x) }); err != nil && status.Code(err) != codes.NotFound {
+			return done, fmt.Errorf("controlplane: read back: %w", err)
+		}
+		switch {
+		case len(have) == 0 && e.GetTableEntry().GetIsDefaultAction():
+			return done, status.Errorf(codes.Internal, "controlplane: the switch has no default entry for table %d", e.GetTableEntry().TableId)
+		case len(have) == 0:
+			updates = append(updates, &p4v1.Update{Type: Insert, Entity: e})
+			done.Inserted++
+		case sameEntity(have[0], e):
+			done.Unchanged++
+		default:
+			updates = append(updates, &p4v1.Update{Type: Modify, Entity: e})
+			done.Modified++
+		}
+	}
+	if err := s.Write(ctx, updates...); err != nil {
+		return Applied{}, err
+	}
+	return done, nil
+}
+
+// readFilter is what reads e back: e without what it sets (an entry's
+// action, a group's replicas).
+func readFilter(e *p4v1.Entity) *p4v1.Entity {
+	f := proto.Clone(e).(*p4v1.Entity)
+	if te := f.GetTableEntry(); te != nil {
+		te.Action = nil
+	}
+	if mg := f.GetPacketReplicationEngineEntry().GetMulticastGroupEntry(); mg != nil {
+		mg.Replicas = nil
+	}
+	if cs := f.GetPacketReplicationEngineEntry().GetCloneSessionEntry(); cs != nil {
+		cs.Replicas, cs.PacketLengthBytes, cs.ClassOfService = nil, 0, 0
+	}
+	return f
+}
+
+// sameEntity reports whether the switch's entity have is want.
+func sameEntity(have, want *p4v1.Entity) bool {
+	if a, b := have.GetTableEntry(), want.GetTableEntry(); a != nil && b != nil {
+		return SameEntry(a, b)
+	}
+	replicas := func(e *p4v1.Entity) []string {
+		pre := e.GetPacketReplicationEngineEntry()
+		rs := append(pre.GetMulticastGroupEntry().GetReplicas(), pre.GetCloneSessionEntry().GetReplicas()...)
+		var out []string
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%d/%d", r.EgressPort, r.Instance))
+		}
+		sort.Strings(out)
+		return out
+	}
+	a, b := replicas(have), replicas(want)
+	if len(a) != len(b) || have.GetPacketReplicationEngineEntry().GetCloneSessionEntry().GetPacketLengthBytes() !=
+		want.GetPacketReplicationEngineEntry().GetCloneSessionEntry().GetPacketLengthBytes() {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// runtimeEntry is a runtime file's table entry by names, its values read
+// at the widths the P4Info gives.
+func (s *Session) runtimeEntry(re tutorialjson.TableEntry) (Entry, error) {
+	t, err := s.Table(re.Table)
+	if err != nil {
+		return Entry{}, fmt.Errorf("table: %w", err)
+	}
+	e := Entry{Table: t.Preamble.Name, Default: re.Default, Action: re.Action, Priority: int32(re.Priority)}
+	if re.Member != nil || re.Group != nil || re.Meter != nil {
+		return Entry{}, status.Errorf(codes.Unimplemented, "member_id, group_id and meter are not applied over P4Runtime yet")
+	}
+	names := make([]string, 0, len(re.Match))
+	for name := range re.Match {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f, err := MatchField(t, name)
+		if err != nil {
+			return Entry{}, fmt.Errorf("match.%s: %w", name, err)
+		}
+		m, err := runtimeMatch(f, re.Match[name])
+		if err != nil {
+			return Entry{}, fmt.Errorf("match.%s: %w", name, err)
+		}
+		e.Match = append(e.Match, m)
+	}
+	if re.Action == "" {
+		return e, nil
+	}
+	a, err := s.Action(re.Action)
+	if err != nil {
+		return Entry{}, fmt.Errorf("action_name: %w", err)
+	}
+	for name, raw := range re.Params {
+		p, err := ActionParam(a, name)
+		if err != nil {
+			return Entry{}, fmt.Errorf("action_params.%s: %w", name, err)
+		}
+		v, err := runtimeBytes(raw, p.Bitwidth)
+		if err != nil {
+			return Entry{}, fmt.Errorf("action_params.%s: %w", name, err)
+		}
+		e.Params = append(e.Params, Param{Name: p.Name, Value: v})
+	}
+	sort.Slice(e.Params, func(i, j int) bool { return e.Params[i].Name < e.Params[j].Name })
+	return e, nil
+}
+
+// runtimeMatch reads a runtime file's match of field f: a value, [value,
+// prefix length], [value, mask] or [low, high] by f's match type.
+func runtimeMatch(f *p4configv1.MatchField, raw json.RawMessage) (Match, error) {
+	m := Match{Field: f.Name}
+	var pair []json.RawMessage
+	isPair := json.Unmarshal(raw, &pair) == nil && len(pair) == 2
+	kind := f.GetMatchType()
+	switch kind {
+	case p4configv1.MatchField_EXACT, p4configv1.MatchField_OPTIONAL:
+		if string(raw) == "null" && kind == p4configv1.MatchField_OPTIONAL {
+			return m, nil
+		}
+		v, err := runtimeBytes(raw, f.Bitwidth)
+		m.Value = v
+		return m, err
+	}
+	if !isPair {
+		return m, status.Errorf(codes.InvalidArgument, "a %s match is [%s]", kind,
+			map[p4configv1.MatchField_MatchType]string{p4configv1.MatchField_LPM: "value, prefix length",
+				p4configv1.MatchField_TERNARY: "value, mask", p4configv1.MatchField_RANGE: "low, high"}[kind])
+	}
+	v, err := runtimeBytes(pair[0], f.Bitwidth)
+	if err != nil {
+		return m, err
+	}
+	m.Value = v
+	switch kind {
+	case p4configv1.MatchField_LPM:
+		if err := json.Unmarshal(pair[1], &m.PrefixLen); err != nil {
+			return m, status.Errorf(codes.InvalidArgument, "prefix length %s: want a number", pair[1])
+		}
+	case p4configv1.MatchField_TERNARY:
+		m.Mask, err = runtimeBytes(pair[1], f.Bitwidth)
+	case p4configv1.MatchField_RANGE:
+		m.High, err = runtimeBytes(pair[1], f.Bitwidth)
+	}
+	return m, err
+}
+
+// runtimeBytes reads one runtime-file value for a field width bits wide.
+func runtimeBytes(raw json.RawMessage, width int32) ([]byte, error) {
+	text, err := tutorialjson.Text(raw)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	b, err := tutorialjson.Bytes(text, int(width))
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return b, nil
+}
