@@ -128,28 +128,12 @@ func (s *Session) Action(name string) (*p4configv1.Action, error) {
 
 // MatchField resolves a match field of table t by name or unique suffix.
 func MatchField(t *p4configv1.Table, name string) (*p4configv1.MatchField, error) {
-	names := make([]string, len(t.MatchFields))
-	for i, f := range t.MatchFields {
-		names[i] = f.Name
-	}
-	i, err := resolve("match field of "+t.Preamble.Name, name, names, nil)
-	if err != nil {
-		return nil, err
-	}
-	return t.MatchFields[i], nil
+	return resolveNamed("match field of "+t.Preamble.Name, name, t.MatchFields, (*p4configv1.MatchField).GetName)
 }
 
 // ActionParam resolves a parameter of action a by name.
 func ActionParam(a *p4configv1.Action, name string) (*p4configv1.Action_Param, error) {
-	names := make([]string, len(a.Params))
-	for i, p := range a.Params {
-		names[i] = p.Name
-	}
-	i, err := resolve("parameter of "+a.Preamble.Name, name, names, nil)
-	if err != nil {
-		return nil, err
-	}
-	return a.Params[i], nil
+	return resolveNamed("parameter of "+a.Preamble.Name, name, a.Params, (*p4configv1.Action_Param).GetName)
 }
 
 // TableEntry builds the P4Runtime entry for e, every name resolved and

@@ -56,6 +56,19 @@ func resolvePreamble[T any](kind, name string, list []*T, preamble func(*T) *p4c
 	return list[i], nil
 }
 
+// resolveNamed resolves name among objects that have a name and no alias.
+func resolveNamed[T any](kind, name string, list []*T, nameOf func(*T) string) (*T, error) {
+	names := make([]string, len(list))
+	for i, x := range list {
+		names[i] = nameOf(x)
+	}
+	i, err := resolve(kind, name, names, nil)
+	if err != nil {
+		return nil, err
+	}
+	return list[i], nil
+}
+
 // closest is up to n of names nearest to name by edit distance, nearest
 // first, comparing with whole names and with their last dotted part.
 func closest(name string, names []string, n int) []string {
