@@ -75,18 +75,19 @@ func (s *Session) ApplyRuntime(ctx context.Context, rt *tutorialjson.Runtime) (A
 func (s *Session) Reconcile(ctx context.Context, want []*p4v1.Entity) (Applied, error) {
 	var done Applied
 	var updates []*p4v1.Update
+	tables := map[uint32]map[string]*p4v1.TableEntry{} // each table read once, entries by key
 	for _, e := range want {
-		var have []*p4v1.Entity
-		if err := s.read(ctx, readFilter(e), func(x *p4v1.Entity) { have = append(have, x) }); err != nil && status.Code(err) != codes.NotFound {
+		have, err := s.held(ctx, e, tables)
+		if err != nil {
 			return done, fmt.Errorf("controlplane: read back: %w", err)
 		}
 		switch {
-		case len(have) == 0 && e.GetTableEntry().GetIsDefaultAction():
+		case have == nil && e.GetTableEntry().GetIsDefaultAction():
 			return done, status.Errorf(codes.Internal, "controlplane: the switch has no default entry for table %d", e.GetTableEntry().TableId)
-		case len(have) == 0:
+		case have == nil:
 			updates = append(updates, &p4v1.Update{Type: Insert, Entity: e})
 			done.Inserted++
-		case sameEntity(have[0], e):
+		case sameEntity(have, e):
 			done.Unchanged++
 		default:
 			updates = append(updates, &p4v1.Update{Type: Modify, Entity: e})
@@ -97,6 +98,50 @@ func (s *Session) Reconcile(ctx context.Context, want []*p4v1.Entity) (Applied, 
 		return Applied{}, err
 	}
 	return done, nil
+}
+
+// held is the switch's entity with e's key, or nil. Table entries come
+// from one wildcard read of their table, kept in tables; default entries
+// and replication entries are read one by one.
+func (s *Session) held(ctx context.Context, e *p4v1.Entity, tables map[uint32]map[string]*p4v1.TableEntry) (*p4v1.Entity, error) {
+	if te := e.GetTableEntry(); te != nil && !te.IsDefaultAction {
+		byKey, ok := tables[te.TableId]
+		if !ok {
+			byKey = map[string]*p4v1.TableEntry{}
+			err := s.read(ctx, tableEntity(&p4v1.TableEntry{TableId: te.TableId}), func(x *p4v1.Entity) {
+				if h := x.GetTableEntry(); h != nil && !h.IsDefaultAction {
+					byKey[entryKey(h)] = h
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+			tables[te.TableId] = byKey
+		}
+		if h := byKey[entryKey(te)]; h != nil {
+			return tableEntity(h), nil
+		}
+		return nil, nil
+	}
+	var have *p4v1.Entity
+	err := s.read(ctx, readFilter(e), func(x *p4v1.Entity) {
+		if have == nil {
+			have = x
+		}
+	})
+	if status.Code(err) == codes.NotFound {
+		err = nil
+	}
+	return have, err
+}
+
+// entryKey is what identifies a table entry (table, matches, priority),
+// whatever the byte strings' lengths and the order of its fields.
+func entryKey(te *p4v1.TableEntry) string {
+	c := canonicalEntry(te)
+	c.Action = nil
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	return string(b)
 }
 
 // readFilter is what reads e back: e without what it sets (an entry's
@@ -192,52 +237,21 @@ func (s *Session) runtimeEntry(re tutorialjson.TableEntry) (Entry, error) {
 	return e, nil
 }
 
-// runtimeMatch reads a runtime file's match of field f: a value, [value,
-// prefix length], [value, mask] or [low, high] by f's match type.
+// runtimeMatch reads a runtime file's match of field f.
 func runtimeMatch(f *p4configv1.MatchField, raw json.RawMessage) (Match, error) {
-	m := Match{Field: f.Name}
-	var pair []json.RawMessage
-	isPair := json.Unmarshal(raw, &pair) == nil && len(pair) == 2
-	kind := f.GetMatchType()
-	switch kind {
-	case p4configv1.MatchField_EXACT, p4configv1.MatchField_OPTIONAL:
-		if string(raw) == "null" && kind == p4configv1.MatchField_OPTIONAL {
-			return m, nil
-		}
-		v, err := runtimeBytes(raw, f.Bitwidth)
-		m.Value = v
-		return m, err
-	}
-	if !isPair {
-		return m, status.Errorf(codes.InvalidArgument, "a %s match is [%s]", kind,
-			map[p4configv1.MatchField_MatchType]string{p4configv1.MatchField_LPM: "value, prefix length",
-				p4configv1.MatchField_TERNARY: "value, mask", p4configv1.MatchField_RANGE: "low, high"}[kind])
-	}
-	v, err := runtimeBytes(pair[0], f.Bitwidth)
+	m, err := tutorialjson.ReadMatch(raw, f.GetMatchType().String(), int(f.Bitwidth))
 	if err != nil {
-		return m, err
+		return Match{}, status.Error(codes.InvalidArgument, err.Error())
 	}
-	m.Value = v
-	switch kind {
-	case p4configv1.MatchField_LPM:
-		if err := json.Unmarshal(pair[1], &m.PrefixLen); err != nil {
-			return m, status.Errorf(codes.InvalidArgument, "prefix length %s: want a number", pair[1])
-		}
-	case p4configv1.MatchField_TERNARY:
-		m.Mask, err = runtimeBytes(pair[1], f.Bitwidth)
-	case p4configv1.MatchField_RANGE:
-		m.High, err = runtimeBytes(pair[1], f.Bitwidth)
+	if m.Wildcard {
+		return Match{Field: f.Name}, nil
 	}
-	return m, err
+	return Match{Field: f.Name, Value: m.Value, PrefixLen: int32(m.PrefixLen), Mask: m.Mask, High: m.High}, nil
 }
 
 // runtimeBytes reads one runtime-file value for a field width bits wide.
 func runtimeBytes(raw json.RawMessage, width int32) ([]byte, error) {
-	text, err := tutorialjson.Text(raw)
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
-	}
-	b, err := tutorialjson.Bytes(text, int(width))
+	b, err := tutorialjson.Value(raw, int(width))
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

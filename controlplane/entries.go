@@ -283,6 +283,17 @@ func fitWidth(b []byte, w int) ([]byte, error) {
 	return v.FillBytes(make([]byte, (w+7)/8)), nil
 }
 
+// atWidth is b, as a switch sent it (canonical, full width or between),
+// as the ceil(w/8) bytes of a w-bit field; a value too wide for the field
+// is left as it came.
+func atWidth(b []byte, w int) []byte {
+	out, err := fitWidth(b, w)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
 // maskPrefix is v (w bits, full width) with all bits past the first
 // prefix cleared.
 func maskPrefix(v []byte, w, prefix int) []byte {
@@ -443,8 +454,7 @@ func (s *Session) entryOf(t *p4configv1.Table, te *p4v1.TableEntry) Entry {
 		if f == nil {
 			continue
 		}
-		w := int(f.Bitwidth)
-		full := func(b []byte) []byte { v, _ := fitWidth(b, max(w, 8*len(b))); return v[len(v)-(w+7)/8:] }
+		full := func(b []byte) []byte { return atWidth(b, int(f.Bitwidth)) }
 		m := Match{Field: f.Name}
 		switch x := fm.FieldMatchType.(type) {
 		case *p4v1.FieldMatch_Exact_:
@@ -466,8 +476,7 @@ func (s *Session) entryOf(t *p4configv1.Table, te *p4v1.TableEntry) Entry {
 			e.Action = a.Preamble.Name
 			for _, p := range x.Action.Params {
 				if ap := find(a.Params, func(ap *p4configv1.Action_Param) bool { return ap.Id == p.ParamId }); ap != nil {
-					v, _ := fitWidth(p.Value, max(int(ap.Bitwidth), 8*len(p.Value)))
-					e.Params = append(e.Params, Param{Name: ap.Name, Value: v[len(v)-(int(ap.Bitwidth)+7)/8:]})
+					e.Params = append(e.Params, Param{Name: ap.Name, Value: atWidth(p.Value, int(ap.Bitwidth))})
 				}
 			}
 		}

@@ -604,7 +604,6 @@ func (p *pipeline) writePRE(typ p4v1.Update_Type, e *p4v1.PacketReplicationEngin
 	switch x := e.Type.(type) {
 	case *p4v1.PacketReplicationEngineEntry_CloneSessionEntry:
 		cs := x.CloneSessionEntry
-		what := "clone session"
 		switch {
 		case cs.SessionId == 0:
 			return errorf(codes.InvalidArgument, "clone session 0 is not a session")
@@ -613,52 +612,40 @@ func (p *pipeline) writePRE(typ p4v1.Update_Type, e *p4v1.PacketReplicationEngin
 		case cs.PacketLengthBytes != 0:
 			return errorf(codes.Unimplemented, "clone session %d: truncation (packet_length_bytes)", cs.SessionId)
 		}
-		old := p.st.clones[cs.SessionId]
-		if err := presence(typ, old != nil, what, cs.SessionId); err != nil {
-			return err
-		}
-		var rs []v1model.Replica
-		if typ != p4v1.Update_DELETE {
-			var err error
-			if rs, err = replicas(what, cs.Replicas); err != nil {
-				return err
-			}
-		}
-		if err := p.sw.SetCloneSession(int(cs.SessionId), rs); err != nil {
-			return errorf(codes.Internal, "%v", err)
-		}
-		if typ == p4v1.Update_DELETE {
-			delete(p.st.clones, cs.SessionId)
-		} else {
-			p.st.clones[cs.SessionId] = proto.Clone(cs).(*p4v1.CloneSessionEntry)
-		}
+		return writeReplication(typ, "clone session", cs.SessionId, cs, cs.Replicas, p.st.clones, p.sw.SetCloneSession)
 	case *p4v1.PacketReplicationEngineEntry_MulticastGroupEntry:
 		mg := x.MulticastGroupEntry
-		what := "multicast group"
 		if mg.MulticastGroupId == 0 || mg.MulticastGroupId > 0xffff {
 			return errorf(codes.InvalidArgument, "multicast group %d: groups are 1 to 65535", mg.MulticastGroupId)
 		}
-		old := p.st.mcast[mg.MulticastGroupId]
-		if err := presence(typ, old != nil, what, mg.MulticastGroupId); err != nil {
+		return writeReplication(typ, "multicast group", mg.MulticastGroupId, mg, mg.Replicas, p.st.mcast, p.sw.SetMulticastGroup)
+	}
+	return errorf(codes.InvalidArgument, "an empty packet replication engine entry")
+}
+
+// writeReplication applies one update of a clone session or multicast
+// group (what, numbered id): set gives the switch its replicas (none to
+// delete it), and held keeps a copy of each for reads.
+func writeReplication[T proto.Message](typ p4v1.Update_Type, what string, id uint32, entry T, given []*p4v1.Replica,
+	held map[uint32]T, set func(int, []v1model.Replica) error) error {
+	_, exists := held[id]
+	if err := presence(typ, exists, what, id); err != nil {
+		return err
+	}
+	var rs []v1model.Replica
+	if typ != p4v1.Update_DELETE {
+		var err error
+		if rs, err = replicas(what, given); err != nil {
 			return err
 		}
-		var rs []v1model.Replica
-		if typ != p4v1.Update_DELETE {
-			var err error
-			if rs, err = replicas(what, mg.Replicas); err != nil {
-				return err
-			}
-		}
-		if err := p.sw.SetMulticastGroup(int(mg.MulticastGroupId), rs); err != nil {
-			return errorf(codes.Internal, "%v", err)
-		}
-		if typ == p4v1.Update_DELETE {
-			delete(p.st.mcast, mg.MulticastGroupId)
-		} else {
-			p.st.mcast[mg.MulticastGroupId] = proto.Clone(mg).(*p4v1.MulticastGroupEntry)
-		}
-	default:
-		return errorf(codes.InvalidArgument, "an empty packet replication engine entry")
+	}
+	if err := set(int(id), rs); err != nil {
+		return errorf(codes.Internal, "%v", err)
+	}
+	if typ == p4v1.Update_DELETE {
+		delete(held, id)
+	} else {
+		held[id] = proto.Clone(entry).(T)
 	}
 	return nil
 }

@@ -41,22 +41,6 @@ func Bytes(s string, width int) ([]byte, error) {
 	return v.FillBytes(make([]byte, n)), nil
 }
 
-// Uint reads a value of a field of at most 64 bits, as Bytes does.
-func Uint(s string, width int) (uint64, error) {
-	if width > 64 {
-		return 0, fmt.Errorf("a %d-bit field does not fit in 64 bits", width)
-	}
-	b, err := Bytes(s, width)
-	if err != nil {
-		return 0, err
-	}
-	var v uint64
-	for _, x := range b {
-		v = v<<8 | uint64(x)
-	}
-	return v, nil
-}
-
 // parse reads a value as a non-negative integer.
 func parse(s string) (*big.Int, error) {
 	switch {

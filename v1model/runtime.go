@@ -183,7 +183,7 @@ func runtimeParams(a *action, given map[string]json.RawMessage) ([]uint64, error
 			return nil, fmt.Errorf("action_params: %s needs %q", a.name, p.Name)
 		}
 		if p.Bitwidth > maxWidth {
-			b, err := runtimeBytes(raw, p.Bitwidth)
+			b, err := tutorialjson.Value(raw, p.Bitwidth)
 			if err != nil {
 				return nil, fmt.Errorf("action_params.%s: %v", p.Name, err)
 			}
@@ -231,86 +231,45 @@ func contains(list []string, s string) bool {
 }
 
 func runtimeMatch(raw json.RawMessage, kf keyField) (Match, error) {
-	var pair []json.RawMessage
-	isList := json.Unmarshal(raw, &pair) == nil
+	m, err := tutorialjson.ReadMatch(raw, kf.kind, kf.width)
+	if err != nil || m.Wildcard {
+		return Match{Wildcard: m.Wildcard}, err
+	}
 	if kf.wide != nil {
-		return runtimeWideMatch(raw, pair, isList, kf)
-	}
-	switch kf.kind {
-	case "exact":
-		v, err := runtimeValue(raw, kf.width)
-		return Match{Value: v}, err
-	case "optional":
-		if string(raw) == "null" {
-			return Match{Wildcard: true}, nil
+		switch kf.kind {
+		case "exact":
+			return Match{Wide: m.Value}, nil
+		case "lpm":
+			return Match{Wide: m.Value, PrefixLen: m.PrefixLen}, nil
+		case "ternary":
+			return Match{Wide: m.Value, WideMask: m.Mask}, nil
 		}
-		v, err := runtimeValue(raw, kf.width)
-		return Match{Value: v}, err
-	}
-	if !isList || len(pair) != 2 {
-		return Match{}, fmt.Errorf("%s match: want [%s]", kf.kind, map[string]string{"lpm": "value, prefix length", "ternary": "value, mask", "range": "low, high"}[kf.kind])
-	}
-	a, err := runtimeValue(pair[0], kf.width)
-	if err != nil {
-		return Match{}, err
+		return Match{}, fmt.Errorf("a %s match over 64 bits is not supported", kf.kind)
 	}
 	switch kf.kind {
 	case "lpm":
-		var pl int
-		if err := json.Unmarshal(pair[1], &pl); err != nil {
-			return Match{}, fmt.Errorf("prefix length: %v", err)
-		}
-		return Match{Value: a, PrefixLen: pl}, nil
+		return Match{Value: toUint(m.Value), PrefixLen: m.PrefixLen}, nil
 	case "ternary":
-		m, err := runtimeValue(pair[1], kf.width)
-		return Match{Value: a, Mask: m}, err
-	default:
-		b, err := runtimeValue(pair[1], kf.width)
-		return Match{Low: a, High: b}, err
+		return Match{Value: toUint(m.Value), Mask: toUint(m.Mask)}, nil
+	case "range":
+		return Match{Low: toUint(m.Value), High: toUint(m.High)}, nil
 	}
-}
-
-// runtimeWideMatch reads the match of a key over 64 bits.
-func runtimeWideMatch(raw json.RawMessage, pair []json.RawMessage, isList bool, kf keyField) (Match, error) {
-	if kf.kind == "exact" {
-		v, err := runtimeBytes(raw, kf.width)
-		return Match{Wide: v}, err
-	}
-	if !isList || len(pair) != 2 {
-		return Match{}, fmt.Errorf("%s match: want [value, %s]", kf.kind, map[string]string{"lpm": "prefix length", "ternary": "mask"}[kf.kind])
-	}
-	v, err := runtimeBytes(pair[0], kf.width)
-	if err != nil {
-		return Match{}, err
-	}
-	if kf.kind == "lpm" {
-		var pl int
-		if err := json.Unmarshal(pair[1], &pl); err != nil {
-			return Match{}, fmt.Errorf("prefix length: %v", err)
-		}
-		return Match{Wide: v, PrefixLen: pl}, nil
-	}
-	m, err := runtimeBytes(pair[1], kf.width)
-	return Match{Wide: v, WideMask: m}, err
-}
-
-// runtimeBytes reads a value of any width as big-endian bytes of the
-// field's width.
-func runtimeBytes(raw json.RawMessage, width int) ([]byte, error) {
-	s, err := tutorialjson.Text(raw)
-	if err != nil {
-		return nil, err
-	}
-	return tutorialjson.Bytes(s, width)
+	return Match{Value: toUint(m.Value)}, nil
 }
 
 // runtimeValue reads a value of a field of at most 64 bits.
 func runtimeValue(raw json.RawMessage, width int) (uint64, error) {
-	s, err := tutorialjson.Text(raw)
-	if err != nil {
-		return 0, err
+	b, err := tutorialjson.Value(raw, width)
+	return toUint(b), err
+}
+
+// toUint is big-endian bytes (at most 8) as a number.
+func toUint(b []byte) uint64 {
+	var v uint64
+	for _, x := range b {
+		v = v<<8 | uint64(x)
 	}
-	return tutorialjson.Uint(s, width)
+	return v
 }
 
 // CLICommands translates a runtime configuration into simple_switch_CLI
