@@ -47,6 +47,25 @@ const (
 	TargetGo Target = "go"
 )
 
+// DefaultQueueRate is the egress queue rate, in packets per second, an
+// emulated fabric gives every switch port on target t unless told
+// otherwise: the emulated link rate (at 1500-byte frames, 200 packets per
+// second is 2.4 Mb/s, 8,000 is 96 Mb/s). It is sized so that the busiest
+// switch of a 4:1 incast, four ports sending into one at this rate, is
+// offered at most half the rate the target forwards with rcm.p4 loaded
+// on a 2-core machine (BenchmarkRig in internal/switchbench, whose
+// incast-load metric is that share; BENCHMARKS.md: about 2,000 packets
+// per second for BMv2, 128,000 for the Go target). The other half is for
+// the host agents, the other switches and slower machines. Above it,
+// BMv2's input queues overflow in the kernel before the program sees a
+// packet: losses PFC cannot prevent.
+func (t Target) DefaultQueueRate() float64 {
+	if t == TargetGo {
+		return 8_000
+	}
+	return 200
+}
+
 // FreePort is a TCP port on 127.0.0.1 that nothing listens on now: for
 // a switch's P4Runtime or Thrift server when the caller has none in mind.
 func FreePort() (int, error) {

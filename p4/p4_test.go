@@ -178,7 +178,7 @@ func TestTestdataBuildMatchesSource(t *testing.T) {
 	if _, err := exec.LookPath("p4c-bm2-ss"); err != nil {
 		t.Skip("skipping: p4c-bm2-ss is not installed (build p4lang/p4c; see p4/README.md)")
 	}
-	for _, name := range []string{"parse", "tables", "exprs", "externs", "profiles", "ipv6", "stackindex", "runtime"} {
+	for _, name := range []string{"parse", "tables", "exprs", "externs", "profiles", "ipv6", "stackindex", "runtime", "l3"} {
 		dir := t.TempDir()
 		cmd := exec.Command("p4c-bm2-ss", "--p4v", "16", "--p4runtime-files", filepath.Join(dir, name+".p4info.txtpb"),
 			"-o", filepath.Join(dir, name+".json"), name+".p4")

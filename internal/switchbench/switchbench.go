@@ -41,9 +41,12 @@ type Options struct {
 	Trial time.Duration
 	// MaxLoss is the loss a rate may have and count as forwarded.
 	MaxLoss float64
-	// P4Switch is the p4switch binary; JSON the program (rcm.json).
+	// P4Switch is the p4switch binary; JSON the program (rcm.json) and
+	// Entries its table entries, a runtime file's text (RCMEntries when
+	// empty).
 	P4Switch string
 	JSON     string
+	Entries  string
 	// P4SwitchArgs are more flags for p4switch (--busy-poll).
 	P4SwitchArgs []string
 	// Log receives a line per trial, if set.
@@ -212,10 +215,10 @@ func newRig(ctx context.Context, o Options, target string) (*rig, error) {
 	return r, nil
 }
 
-// Entries configures rcm.p4 as the benchmark runs it: a handful of routes,
+// RCMEntries configures rcm.p4 as the benchmark runs it: a handful of routes,
 // and on both ports PFC, RED/ECN and RCM, with thresholds that a queue of
 // a few frames does not reach.
-const Entries = `{"table_entries": [
+const RCMEntries = `{"table_entries": [
  {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.1", 32]}, "action_name": "RcmIngress.set_nexthop",
   "action_params": {"port": 1, "src_mac": "02:00:00:00:01:01", "dst_mac": "02:00:00:00:00:01"}},
  {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.2", 32]}, "action_name": "RcmIngress.set_nexthop",
@@ -239,13 +242,36 @@ const Entries = `{"table_entries": [
   "action_params": {"kmin_bytes": 1000000, "kmax_bytes": 2000000, "pmax_slope": 0, "wred_k_bytes": 0}}
 ]}`
 
+// L3Entries gives the plain router (p4/testdata/l3.p4) RCMEntries's
+// routes: the baseline runs the same lookups without RCM, PFC and RED.
+const L3Entries = `{"table_entries": [
+ {"table": "L3Ingress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.1", 32]}, "action_name": "L3Ingress.set_nexthop",
+  "action_params": {"port": 1, "src_mac": "02:00:00:00:01:01", "dst_mac": "02:00:00:00:00:01"}},
+ {"table": "L3Ingress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.2", 32]}, "action_name": "L3Ingress.set_nexthop",
+  "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}},
+ {"table": "L3Ingress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.1.0", 24]}, "action_name": "L3Ingress.set_nexthop",
+  "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}},
+ {"table": "L3Ingress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.2.0", 24]}, "action_name": "L3Ingress.set_nexthop",
+  "action_params": {"port": 1, "src_mac": "02:00:00:00:01:01", "dst_mac": "02:00:00:00:00:01"}},
+ {"table": "L3Ingress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.1.0.0", 16]}, "action_name": "L3Ingress.set_nexthop",
+  "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}}
+]}`
+
+// entries is the runtime file the switch is programmed with.
+func (o Options) entries() string {
+	if o.Entries == "" {
+		return RCMEntries
+	}
+	return o.Entries
+}
+
 func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) error {
 	dir, err := os.MkdirTemp("", "switchbench")
 	if err != nil {
 		return err
 	}
 	entries := filepath.Join(dir, "entries.json")
-	if err := os.WriteFile(entries, []byte(Entries), 0o644); err != nil {
+	if err := os.WriteFile(entries, []byte(o.entries()), 0o644); err != nil {
 		return err
 	}
 	args := append([]string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], o.JSON, "--entries", entries}, o.P4SwitchArgs...)
@@ -321,7 +347,7 @@ func (r *rig) startBMv2(ctx context.Context, o Options, ports map[int]string) er
 	if err != nil {
 		return err
 	}
-	rt, err := v1model.ParseRuntime([]byte(Entries))
+	rt, err := v1model.ParseRuntime([]byte(o.entries()))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package switchbench
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,9 +18,18 @@ import (
 )
 
 var (
-	targets = flag.String("targets", "veth,go,bmv2", "targets of BenchmarkRig (bmv2 is skipped where it is not installed)")
-	goArgs  = flag.String("p4switch-args", "", "more flags for p4switch in BenchmarkRig, space-separated (--busy-poll)")
+	targets  = flag.String("targets", "veth,go,bmv2", "targets of BenchmarkRig (bmv2 is skipped where it is not installed)")
+	goArgs   = flag.String("p4switch-args", "", "more flags for p4switch in BenchmarkRig, space-separated (--busy-poll)")
+	programs = flag.String("programs", "rcm,l3", "programs of BenchmarkRig: rcm (p4/rcm.p4) and l3 (p4/testdata/l3.p4, a plain router)")
 )
+
+// program is a P4 program the rig loads and the entries it installs.
+type program struct{ json, entries string }
+
+var rigPrograms = map[string]program{
+	"rcm": {"../../p4/build/rcm.json", RCMEntries},
+	"l3":  {"../../p4/testdata/build/l3.json", L3Entries},
+}
 
 // buildP4Switch compiles cmd/p4switch into a temporary directory.
 func buildP4Switch(tb testing.TB) string {
@@ -49,29 +59,49 @@ func BenchmarkRig(b *testing.B) {
 				continue
 			}
 		}
-		for _, size := range []int{64, 1500} {
-			b.Run(target+"/"+map[int]string{64: "64B", 1500: "1500B"}[size], func(b *testing.B) {
-				for b.Loop() {
-					rs, err := Run(context.Background(), Options{Targets: []string{target}, Sizes: []int{size},
-						Trial: time.Second, P4Switch: bin, P4SwitchArgs: strings.Fields(*goArgs), JSON: "../../p4/build/rcm.json",
-						Log: func(s string) { b.Log(s) }})
-					if err != nil {
-						b.Fatal(err)
-					}
-					r := rs[0]
-					b.ReportMetric(r.PPS, "pkt/s")
-					b.ReportMetric(float64(r.CPUPerPacket.Nanoseconds()), "cpu-ns/pkt")
-					b.ReportMetric(float64(r.P50.Microseconds()), "p50-us")
-					b.ReportMetric(float64(r.P99.Microseconds()), "p99-us")
+		for _, name := range strings.Split(*programs, ",") {
+			prog, ok := rigPrograms[name]
+			if !ok {
+				b.Fatalf("-programs: unknown program %q: want rcm or l3", name)
+			}
+			if target == "veth" && name != "rcm" {
+				continue // no switch, no program: measured once
+			}
+			for _, size := range []int{64, 1500} {
+				sub := fmt.Sprintf("%s/%s/%dB", target, name, size)
+				if target == "veth" {
+					sub = fmt.Sprintf("veth/%dB", size)
 				}
-			})
+				b.Run(sub, func(b *testing.B) {
+					for b.Loop() {
+						rs, err := Run(context.Background(), Options{Targets: []string{target}, Sizes: []int{size},
+							Trial: time.Second, P4Switch: bin, P4SwitchArgs: strings.Fields(*goArgs),
+							JSON: prog.json, Entries: prog.entries, Log: func(s string) { b.Log(s) }})
+						if err != nil {
+							b.Fatal(err)
+						}
+						r := rs[0]
+						b.ReportMetric(r.PPS, "pkt/s")
+						b.ReportMetric(float64(r.CPUPerPacket.Nanoseconds()), "cpu-ns/pkt")
+						b.ReportMetric(float64(r.P50.Microseconds()), "p50-us")
+						b.ReportMetric(float64(r.P99.Microseconds()), "p99-us")
+						if target != "veth" {
+							// What a 4:1 incast at the emulation's default
+							// queue rate offers the switch, as a share of
+							// what it forwards: at most 0.5 with rcm.p4.
+							b.ReportMetric(4*bmv2.Target(target).DefaultQueueRate()/r.PPS, "incast-load")
+						}
+					}
+				})
+			}
 		}
 	}
 }
 
-// TestRigForwards runs the rig briefly on the Go target: it must forward
-// the lowest rate (with under 2% loss: CI machines are busy; the
-// benchmark holds the target to 0.1%) and measure a latency.
+// TestRigForwards runs the rig briefly on the Go target with each
+// program: it must forward the lowest rate (with under 2% loss: CI
+// machines are busy; the benchmark holds the target to 0.1%) and measure
+// a latency.
 func TestRigForwards(t *testing.T) {
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
@@ -80,24 +110,31 @@ func TestRigForwards(t *testing.T) {
 		t.Skip("a test of rates: runs in make test's pass without -race")
 	}
 	bin := buildP4Switch(t)
-	r, err := newRig(context.Background(), Options{P4Switch: bin, JSON: "../../p4/build/rcm.json"}, "go")
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"rcm", "l3"} {
+		t.Run(name, func(t *testing.T) {
+			prog := rigPrograms[name]
+			o := Options{P4Switch: bin, JSON: prog.json, Entries: prog.entries}
+			r, err := newRig(context.Background(), o, "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.close()
+			o.Trial = 300 * time.Millisecond
+			got, loss, cpu, err := r.offer(context.Background(), o, 64, 10_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Loss, not the rate received: on a busy machine the sender
+			// itself may fall behind its schedule.
+			if loss > 0.02 || got == 0 {
+				r.stop()
+				t.Errorf("at 10,000/s: received %.0f/s, loss %.2f%%; p4switch: %s", got, 100*loss, strings.Join(r.output, "; "))
+			}
+			p50, p99, err := r.latency(context.Background(), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("10,000/s: received %.0f/s, %v CPU per packet; latency p50 %v p99 %v", got, cpu, p50, p99)
+		})
 	}
-	defer r.close()
-	got, loss, cpu, err := r.offer(context.Background(), Options{Trial: 300 * time.Millisecond}, 64, 10_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Loss, not the rate received: on a busy machine the sender itself
-	// may fall behind its schedule.
-	if loss > 0.02 || got == 0 {
-		r.stop()
-		t.Errorf("at 10,000/s: received %.0f/s, loss %.2f%%; p4switch: %s", got, 100*loss, strings.Join(r.output, "; "))
-	}
-	p50, p99, err := r.latency(context.Background(), 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("10,000/s: received %.0f/s, %v CPU per packet; latency p50 %v p99 %v", got, cpu, p50, p99)
 }
