@@ -37,15 +37,26 @@ func (a Applied) String() string {
 // against the P4Info before anything is sent; errors name the file, the
 // line and the field.
 func (s *Session) ApplyRuntime(ctx context.Context, rt *tutorialjson.Runtime) (Applied, error) {
+	want, err := s.RuntimeEntities(rt)
+	if err != nil {
+		return Applied{}, err
+	}
+	return s.Reconcile(ctx, want)
+}
+
+// RuntimeEntities are the P4Runtime entities a runtime file asks for,
+// every name and value checked against the P4Info; errors name the file,
+// the line and the field.
+func (s *Session) RuntimeEntities(rt *tutorialjson.Runtime) ([]*p4v1.Entity, error) {
 	var want []*p4v1.Entity
 	for _, re := range rt.Entries {
 		e, err := s.runtimeEntry(re)
 		if err != nil {
-			return Applied{}, fmt.Errorf("%s: %w", rt.At(re.Pos), err)
+			return nil, fmt.Errorf("%s: %w", rt.At(re.Pos), err)
 		}
 		te, err := s.TableEntry(e)
 		if err != nil {
-			return Applied{}, fmt.Errorf("%s: %w", rt.At(re.Pos), err)
+			return nil, fmt.Errorf("%s: %w", rt.At(re.Pos), err)
 		}
 		want = append(want, tableEntity(te))
 	}
@@ -65,7 +76,7 @@ func (s *Session) ApplyRuntime(ctx context.Context, rt *tutorialjson.Runtime) (A
 		}
 		want = append(want, cloneSessionEntity(cs))
 	}
-	return s.Reconcile(ctx, want)
+	return want, nil
 }
 
 // Reconcile makes the switch hold the entities want (table entries,
@@ -73,17 +84,30 @@ func (s *Session) ApplyRuntime(ctx context.Context, rt *tutorialjson.Runtime) (A
 // inserted when missing or modified when it differs, in one batched
 // write. Entities not in want are left alone.
 func (s *Session) Reconcile(ctx context.Context, want []*p4v1.Entity) (Applied, error) {
+	updates, done, err := s.Plan(ctx, want)
+	if err != nil {
+		return Applied{}, err
+	}
+	if err := s.Write(ctx, updates...); err != nil {
+		return Applied{}, err
+	}
+	return done, nil
+}
+
+// Plan is what Reconcile would write, without writing it: the updates,
+// and their count by kind.
+func (s *Session) Plan(ctx context.Context, want []*p4v1.Entity) ([]*p4v1.Update, Applied, error) {
 	var done Applied
 	var updates []*p4v1.Update
 	tables := map[uint32]map[string]*p4v1.TableEntry{} // each table read once, entries by key
 	for _, e := range want {
 		have, err := s.held(ctx, e, tables)
 		if err != nil {
-			return done, fmt.Errorf("controlplane: read back: %w", err)
+			return nil, done, fmt.Errorf("controlplane: read back: %w", err)
 		}
 		switch {
 		case have == nil && e.GetTableEntry().GetIsDefaultAction():
-			return done, status.Errorf(codes.Internal, "controlplane: the switch has no default entry for table %d", e.GetTableEntry().TableId)
+			return nil, done, status.Errorf(codes.Internal, "controlplane: the switch has no default entry for table %d", e.GetTableEntry().TableId)
 		case have == nil:
 			updates = append(updates, &p4v1.Update{Type: Insert, Entity: e})
 			done.Inserted++
@@ -94,10 +118,7 @@ func (s *Session) Reconcile(ctx context.Context, want []*p4v1.Entity) (Applied, 
 			done.Modified++
 		}
 	}
-	if err := s.Write(ctx, updates...); err != nil {
-		return Applied{}, err
-	}
-	return done, nil
+	return updates, done, nil
 }
 
 // held is the switch's entity with e's key, or nil. Table entries come

@@ -75,6 +75,20 @@ func (s *Session) DeleteEntry(ctx context.Context, e Entry) error {
 	return s.writeEntries(ctx, Delete, e)
 }
 
+// SetEntry installs e whether or not the switch holds an entry with its
+// matches: an insert, or a modify of the one there. A default entry is
+// always a modify.
+func (s *Session) SetEntry(ctx context.Context, e Entry) error {
+	if e.Default {
+		return s.ModifyEntry(ctx, e)
+	}
+	err := s.InsertEntry(ctx, e)
+	if status.Code(err) == codes.AlreadyExists {
+		return s.ModifyEntry(ctx, e)
+	}
+	return err
+}
+
 func (s *Session) writeEntries(ctx context.Context, typ p4v1.Update_Type, entries ...Entry) error {
 	updates := make([]*p4v1.Update, 0, len(entries))
 	for _, e := range entries {

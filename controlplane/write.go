@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -48,7 +49,7 @@ type UpdateFailure struct {
 
 func (e *WriteError) Error() string {
 	if len(e.Failures) == 0 {
-		return fmt.Sprintf("%s: %s", e.Status.Code(), e.Status.Message())
+		return fmt.Sprintf("%s: %s", CodeName(e.Status.Code()), e.Status.Message())
 	}
 	var b strings.Builder
 	for i, f := range e.Failures {
@@ -59,9 +60,18 @@ func (e *WriteError) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "update %d (%s): %s: %s", f.Index, f.Update.Type, f.Code, f.Message)
+		fmt.Fprintf(&b, "update %d (%s): %s: %s", f.Index, f.Update.Type, CodeName(f.Code), f.Message)
 	}
 	return b.String()
+}
+
+// CodeName is a status code as P4Runtime's specification and its
+// servers' logs write it: ALREADY_EXISTS, not AlreadyExists.
+func CodeName(c codes.Code) string {
+	if n, ok := code.Code_name[int32(c)]; ok {
+		return n
+	}
+	return c.String()
 }
 
 // GRPCStatus makes status.Code and status.Convert see the first failed

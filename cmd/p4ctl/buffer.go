@@ -72,6 +72,16 @@ a bare number is bytes. Rates take bps, Kbps, Mbps, Gbps, Tbps or K, M, G, T
 
 	fs := cmd.Flags()
 	fs.StringVar(&o.preset, "preset", "trident2", "switch to start from (see 'p4ctl buffer presets')")
+	o.addSwitchFlags(fs)
+	valueFlag(fs, &o.beta, "beta", "beta", parseFraction, "dynamic threshold factor, e.g. 8 or 1/8; adds the dynamic thresholds for it")
+	valueFlag(fs, &o.ecn, "ecn", "size", buffercalc.ParseSize, "an ECN marking threshold (Kmin) to check against the bounds, e.g. 5KB")
+	fs.BoolVar(&o.json, "json", false, "print JSON instead of tables")
+	return cmd
+}
+
+// addSwitchFlags defines the flags that describe a switch and its links,
+// which 'p4ctl buffer' and 'p4ctl pfc set --xoff auto' share.
+func (o *bufferOptions) addSwitchFlags(fs *pflag.FlagSet) {
 	valueFlag(fs, &o.ports, "ports", "count", parseCount, "number of ports n")
 	valueFlag(fs, &o.priorities, "priorities", "count", parseCount, "lossless (PFC) priorities per port p, 1 to 8")
 	valueFlag(fs, &o.size, "buffer", "size", buffercalc.ParseSize, "shared buffer B, e.g. 12MB or 16MiB")
@@ -82,10 +92,6 @@ a bare number is bytes. Rates take bps, Kbps, Mbps, Gbps, Tbps or K, M, G, T
 	valueFlag(fs, &o.nsPerMeter, "ns-per-meter", "ns", parsePositive, "cable propagation delay per metre (default 5)")
 	valueFlag(fs, &o.interfaceBits, "interface-bits", "bits", parseNonNegative, "delay through one end's PHY and MAC, in bit times (default: the standard figure for the rate)")
 	valueFlag(fs, &o.responseQuanta, "response-quanta", "quanta", parseNonNegative, "the peer's PAUSE response time in quanta of 512 bit times (default: IEEE 802.3 annex 31B for the rate)")
-	valueFlag(fs, &o.beta, "beta", "beta", parseFraction, "dynamic threshold factor, e.g. 8 or 1/8; adds the dynamic thresholds for it")
-	valueFlag(fs, &o.ecn, "ecn", "size", buffercalc.ParseSize, "an ECN marking threshold (Kmin) to check against the bounds, e.g. 5KB")
-	fs.BoolVar(&o.json, "json", false, "print JSON instead of tables")
-	return cmd
 }
 
 // input starts from the preset and applies the flags that were given. notes

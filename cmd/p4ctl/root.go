@@ -26,7 +26,9 @@ Exit status: 0 success, 1 failure at run time, 2 wrong usage.`,
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newVersionCmd(), newBufferCmd(), newSimCmd(), newExperimentCmd())
+	root.AddCommand(newVersionCmd(), newBufferCmd(), newSimCmd(), newExperimentCmd(),
+		newPipelineCmd(), newTableCmd(), newApplyCmd(), newCounterCmd(), newCloneCmd(),
+		newECNCmd(), newPFCCmd(), newRCMCmd(), newStatsCmd(), newWatchCmd())
 	return root
 }
 
@@ -38,6 +40,6 @@ func run(args []string, out, errOut io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(errOut, "%s: %v\n", cmd.CommandPath(), err)
+	fmt.Fprintf(errOut, "%s: %s\n", cmd.CommandPath(), statusText(err))
 	return exitCode(err)
 }

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/p4"
+	"github.com/spf13/cobra"
+)
+
+func newCounterCmd() *cobra.Command {
+	var sf *switchFlags
+	var index int64
+	var asJSON bool
+	read := &cobra.Command{
+		Use:   "read COUNTER",
+		Short: "Read an indirect counter: every cell that counted something, or one (--index)",
+		Example: `  p4ctl counter read ecn_marks
+  p4ctl counter read RcmEgress.pauses_sent --index 1 --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("name one counter; see '%s --help'", cmd.CommandPath())
+			}
+			s, err := sf.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var cells []controlplane.CounterCell
+			if cmd.Flags().Changed("index") {
+				p, b, err := s.Counter(cmd.Context(), args[0], index)
+				if err != nil {
+					return err
+				}
+				cells = []controlplane.CounterCell{{Index: index, Packets: p, Bytes: b}}
+			} else {
+				all, err := s.Counters(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				for _, c := range all {
+					if c.Packets != 0 || c.Bytes != 0 {
+						cells = append(cells, c)
+					}
+				}
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), cells)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "INDEX\tPACKETS\tBYTES\t")
+			for _, c := range cells {
+				fmt.Fprintf(tw, "%d\t%d\t%d\t\n", c.Index, c.Packets, c.Bytes)
+			}
+			return tw.Flush()
+		},
+	}
+	sf = addSwitchFlags(read)
+	read.Flags().Int64Var(&index, "index", 0, "read this cell only")
+	read.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd := &cobra.Command{Use: "counter", Short: "Read counters on a running switch", Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() }}
+	cmd.AddCommand(read)
+	return cmd
+}
+
+func newCloneCmd() *cobra.Command {
+	var sf *switchFlags
+	set := &cobra.Command{
+		Use:   "set SESSION PORT...",
+		Short: "Create or change a clone session: the ports its copies go to",
+		Long: `set makes clone session SESSION send a copy to each PORT. rcm.p4 sends
+PAUSEs and CNs out of port P through session P + 1.`,
+		Example: `  p4ctl clone set 2 1`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageErrorf("name a session and at least one port; see '%s --help'", cmd.CommandPath())
+			}
+			var nums []uint32
+			for _, a := range args {
+				n, err := strconv.ParseUint(a, 10, 32)
+				if err != nil {
+					return usageErrorf("%q: want a whole number", a)
+				}
+				nums = append(nums, uint32(n))
+			}
+			return withSession(cmd, sf, func(ctx context.Context, s *controlplane.Session) error {
+				return said(cmd, s.SetCloneSession(ctx, nums[0], nums[1:]...), fmt.Sprintf("clone session %d: ports %v", nums[0], nums[1:]))
+			})
+		},
+	}
+	sf = addSwitchFlags(set)
+	return setCmd("clone", "Set clone sessions on a running switch", set)
+}
+
+// statColumns are the per-port counters stats prints, in order.
+var statColumns = []struct{ head, counter string }{
+	{"RX", p4.CounterRxFrames},
+	{"NO_ROUTE", p4.CounterNoRoute},
+	{"ECN_MARKS", p4.CounterECNMarks},
+	{"WRED_DROPS", p4.CounterWREDDrops},
+	{"PAUSES_TX", p4.CounterPausesSent},
+	{"PAUSES_RX", p4.CounterPausesReceived},
+	{"HELD", p4.CounterHeld},
+	{"CNS_TX", p4.CounterCNsSent},
+	{"CNS_RX", p4.CounterCNsReceived},
+	{"CAM_HITS", p4.CounterCAMHits},
+	{"WINDOW_HOLDS", p4.CounterWindowHolds},
+	{"DETOURS", p4.CounterDetours},
+}
+
+// PortStats is one port's counters, as stats --json prints them.
+type PortStats struct {
+	Port     int64            `json:"port"`
+	Counters map[string]int64 `json:"packets"`
+}
+
+func readStats(ctx context.Context, s *controlplane.Session) ([]PortStats, error) {
+	byPort := map[int64]map[string]int64{}
+	for _, c := range statColumns {
+		cells, err := s.Counters(ctx, c.counter)
+		if err != nil {
+			return nil, err
+		}
+		for _, cell := range cells {
+			if cell.Packets == 0 {
+				continue
+			}
+			if byPort[cell.Index] == nil {
+				byPort[cell.Index] = map[string]int64{}
+			}
+			byPort[cell.Index][c.counter] = cell.Packets
+		}
+	}
+	var out []PortStats
+	for p, m := range byPort {
+		out = append(out, PortStats{Port: p, Counters: m})
+	}
+	slices.SortFunc(out, func(a, b PortStats) int { return int(a.Port - b.Port) })
+	return out, nil
+}
+
+func writeStats(w io.Writer, stats []PortStats) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "PORT\t")
+	for _, c := range statColumns {
+		fmt.Fprint(tw, c.head+"\t")
+	}
+	fmt.Fprintln(tw)
+	for _, ps := range stats {
+		fmt.Fprintf(tw, "%d\t", ps.Port)
+		for _, c := range statColumns {
+			fmt.Fprintf(tw, "%d\t", ps.Counters[c.counter])
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+func newStatsCmd() *cobra.Command {
+	var sf *switchFlags
+	var asJSON bool
+	var every time.Duration
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Per-port packets: received, ECN marks, WRED drops, PAUSEs, holds, CNs, CAM hits, window holds, detours",
+		Long: `stats reads rcm.p4's per-port counters (packets) and prints one row per
+port that counted anything. --watch reads them again every interval
+until Ctrl-C.`,
+		Example: `  p4ctl stats
+  p4ctl stats --json
+  p4ctl stats --watch 1s`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := interrupted(cmd.Context())
+			defer stop()
+			s, err := sf.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			for {
+				stats, err := readStats(ctx, s)
+				if ctx.Err() != nil {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					err = writeJSON(cmd.OutOrStdout(), stats)
+				} else {
+					if every > 0 {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s\n", time.Now().Format(time.TimeOnly))
+					}
+					err = writeStats(cmd.OutOrStdout(), stats)
+				}
+				if err != nil || every == 0 {
+					return err
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(every):
+				}
+			}
+		},
+	}
+	sf = addSwitchFlags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().DurationVar(&every, "watch", 0, "read again every this long, until Ctrl-C")
+	return cmd
+}
+
+func newWatchCmd() *cobra.Command {
+	var sf *switchFlags
+	var count int
+	var every time.Duration
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Stream CAM digests, CN events and packet-ins, decoded, until Ctrl-C",
+		Long: `watch enables rcm.p4's CAM digest and prints each as it comes (the port
+and the flow IDs its CAM holds), the CNs each port sends and receives
+(read from their counters every --interval), and packet-ins (ingress
+port and frame). A backup controller sees digests and packet-ins only if
+the switch sends them to it; run watch as the primary to be sure.`,
+		Example: `  p4ctl watch
+  p4ctl watch --count 10 --election-id 0,2`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := interrupted(cmd.Context())
+			defer stop()
+			s, err := sf.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if s.Primary() {
+				if err := s.EnableDigest(ctx, p4.DigestCAM, time.Millisecond, 1, time.Second); err != nil {
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			last := map[string]map[int64]int64{}
+			seen := 0
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for count == 0 || seen < count {
+				select {
+				case <-ctx.Done():
+					return nil
+				case d := <-s.Digests():
+					for _, line := range describeDigest(s, d) {
+						fmt.Fprintln(out, line)
+						seen++
+					}
+				case p := <-s.PacketIns():
+					fmt.Fprintln(out, describePacketIn(p))
+					seen++
+				case <-tick.C:
+					for _, c := range []string{p4.CounterCNsSent, p4.CounterCNsReceived} {
+						cells, err := s.Counters(ctx, c)
+						if err != nil {
+							return err
+						}
+						if last[c] == nil {
+							last[c] = map[int64]int64{}
+							for _, cell := range cells {
+								last[c][cell.Index] = cell.Packets
+							}
+							continue
+						}
+						for _, cell := range cells {
+							if n := cell.Packets - last[c][cell.Index]; n > 0 {
+								fmt.Fprintf(out, "%s port %d: %d %s\n", time.Now().Format(time.TimeOnly), cell.Index, n, map[string]string{p4.CounterCNsSent: "CNs sent", p4.CounterCNsReceived: "CNs received"}[c])
+								seen++
+							}
+							last[c][cell.Index] = cell.Packets
+						}
+					}
+				}
+			}
+			return nil
+		},
+	}
+	sf = addSwitchFlags(cmd)
+	cmd.Flags().IntVar(&count, "count", 0, "stop after this many events (0: until Ctrl-C)")
+	cmd.Flags().DurationVar(&every, "interval", 500*time.Millisecond, "how often the CN counters are read")
+	return cmd
+}
+
+// describeDigest decodes a digest list: for the CAM digest, the port and
+// its eight flow IDs.
+func describeDigest(s *controlplane.Session, d *p4v1.DigestList) []string {
+	name := s.DigestName(d.DigestId)
+	var out []string
+	for _, data := range d.Data {
+		members := data.GetStruct().GetMembers()
+		if name == p4.DigestCAM && len(members) == 1+p4.CAMDepth {
+			line := fmt.Sprintf("%s cam port %d:", time.Now().Format(time.TimeOnly), bytesValue(members[0].GetBitstring()))
+			for _, m := range members[1:] {
+				line += fmt.Sprintf(" %08x", bytesValue(m.GetBitstring()))
+			}
+			out = append(out, line)
+			continue
+		}
+		line := fmt.Sprintf("%s digest %s:", time.Now().Format(time.TimeOnly), name)
+		for _, m := range members {
+			line += " " + hex.EncodeToString(m.GetBitstring())
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func describePacketIn(p *p4v1.PacketIn) string {
+	line := fmt.Sprintf("%s packet-in", time.Now().Format(time.TimeOnly))
+	for _, m := range p.Metadata {
+		line += fmt.Sprintf(" md%d=%d", m.MetadataId, bytesValue(m.Value))
+	}
+	frame := p.Payload
+	if len(frame) > 64 {
+		frame = frame[:64]
+	}
+	return fmt.Sprintf("%s %d bytes: %s", line, len(p.Payload), hex.EncodeToString(frame))
+}

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/internal/p4switchbin"
+)
+
+// The switch commands' tests run the real p4ctl binary against a real
+// switch over P4Runtime on loopback: the Go target by default, BMv2's
+// simple_switch_grpc with P4RCM_TARGET=bmv2.
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// p4ctlBin builds cmd/p4ctl once per test process.
+func p4ctlBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "p4ctlbin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "p4ctl")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build p4ctl: %v: %s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// result is one run of the binary.
+type result struct {
+	code        int
+	out, errOut string
+}
+
+// ctl runs p4ctl with args against the switch at addr.
+func ctl(t *testing.T, addr string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(p4ctlBin(t), append(args, "--addr", addr)...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errOut.String()}
+}
+
+// ok runs p4ctl and fails the test unless it exits 0.
+func ok(t *testing.T, addr string, args ...string) string {
+	t.Helper()
+	r := ctl(t, addr, args...)
+	if r.code != 0 {
+		t.Fatalf("p4ctl %s: exit %d: %s", strings.Join(args, " "), r.code, r.errOut)
+	}
+	return r.out
+}
+
+// fails runs p4ctl and fails the test unless it exits with code and
+// says each of want on stderr.
+func fails(t *testing.T, addr string, code int, want []string, args ...string) {
+	t.Helper()
+	r := ctl(t, addr, args...)
+	if r.code != code {
+		t.Errorf("p4ctl %s: exit %d, want %d; stderr %q", strings.Join(args, " "), r.code, code, r.errOut)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.errOut, w) {
+			t.Errorf("p4ctl %s: stderr %q lacks %q", strings.Join(args, " "), r.errOut, w)
+		}
+	}
+}
+
+// startTarget starts a switch with no ports and returns its P4Runtime
+// address.
+func startTarget(t *testing.T) (string, *bmv2.Switch) {
+	t.Helper()
+	target, bin := p4switchbin.Choose(t)
+	addr, thrift := freeAddr(t), freePortNumber(t)
+	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 1, GRPCAddr: addr, ThriftPort: thrift,
+		LogDir: t.TempDir(), Target: target, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Stop() })
+	return addr, sw
+}
+
+func freePortNumber(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func freeAddr(t *testing.T) string { return fmt.Sprintf("127.0.0.1:%d", freePortNumber(t)) }
+
+const route = `set_nexthop(port=2, src_mac=02:00:00:00:01:02, dst_mac=02:00:00:00:00:02)`
+
+// Table entries through the binary: add, a duplicate refused with its
+// status code, dump, modify, delete; names by suffix; bad names and
+// widths refused before anything is sent, the switch left as it was.
+func TestTableCommands(t *testing.T) {
+	addr, _ := startTarget(t)
+	if out := ok(t, addr, "pipeline", "set"); !strings.Contains(out, "pipeline set on device 1") {
+		t.Errorf("pipeline set said %q", out)
+	}
+	if out := ok(t, addr, "pipeline", "get"); !strings.Contains(out, "6 tables") {
+		t.Errorf("pipeline get said %q", out)
+	}
+	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", route)
+	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.2.1", "--action", "drop")
+	fails(t, addr, 1, []string{"ALREADY_EXISTS"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", route)
+	want := []string{
+		"RcmIngress.ipv4_lpm hdr.ipv4.dst_addr=10.0.1.0/24 RcmIngress.set_nexthop(port=2, src_mac=02:00:00:00:01:02, dst_mac=02:00:00:00:00:02)",
+		"RcmIngress.ipv4_lpm hdr.ipv4.dst_addr=10.0.2.1/32 RcmIngress.drop()",
+		"RcmIngress.ipv4_lpm (default) RcmIngress.drop()",
+	}
+	if got := ok(t, addr, "table", "dump", "ipv4_lpm"); got != strings.Join(want, "\n")+"\n" {
+		t.Errorf("dump:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+
+	// Refused before sending, the table as it was.
+	fails(t, addr, 1, []string{"NOT_FOUND", "ipv4_lpm"}, "table", "add", "ipv4_lmp", "dst_addr=10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 1, []string{"NOT_FOUND", "closest: hdr.ipv4.dst_addr"}, "table", "add", "ipv4_lpm", "dst_adr=10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "port", "the field has 9"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24",
+		"--action", "set_nexthop(port=600, src_mac=1, dst_mac=2)")
+	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "want FIELD=VALUE"}, "table", "add", "ipv4_lpm", "10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 2, []string{"--action is required"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24")
+	fails(t, addr, 2, []string{"unknown flag"}, "table", "add", "ipv4_lpm", "--bogus")
+	if got := ok(t, addr, "table", "dump", "ipv4_lpm"); got != strings.Join(want, "\n")+"\n" {
+		t.Errorf("after refused writes, dump:\n%s\nwant it unchanged", got)
+	}
+
+	ok(t, addr, "table", "modify", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "set_nexthop(port=3, src_mac=0x020000000103, dst_mac=02:00:00:00:00:03)")
+	ok(t, addr, "table", "delete", "RcmIngress.ipv4_lpm", "hdr.ipv4.dst_addr=10.0.2.1/32")
+	ok(t, addr, "table", "modify", "ipv4_lpm", "--default", "--action", "set_nexthop(port=1, src_mac=0, dst_mac=0)")
+	want = []string{
+		"RcmIngress.ipv4_lpm hdr.ipv4.dst_addr=10.0.1.0/24 RcmIngress.set_nexthop(port=3, src_mac=02:00:00:00:01:03, dst_mac=02:00:00:00:00:03)",
+		"RcmIngress.ipv4_lpm (default) RcmIngress.set_nexthop(port=1, src_mac=00:00:00:00:00:00, dst_mac=00:00:00:00:00:00)",
+	}
+	if got := ok(t, addr, "table", "dump", "ipv4_lpm"); got != strings.Join(want, "\n")+"\n" {
+		t.Errorf("after modify and delete, dump:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+	fails(t, addr, 1, []string{"NOT_FOUND"}, "table", "delete", "ipv4_lpm", "dst_addr=10.9.9.0/24")
+	if out := ok(t, addr, "table", "list"); !strings.Contains(out, "RcmIngress.ipv4_lpm") || !strings.Contains(out, "hdr.ipv4.dst_addr:lpm/32") {
+		t.Errorf("table list:\n%s", out)
+	}
+}
+
+// ecn, pfc and rcm set write the program's per-port tables with the
+// figures in their units converted; pfc keeps what rcm set on the same
+// entry and the other way round.
+func TestPortCommands(t *testing.T) {
+	addr, _ := startTarget(t)
+	ok(t, addr, "pipeline", "set")
+	ok(t, addr, "ecn", "set", "2", "--kmin", "5KB", "--kmax", "200KB", "--pmax", "0.01")
+	ok(t, addr, "pfc", "set", "1", "--xoff", "24KB", "--xon", "21KB", "--rate", "100G", "--mac", "02:00:00:00:01:01")
+	ok(t, addr, "rcm", "set", "2")
+	ok(t, addr, "rcm", "set", "1", "--cn", "--cn-interval", "3us", "--cn-hold", "30us")
+	got := ok(t, addr, "table", "dump", "red_config", "ingress_port_config", "rcm_config")
+	for _, w := range []string{
+		// pmax 2^32 / (kmax - kmin) = 0.01 * 4294967296 / 195000
+		"RcmEgress.red_config standard_metadata.egress_port=2 RcmEgress.set_red(kmin_bytes=5000, kmax_bytes=200000, pmax_slope=220, wred_k_bytes=0)",
+		// a quantum at 100 Gb/s is 5.12 ns; the CN settings of rcm set kept
+		"RcmIngress.ingress_port_config standard_metadata.ingress_port=1 RcmIngress.set_port(mac=02:00:00:00:01:01, xoff_bytes=24000, xon_bytes=21000, pause_quanta=65535, quantum_ns=5, pfc_priority=3, cn_enabled=1, cn_interval_ns=3000, cn_ingress_bytes=0, cn_hold_ns=30000)",
+		// the simulator's defaults at 100 Gb/s: Q_eq 25 KB, F_b quantum 25 KB * 5 / 63 -> 2^11
+		"RcmIngress.rcm_config standard_metadata.egress_spec=2 RcmIngress.set_rcm(sample_every=10, qeq_bytes=25000, wq_shift=1, fb_shift=11, cam_min_hits=2, window_bytes=8000, high_priority=0, low_priority=0)",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("dump lacks\n%s\nin\n%s", w, got)
+		}
+	}
+	// pfc set again keeps the CN settings; --off turns PFC off only.
+	ok(t, addr, "pfc", "set", "1", "--off")
+	if got := ok(t, addr, "table", "dump", "ingress_port_config"); !strings.Contains(got, "xoff_bytes=0, xon_bytes=0") || !strings.Contains(got, "cn_enabled=1, cn_interval_ns=3000") {
+		t.Errorf("after pfc set --off:\n%s", got)
+	}
+	if out := ok(t, addr, "pfc", "set", "3", "--xoff", "auto", "--preset", "trident2"); !strings.Contains(out, "XOFF 24.47 KB, XON 21.47 KB") {
+		t.Errorf("pfc set --xoff auto said %q, want trident2's t_PFC 24.47 KB and XON 21.47 KB", out)
+	}
+	fails(t, addr, 2, []string{"kmax"}, "ecn", "set", "2", "--kmin", "50KB", "--kmax", "5KB")
+	fails(t, addr, 2, []string{"--kmin and --kmax are required"}, "ecn", "set", "2")
+	fails(t, addr, 2, []string{"--xon is required"}, "pfc", "set", "1", "--xoff", "24KB")
+	fails(t, addr, 2, []string{"port \"600\""}, "ecn", "set", "600", "--kmin", "1KB", "--kmax", "2KB")
+	fails(t, addr, 2, []string{"cam-min-hits"}, "rcm", "set", "2", "--cam-min-hits", "9")
+
+	ok(t, addr, "clone", "set", "2", "1")
+	if out := ok(t, addr, "stats"); !strings.HasPrefix(strings.TrimSpace(out), "PORT") || !strings.Contains(out, "ECN_MARKS") {
+		t.Errorf("stats:\n%s", out)
+	}
+	if out := ok(t, addr, "stats", "--json"); strings.TrimSpace(out) != "null" && !strings.HasPrefix(out, "[") {
+		t.Errorf("stats --json: %q", out)
+	}
+	if out := ok(t, addr, "counter", "read", "ecn_marks", "--index", "2"); !strings.Contains(out, "INDEX") {
+		t.Errorf("counter read:\n%s", out)
+	}
+}
+
+// A runtime file in the tutorials' format: dump --json writes one, apply
+// installs it on an empty switch, a second apply changes nothing, the
+// switch then dumps the same file; --dry-run writes nothing; a malformed
+// file is refused naming its line.
+func TestApplyRoundTrip(t *testing.T) {
+	addr, _ := startTarget(t)
+	ok(t, addr, "pipeline", "set")
+	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", route)
+	ok(t, addr, "table", "add", "ecmp_member", "ecmp_base=4", "ecmp_offset=1", "--action", route)
+	ok(t, addr, "ecn", "set", "2", "--kmin", "5KB", "--kmax", "200KB")
+	dumped := ok(t, addr, "table", "dump", "--json")
+	file := filepath.Join(t.TempDir(), "s1-runtime.json")
+	if err := os.WriteFile(file, []byte(dumped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	other, _ := startTarget(t)
+	ok(t, other, "pipeline", "set")
+	dry := ok(t, other, "apply", "--dry-run", file)
+	if !strings.Contains(dry, "INSERT RcmIngress.ipv4_lpm hdr.ipv4.dst_addr=10.0.1.0/24") || !strings.Contains(dry, "dry run, nothing written") {
+		t.Errorf("apply --dry-run:\n%s", dry)
+	}
+	if got := ok(t, other, "table", "dump", "ipv4_lpm"); strings.Count(got, "\n") != 1 {
+		t.Errorf("after --dry-run the switch holds:\n%s", got)
+	}
+	if out := ok(t, other, "apply", file); !strings.Contains(out, "3 inserted") {
+		t.Errorf("first apply: %q, want 3 inserted", out)
+	}
+	if out := ok(t, other, "apply", file); !strings.Contains(out, "nothing to change") {
+		t.Errorf("second apply: %q, want nothing to change", out)
+	}
+	if again := ok(t, other, "table", "dump", "--json"); again != dumped {
+		t.Errorf("the applied switch dumps\n%s\nwant the file applied\n%s", again, dumped)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte("{\"table_entries\": [\n {\"table\": \"RcmIngress.ipv4_lpm\",\n  \"match\": {\"hdr.ipv4.dst_addr\": [\"10.0.9.0\", 24]},\n  \"action_name\": \"RcmIngress.set_nexthop\", \"action_params\": {\"port\": 999}}\n]}\n"), 0o644)
+	fails(t, other, 1, []string{"bad.json:2", "action_params", "port"}, "apply", bad)
+	os.WriteFile(bad, []byte("{\"table_entries\": [\n {\"table\": \n"), 0o644)
+	fails(t, other, 1, []string{"bad.json"}, "apply", bad)
+	if again := ok(t, other, "table", "dump", "--json"); again != dumped {
+		t.Errorf("refused files changed the switch:\n%s", again)
+	}
+}
+
+// Two controllers: only the primary writes; a backup reads, and is told
+// why it may not write; once the primary leaves, the same command
+// becomes primary and writes.
+func TestTwoControllers(t *testing.T) {
+	addr, _ := startTarget(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	primary, err := controlplane.Dial(ctx, addr, 1, controlplane.ElectionID{Low: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Close()
+	ok(t, addr, "pipeline", "set", "--election-id", "0,11") // higher: primary for its run
+	fails(t, addr, 1, []string{"PERMISSION_DENIED", "only the primary writes"},
+		"table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop", "--election-id", "0,5")
+	if got := ok(t, addr, "table", "dump", "ipv4_lpm", "--election-id", "5"); strings.Contains(got, "10.0.1.0") {
+		t.Errorf("a backup's refused write reached the switch:\n%s", got)
+	}
+	primary.Close()
+	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop", "--election-id", "0,5")
+}
+
+// The switch cannot be reached, or is another device: exit 1, saying so.
+func TestSwitchUnreachable(t *testing.T) {
+	addr := freeAddr(t) // nothing listens
+	fails(t, addr, 1, []string{"no P4Runtime server answered at " + addr}, "table", "list", "--timeout", "1s")
+	live, sw := startTarget(t)
+	wrongDevice := []string{"NOT_FOUND", "device 7"}
+	if sw.Config().Target == bmv2.TargetBMv2 {
+		// BMv2 takes any device ID as one of its own, with no pipeline
+		// (docs/p4runtime.md).
+		wrongDevice = []string{"FAILED_PRECONDITION"}
+	}
+	fails(t, live, 1, wrongDevice, "table", "list", "--device-id", "7")
+	fails(t, live, 1, []string{"FAILED_PRECONDITION"}, "table", "list") // no pipeline yet
+	fails(t, live, 2, []string{"--election-id"}, "table", "list", "--election-id", "x")
+}
