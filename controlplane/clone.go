@@ -21,14 +21,12 @@ func (s *Session) SetCloneSession(ctx context.Context, id uint32, ports ...uint3
 	if id == 0 {
 		return errors.New("controlplane: clone session 0 is not a session")
 	}
-	cs := &p4v1.CloneSessionEntry{SessionId: id}
 	for i, p := range ports {
 		if slices.Contains(ports[:i], p) {
 			return fmt.Errorf("controlplane: clone session %d: port %d twice", id, p)
 		}
-		cs.Replicas = append(cs.Replicas, &p4v1.Replica{EgressPort: p, Instance: cloneInstance})
 	}
-	if err := s.upsert(ctx, cloneSessionEntity(cs)); err != nil {
+	if err := s.upsert(ctx, CloneSessionEntity(id, ports...)); err != nil {
 		return fmt.Errorf("controlplane: set clone session %d: %w", id, err)
 	}
 	return nil
@@ -58,6 +56,16 @@ func (s *Session) CloneSession(ctx context.Context, id uint32) ([]uint32, error)
 	}
 	slices.Sort(ports)
 	return ports, nil
+}
+
+// CloneSessionEntity is clone session id copying whole packets to
+// ports, as SetCloneSession writes it: for Reconcile.
+func CloneSessionEntity(id uint32, ports ...uint32) *p4v1.Entity {
+	cs := &p4v1.CloneSessionEntry{SessionId: id}
+	for _, p := range ports {
+		cs.Replicas = append(cs.Replicas, &p4v1.Replica{EgressPort: p, Instance: cloneInstance})
+	}
+	return cloneSessionEntity(cs)
 }
 
 func cloneSessionEntity(cs *p4v1.CloneSessionEntry) *p4v1.Entity {

@@ -118,6 +118,16 @@ func (s *Session) EntryUpdate(typ p4v1.Update_Type, e Entry) (*p4v1.Update, erro
 	return &p4v1.Update{Type: typ, Entity: tableEntity(te)}, nil
 }
 
+// EntryEntity is e as the entity Reconcile takes, checked as TableEntry
+// checks it.
+func (s *Session) EntryEntity(e Entry) (*p4v1.Entity, error) {
+	te, err := s.TableEntry(e)
+	if err != nil {
+		return nil, err
+	}
+	return tableEntity(te), nil
+}
+
 func tableEntity(te *p4v1.TableEntry) *p4v1.Entity {
 	return &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: te}}
 }

@@ -234,7 +234,7 @@ func New(cfg Config) (*Network, error) {
 			if cfg.PFC {
 				pc.Headroom = cfg.Headroom
 				if pc.Headroom == 0 {
-					pc.Headroom = headroomFor(p.rate, p.delay, cfg.MTU)
+					pc.Headroom = HeadroomFor(p.rate, p.delay, cfg.MTU)
 				}
 				pc.Beta, pc.XOFF = n.beta(p.rate), cfg.PFCXOFF
 			}
@@ -326,17 +326,26 @@ func New(cfg Config) (*Network, error) {
 
 // marking is the RED/ECN curve of a port of the given rate.
 func (n *Network) marking(rate float64) dataplane.Marking {
+	return n.cfg.Marking(rate, n.hostRate)
+}
+
+// Marking is the RED/ECN curve a switch port of the given rate gets in a
+// fabric whose hosts run at hostRate: DCQCN's parameter set (or the ECN
+// override) scaled by the port's rate, and WRED scaled by rate/hostRate.
+// No congestion control and no ECNMarking: nothing is marked. The P4
+// controller (package fabric) programs switches from it too.
+func (c *Config) Marking(rate, hostRate float64) dataplane.Marking {
 	var m dataplane.Marking
-	if n.cfg.WREDK > 0 {
-		m.WREDK = n.cfg.WREDK * rate / n.hostRate
+	if c.WREDK > 0 {
+		m.WREDK = c.WREDK * rate / hostRate
 	}
-	if !n.cc && !n.cfg.ECNMarking {
+	if c.CC != "dcqcn" && !c.ECNMarking {
 		m.KMin, m.KMax = math.Inf(1), math.Inf(1)
 		return m
 	}
-	e := ECNConfig{KMin: n.cfg.DCQCN.KMin, KMax: n.cfg.DCQCN.KMax, PMax: n.cfg.DCQCN.PMax, RefRate: n.cfg.DCQCN.RefRate}
-	if n.cfg.ECN != nil {
-		e = *n.cfg.ECN
+	e := ECNConfig{KMin: c.DCQCN.KMin, KMax: c.DCQCN.KMax, PMax: c.DCQCN.PMax, RefRate: c.DCQCN.RefRate}
+	if c.ECN != nil {
+		e = *c.ECN
 	}
 	scale := rate / e.RefRate
 	m.KMin, m.KMax, m.PMax = e.KMin*scale, e.KMax*scale, e.PMax
@@ -352,9 +361,10 @@ func (n *Network) beta(rate float64) float64 {
 	return math.Min(b*rate/n.hostRate, math.Max(b, 1))
 }
 
-// headroomFor sizes t_flight for a port from its rate and cable delay with
-// buffercalc's worst-case model (cable length from the delay at 5 ns/m).
-func headroomFor(rate float64, delay int64, mtu int) float64 {
+// HeadroomFor sizes t_flight for a port from its rate and cable delay
+// (picoseconds) with buffercalc's worst-case model (cable length from the
+// delay at 5 ns/m), for packets of mtu bytes of payload.
+func HeadroomFor(rate float64, delay int64, mtu int) float64 {
 	l := buffercalc.StandardLink(rate, float64(mtu+20+8+12+4))
 	l.CableMeters = float64(delay) / 1000 / buffercalc.DefaultNsPerMeter
 	h, err := l.Headroom()

@@ -14,6 +14,8 @@ import (
 
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/fabric"
+	"github.com/p4rcm/p4rcm/sim/scenario"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 )
 
@@ -304,4 +306,145 @@ func TestSwitchUnreachable(t *testing.T) {
 	fails(t, live, 1, wrongDevice, "table", "list", "--device-id", "7")
 	fails(t, live, 1, []string{"FAILED_PRECONDITION"}, "table", "list") // no pipeline yet
 	fails(t, live, 2, []string{"--election-id"}, "table", "list", "--election-id", "x")
+}
+
+// startFabric starts a switch for each name and writes the --switches
+// file that names them.
+func startFabric(t *testing.T, names []string) (string, map[string]*bmv2.Switch) {
+	t.Helper()
+	sws := map[string]*bmv2.Switch{}
+	var parts []string
+	for _, n := range names {
+		addr, sw := startTarget(t)
+		sws[n] = sw
+		parts = append(parts, fmt.Sprintf("%q: {\"addr\": %q, \"device_id\": 1}", n, addr))
+	}
+	file := filepath.Join(t.TempDir(), "switches.json")
+	if err := os.WriteFile(file, []byte("{"+strings.Join(parts, ",\n")+"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file, sws
+}
+
+// fabricApply runs p4ctl fabric apply and returns its output.
+func fabricApply(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(p4ctlBin(t), append([]string{"fabric", "apply"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != want {
+		t.Fatalf("p4ctl fabric apply %s: exit %d, want %d:\n%s", strings.Join(args, " "), code, want, out)
+	}
+	return string(out)
+}
+
+// fabric apply on a tutorials triangle of three switches: everything
+// inserted, then a second apply changes nothing; a switch restarted in
+// between gets the pipeline and all its entries again, nothing else
+// changes; --dry-run reports and writes nothing.
+func TestFabricApply(t *testing.T) {
+	topology := "../../fabric/testdata/triangle.json"
+	switches, sws := startFabric(t, []string{"s1", "s2", "s3"})
+	args := []string{"--topology", topology, "--switches", switches, "--scheme", "rcm"}
+
+	dry := fabricApply(t, 0, append(args, "--dry-run")...)
+	if !strings.Contains(dry, "s1: SET PIPELINE") || !strings.Contains(dry, "dry run, nothing written") {
+		t.Errorf("dry run on empty switches:\n%s", dry)
+	}
+	first := fabricApply(t, 0, args...)
+	if !strings.Contains(first, "applied: 3 switches") || strings.Contains(first, "nothing to change") {
+		t.Errorf("first apply:\n%s", first)
+	}
+	if out := fabricApply(t, 0, args...); !strings.Contains(out, "nothing to change") {
+		t.Errorf("second apply changed something:\n%s", out)
+	}
+	addr := sws["s1"].Config().GRPCAddr
+	route := ok(t, addr, "table", "dump", "ipv4_lpm")
+	if !strings.Contains(route, "hdr.ipv4.dst_addr=10.0.2.2/32 RcmIngress.set_nexthop(port=2") {
+		t.Errorf("s1 holds no route to h2 through port 2:\n%s", route)
+	}
+	if dry := fabricApply(t, 0, append(args, "--dry-run")...); !strings.Contains(dry, "nothing to change") {
+		t.Errorf("dry run after apply:\n%s", dry)
+	}
+
+	// s2 restarts: empty, no pipeline.
+	sws["s2"].Stop()
+	cfg := sws["s2"].Config()
+	cfg.Control = ""
+	again, err := bmv2.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Stop() })
+	out := fabricApply(t, 0, args...)
+	var s1, s2 string
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "s1 "):
+			s1 = line
+		case strings.HasPrefix(line, "s2 "):
+			s2 = line
+		}
+	}
+	if f := strings.Fields(s2); len(f) < 6 || f[2] != "set" || f[3] == "0" || f[5] != "0" {
+		t.Errorf("restarted s2: %q, want the pipeline set and every entry inserted", s2)
+	}
+	if f := strings.Fields(s1); len(f) < 6 || f[2] != "kept" || f[3] != "0" || f[4] != "0" {
+		t.Errorf("s1 after s2's restart: %q, want nothing changed", s1)
+	}
+	if out := fabricApply(t, 0, args...); !strings.Contains(out, "nothing to change") {
+		t.Errorf("apply after convergence changed something:\n%s", out)
+	}
+	if dump := ok(t, addr, "table", "dump", "ipv4_lpm"); dump != route {
+		t.Errorf("s1's routes changed:\n%s\nwas\n%s", dump, route)
+	}
+}
+
+// fabric apply on a k=4 fat tree of 20 switches, then again.
+func TestFabricApplyFatTree(t *testing.T) {
+	sc, err := scenario.LoadPreset("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.SetFrom("test", "topology.k", "4"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := sc.BuildNetwork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fabric.FromTopology(cfg.Topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switches, _ := startFabric(t, f.SwitchNames())
+	args := []string{"--preset", "default", "--k", "4", "--scheme", "rcm", "--switches", switches}
+	first := fabricApply(t, 0, args...)
+	if !strings.Contains(first, "applied: 20 switches") || strings.Contains(first, "nothing to change") {
+		t.Errorf("first apply:\n%s", first)
+	}
+	if out := fabricApply(t, 0, args...); !strings.Contains(out, "nothing to change") {
+		t.Errorf("second apply:\n%s", out)
+	}
+}
+
+// A switch that cannot be reached fails alone: the others are
+// programmed, exit 1.
+func TestFabricApplyUnreachable(t *testing.T) {
+	switches, _ := startFabric(t, []string{"s1", "s2"})
+	data, _ := os.ReadFile(switches)
+	patched := strings.Replace(string(data), "}\n", ",\n\"s3\": {\"addr\": \""+freeAddr(t)+"\", \"device_id\": 1}}\n", 1)
+	os.WriteFile(switches, []byte(patched), 0o644)
+	out := fabricApply(t, 1, "--topology", "../../fabric/testdata/triangle.json", "--switches", switches, "--timeout", "1s")
+	if !strings.Contains(out, "no P4Runtime server answered") || !strings.Contains(out, "1 of 3 switches failed") {
+		t.Errorf("output:\n%s", out)
+	}
+	if strings.Count(out, " set ") != 2 {
+		t.Errorf("want s1 and s2 programmed:\n%s", out)
+	}
 }

@@ -42,7 +42,14 @@ var Schemes = []string{"dcqcn", "pfc", "lossy", "rcm", "rcm-rcc"}
 
 // Build resolves the scenario into a simulator configuration: it builds
 // the topology, generates or reads the flows and applies the parameters.
-func (s *Scenario) Build() (sim.Config, error) {
+func (s *Scenario) Build() (sim.Config, error) { return s.build(true) }
+
+// BuildNetwork is Build without the flows and the output settings: the
+// topology and every parameter of the network, for programming real
+// switches as the scenario's (package fabric). The workload is not read.
+func (s *Scenario) BuildNetwork() (sim.Config, error) { return s.build(false) }
+
+func (s *Scenario) build(withFlows bool) (sim.Config, error) {
 	cfg := sim.Config{Seed: s.Seed, MTU: s.Host.MTU, AckInterval: s.Host.AckInterval, RTO: int64(s.Host.RTO),
 		StopAt: int64(s.Stop)}
 	if s.nodeAt("seed") == nil {
@@ -70,8 +77,10 @@ func (s *Scenario) Build() (sim.Config, error) {
 		return cfg, err
 	}
 	cfg.Topology = t
-	if cfg.Flows, err = s.buildFlows(t, cfg.Seed); err != nil {
-		return cfg, err
+	if withFlows {
+		if cfg.Flows, err = s.buildFlows(t, cfg.Seed); err != nil {
+			return cfg, err
+		}
 	}
 	scheme := s.Scheme
 	if scheme == "" {
@@ -100,7 +109,9 @@ func (s *Scenario) Build() (sim.Config, error) {
 	if err := s.applySwitch(&cfg); err != nil {
 		return cfg, err
 	}
-	s.applyOutput(&cfg)
+	if withFlows {
+		s.applyOutput(&cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("%s: %w", s.file, err)
 	}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/fabric"
+	"github.com/p4rcm/p4rcm/p4"
+	"github.com/p4rcm/p4rcm/tutorialjson"
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/prototext"
+)
+
+func newFabricCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fabric",
+		Short: "Program every switch of a fabric running rcm.p4 from the simulator's topology and parameters",
+		Args:  noArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newFabricApplyCmd())
+	return cmd
+}
+
+func newFabricApplyCmd() *cobra.Command {
+	o := &simOptions{}
+	var tutorial, switchesFile, host, election string
+	var portBase int
+	var deviceBase uint64
+	var dryRun bool
+	var parallel int
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "apply [SCENARIO.yaml]",
+		Short: "Install routes, ECMP and SAR groups, PFC, RED/ECN and RCM on every switch of a fabric",
+		Long: `apply computes what every switch of a fabric must hold and installs it over
+P4Runtime: routes to every host (a next hop, or an ECMP group), SAR groups
+when the scheme is rcm, per-port PFC XOFF/XON (buffercalc's static
+thresholds for the switch's buffer, ports and each port's rate and cable),
+RED/ECN from the scenario's DCQCN parameter set scaled to each port's rate,
+RCM settings from the scenario's RCM parameters, and the clone sessions
+PAUSEs and CNs leave by: the same topology and figures 'p4ctl sim run'
+simulates.
+
+The topology is the scenario's (a file or --preset), or a p4lang tutorials
+topology.json (--topology), whose host addresses and port numbers are
+kept; simulator hosts get 10.0.0.0 + node ID + 1. Switches are reached as
+--switches FILE says ({"s1": {"addr": "127.0.0.1:50051", "device_id": 0}}),
+else the i-th switch (from 0, in node order) at --host:--grpc-port-base+i,
+device --device-id-base+i, as the tutorials number them.
+
+A switch that does not run rcm.p4 gets it first. A second apply changes
+nothing and says so; a switch restarted in the middle gets everything
+again. --dry-run prints what would change and writes nothing. Exit 1 if
+any switch failed (the others are still programmed).`,
+		Example: `  p4ctl fabric apply --preset rcm-incast-victim --dry-run
+  p4ctl fabric apply --preset default --k 4 --scheme rcm --grpc-port-base 50051
+  p4ctl fabric apply --topology topology.json --switches switches.json`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := o.load(cmd, args)
+			if err != nil {
+				return err
+			}
+			cfg, err := s.BuildNetwork()
+			if err != nil {
+				return err
+			}
+			var f *fabric.Fabric
+			if tutorial != "" {
+				tt, err := tutorialjson.LoadTopology(tutorial)
+				if err != nil {
+					return err
+				}
+				f, err = fabric.FromTutorial(tt)
+				if err != nil {
+					return err
+				}
+			} else if f, err = fabric.FromTopology(cfg.Topology); err != nil {
+				return err
+			}
+			intents, err := f.Plan(&cfg)
+			if err != nil {
+				return err
+			}
+			targets := map[string]fabric.Target{}
+			if switchesFile != "" {
+				if targets, err = readTargets(switchesFile); err != nil {
+					return err
+				}
+			} else {
+				for i, name := range f.SwitchNames() {
+					targets[name] = fabric.Target{Addr: net.JoinHostPort(host, strconv.Itoa(portBase+i)), DeviceID: deviceBase + uint64(i)}
+				}
+			}
+			sf := switchFlags{election: election}
+			id, err := sf.electionID()
+			if err != nil {
+				return err
+			}
+			info, err := p4.P4Info()
+			if err != nil {
+				return err
+			}
+			text, _ := prototext.Marshal(info)
+			pipe := controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(text, p4.DeviceConfig())}
+			start := time.Now()
+			results := fabric.Apply(cmd.Context(), intents, targets, fabric.ApplyOptions{Pipeline: pipe, Election: id, DryRun: dryRun, Parallel: parallel, Timeout: timeout})
+			return writeFabricResults(cmd, results, targets, dryRun, time.Since(start))
+		},
+	}
+	o.addFlags(cmd, "default")
+	fs := cmd.Flags()
+	fs.StringVar(&tutorial, "topology", "", "a p4lang tutorials topology.json instead of the scenario's topology")
+	fs.StringVar(&switchesFile, "switches", "", `JSON file naming each switch's P4Runtime address: {"s1": {"addr": "HOST:PORT", "device_id": N}}`)
+	fs.StringVar(&host, "host", "127.0.0.1", "host of every switch when --switches is not given")
+	fs.IntVar(&portBase, "grpc-port-base", 50051, "P4Runtime port of the first switch; the i-th is this + i")
+	fs.Uint64Var(&deviceBase, "device-id-base", 0, "device ID of the first switch; the i-th is this + i")
+	fs.StringVar(&election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW")
+	fs.BoolVar(&dryRun, "dry-run", false, "print what would change on each switch, write nothing")
+	fs.IntVar(&parallel, "parallel", 8, "switches programmed at once")
+	fs.DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for each switch to answer")
+	return cmd
+}
+
+// readTargets reads a --switches file.
+func readTargets(path string) (map[string]fabric.Target, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]fabric.Target
+	if err := json.Unmarshal(data, &out); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := 1
+			for _, c := range data[:se.Offset] {
+				if c == '\n' {
+					line++
+				}
+			}
+			return nil, fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	for name, t := range out {
+		if _, _, err := net.SplitHostPort(t.Addr); err != nil {
+			return nil, fmt.Errorf("%s: %s.addr %q: want HOST:PORT", path, name, t.Addr)
+		}
+	}
+	return out, nil
+}
+
+func writeFabricResults(cmd *cobra.Command, results []fabric.Result, targets map[string]fabric.Target, dryRun bool, elapsed time.Duration) error {
+	out := cmd.OutOrStdout()
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SWITCH\tADDRESS\tPIPELINE\tINSERTED\tMODIFIED\tUNCHANGED\tTIME\tERROR")
+	var failed, entries, changed int
+	for _, r := range results {
+		pipe, errText := "kept", ""
+		if r.PipelineSet {
+			pipe = "set"
+		}
+		if r.Err != nil {
+			failed++
+			errText = statusText(r.Err)
+		}
+		entries += r.Entries()
+		changed += r.Applied.Inserted + r.Applied.Modified
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.2fs\t%s\n", r.Name, targets[r.Name].Addr, pipe,
+			r.Applied.Inserted, r.Applied.Modified, r.Applied.Unchanged, r.Elapsed.Seconds(), errText)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if dryRun {
+		for _, r := range results {
+			for _, c := range r.Changes {
+				fmt.Fprintf(out, "%s: %s\n", r.Name, c)
+			}
+		}
+	}
+	verb := "applied"
+	if dryRun {
+		verb = "dry run, nothing written"
+	}
+	summary := fmt.Sprintf("%d inserts or modifies", changed)
+	if changed == 0 && failed == 0 {
+		summary = "nothing to change"
+	}
+	fmt.Fprintf(out, "%s: %d switches, %d entries checked, %s, in %.2f s (%.0f entries/s)\n",
+		verb, len(results), entries, summary, elapsed.Seconds(), float64(entries)/elapsed.Seconds())
+	if failed > 0 {
+		return fmt.Errorf("%d of %d switches failed (see the table above)", failed, len(results))
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package fabric
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/p4rcm/p4rcm/controlplane"
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+)
+
+// Target is where a switch's P4Runtime server is.
+type Target struct {
+	Addr     string `json:"addr"`
+	DeviceID uint64 `json:"device_id"`
+}
+
+// ApplyOptions say how Apply reaches the switches and what it installs.
+type ApplyOptions struct {
+	// Pipeline is installed on a switch that does not run it (by
+	// cookie), which empties the switch's tables first.
+	Pipeline controlplane.Pipeline
+	Election controlplane.ElectionID
+	// DryRun reads the switches and reports what would change.
+	DryRun bool
+	// Parallel switches are programmed at once (0: 8).
+	Parallel int
+	// Timeout bounds reaching each switch (0: 10 s).
+	Timeout time.Duration
+}
+
+// Result is what Apply did to one switch.
+type Result struct {
+	Name string
+	// PipelineSet says the pipeline was installed (or, in a dry run,
+	// would be).
+	PipelineSet bool
+	Applied     controlplane.Applied
+	// Changes are the updates of a dry run, one line each.
+	Changes []string
+	Elapsed time.Duration
+	Err     error
+}
+
+// Entries is how many entities Apply checked on the switch.
+func (r Result) Entries() int { return r.Applied.Inserted + r.Applied.Modified + r.Applied.Unchanged }
+
+// Apply makes every switch hold its intent: the pipeline installed where
+// it is missing (a restarted switch) or another, then every entry and
+// clone session read back and inserted when missing or modified when it
+// differs, in batched writes. A second Apply changes nothing. Entries a
+// switch holds beyond its intent are left alone. Results come in the
+// intents' order; a switch that fails does not stop the others.
+func Apply(ctx context.Context, intents []Intent, targets map[string]Target, o ApplyOptions) []Result {
+	if o.Parallel <= 0 {
+		o.Parallel = 8
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	out := make([]Result, len(intents))
+	sem := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	for i, in := range intents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			start := time.Now()
+			out[i] = applyOne(ctx, in, targets, o)
+			out[i].Name, out[i].Elapsed = in.Name, time.Since(start)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func applyOne(ctx context.Context, in Intent, targets map[string]Target, o ApplyOptions) Result {
+	var r Result
+	t, ok := targets[in.Name]
+	if !ok {
+		r.Err = fmt.Errorf("no address for switch %s", in.Name)
+		return r
+	}
+	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	s, err := controlplane.Dial(dctx, t.Addr, t.DeviceID, o.Election)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no P4Runtime server answered at %s within %v", t.Addr, o.Timeout)
+	}
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	defer s.Close()
+	if !o.DryRun && !s.Primary() {
+		r.Err = fmt.Errorf("%s: another controller is primary (election ID above %v): only the primary writes", t.Addr, o.Election)
+		return r
+	}
+	if o.DryRun {
+		if err := s.AdoptPipeline(ctx, o.Pipeline.Cookie); err != nil {
+			// Not running the pipeline: applying would install it and
+			// insert everything.
+			r.PipelineSet = true
+			r.Applied.Inserted = len(in.Entries) + len(in.Clones)
+			r.Changes = []string{fmt.Sprintf("SET PIPELINE cookie %#x (%v), then %d inserts", o.Pipeline.Cookie, err, r.Applied.Inserted)}
+			return r
+		}
+	} else if r.PipelineSet, err = s.EnsurePipeline(ctx, o.Pipeline); err != nil {
+		r.Err = err
+		return r
+	}
+	want, err := Entities(s, in)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if o.DryRun {
+		updates, plan, err := s.Plan(ctx, want)
+		r.Applied, r.Err = plan, err
+		for _, u := range updates {
+			r.Changes = append(r.Changes, s.Describe(u))
+		}
+		return r
+	}
+	r.Applied, r.Err = s.Reconcile(ctx, want)
+	return r
+}
+
+// Entities are an intent as P4Runtime entities, checked against the
+// session's pipeline.
+func Entities(s *controlplane.Session, in Intent) ([]*p4v1.Entity, error) {
+	want := make([]*p4v1.Entity, 0, len(in.Entries)+len(in.Clones))
+	for _, e := range in.Entries {
+		ent, err := s.EntryEntity(e)
+		if err != nil {
+			return nil, fmt.Errorf("switch %s: %w", in.Name, err)
+		}
+		want = append(want, ent)
+	}
+	for _, c := range in.Clones {
+		want = append(want, controlplane.CloneSessionEntity(c.Session, c.Port))
+	}
+	return want, nil
+}

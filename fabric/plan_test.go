@@ -1,0 +1,156 @@
+package fabric
+
+import (
+	"bytes"
+	"math"
+	"net"
+	"testing"
+
+	"github.com/p4rcm/p4rcm/buffercalc"
+	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/dataplane"
+	"github.com/p4rcm/p4rcm/p4"
+	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/tutorialjson"
+)
+
+// config is the default preset's configuration under scheme, on a k=4
+// fat tree.
+func config(t *testing.T, scheme string) *sim.Config {
+	t.Helper()
+	s, err := scenario.LoadPreset("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, v := range map[string]string{"scheme": scheme, "topology.k": "4"} {
+		if err := s.SetFrom("test", path, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := s.BuildNetwork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cfg
+}
+
+// find is the entry of table whose first match value is key.
+func find(t *testing.T, in Intent, table string, key []byte) controlplane.Entry {
+	t.Helper()
+	for _, e := range in.Entries {
+		if e.Table == table && len(e.Match) > 0 && bytes.Equal(e.Match[0].Value, key) {
+			return e
+		}
+	}
+	t.Fatalf("switch %s: no %s entry for %x", in.Name, table, key)
+	return controlplane.Entry{}
+}
+
+func param(e controlplane.Entry, name string) uint64 {
+	for _, p := range e.Params {
+		if p.Name == name {
+			var v uint64
+			for _, b := range p.Value {
+				v = v<<8 | uint64(b)
+			}
+			return v
+		}
+	}
+	return math.MaxUint64
+}
+
+// A tutorials triangle: addresses and port numbers as the file gives
+// them, next-hop MACs of the peer's port, CNs towards switches only, RED
+// scaled to each port's rate, PFC from buffercalc, a clone session per
+// port.
+func TestPlanTriangle(t *testing.T) {
+	tt, err := tutorialjson.LoadTopology("testdata/triangle.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := FromTutorial(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config(t, "rcm")
+	cfg.PFCXOFF = 0 // buffercalc's static threshold for each port
+	intents, err := f.Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(intents) != 3 || intents[0].Name != "s1" {
+		t.Fatalf("intents for %d switches, first %q; want s1, s2, s3", len(intents), intents[0].Name)
+	}
+	s1, _ := f.Switch("s1")
+	s2, _ := f.Switch("s2")
+	in := intents[0]
+	direct := find(t, in, p4.TableIPv4LPM, net.IPv4(10, 0, 1, 1).To4())
+	if direct.Action != p4.ActionSetNexthop || param(direct, "port") != 1 || param(direct, "dst_mac") != 0x080000000111 {
+		t.Errorf("s1's route to h1: %+v, want port 1 to h1's MAC", direct)
+	}
+	via := find(t, in, p4.TableIPv4LPM, net.IPv4(10, 0, 2, 2).To4())
+	if param(via, "port") != 2 || !bytes.Equal(via.Params[2].Value, PortMAC(s2, 2)) || !bytes.Equal(via.Params[1].Value, PortMAC(s1, 2)) {
+		t.Errorf("s1's route to h2: %+v, want port 2, from s1's port-2 MAC to s2's port-2 MAC", via)
+	}
+	host := find(t, in, p4.TableIngressPortConfig, u16(1))
+	fabricPort := find(t, in, p4.TableIngressPortConfig, u16(2))
+	if param(host, "cn_enabled") != 0 || param(fabricPort, "cn_enabled") != 1 {
+		t.Errorf("CNs: host port %d, switch port %d; want 0 and 1", param(host, "cn_enabled"), param(fabricPort, "cn_enabled"))
+	}
+	xoff, xon := param(fabricPort, "xoff_bytes"), param(fabricPort, "xon_bytes")
+	frame := uint64(cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
+	// t_PFC = (B - p n t_flight) / (p n): 3 ports, 1 priority, the
+	// headroom of a 10 Gb/s link with 1 us of cable.
+	b := buffercalc.Buffer{Size: cfg.Buffer, Ports: 3, Priorities: 1, Headroom: sim.HeadroomFor(10e9, 1e6, cfg.MTU), MTU: float64(frame)}
+	if want := uint64(b.Static().XOFF); xoff != want || xoff-xon != 2*frame {
+		t.Errorf("PFC on a switch port: XOFF %d, XON %d; want XOFF %d and XON two %d-byte frames below", xoff, xon, want, frame)
+	}
+	// RED: the simulator's curve at 100 Gb/s, a tenth of it at 10 Gb/s.
+	want := cfg.Marking(100e9, 100e9)
+	if k := param(find(t, in, p4.TableREDConfig, u16(1)), "kmin_bytes"); k != uint64(want.KMin) || k == 0 {
+		t.Errorf("Kmin on a 100 Gb/s port = %d, want the simulator's %v", k, want.KMin)
+	}
+	if k := param(find(t, in, p4.TableREDConfig, u16(2)), "kmin_bytes"); k != uint64(want.KMin/10) {
+		t.Errorf("Kmin on a 10 Gb/s port = %d, want %v", k, want.KMin/10)
+	}
+	if len(in.Clones) != 3 || in.Clones[1] != (Clone{Session: 3, Port: 2}) {
+		t.Errorf("clones %v, want sessions 2, 3, 4 to ports 1, 2, 3", in.Clones)
+	}
+	find(t, in, p4.TableRCMConfig, u16(3))
+}
+
+// A k=4 fat tree: an edge switch reaches hosts of other pods through an
+// ECMP group of its two uplinks, one group for all of them, with a SAR
+// group under RCM and none under DCQCN.
+func TestPlanFatTree(t *testing.T) {
+	for _, scheme := range []string{"rcm", "dcqcn"} {
+		cfg := config(t, scheme)
+		f, err := FromTopology(cfg.Topology)
+		if err != nil {
+			t.Fatal(err)
+		}
+		intents, err := f.Plan(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(intents) != 20 {
+			t.Fatalf("%d intents, want 20 switches", len(intents))
+		}
+		count := map[string]int{}
+		groups := map[string]int{}
+		for _, e := range intents[0].Entries {
+			count[e.Table]++
+			if e.Table == p4.TableIPv4LPM {
+				groups[e.Action]++
+			}
+		}
+		if count[p4.TableIPv4LPM] != 16 || groups[p4.ActionSetNexthop] != 2 || groups[p4.ActionSetECMPGroup] != 14 || count[p4.TableECMPMember] != 2 {
+			t.Errorf("%s: edge switch %s: %v, routes %v; want 16 routes (2 direct, 14 by one 2-member group)", scheme, intents[0].Name, count, groups)
+		}
+		wantSAR := map[string]int{"rcm": 1, "dcqcn": 0}[scheme]
+		if count[p4.TableSARGroup] != wantSAR || (count[p4.TableRCMConfig] > 0) != (scheme == "rcm") {
+			t.Errorf("%s: %d SAR groups and %d rcm_config entries; want %d and RCM only under rcm", scheme, count[p4.TableSARGroup], count[p4.TableRCMConfig], wantSAR)
+		}
+	}
+}
