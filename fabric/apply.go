@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/p4rcm/p4rcm/controlplane"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"github.com/p4rcm/p4rcm/controlplane"
 )
 
 // Target is where a switch's P4Runtime server is.
