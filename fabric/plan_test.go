@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"net"
 	"testing"
@@ -15,15 +16,15 @@ import (
 	"github.com/p4rcm/p4rcm/tutorialjson"
 )
 
-// config is the default preset's configuration under scheme, on a k=4
-// fat tree.
-func config(t *testing.T, scheme string) *sim.Config {
+// config is the default preset's network under scheme, on a fat tree
+// of arity k.
+func config(t testing.TB, scheme string, k int) *sim.Config {
 	t.Helper()
 	s, err := scenario.LoadPreset("default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, v := range map[string]string{"scheme": scheme, "topology.k": "4"} {
+	for path, v := range map[string]string{"scheme": scheme, "topology.k": fmt.Sprint(k)} {
 		if err := s.SetFrom("test", path, v); err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ func TestPlanTriangle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config(t, "rcm")
+	cfg := config(t, "rcm", 4)
 	cfg.PFCXOFF = 0 // buffercalc's static threshold for each port
 	intents, err := f.Plan(cfg)
 	if err != nil {
@@ -125,7 +126,7 @@ func TestPlanTriangle(t *testing.T) {
 // group under RCM and none under DCQCN.
 func TestPlanFatTree(t *testing.T) {
 	for _, scheme := range []string{"rcm", "dcqcn"} {
-		cfg := config(t, scheme)
+		cfg := config(t, scheme, 4)
 		f, err := FromTopology(cfg.Topology)
 		if err != nil {
 			t.Fatal(err)
