@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/p4"
-	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/protobuf/encoding/prototext"
 )
 
