@@ -243,9 +243,16 @@ they hold.`,
 						return err
 					}
 				}
-				return said(cmd, nil, fmt.Sprintf("port %d: RCM sampling 1 in %d, Q_eq %s, w_q %g, F_b quantum %s, CAM %d of %d, W %s, queues %d/%d",
+				what := fmt.Sprintf("port %d: RCM sampling 1 in %d, Q_eq %s, w_q %g, F_b quantum %s, CAM %d of %d, W %s, queues %d/%d",
 					port, c.SampleEvery, buffercalc.FormatSize(c.QEq), c.Wq, buffercalc.FormatSize(c.FbQuantum), c.CAMMinHits, p4.CAMDepth,
-					buffercalc.FormatSize(c.Window), c.High, c.Low))
+					buffercalc.FormatSize(c.Window), c.High, c.Low)
+				if changedAny(fs, "cn", "cn-interval", "cn-hold", "cn-ingress") {
+					what += fmt.Sprintf("; CNs to the neighbour %s", map[bool]string{true: "on", false: "off"}[cn])
+					if cn {
+						what += fmt.Sprintf(", at most every %v, held %v, above %s", cnInterval, cnHold, buffercalc.FormatSize(cnIngress))
+					}
+				}
+				return said(cmd, nil, what)
 			})
 		},
 	}
