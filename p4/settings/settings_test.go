@@ -41,7 +41,10 @@ func TestRefused(t *testing.T) {
 	}{
 		{func() error { _, err := (RED{Kmin: 10, Kmax: 5}).Entry(1); return err }(), "kmax"},
 		{func() error { _, err := (RED{Kmin: 1, Kmax: 5, Pmax: 2}).Entry(1); return err }(), "pmax"},
-		{func() error { _, err := (PFC{MAC: make([]byte, 6), XOFF: 10, XON: 20, LinkRate: 1e9}).Params(); return err }(), "xon"},
+		{func() error {
+			_, err := (PFC{MAC: make([]byte, 6), XOFF: 10, XON: 20, LinkRate: 1e9}).Params()
+			return err
+		}(), "xon"},
 		{func() error { _, err := (PFC{MAC: make([]byte, 6), LinkRate: 1e9, Priority: 8}).Params(); return err }(), "priority"},
 		{func() error {
 			_, err := (RCM{SampleEvery: 1, Wq: 1, FbQuantum: 1, CAMMinHits: 9, Window: 1}).Entry(1)
