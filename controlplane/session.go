@@ -42,6 +42,10 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// closeWait bounds how long Close waits for the switch to end the
+// stream after the session half-closes it.
+const closeWait = time.Second
+
 // streamBuffer is how many digest lists, packet-ins or role changes wait
 // for their reader before further ones are dropped (and counted).
 const streamBuffer = 1024
@@ -187,7 +191,10 @@ func (s *Session) receive(arbitrated chan<- error) {
 		switch {
 		case resp.GetArbitration() != nil:
 			s.arbitration(resp.GetArbitration())
-			if first {
+			// "No primary" has this session ask again with a higher ID:
+			// Dial returns with the answer to that, so that Primary is
+			// settled when it does.
+			if first && resp.GetArbitration().GetStatus().GetCode() != int32(codes.NotFound) {
 				first = false
 				arbitrated <- nil
 			}
@@ -290,6 +297,18 @@ func (s *Session) Err() error {
 // safe to call more than once.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
+		// Half-close first and wait (briefly) for the switch to end the
+		// stream: it has then dropped this controller, so a backup's
+		// next request finds the primary gone.
+		s.sendMu.Lock()
+		err := s.stream.CloseSend()
+		s.sendMu.Unlock()
+		if err == nil {
+			select {
+			case <-s.recvDone:
+			case <-time.After(closeWait):
+			}
+		}
 		s.closeErr = s.conn.Close()
 		s.cancel()
 		<-s.recvDone

@@ -58,7 +58,7 @@ that a controller can later adopt the pipeline it expects.`,
 			if cmd.Flags().Changed("cookie") {
 				p.Cookie = cookie
 			}
-			s, err := sf.openPrimaryNoPipeline(cmd)
+			s, err := sf.dialPrimary(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -77,19 +77,6 @@ that a controller can later adopt the pipeline it expects.`,
 	fs.StringVar(&device, "json", "", "the program's BMv2 JSON (default: the built-in rcm.p4)")
 	fs.Uint64Var(&cookie, "cookie", 0, "the pipeline's cookie (default: a hash of both files)")
 	return cmd
-}
-
-// openPrimaryNoPipeline is dial, refused for a backup.
-func (f *switchFlags) openPrimaryNoPipeline(cmd *cobra.Command) (*controlplane.Session, error) {
-	s, err := f.dial(cmd.Context())
-	if err != nil {
-		return nil, err
-	}
-	if err := f.mustBePrimary(s); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
 }
 
 func newPipelineGetCmd() *cobra.Command {

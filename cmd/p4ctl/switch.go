@@ -85,7 +85,20 @@ func (f *switchFlags) open(ctx context.Context) (*controlplane.Session, error) {
 // openPrimary is open for commands that write: a backup is told so
 // before it sends anything.
 func (f *switchFlags) openPrimary(ctx context.Context) (*controlplane.Session, error) {
-	s, err := f.open(ctx)
+	s, err := f.dialPrimary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.AdoptPipeline(ctx, 0); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dialPrimary is dial, refused for a backup.
+func (f *switchFlags) dialPrimary(ctx context.Context) (*controlplane.Session, error) {
+	s, err := f.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
