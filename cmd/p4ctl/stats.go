@@ -227,8 +227,8 @@ func newWatchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Stream CAM digests, CN events and packet-ins, decoded, until Ctrl-C",
-		Long: `watch enables rcm.p4's CAM digest and prints each as it comes (the port
-and the flow IDs its CAM holds), the CNs each port sends and receives
+		Long: `watch enables the program's digests and prints each as it comes (rcm.p4's
+CAM digest decoded: the port and the flow IDs its CAM holds), the CNs each port sends and receives
 (read from their counters every --interval), and packet-ins (ingress
 port and frame). A backup controller sees digests and packet-ins only if
 the switch sends them to it; run watch as the primary to be sure.`,
@@ -244,8 +244,22 @@ the switch sends them to it; run watch as the primary to be sure.`,
 			}
 			defer s.Close()
 			if s.Primary() {
-				if err := s.EnableDigest(ctx, p4.DigestCAM, time.Millisecond, 1, time.Second); err != nil {
+				info, err := s.P4Info()
+				if err != nil {
 					return err
+				}
+				// Each digest at once (a list of one), as BMv2 needs.
+				for _, d := range info.Digests {
+					if err := s.EnableDigest(ctx, d.Preamble.Name, time.Millisecond, 1, time.Second); err != nil {
+						return err
+					}
+				}
+			}
+			// rcm.p4's CN counters, where the program has them.
+			var cnCounters []string
+			for _, c := range []string{p4.CounterCNsSent, p4.CounterCNsReceived} {
+				if _, err := s.Counters(ctx, c); err == nil {
+					cnCounters = append(cnCounters, c)
 				}
 			}
 			out := cmd.OutOrStdout()
@@ -266,7 +280,7 @@ the switch sends them to it; run watch as the primary to be sure.`,
 					fmt.Fprintln(out, describePacketIn(p))
 					seen++
 				case <-tick.C:
-					for _, c := range []string{p4.CounterCNsSent, p4.CounterCNsReceived} {
+					for _, c := range cnCounters {
 						cells, err := s.Counters(ctx, c)
 						if err != nil {
 							return err

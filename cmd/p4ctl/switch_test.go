@@ -16,6 +16,7 @@ import (
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
+	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 )
 
@@ -446,5 +447,105 @@ func TestFabricApplyUnreachable(t *testing.T) {
 	}
 	if strings.Count(out, " set ") != 2 {
 		t.Errorf("want s1 and s2 programmed:\n%s", out)
+	}
+}
+
+// udpFrame is a UDP frame from 10.0.0.1 to dst, sport picking the flow.
+func udpFrame(dstMAC net.HardwareAddr, dst net.IP, sport uint16) []byte {
+	f := make([]byte, 200)
+	copy(f, dstMAC)
+	copy(f[6:], net.HardwareAddr{2, 0, 0, 0, 0, 1})
+	f[12], f[13] = 0x08, 0x00
+	ip := f[14:34]
+	ip[0], ip[1], ip[8], ip[9] = 0x45, 26<<2|2, 64, 17 // DSCP 26, ECT(0)
+	ip[2], ip[3] = 0, byte(len(f)-14)
+	copy(ip[12:], net.IPv4(10, 0, 0, 1).To4())
+	copy(ip[16:], dst.To4())
+	var sum uint32
+	for i := 0; i < 20; i += 2 {
+		sum += uint32(ip[i])<<8 | uint32(ip[i+1])
+	}
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	ip[10], ip[11] = byte(^sum>>8), byte(^sum)
+	udp := f[34:42]
+	udp[0], udp[1], udp[2], udp[3] = byte(sport>>8), byte(sport), 0x12, 0xb7 // to 4791
+	udp[4], udp[5] = 0, byte(len(f)-34)
+	return f
+}
+
+// watch prints rcm.p4's CAM digest, decoded, when a burst into a slow
+// port puts it in RCC: the switch on veths to two hosts, configured with
+// p4ctl only, real frames (as root; skipped otherwise).
+func TestWatchDigests(t *testing.T) {
+	if err := netlab.Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	lab, err := netlab.New("p4w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lab.Close()
+	ports := map[int]string{}
+	var tx *netlab.Socket
+	for n := 1; n <= 2; n++ {
+		h, err := lab.Host(fmt.Sprintf("h%d", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		link, err := lab.Link(h, "eth0", net.HardwareAddr{2, 0, 0, 0, 0, byte(n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[n] = link.SwitchIf
+		if n == 1 {
+			if tx, err = h.Socket("eth0"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	target, bin := p4switchbin.Choose(t)
+	addr := freeAddr(t)
+	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: addr,
+		ThriftPort: freePortNumber(t), LogDir: t.TempDir(), Target: target, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Stop()
+	ok(t, addr, "pipeline", "set")
+	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.0.2", "--action", "set_nexthop(port=2, src_mac=02:00:00:00:01:02, dst_mac=02:00:00:00:00:02)")
+	// Every packet a sample; in RCC above 2 KB queued.
+	ok(t, addr, "rcm", "set", "2", "--sample-every", "1", "--qeq", "2KB", "--fb-quantum", "256B", "--cam-min-hits", "1", "--window", "2KB")
+	if err := sw.SetQueueRate(2, 100); err != nil {
+		t.Fatal(err)
+	}
+
+	watch := exec.Command(p4ctlBin(t), "watch", "--count", "1", "--addr", addr)
+	var out, errOut strings.Builder
+	watch.Stdout, watch.Stderr = &out, &errOut
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- watch.Wait() }()
+	time.Sleep(500 * time.Millisecond) // watch has enabled the digest
+	for i := range 20 {
+		if err := tx.Send(udpFrame(net.HardwareAddr{2, 0, 0, 0, 1, 1}, net.IPv4(10, 0, 0, 2), uint16(5000+i%2))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("watch: %v: %s", err, errOut.String())
+		}
+	case <-time.After(15 * time.Second):
+		watch.Process.Kill()
+		<-done
+		t.Fatalf("watch printed no event in 15 s; stdout %q, stderr %q", out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "cam port 2:") || strings.Count(out.String(), " ") < 9 {
+		t.Errorf("watch printed %q, want a CAM digest of port 2 with its 8 entries", out.String())
 	}
 }
