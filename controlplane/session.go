@@ -87,6 +87,7 @@ type Session struct {
 	packetIns chan *p4v1.PacketIn
 	dropped   atomic.Uint64
 
+	closing   atomic.Bool // Close has begun: the stream's end is no error
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -183,7 +184,7 @@ func (s *Session) receive(arbitrated chan<- error) {
 		if err != nil {
 			if first {
 				arbitrated <- err
-			} else if s.conn.GetState().String() != "SHUTDOWN" { // not ended by Close
+			} else if !s.closing.Load() { // not ended by Close
 				s.streamErr = fmt.Errorf("controlplane: %s: stream: %w", s.addr, err)
 			}
 			return
@@ -300,6 +301,7 @@ func (s *Session) Close() error {
 		// Half-close first and wait (briefly) for the switch to end the
 		// stream: it has then dropped this controller, so a backup's
 		// next request finds the primary gone.
+		s.closing.Store(true)
 		s.sendMu.Lock()
 		err := s.stream.CloseSend()
 		s.sendMu.Unlock()
