@@ -56,7 +56,7 @@ func newECNCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !changedAny(cmd.Flags(), "kmin") || !changedAny(cmd.Flags(), "kmax") {
+			if !cmd.Flags().Changed("kmin") || !cmd.Flags().Changed("kmax") {
 				return usageErrorf("--kmin and --kmax are required; see '%s --help'", cmd.CommandPath())
 			}
 			e, err := red.Entry(port)

@@ -71,38 +71,34 @@ func (f *switchFlags) dial(ctx context.Context) (*controlplane.Session, error) {
 
 // open opens a session on the pipeline the switch runs.
 func (f *switchFlags) open(ctx context.Context) (*controlplane.Session, error) {
-	s, err := f.dial(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.AdoptPipeline(ctx, 0); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return f.connect(ctx, false, true)
 }
 
 // openPrimary is open for commands that write: a backup is told so
 // before it sends anything.
 func (f *switchFlags) openPrimary(ctx context.Context) (*controlplane.Session, error) {
-	s, err := f.dialPrimary(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.AdoptPipeline(ctx, 0); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return f.connect(ctx, true, true)
 }
 
-// dialPrimary is dial, refused for a backup.
+// dialPrimary is openPrimary without a pipeline, for setting one.
 func (f *switchFlags) dialPrimary(ctx context.Context) (*controlplane.Session, error) {
+	return f.connect(ctx, true, false)
+}
+
+// connect dials; refuses a backup when primary; adopts the switch's
+// pipeline when adopt.
+func (f *switchFlags) connect(ctx context.Context, primary, adopt bool) (*controlplane.Session, error) {
 	s, err := f.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.mustBePrimary(s); err != nil {
+	if primary {
+		err = f.mustBePrimary(s)
+	}
+	if err == nil && adopt {
+		err = s.AdoptPipeline(ctx, 0)
+	}
+	if err != nil {
 		s.Close()
 		return nil, err
 	}
