@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
@@ -74,7 +75,11 @@ func shellMatch(f *p4configv1.MatchField, v string) (json.RawMessage, error) {
 	switch f.GetMatchType() {
 	case p4configv1.MatchField_LPM:
 		if a, p, ok := strings.Cut(v, "/"); ok {
-			return json.RawMessage(fmt.Sprintf("[%s, %s]", quote(a), p)), nil
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("prefix length %q: want a whole number", p)
+			}
+			return json.RawMessage(fmt.Sprintf("[%s, %d]", quote(a), n)), nil
 		}
 		return json.RawMessage(fmt.Sprintf("[%s, %d]", quote(v), f.Bitwidth)), nil
 	case p4configv1.MatchField_TERNARY:

@@ -155,6 +155,7 @@ func TestTableCommands(t *testing.T) {
 	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "port", "the field has 9"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24",
 		"--action", "set_nexthop(port=600, src_mac=1, dst_mac=2)")
 	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "want FIELD=VALUE"}, "table", "add", "ipv4_lpm", "10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "prefix length \"2x\""}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/2x", "--action", "drop")
 	fails(t, addr, 2, []string{"--action is required"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24")
 	fails(t, addr, 2, []string{"unknown flag"}, "table", "add", "ipv4_lpm", "--bogus")
 	if got := ok(t, addr, "table", "dump", "ipv4_lpm"); got != strings.Join(want, "\n")+"\n" {
