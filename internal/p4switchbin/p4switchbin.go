@@ -16,6 +16,7 @@ import (
 
 var (
 	once sync.Once
+	dir  string
 	path string
 	err  error
 )
@@ -23,7 +24,8 @@ var (
 // Path is the path of a p4switch built from this module's source.
 func Path() (string, error) {
 	once.Do(func() {
-		dir, e := os.MkdirTemp("", "p4switchbin")
+		var e error
+		dir, e = os.MkdirTemp("", "p4switchbin")
 		if e != nil {
 			err = e
 			return
@@ -35,6 +37,21 @@ func Path() (string, error) {
 		}
 	})
 	return path, err
+}
+
+// Main runs a package's tests and then removes the binary Path built:
+// call it from TestMain in every package that uses Path or Choose.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
+// Cleanup removes the binary Path built, if it built one.
+func Cleanup() {
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
 }
 
 // TargetEnv chooses the switch that tests run as a process: "go" (the
