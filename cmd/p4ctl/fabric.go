@@ -36,7 +36,7 @@ func newFabricApplyCmd() *cobra.Command {
 	var deviceBase uint64
 	var dryRun bool
 	var parallel int
-	var timeout time.Duration
+	var timeout, keep time.Duration
 	cmd := &cobra.Command{
 		Use:   "apply [SCENARIO.yaml]",
 		Short: "Install routes, ECMP and SAR groups, PFC, RED/ECN and RCM on every switch of a fabric",
@@ -58,8 +58,10 @@ device --device-id-base+i, as the tutorials number them.
 
 A switch that does not run rcm.p4 gets it first. A second apply changes
 nothing and says so; a switch restarted in the middle gets everything
-again. --dry-run prints what would change and writes nothing. Exit 1 if
-any switch failed (the others are still programmed).`,
+again; --keep 1s applies every second until Ctrl-C, so switches that
+restart are programmed again within a second. --dry-run prints what would
+change and writes nothing. Exit 1 if any switch failed (the others are
+still programmed).`,
 		Example: `  p4ctl fabric apply --preset rcm-incast-victim --dry-run
   p4ctl fabric apply --preset default --k 4 --scheme rcm --grpc-port-base 50051
   p4ctl fabric apply --topology topology.json --switches switches.json`,
@@ -111,9 +113,36 @@ any switch failed (the others are still programmed).`,
 			}
 			text, _ := prototext.Marshal(info)
 			pipe := controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(text, p4.DeviceConfig())}
+			opts := fabric.ApplyOptions{Pipeline: pipe, Election: id, DryRun: dryRun, Parallel: parallel, Timeout: timeout}
 			start := time.Now()
-			results := fabric.Apply(cmd.Context(), intents, targets, fabric.ApplyOptions{Pipeline: pipe, Election: id, DryRun: dryRun, Parallel: parallel, Timeout: timeout})
-			return writeFabricResults(cmd, results, targets, dryRun, time.Since(start))
+			results := fabric.Apply(cmd.Context(), intents, targets, opts)
+			err = writeFabricResults(cmd, results, targets, dryRun, time.Since(start))
+			if keep == 0 || dryRun {
+				return err
+			}
+			// --keep: apply again every interval until Ctrl-C, saying
+			// only what changed; a switch that restarted (or failed)
+			// converges on the next round.
+			ctx, stop := interrupted(cmd.Context())
+			defer stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(keep):
+				}
+				for _, r := range fabric.Apply(ctx, intents, targets, opts) {
+					switch {
+					case ctx.Err() != nil:
+						return nil
+					case r.Err != nil:
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s\n", time.Now().Format(time.TimeOnly), r.Name, statusText(r.Err))
+					case r.Applied.Inserted+r.Applied.Modified > 0 || r.PipelineSet:
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s: pipeline %s, %d inserted, %d modified\n", time.Now().Format(time.TimeOnly), r.Name,
+							map[bool]string{true: "set", false: "kept"}[r.PipelineSet], r.Applied.Inserted, r.Applied.Modified)
+					}
+				}
+			}
 		},
 	}
 	o.addFlags(cmd, "default")
@@ -127,6 +156,7 @@ any switch failed (the others are still programmed).`,
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would change on each switch, write nothing")
 	fs.IntVar(&parallel, "parallel", 8, "switches programmed at once")
 	fs.DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for each switch to answer")
+	fs.DurationVar(&keep, "keep", 0, "apply again every this long until Ctrl-C, printing what changed: restarted switches converge")
 	return cmd
 }
 

@@ -550,3 +550,77 @@ func TestWatchDigests(t *testing.T) {
 		t.Errorf("watch printed %q, want a CAM digest of port 2 with its 8 entries", out.String())
 	}
 }
+
+// fabric apply --keep reprograms a switch that restarts, within a round,
+// and stops cleanly on Ctrl-C.
+func TestFabricApplyKeep(t *testing.T) {
+	switches, sws := startFabric(t, []string{"s1", "s2", "s3"})
+	cmd := exec.Command(p4ctlBin(t), "fabric", "apply", "--topology", "../../fabric/testdata/triangle.json",
+		"--switches", switches, "--keep", "200ms")
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var waitErr error
+	done := make(chan struct{}) // closed when the process has ended
+	go func() { waitErr = cmd.Wait(); close(done) }()
+	defer func() {
+		select {
+		case <-done:
+		default:
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	waitFor := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(out.String(), what) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in 20 s:\n%s", what, out.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("applied: 3 switches")
+	sws["s2"].Stop()
+	cfg := sws["s2"].Config()
+	cfg.Control = ""
+	again, err := bmv2.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Stop() })
+	waitFor("s2: pipeline set, 12 inserted")
+	if route := ok(t, cfg.GRPCAddr, "table", "dump", "ipv4_lpm"); !strings.Contains(route, "10.0.1.1/32") {
+		t.Errorf("restarted s2 holds no route to h1:\n%s", route)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+		if waitErr != nil {
+			t.Errorf("after Ctrl-C: %v\n%s", waitErr, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("--keep did not stop on Ctrl-C:\n%s", out.String())
+	}
+}
+
+// syncBuffer is a strings.Builder safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
