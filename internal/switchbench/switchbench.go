@@ -4,8 +4,9 @@
 // highest rate it forwards with under 0.1% loss between two network
 // namespaces, the CPU it spends per packet, and its latency when idle.
 // The same rig measures p4rcm's Go target (p4switch), BMv2's
-// simple_switch_grpc where it is installed, and a bare veth pair, the
-// ceiling of any switch on this kernel, in one run.
+// simple_switch_grpc where it is installed, a bare veth pair (no switch),
+// and a relay that copies frames between two packet sockets with no
+// pipeline, the ceiling of any user-space switch on AF_PACKET, in one run.
 package switchbench
 
 import (
@@ -17,11 +18,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/p4rcm/p4rcm/afpacket"
 	"github.com/p4rcm/p4rcm/bmv2"
@@ -31,8 +35,8 @@ import (
 
 // Options set what is measured.
 type Options struct {
-	// Targets: "veth" (no switch), "go" (p4switch), "bmv2"
-	// (simple_switch_grpc).
+	// Targets: "veth" (no switch), "relay" (packet sockets, no
+	// pipeline), "go" (p4switch), "bmv2" (simple_switch_grpc).
 	Targets []string
 	// Sizes are frame lengths in bytes (without the FCS veths do not
 	// carry).
@@ -60,8 +64,9 @@ type Result struct {
 	// PPS is the highest received rate with loss at most MaxLoss.
 	PPS  float64
 	Loss float64
-	// CPUPerPacket is the switch process's CPU time (user and system)
-	// per forwarded packet at that rate; 0 for veth.
+	// CPUPerPacket is the switch's CPU time (user and system) per
+	// forwarded packet at that rate: its process's, the relay's thread's;
+	// 0 for veth.
 	CPUPerPacket time.Duration
 	// Latency through the idle path: median and 99th percentile of 1,000
 	// frames at 1,000 packets per second.
@@ -97,9 +102,11 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 
 // rig is one target between a sender and a receiver.
 type rig struct {
-	lab      *netlab.Lab
-	tx, rx   *afpacket.Port
-	proc     *os.Process
+	lab    *netlab.Lab
+	tx, rx *afpacket.Port
+	// stat is the /proc stat file of the switch's process or thread,
+	// whose CPU time is measured; empty for veth.
+	stat     string
 	stop     func()
 	received atomic.Uint64
 	trial    atomic.Uint32
@@ -200,12 +207,14 @@ func newRig(ctx context.Context, o Options, target string) (*rig, error) {
 		}
 		ports := map[int]string{1: l1.SwitchIf, 2: l2.SwitchIf}
 		switch target {
+		case "relay":
+			err = r.startRelay(ports)
 		case "go":
 			err = r.startGo(ctx, o, ports)
 		case "bmv2":
 			err = r.startBMv2(ctx, o, ports)
 		default:
-			err = fmt.Errorf("unknown target %q: want veth, go or bmv2", target)
+			err = fmt.Errorf("unknown target %q: want veth, relay, go or bmv2", target)
 		}
 		if err != nil {
 			return fail(err)
@@ -285,7 +294,7 @@ func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) erro
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("p4switch: %w", err)
 	}
-	r.proc = cmd.Process
+	r.stat = fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
 	exited := make(chan struct{})
 	r.stop = func() {
 		cmd.Process.Signal(os.Interrupt)
@@ -323,6 +332,47 @@ func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) erro
 	return nil
 }
 
+// startRelay copies every frame from port 1 to port 2 in the rig's own
+// process, on a thread of its own: what a user-space switch built on packet
+// sockets does with no pipeline and no queues, and so the most any such
+// switch forwards on this rig, with the sender and the receiver on the same
+// cores.
+func (r *rig) startRelay(ports map[int]string) error {
+	in, err := afpacket.Open(ports[1])
+	if err != nil {
+		return err
+	}
+	out, err := afpacket.Open(ports[2])
+	if err != nil {
+		in.Close()
+		return err
+	}
+	tid := make(chan int)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// One thread, so that its CPU time is the relay's alone.
+		runtime.LockOSThread()
+		tid <- unix.Gettid()
+		for {
+			fs, err := in.Recv()
+			if err != nil {
+				return
+			}
+			if out.Send(fs...) != nil {
+				return
+			}
+		}
+	}()
+	r.stat = fmt.Sprintf("/proc/self/task/%d/stat", <-tid)
+	r.stop = func() {
+		in.Close()
+		out.Close()
+		<-done
+	}
+	return nil
+}
+
 func (r *rig) startBMv2(ctx context.Context, o Options, ports map[int]string) error {
 	grpcPort, err := bmv2.FreePort()
 	if err != nil {
@@ -342,7 +392,7 @@ func (r *rig) startBMv2(ctx context.Context, o Options, ports map[int]string) er
 		return err
 	}
 	r.stop = func() { sw.Stop() }
-	r.proc = sw.Process()
+	r.stat = fmt.Sprintf("/proc/%d/stat", sw.Process().Pid)
 	gosw, err := v1model.Load(o.JSON, v1model.Config{})
 	if err != nil {
 		return err
@@ -435,7 +485,7 @@ func (r *rig) offer(ctx context.Context, o Options, size int, pps float64) (floa
 	id := r.trial.Add(1) &^ (1 << 31)
 	r.trial.Store(id)
 	r.received.Store(0)
-	cpu0 := cpuTime(r.proc)
+	cpu0 := cpuTime(r.stat)
 	// Batches of frames every interval: as many as 200 us at this rate.
 	batch := int(min(max(pps*200e-6, 1), afpacket.Batch))
 	interval := time.Duration(float64(batch) / pps * float64(time.Second))
@@ -463,10 +513,10 @@ func (r *rig) offer(ctx context.Context, o Options, size int, pps float64) (floa
 	elapsed := time.Since(start)
 	time.Sleep(200 * time.Millisecond) // stragglers
 	got := r.received.Load()
-	cpu := cpuTime(r.proc) - cpu0
+	cpu := cpuTime(r.stat) - cpu0
 	loss := 1 - float64(got)/float64(sent)
 	var perPacket time.Duration
-	if got > 0 && r.proc != nil {
+	if got > 0 && r.stat != "" {
 		perPacket = cpu / time.Duration(got)
 	}
 	return float64(got) / elapsed.Seconds(), max(loss, 0), perPacket, nil
@@ -504,12 +554,13 @@ func (r *rig) latency(ctx context.Context, size int) (time.Duration, time.Durati
 	return ds[len(ds)/2], ds[len(ds)*99/100], nil
 }
 
-// cpuTime is a process's user and system CPU time, from /proc.
-func cpuTime(p *os.Process) time.Duration {
-	if p == nil {
+// cpuTime is the user and system CPU time in a process's or thread's
+// /proc stat file.
+func cpuTime(stat string) time.Duration {
+	if stat == "" {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
+	b, err := os.ReadFile(stat)
 	if err != nil {
 		return 0
 	}

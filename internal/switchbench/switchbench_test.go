@@ -18,7 +18,7 @@ import (
 )
 
 var (
-	targets  = flag.String("targets", "veth,go,bmv2", "targets of BenchmarkRig (bmv2 is skipped where it is not installed)")
+	targets  = flag.String("targets", "veth,relay,go,bmv2", "targets of BenchmarkRig: veth (no switch), relay (packet sockets, no pipeline), go, bmv2 (skipped where it is not installed)")
 	goArgs   = flag.String("p4switch-args", "", "more flags for p4switch in BenchmarkRig, space-separated (--busy-poll)")
 	programs = flag.String("programs", "rcm,l3", "programs of BenchmarkRig: rcm (p4/rcm.p4) and l3 (p4/testdata/l3.p4, a plain router)")
 )
@@ -64,13 +64,14 @@ func BenchmarkRig(b *testing.B) {
 			if !ok {
 				b.Fatalf("-programs: unknown program %q: want rcm or l3", name)
 			}
-			if target == "veth" && name != "rcm" {
-				continue // no switch, no program: measured once
+			noProgram := target == "veth" || target == "relay"
+			if noProgram && name != "rcm" {
+				continue // no program: measured once
 			}
 			for _, size := range []int{64, 1500} {
 				sub := fmt.Sprintf("%s/%s/%dB", target, name, size)
-				if target == "veth" {
-					sub = fmt.Sprintf("veth/%dB", size)
+				if noProgram {
+					sub = fmt.Sprintf("%s/%dB", target, size)
 				}
 				b.Run(sub, func(b *testing.B) {
 					for b.Loop() {
@@ -85,7 +86,7 @@ func BenchmarkRig(b *testing.B) {
 						b.ReportMetric(float64(r.CPUPerPacket.Nanoseconds()), "cpu-ns/pkt")
 						b.ReportMetric(float64(r.P50.Microseconds()), "p50-us")
 						b.ReportMetric(float64(r.P99.Microseconds()), "p99-us")
-						if target != "veth" {
+						if !noProgram {
 							// What a 4:1 incast at the emulation's default
 							// queue rate offers the switch, as a share of
 							// what it forwards: at most 0.5 with rcm.p4.
@@ -99,7 +100,7 @@ func BenchmarkRig(b *testing.B) {
 }
 
 // TestRigForwards runs the rig briefly on the Go target with each
-// program: it must forward the lowest rate (with under 2% loss: CI
+// program and on the relay: each must forward the lowest rate (with under 2% loss: CI
 // machines are busy; the benchmark holds the target to 0.1%) and measure
 // a latency.
 func TestRigForwards(t *testing.T) {
@@ -110,11 +111,11 @@ func TestRigForwards(t *testing.T) {
 		t.Skip("a test of rates: runs in make test's pass without -race")
 	}
 	bin := buildP4Switch(t)
-	for _, name := range []string{"rcm", "l3"} {
-		t.Run(name, func(t *testing.T) {
-			prog := rigPrograms[name]
+	for _, c := range []struct{ target, program string }{{"go", "rcm"}, {"go", "l3"}, {"relay", ""}} {
+		t.Run(strings.Trim(c.target+"/"+c.program, "/"), func(t *testing.T) {
+			prog := rigPrograms[c.program]
 			o := Options{P4Switch: bin, JSON: prog.json, Entries: prog.entries}
-			r, err := newRig(context.Background(), o, "go")
+			r, err := newRig(context.Background(), o, c.target)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +129,7 @@ func TestRigForwards(t *testing.T) {
 			// itself may fall behind its schedule.
 			if loss > 0.02 || got == 0 {
 				r.stop()
-				t.Errorf("at 10,000/s: received %.0f/s, loss %.2f%%; p4switch: %s", got, 100*loss, strings.Join(r.output, "; "))
+				t.Errorf("at 10,000/s: received %.0f/s, loss %.2f%%; switch output: %s", got, 100*loss, strings.Join(r.output, "; "))
 			}
 			p50, p99, err := r.latency(context.Background(), 64)
 			if err != nil {
