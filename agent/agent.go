@@ -1,0 +1,262 @@
+// Package agent is a host's RoCEv2 NIC in software, for emulated fabrics:
+// one Agent per host sends its flows as RoCEv2 frames on a raw socket,
+// each paced by DCQCN's reaction point (dcqcn.RP) in wall-clock time, and
+// receives the flows sent to it, acknowledging them and returning CNPs
+// through DCQCN's notification point (dcqcn.NP). It honours 802.1Qbb
+// PAUSE for the priority its data uses and recovers losses by go-back-N
+// (a NAK at the first gap, a timeout otherwise), so it runs with PFC on or
+// off.
+//
+// The algorithms are the simulator's own state machines; the agent owns
+// the clock (time since Config.Epoch, in picoseconds for dcqcn) and the
+// I/O. Scale gives the DCQCN settings for a link slower than the 100 Gb/s
+// they were designed for.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/roce"
+	"github.com/p4rcm/p4rcm/sim/workload"
+)
+
+// Port is the host's network interface: afpacket.Port is one. Send and
+// Recv may be called from different goroutines; Recv returns frames valid
+// until its next call.
+type Port interface {
+	Send(frames ...[]byte) error
+	Recv() ([][]byte, error)
+}
+
+// Config is one host's NIC.
+type Config struct {
+	// Host is the host's node ID: the agent sends the flows whose Src it
+	// is.
+	Host int
+	MAC  net.HardwareAddr
+	IP   net.IP
+	// Gateway is the MAC frames are addressed to: the switch port the host
+	// is cabled to.
+	Gateway net.HardwareAddr
+	// Addr gives a destination host's IPv4 address.
+	Addr func(host int) (net.IP, bool)
+	// LineRate is the NIC's rate in bits per second (frames on the wire,
+	// headers included): the most the agent sends, and the length of a
+	// PAUSE quantum (512 bit times).
+	LineRate float64
+	// MTU is the payload of a full data packet, bytes (1000 if 0).
+	MTU int
+	// DSCP marks data frames; the switches take DSCP >> 3 as the PFC
+	// priority (26: priority 3, RoCE's usual). ACKs, NAKs and CNPs go on
+	// ControlDSCP (48 if 0: priority 6), which the data's PAUSEs do not
+	// hold.
+	DSCP, ControlDSCP uint8
+	// DCQCN is the congestion control; nil sends every flow at line rate
+	// (PFC alone).
+	DCQCN *dcqcn.Params
+	// AckEvery is how many in-order packets one ACK covers at most (1 if
+	// 0); a flow's last packet and a packet asking for one are always
+	// acknowledged at once.
+	AckEvery int
+	// RTO is how long a sender waits for progress before it goes back to
+	// its first unacknowledged packet (10 ms if 0).
+	RTO time.Duration
+	// Epoch is time zero of the flows' Start times.
+	Epoch time.Time
+	// OnDone, if set, is called with each flow of this host when its last
+	// packet is acknowledged (from the receiving goroutine, without locks
+	// held).
+	OnDone func(Result)
+}
+
+// Result is one flow's outcome, as its sender saw it.
+type Result struct {
+	ID       int
+	Src, Dst int
+	SrcPort  int
+	Size     int64
+	// Start and Finish are since the Epoch: the flow's scheduled start and
+	// the arrival of the ACK of its last packet.
+	Start, Finish time.Duration
+	// Retransmits counts data packets sent again (go-back-N).
+	Retransmits int64
+	CNPs        int // CNPs received
+	RateCuts    int
+}
+
+// FCT is the flow completion time.
+func (r Result) FCT() time.Duration { return r.Finish - r.Start }
+
+// Stats counts what the agent saw and sent.
+type Stats struct {
+	DataSent, DataReceived int64 // data packets
+	Retransmits            int64
+	AcksSent, NAKsSent     int64
+	CNPsSent, CNPsReceived int64
+	// Marked counts data packets received with ECN CE.
+	Marked int64
+	// Pauses and Resumes count PFC frames for the data's priority (quanta
+	// above 0, and 0); Paused is the time the data was held by them.
+	Pauses, Resumes int64
+	Paused          time.Duration
+	Timeouts        int64
+	// Ignored counts frames that were not for this host or not RoCEv2.
+	Ignored int64
+}
+
+// Agent is one host's NIC.
+type Agent struct {
+	cfg  Config
+	port Port
+	mtu  int
+	prio int // the data's PFC priority
+
+	mu    sync.Mutex
+	send  []*sendFlow // by start time, then ID
+	byQP  map[uint32]*sendFlow
+	recv  map[recvKey]*recvFlow
+	stats Stats
+	// nicAt is when the NIC may put the next frame on the wire (ps).
+	nicAt int64
+	// pausedUntil holds the data's priority (ps); pausedFrom is when the
+	// current pause began (-1: not paused).
+	pausedUntil, pausedFrom int64
+	rr                      int // round robin over the flows
+	replies                 [][]byte
+	wake                    chan struct{}
+}
+
+// Limits of the wire format.
+const (
+	maxPSN = 1 << 24
+	maxQP  = 1 << 24
+)
+
+// New checks cfg and the flows and returns the agent. Only the flows whose
+// Src is cfg.Host are sent; the others are ignored.
+func New(cfg Config, port Port, flows []workload.Flow) (*Agent, error) {
+	if cfg.MTU == 0 {
+		cfg.MTU = 1000
+	}
+	if cfg.ControlDSCP == 0 {
+		cfg.ControlDSCP = 48
+	}
+	if cfg.AckEvery == 0 {
+		cfg.AckEvery = 1
+	}
+	if cfg.RTO == 0 {
+		cfg.RTO = 10 * time.Millisecond
+	}
+	switch {
+	case len(cfg.MAC) != 6 || len(cfg.Gateway) != 6:
+		return nil, fmt.Errorf("agent: host %d: MAC %q and gateway %q must be 6-byte MACs", cfg.Host, cfg.MAC, cfg.Gateway)
+	case cfg.IP.To4() == nil:
+		return nil, fmt.Errorf("agent: host %d: IP %q is not IPv4", cfg.Host, cfg.IP)
+	case cfg.LineRate <= 0:
+		return nil, fmt.Errorf("agent: host %d: line rate %g b/s: want more than 0", cfg.Host, cfg.LineRate)
+	case cfg.MTU < 1 || cfg.MTU > 9000:
+		return nil, fmt.Errorf("agent: host %d: MTU %d: want 1 to 9000 bytes of payload", cfg.Host, cfg.MTU)
+	case cfg.DSCP >= 64 || cfg.ControlDSCP >= 64:
+		return nil, fmt.Errorf("agent: host %d: DSCP %d and %d: want 0 to 63", cfg.Host, cfg.DSCP, cfg.ControlDSCP)
+	case cfg.Addr == nil:
+		return nil, fmt.Errorf("agent: host %d: no address book (Config.Addr)", cfg.Host)
+	}
+	if cfg.DCQCN != nil {
+		if err := cfg.DCQCN.Validate(); err != nil {
+			return nil, fmt.Errorf("agent: host %d: %w", cfg.Host, err)
+		}
+	}
+	a := &Agent{cfg: cfg, port: port, mtu: cfg.MTU, prio: int(cfg.DSCP >> 3),
+		byQP: map[uint32]*sendFlow{}, recv: map[recvKey]*recvFlow{},
+		pausedFrom: -1, wake: make(chan struct{}, 1)}
+	for _, f := range flows {
+		if f.Src != cfg.Host {
+			continue
+		}
+		sf, err := a.newSendFlow(f)
+		if err != nil {
+			return nil, err
+		}
+		a.send = append(a.send, sf)
+		a.byQP[sf.qp] = sf
+	}
+	sort.SliceStable(a.send, func(i, j int) bool { return a.send[i].start < a.send[j].start })
+	return a, nil
+}
+
+// Stats returns the counters so far.
+func (a *Agent) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.stats
+	if a.pausedFrom >= 0 {
+		s.Paused += time.Duration((min(a.now(), a.pausedUntil) - a.pausedFrom) / 1000)
+	}
+	return s
+}
+
+// Pending is the number of this host's flows not yet completed.
+func (a *Agent) Pending() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, f := range a.send {
+		if !f.done {
+			n++
+		}
+	}
+	return n
+}
+
+// Run sends and receives until ctx ends (a host keeps receiving after its
+// own flows are done) and returns nil then, or the port's error. The
+// caller closes the port after Run returns.
+func (a *Agent) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	received := make(chan error, 1)
+	go func() {
+		received <- a.receiveLoop()
+		cancel()
+	}()
+	err := a.sendLoop(ctx)
+	select {
+	case rerr := <-received:
+		return rerr
+	default:
+		return err
+	}
+}
+
+// now is the time since the Epoch in picoseconds.
+func (a *Agent) now() int64 { return time.Since(a.cfg.Epoch).Nanoseconds() * 1000 }
+
+func (a *Agent) kick() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wireTime is how long n bytes take on the NIC, ps.
+func (a *Agent) wireTime(n int) int64 { return int64(float64(n) * 8 / a.cfg.LineRate * 1e12) }
+
+// frameLen is a data frame's length for payload n.
+func frameLen(n int) int { return roce.Overhead + n }
+
+// ip4 copies an IPv4 address.
+func ip4(ip net.IP) (out [4]byte) {
+	copy(out[:], ip.To4())
+	return out
+}
+
+func mac6(m net.HardwareAddr) (out [6]byte) {
+	copy(out[:], m)
+	return out
+}

@@ -1,0 +1,274 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/p4rcm/p4rcm/afpacket"
+	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/roce"
+)
+
+// recvKey names a flow sent to this host: its sender and queue pair.
+type recvKey struct {
+	src [4]byte
+	qp  uint32
+}
+
+// recvFlow is a flow this host receives.
+type recvFlow struct {
+	key      recvKey
+	sport    uint16
+	expected uint32 // the next PSN in order
+	nakSent  bool   // a NAK went out for the current gap
+	sinceAck int    // in-order packets since the last ACK
+	np       dcqcn.NP
+}
+
+// controlLen is the largest control frame (an ACK).
+const controlLen = roce.EthLen + roce.IPv4Len + roce.UDPLen + roce.BTHLen + roce.CNPPad + roce.ICRCLen
+
+// receiveLoop takes the frames the port receives until it is closed.
+func (a *Agent) receiveLoop() error {
+	var (
+		p       roce.Packet
+		done    []Result
+		replies [][]byte
+		bufs    [][]byte
+	)
+	for {
+		frames, err := a.port.Recv()
+		if err != nil {
+			if errors.Is(err, afpacket.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("agent: host %d: receive: %w", a.cfg.Host, err)
+		}
+		done, replies = done[:0], replies[:0]
+		a.mu.Lock()
+		now := a.now()
+		for _, f := range frames {
+			a.handle(now, f, &p, &done, func(r *roce.Packet) {
+				if len(replies) == len(bufs) {
+					bufs = append(bufs, make([]byte, controlLen))
+				}
+				replies = append(replies, a.control(bufs[len(replies)], r))
+			})
+		}
+		a.mu.Unlock()
+		if len(replies) > 0 {
+			if err := a.port.Send(replies...); err != nil && !errors.Is(err, afpacket.ErrClosed) {
+				return fmt.Errorf("agent: host %d: send: %w", a.cfg.Host, err)
+			}
+		}
+		if a.cfg.OnDone != nil {
+			for _, r := range done {
+				a.cfg.OnDone(r)
+			}
+		}
+	}
+}
+
+// handle takes one frame; reply queues a control frame to send.
+func (a *Agent) handle(now int64, f []byte, p *roce.Packet, done *[]Result, reply func(*roce.Packet)) {
+	if pause, ok := roce.ParsePause(f); ok {
+		a.onPause(now, pause)
+		return
+	}
+	if roce.Parse(f, p) != nil || p.DstIP != ip4(a.cfg.IP) {
+		a.stats.Ignored++
+		return
+	}
+	switch p.Opcode {
+	case roce.OpSendFirst, roce.OpSendMiddle, roce.OpSendLast, roce.OpSendOnly:
+		a.onData(now, p, reply)
+	case roce.OpAck:
+		if r, ok := a.onAck(now, p); ok {
+			*done = append(*done, r)
+		}
+	case roce.OpCNP:
+		a.onCNP(now, p)
+	default:
+		a.stats.Ignored++
+	}
+}
+
+// onPause holds or releases the data's priority.
+func (a *Agent) onPause(now int64, pause roce.Pause) {
+	if pause.Enable&(1<<a.prio) == 0 {
+		return
+	}
+	a.settlePause(now)
+	q := pause.Quanta[a.prio]
+	if q == 0 {
+		a.stats.Resumes++
+		if a.pausedFrom >= 0 {
+			a.stats.Paused += time.Duration((now - a.pausedFrom) / 1000)
+			a.pausedFrom = -1
+		}
+		a.pausedUntil = now
+		a.kick()
+		return
+	}
+	a.stats.Pauses++
+	if a.pausedFrom < 0 {
+		a.pausedFrom = now
+	}
+	// A quantum is 512 bit times at the NIC's rate.
+	a.pausedUntil = now + int64(float64(q)*512/a.cfg.LineRate*1e12)
+}
+
+// onData is the receiver's side: in-order delivery, ACKs, a NAK per gap,
+// and CNPs for CE-marked packets.
+func (a *Agent) onData(now int64, p *roce.Packet, reply func(*roce.Packet)) {
+	a.stats.DataReceived++
+	k := recvKey{p.SrcIP, p.DestQP}
+	rf := a.recv[k]
+	if rf == nil {
+		rf = &recvFlow{key: k, sport: p.SrcPort}
+		a.recv[k] = rf
+	}
+	if p.ECN == roce.CE {
+		a.stats.Marked++
+		a.onMarked(now, rf, reply)
+	}
+	ack := func(syndrome uint8, psn uint32) {
+		r := a.replyTo(rf, roce.OpAck, psn)
+		r.Syndrome = syndrome
+		reply(&r)
+	}
+	switch {
+	case p.PSN == rf.expected:
+		rf.expected++
+		rf.nakSent = false
+		rf.sinceAck++
+		last := p.Opcode == roce.OpSendLast || p.Opcode == roce.OpSendOnly
+		if last || p.AckReq || rf.sinceAck >= a.cfg.AckEvery {
+			ack(roce.SyndromeAck, rf.expected-1)
+			rf.sinceAck = 0
+			a.stats.AcksSent++
+		}
+	case p.PSN > rf.expected:
+		// A gap: one NAK asks the sender to go back to it.
+		if !rf.nakSent {
+			ack(roce.SyndromeSeqNAK, rf.expected)
+			rf.nakSent = true
+			a.stats.NAKsSent++
+		}
+	default:
+		// A packet sent again: acknowledge what arrived, in case the ACK
+		// was lost.
+		if rf.expected > 0 {
+			ack(roce.SyndromeAck, rf.expected-1)
+			a.stats.AcksSent++
+		}
+	}
+}
+
+// onMarked runs the notification point: a CNP now, or at the end of the
+// interval.
+func (a *Agent) onMarked(now int64, rf *recvFlow, reply func(*roce.Packet)) {
+	if a.cfg.DCQCN == nil {
+		return
+	}
+	interval := a.cfg.DCQCN.CNPInterval
+	if interval == 0 {
+		// No CNP pacing configured: one CNP per marked packet.
+		a.sendCNP(rf, reply)
+		return
+	}
+	now2, wake := rf.np.OnMarked(now, interval)
+	if now2 {
+		a.sendCNP(rf, reply)
+	}
+	if wake > 0 {
+		a.cnpTimer(rf, wake, interval)
+	}
+}
+
+// cnpTimer sends the CNP due at the end of an interval, at wake.
+func (a *Agent) cnpTimer(rf *recvFlow, wake, interval int64) {
+	time.AfterFunc(time.Duration((wake-a.now())/1000)+time.Microsecond, func() {
+		a.mu.Lock()
+		now := a.now()
+		if now < wake {
+			a.mu.Unlock()
+			a.cnpTimer(rf, wake, interval)
+			return
+		}
+		var frame []byte
+		if rf.np.OnTimer(now, interval) {
+			r := a.replyTo(rf, roce.OpCNP, 0)
+			frame = a.control(make([]byte, controlLen), &r)
+			a.stats.CNPsSent++
+		}
+		a.mu.Unlock()
+		if frame != nil {
+			_ = a.port.Send(frame) // a closed port: the agent is stopping
+		}
+	})
+}
+
+func (a *Agent) sendCNP(rf *recvFlow, reply func(*roce.Packet)) {
+	r := a.replyTo(rf, roce.OpCNP, 0)
+	reply(&r)
+	a.stats.CNPsSent++
+}
+
+// replyTo is a control packet back to rf's sender.
+func (a *Agent) replyTo(rf *recvFlow, op uint8, psn uint32) roce.Packet {
+	return roce.Packet{DstMAC: mac6(a.cfg.Gateway), SrcMAC: mac6(a.cfg.MAC),
+		SrcIP: ip4(a.cfg.IP), DstIP: rf.key.src, DSCP: a.cfg.ControlDSCP, ECN: roce.NotECT,
+		SrcPort: rf.sport, Opcode: op, DestQP: rf.key.qp, PSN: psn}
+}
+
+// control writes a control packet into buf.
+func (a *Agent) control(buf []byte, p *roce.Packet) []byte {
+	f, err := roce.Build(buf, p)
+	if err != nil {
+		panic(err) // fields come from a parsed frame
+	}
+	return f
+}
+
+// onAck is the sender's side of ACKs and NAKs; it returns the flow's
+// result when the ACK completes it.
+func (a *Agent) onAck(now int64, p *roce.Packet) (Result, bool) {
+	f := a.byQP[p.DestQP]
+	if f == nil || f.done || f.dstIP != p.SrcIP {
+		a.stats.Ignored++
+		return Result{}, false
+	}
+	if p.Syndrome == roce.SyndromeSeqNAK {
+		// Everything before p.PSN arrived; go back to it.
+		if p.PSN > f.una {
+			f.una, f.progress = p.PSN, now
+		}
+		f.next = max(min(f.next, p.PSN), f.una)
+		a.kick()
+		return Result{}, false
+	}
+	if p.PSN+1 > f.una {
+		f.una, f.progress = p.PSN+1, now
+		f.next = max(f.next, f.una)
+	}
+	if f.una < f.packets {
+		return Result{}, false
+	}
+	f.done = true
+	f.res.Finish = time.Duration(now / 1000)
+	f.res.RateCuts = f.rp.Cuts
+	return f.res, true
+}
+
+// onCNP is the reaction point's input.
+func (a *Agent) onCNP(now int64, p *roce.Packet) {
+	a.stats.CNPsReceived++
+	f := a.byQP[p.DestQP]
+	if f == nil || f.done || a.cfg.DCQCN == nil {
+		return
+	}
+	f.res.CNPs++
+	f.rp.OnCNP(now)
+}
