@@ -303,7 +303,7 @@ func pause(enable uint8, quanta uint16) []byte {
 func TestPauseHoldsItsPriority(t *testing.T) {
 	var mu sync.Mutex
 	arrived := 0
-	r := newRig(t, nil, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: 100_000}}, func(from int, f []byte) bool {
+	r := newRig(t, nil, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: 400_000}}, func(from int, f []byte) bool {
 		if op, _, ok := psn(f); ok && from == 0 && op != roce.OpAck {
 			mu.Lock()
 			arrived++
