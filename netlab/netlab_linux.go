@@ -74,6 +74,9 @@ type Link struct {
 	SwitchIf string
 	// SwitchMAC is the (kernel-assigned) MAC address of SwitchIf.
 	SwitchMAC net.HardwareAddr
+
+	// peer is a trunk's other end (Trunk), also in the root namespace.
+	peer string
 }
 
 // New starts an empty lab. name is a short prefix (letters, digits, '-' and
@@ -218,6 +221,56 @@ func (l *Lab) Link(h *Host, hostIf string, mac net.HardwareAddr) (*Link, error) 
 	return lk, nil
 }
 
+// Trunk connects two switches: a veth pair with both ends in the root
+// namespace, named like Link's switch ends, up, with IPv6 off and
+// transmit checksum offload off. Close deletes it.
+func (l *Lab) Trunk() (a, b string, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return "", "", ErrClosed
+	}
+	l.linkSeq += 2
+	a, b = l.switchIfName(l.linkSeq-1), l.switchIfName(l.linkSeq)
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: a}, PeerName: b}
+	if err := l.rootNL.LinkAdd(veth); err != nil {
+		return "", "", fmt.Errorf("netlab: trunk: create veth %s<->%s: %w", a, b, err)
+	}
+	setup := func() error {
+		for _, name := range []string{a, b} {
+			err := inNetns(l.root, func() error {
+				if err := writeSysctl("net/ipv6/conf/"+name+"/disable_ipv6", "1"); err != nil {
+					return err
+				}
+				_ = disableTxChecksum(name) // best effort, as in Link
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			link, err := l.rootNL.LinkByName(name)
+			if err != nil {
+				return err
+			}
+			if err := l.rootNL.LinkSetUp(link); err != nil {
+				return fmt.Errorf("set %s up: %w", name, err)
+			}
+		}
+		return nil
+	}
+	// A trunk is kept as a Link without a host, so that Close deletes it.
+	lk := &Link{SwitchIf: a, peer: b}
+	if err := setup(); err != nil {
+		if derr := l.deleteSwitchIf(a); derr != nil {
+			l.links = append(l.links, lk)
+			err = errors.Join(err, derr)
+		}
+		return "", "", fmt.Errorf("netlab: trunk %s<->%s: %w", a, b, err)
+	}
+	l.links = append(l.links, lk)
+	return a, b, nil
+}
+
 // switchIfName returns "<prefix>-<suffix>-<n>", truncating the lab name so
 // the result fits IFNAMSIZ. The suffix and n make it unique; the prefix only
 // helps humans.
@@ -323,7 +376,7 @@ func (l *Lab) RootSocket(switchIf string) (*Socket, error) {
 	}
 	ours := false
 	for _, lk := range l.links {
-		ours = ours || lk.SwitchIf == switchIf
+		ours = ours || lk.SwitchIf == switchIf || lk.peer == switchIf
 	}
 	if !ours {
 		return nil, fmt.Errorf("netlab: %q is not a switch-side interface of this lab", switchIf)

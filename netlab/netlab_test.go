@@ -336,6 +336,37 @@ func TestCloseRemovesEverything(t *testing.T) {
 	}
 }
 
+// A trunk joins two switch-side interfaces: a frame sent on one end
+// arrives on the other, and Close deletes both.
+func TestTrunk(t *testing.T) {
+	t.Parallel()
+	lab := newLab(t, "nlt")
+	a, b, err := lab.Trunk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := mustSocket(t, lab.RootSocket, a)
+	sb := mustSocket(t, lab.RootSocket, b)
+	src, dst := net.HardwareAddr{2, 0, 0, 0, 0, 1}, net.HardwareAddr{2, 0, 0, 0, 0, 2}
+	if err := sa.Send(udpFrame(t, src, dst, 0, "trunk")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := sb.RecvMatching(2*time.Second, hasPayload("trunk"))
+	if err != nil {
+		t.Fatalf("%s -> %s: %v", a, b, err)
+	}
+	checkUDP(t, f, src, dst, 0, "trunk")
+	if err := lab.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{a, b} {
+		var nf netlink.LinkNotFoundError
+		if _, err := netlink.LinkByName(name); !errors.As(err, &nf) {
+			t.Errorf("%s after Close: %v, want not found", name, err)
+		}
+	}
+}
+
 func TestNamesUnique(t *testing.T) {
 	t.Parallel()
 	// Same lab name, host names and interface names: only the lab's
