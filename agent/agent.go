@@ -244,8 +244,13 @@ func (a *Agent) kick() {
 	}
 }
 
-// wireTime is how long n bytes take on the NIC, ps.
-func (a *Agent) wireTime(n int) int64 { return int64(float64(n) * 8 / a.cfg.LineRate * 1e12) }
+// WireExtra is what a frame costs on a real wire beyond the bytes a
+// packet socket sends: the FCS, preamble, start delimiter and inter-frame
+// gap. The NIC's rate counts them, as the simulator's links do.
+const WireExtra = 4 + 8 + 12
+
+// wireTime is how long a frame of n bytes takes at rate, ps.
+func wireTime(n int, rate float64) int64 { return int64(float64(n+WireExtra) * 8 / rate * 1e12) }
 
 // frameLen is a data frame's length for payload n.
 func frameLen(n int) int { return roce.Overhead + n }

@@ -22,7 +22,7 @@ import (
 // veth to the other and lets a test drop or mark them: the network the
 // agents must cope with, not a stand-in for them.
 
-const testRate = 20e6 // b/s: 1062-byte frames every 425 us
+const testRate = 20e6 // b/s: 1062-byte frames (1086 on the wire) every 434 us
 
 var (
 	gateway = net.HardwareAddr{2, 1, 0, 9, 0, 1}
@@ -142,7 +142,7 @@ func (r *rig) wait(t *testing.T, n int, timeout time.Duration) map[int]Result {
 // serialization is the least time size bytes take at testRate.
 func serialization(size int64) time.Duration {
 	packets := (size + 999) / 1000
-	bytes := size + packets*roce.Overhead
+	bytes := size + packets*(roce.Overhead+WireExtra)
 	return time.Duration(float64(bytes) * 8 / testRate * float64(time.Second))
 }
 

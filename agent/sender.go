@@ -143,12 +143,12 @@ func (a *Agent) fill(now int64, bufs, frames [][]byte) ([][]byte, int64) {
 		frame := a.dataFrame(bufs[len(frames)], f)
 		frames = append(frames, frame)
 		n := len(frame)
-		a.nicAt += a.wireTime(n)
+		a.nicAt += wireTime(n, a.cfg.LineRate)
 		rate := a.rate(f, now)
 		if a.cfg.DCQCN != nil {
 			f.rp.OnSent(now, n)
 		}
-		f.nextAt = max(f.nextAt, now-slack) + int64(float64(n)*8/rate*1e12)
+		f.nextAt = max(f.nextAt, now-slack) + wireTime(n, rate)
 		if f.next < f.high {
 			f.res.Retransmits++
 			a.stats.Retransmits++

@@ -8,13 +8,30 @@ import (
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/protobuf/encoding/prototext"
+
 	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/p4"
 )
 
 // Target is where a switch's P4Runtime server is.
 type Target struct {
 	Addr     string `json:"addr"`
 	DeviceID uint64 `json:"device_id"`
+}
+
+// Pipeline is rcm.p4's pipeline as Apply installs it: its P4Info, its
+// BMv2 JSON, and the cookie that tells a switch already running it.
+func Pipeline() (controlplane.Pipeline, error) {
+	info, err := p4.P4Info()
+	if err != nil {
+		return controlplane.Pipeline{}, err
+	}
+	text, err := prototext.Marshal(info)
+	if err != nil {
+		return controlplane.Pipeline{}, err
+	}
+	return controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(text, p4.DeviceConfig())}, nil
 }
 
 // ApplyOptions say how Apply reaches the switches and what it installs.

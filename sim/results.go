@@ -122,7 +122,6 @@ func (n *Network) Results() *Results {
 		End: n.q.Now(), Events: n.q.Executed, DataPackets: n.dataPackets, PacketHops: n.hops,
 		OutOfOrder: n.outOfOrder,
 	}
-	frame := float64(n.cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
 	r.Flows = make([]FlowRecord, len(n.flows))
 	for i := range n.flows {
 		f := &n.flows[i]
@@ -130,7 +129,7 @@ func (n *Network) Results() *Results {
 		rec := FlowRecord{ID: i, Src: spec.Src, Dst: spec.Dst, SPort: int(f.sport), DPort: int(f.dport),
 			Size: f.size, Start: f.start, Class: spec.Class, Retransmits: f.retransmits,
 			CNPs: f.rp.CNPs, RateCuts: f.rp.Cuts, Delivered: n.rx[i].expected}
-		rec.Ideal = n.idealFCT(spec.Src, spec.Dst, f.size, frame)
+		rec.Ideal = IdealFCT(n.routes, spec.Src, spec.Dst, f.size, n.cfg.MTU)
 		if f.finish != 0 {
 			rec.Finish = f.finish
 			rec.FCT = f.finish - f.start
@@ -188,16 +187,18 @@ func (n *Network) Results() *Results {
 	return r
 }
 
-// idealFCT is the base RTT (propagation both ways plus one full frame's
-// serialisation at every hop, as the ns-3 simulator counts it) plus the
-// flow's bytes on the wire over the bottleneck.
-func (n *Network) idealFCT(src, dst int, size int64, frame float64) int64 {
-	pi := n.routes.PathInfo(src, dst)
+// IdealFCT is a flow's completion time alone in the network: the base
+// RTT (propagation both ways plus one full frame's serialisation at every
+// hop, as the ns-3 simulator counts it) plus the flow's bytes on the wire
+// over the path's bottleneck, for packets of mtu bytes of payload.
+func IdealFCT(routes *topo.Routes, src, dst int, size int64, mtu int) int64 {
+	frame := int32(mtu + dataplane.RoCEHeaders + dataplane.EthOverhead)
+	pi := routes.PathInfo(src, dst)
 	base := 2 * pi.Delay
 	for _, rate := range pi.Rates {
-		base += serTime(int32(frame), rate)
+		base += serTime(frame, rate)
 	}
-	packets := (size + int64(n.cfg.MTU) - 1) / int64(n.cfg.MTU)
+	packets := (size + int64(mtu) - 1) / int64(mtu)
 	wire := float64(size) + float64(packets)*float64(dataplane.RoCEHeaders+dataplane.EthOverhead)
 	return base + int64(math.Ceil(wire*8e12/pi.MinRate))
 }

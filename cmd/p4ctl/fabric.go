@@ -10,12 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/fabric"
-	"github.com/p4rcm/p4rcm/p4"
 	"github.com/p4rcm/p4rcm/tutorialjson"
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/prototext"
 )
 
 func newFabricCmd() *cobra.Command {
@@ -107,12 +104,10 @@ still programmed).`,
 			if err != nil {
 				return err
 			}
-			info, err := p4.P4Info()
+			pipe, err := fabric.Pipeline()
 			if err != nil {
 				return err
 			}
-			text, _ := prototext.Marshal(info)
-			pipe := controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(text, p4.DeviceConfig())}
 			opts := fabric.ApplyOptions{Pipeline: pipe, Election: id, DryRun: dryRun, Parallel: parallel, Timeout: timeout}
 			start := time.Now()
 			results := fabric.Apply(cmd.Context(), intents, targets, opts)

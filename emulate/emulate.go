@@ -1,0 +1,498 @@
+//go:build linux
+
+// Package emulate runs a simulator scenario on real packets: each host a
+// network namespace with a veth to its switch and an agent (package
+// agent) sending its flows as RoCEv2 frames, each switch a P4 target
+// process (p4rcm's Go target or BMv2's simple_switch_grpc) running
+// rcm.p4 on the veths, programmed over P4Runtime by package fabric from
+// the same configuration the simulator runs. Rates are scaled down to
+// what the machine can forward (Scale); results come back in the
+// simulator's terms (sim.Results, times scaled back), so the simulator's
+// reports and comparisons read them.
+//
+// Everything Run creates (namespaces, veths, switch processes, temporary
+// files) it removes before it returns, after a failure or a cancelled
+// context too; processes are stopped by PID.
+package emulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/p4rcm/p4rcm/afpacket"
+	"github.com/p4rcm/p4rcm/agent"
+	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/fabric"
+	"github.com/p4rcm/p4rcm/netlab"
+	"github.com/p4rcm/p4rcm/p4"
+	"github.com/p4rcm/p4rcm/roce"
+	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/topo"
+)
+
+// Limits of one 2-core machine: each host is an agent that paces its
+// flows in wall-clock time, each switch a process; a k=4 fat tree (16
+// hosts, 20 switches) is the largest fabric emulated.
+const (
+	MaxHosts    = 16
+	MaxSwitches = 20
+)
+
+// Options say how a scenario is emulated.
+type Options struct {
+	// Target runs the switches (TargetGo if empty); Binary is its
+	// program (empty: the PATH's p4switch or simple_switch_grpc).
+	Target bmv2.Target
+	Binary string
+	// Rate is the emulated rate of the hosts' links, b/s (0:
+	// DefaultRate). The scenario is scaled to it (Scale).
+	Rate float64
+	// Timeout bounds the run in wall time, after the last flow's start
+	// (0: a minute). Flows not done by then are reported unfinished.
+	Timeout time.Duration
+	// LogDir, if set, keeps each switch's log and output there.
+	LogDir string
+	// Log, if set, receives a line per step.
+	Log func(string)
+}
+
+// DefaultRate is the emulated host link rate for a target: its default
+// queue rate in full frames of mtu bytes of payload.
+func DefaultRate(t bmv2.Target, mtu int) float64 {
+	if t == "" {
+		t = bmv2.TargetGo
+	}
+	return t.DefaultQueueRate() * float64(wireFrame(mtu)) * 8
+}
+
+// wireFrame is a full data frame's bytes on the wire, as the simulator
+// counts them.
+func wireFrame(mtu int) int { return mtu + roce.Overhead + agent.WireExtra }
+
+// Outcome is an emulated run.
+type Outcome struct {
+	// Results are in the simulator's terms: times scaled back by K, so
+	// that they compare with a simulation of the same scenario.
+	Results *sim.Results
+	// K is the time stretch: emulated time is K times the scenario's.
+	K float64
+	// Rate is the emulated host link rate, b/s.
+	Rate float64
+	// Agents are each host's counters, by node ID.
+	Agents map[int]agent.Stats
+	// Wall is how long the traffic ran.
+	Wall time.Duration
+}
+
+// Check refuses, before anything is created, a scenario the machine
+// cannot emulate, saying why.
+func Check(cfg *sim.Config, o Options) error {
+	t := cfg.Topology
+	if t == nil {
+		return errors.New("emulate: no topology")
+	}
+	if n := len(t.Hosts()); n > MaxHosts {
+		return fmt.Errorf("emulate: %s has %d hosts; one machine emulates at most %d (an agent each, sharing its cores)", t.Name, n, MaxHosts)
+	}
+	if n := len(t.Switches()); n > MaxSwitches {
+		return fmt.Errorf("emulate: %s has %d switches; one machine emulates at most %d (a switch process each)", t.Name, n, MaxSwitches)
+	}
+	adj := t.Adjacency()
+	for _, h := range t.Hosts() {
+		if len(adj[h]) != 1 {
+			return fmt.Errorf("emulate: host %s has %d links; an emulated host has one", t.Nodes[h].Name, len(adj[h]))
+		}
+		if t.Nodes[adj[h][0].Peer.Node].Kind != topo.Switch {
+			return fmt.Errorf("emulate: host %s is cabled to another host; emulated hosts reach each other through switches", t.Nodes[h].Name)
+		}
+	}
+	target := o.Target
+	if target == "" {
+		target = bmv2.TargetGo
+	}
+	rate := o.Rate
+	if rate == 0 {
+		rate = DefaultRate(target, cfg.MTU)
+	}
+	if most := 4 * DefaultRate(target, cfg.MTU); rate > most {
+		return fmt.Errorf("emulate: %.0f Mb/s per host link is more than %s forwards here (at most %.0f Mb/s, four times its default %.0f Mb/s)",
+			rate/1e6, target, most/1e6, most/4e6)
+	}
+	switch cfg.CC {
+	case "dcqcn", "none":
+	default:
+		return fmt.Errorf("emulate: congestion control %q: the agents run dcqcn or none", cfg.CC)
+	}
+	return nil
+}
+
+// Run emulates cfg (a scenario built with its flows) and returns what
+// the agents and switches measured.
+func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
+	if o.Target == "" {
+		o.Target = bmv2.TargetGo
+	}
+	if o.Rate == 0 {
+		o.Rate = DefaultRate(o.Target, cfg.MTU)
+	}
+	if o.Timeout == 0 {
+		o.Timeout = time.Minute
+	}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			o.Log(fmt.Sprintf(format, args...))
+		}
+	}
+	if err := Check(&cfg, o); err != nil {
+		return nil, err
+	}
+	scaled, k, err := Scale(cfg, o.Rate)
+	if err != nil {
+		return nil, err
+	}
+	f, err := fabric.FromTopology(scaled.Topology)
+	if err != nil {
+		return nil, err
+	}
+	intents, err := f.Plan(&scaled)
+	if err != nil {
+		return nil, err
+	}
+	pipeline, err := fabric.Pipeline()
+	if err != nil {
+		return nil, err
+	}
+	e := &emulation{cfg: &scaled, o: o, f: f, k: k, logf: logf, pipeline: pipeline}
+	defer e.close()
+	if err := e.build(ctx); err != nil {
+		return nil, err
+	}
+	logf("programming %d switches", len(intents))
+	targets := map[string]fabric.Target{}
+	for name, sw := range e.switches {
+		targets[name] = fabric.Target{Addr: sw.Config().GRPCAddr, DeviceID: sw.Config().DeviceID}
+	}
+	for _, r := range fabric.Apply(ctx, intents, targets, fabric.ApplyOptions{Pipeline: pipeline, Election: controlplane.ElectionID{Low: 1}}) {
+		if r.Err != nil {
+			return nil, fmt.Errorf("emulate: program %s: %w", r.Name, r.Err)
+		}
+	}
+	out, err := e.traffic(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.Results.Ports, err = e.ports(ctx, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// emulation is what Run builds.
+type emulation struct {
+	cfg      *sim.Config // scaled
+	o        Options
+	f        *fabric.Fabric
+	k        float64
+	logf     func(string, ...any)
+	pipeline controlplane.Pipeline
+
+	lab      *netlab.Lab
+	switches map[string]*bmv2.Switch
+	hosts    map[int]*afpacket.Port
+	gateways map[int]net.HardwareAddr // each host's switch port MAC
+}
+
+// build creates the namespaces, veths and switch processes.
+func (e *emulation) build(ctx context.Context) error {
+	t := e.cfg.Topology
+	var err error
+	if e.lab, err = netlab.New("emu"); err != nil {
+		return err
+	}
+	e.switches, e.hosts, e.gateways = map[string]*bmv2.Switch{}, map[int]*afpacket.Port{}, map[int]net.HardwareAddr{}
+	adj := t.Adjacency()
+	// ifaces[node][i] is the interface of link end i of a switch.
+	ifaces := map[int]map[int]string{}
+	end := func(node, link int) int {
+		for i, p := range adj[node] {
+			if p.Link == link {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, sw := range t.Switches() {
+		ifaces[sw] = map[int]string{}
+	}
+	for li, l := range t.Links {
+		a, b := l.A, l.B
+		if t.Nodes[a].Kind == topo.Host {
+			a, b = b, a
+		}
+		if t.Nodes[b].Kind == topo.Host {
+			h, err := e.lab.Host(t.Nodes[b].Name)
+			if err != nil {
+				return err
+			}
+			lk, err := e.lab.Link(h, "eth0", fabric.HostMAC(b))
+			if err != nil {
+				return err
+			}
+			var port *afpacket.Port
+			if err := h.Do(func() error { port, err = afpacket.Open("eth0"); return err }); err != nil {
+				return err
+			}
+			e.hosts[b] = port
+			i := end(a, li)
+			ifaces[a][i] = lk.SwitchIf
+			e.gateways[b] = fabric.PortMAC(a, e.f.Ports[a][i])
+			continue
+		}
+		x, y, err := e.lab.Trunk()
+		if err != nil {
+			return err
+		}
+		ifaces[a][end(a, li)], ifaces[b][end(b, li)] = x, y
+	}
+	frame := wireFrame(e.cfg.MTU)
+	for _, sw := range t.Switches() {
+		name := t.Nodes[sw].Name
+		ports := map[int]string{}
+		for i, iface := range ifaces[sw] {
+			ports[int(e.f.Ports[sw][i])] = iface
+		}
+		grpcPort, err := bmv2.FreePort()
+		if err != nil {
+			return err
+		}
+		thrift, err := bmv2.FreePort()
+		if err != nil {
+			return err
+		}
+		c := bmv2.Config{Name: name, DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
+			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, LogDir: e.o.LogDir}
+		s, err := bmv2.Start(ctx, c)
+		if err != nil {
+			return err
+		}
+		e.switches[name] = s
+		// Each port forwards at its link's rate, in full frames, and
+		// queues the switch's buffer.
+		depth := max(64, int(math.Ceil(e.cfg.Buffer/float64(frame))))
+		for i := range adj[sw] {
+			rate := t.Links[adj[sw][i].Link].Rate
+			port := int(e.f.Ports[sw][i])
+			if err := s.SetQueueRate(port, max(1, int(math.Round(rate/8/float64(frame))))); err != nil {
+				return err
+			}
+			if err := s.SetQueueDepth(port, depth); err != nil {
+				return err
+			}
+		}
+		e.logf("switch %s (PID %d): %d ports", name, s.PID(), len(ports))
+	}
+	return nil
+}
+
+// traffic runs the agents until every flow completes, the scenario's stop
+// time, or the timeout.
+func (e *emulation) traffic(ctx context.Context) (*Outcome, error) {
+	cfg := e.cfg
+	var cc *dcqcn.Params
+	if cfg.CC == "dcqcn" {
+		cc = &cfg.DCQCN
+	}
+	rate := e.o.Rate
+	total := len(cfg.Flows)
+	done := make(chan agent.Result, total)
+	epoch := time.Now().Add(100 * time.Millisecond)
+	agents := map[int]*agent.Agent{}
+	hosts := make([]int, 0, len(e.hosts))
+	for h := range e.hosts {
+		hosts = append(hosts, h)
+	}
+	sort.Ints(hosts)
+	for _, h := range hosts {
+		a, err := agent.New(agent.Config{Host: h, MAC: fabric.HostMAC(h), IP: fabric.HostIP(h), Gateway: e.gateways[h],
+			Addr:     func(n int) (net.IP, bool) { ip, ok := e.f.HostIP[n]; return ip, ok },
+			LineRate: rate, MTU: cfg.MTU, DSCP: 26, DCQCN: cc, AckEvery: cfg.AckInterval,
+			RTO: time.Duration(cfg.RTO / 1000), Epoch: epoch, OnDone: func(r agent.Result) { done <- r }},
+			e.hosts[h], cfg.Flows)
+		if err != nil {
+			return nil, err
+		}
+		agents[h] = a
+	}
+	var lastStart int64
+	for _, f := range cfg.Flows {
+		lastStart = max(lastStart, f.Start)
+	}
+	deadline := time.Duration(lastStart/1000) + e.o.Timeout
+	if cfg.StopAt > 0 {
+		deadline = min(deadline, time.Duration(cfg.StopAt/1000))
+	}
+	actx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(agents))
+	for _, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := agents[h].Run(actx); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	e.logf("%d flows on %d hosts at %.1f Mb/s (time stretched %.0fx)", total, len(hosts), rate/1e6, e.k)
+	results := map[int]agent.Result{}
+	timer := time.NewTimer(time.Until(epoch.Add(deadline)))
+	var runErr error
+wait:
+	for len(results) < total {
+		select {
+		case r := <-done:
+			results[r.ID] = r
+		case <-timer.C:
+			e.logf("stopped at %v with %d of %d flows done", deadline, len(results), total)
+			break wait
+		case err := <-errs:
+			runErr = err
+			break wait
+		case <-ctx.Done():
+			runErr = ctx.Err()
+			break wait
+		}
+	}
+	timer.Stop()
+	wall := time.Since(epoch)
+	cancel()
+	for _, h := range hosts {
+		e.hosts[h].Close() // ends the agents' receive loops
+	}
+	wg.Wait()
+	if runErr != nil {
+		return nil, runErr
+	}
+	out := &Outcome{K: e.k, Rate: rate, Agents: map[int]agent.Stats{}, Wall: wall, Results: &sim.Results{Drops: map[string]int64{}}}
+	for h, a := range agents {
+		out.Agents[h] = a.Stats()
+	}
+	out.Results.Flows = e.flowRecords(results)
+	for _, fr := range out.Results.Flows {
+		if fr.Finish != 0 {
+			out.Results.Completed++
+			out.Results.LastFinish = max(out.Results.LastFinish, fr.Finish)
+		}
+		out.Results.CNPs += int64(fr.CNPs)
+	}
+	for _, s := range out.Agents {
+		out.Results.DataPackets += s.DataSent
+		out.Results.HostPauses += s.Pauses
+		out.Results.HostResumes += s.Resumes
+	}
+	out.Results.End = int64(float64(wall.Nanoseconds()) * 1000 / e.k)
+	return out, nil
+}
+
+// flowRecords are the agents' results in the scenario's time.
+func (e *emulation) flowRecords(results map[int]agent.Result) []sim.FlowRecord {
+	cfg := e.cfg
+	routes, err := topo.ComputeRoutes(cfg.Topology)
+	if err != nil {
+		panic(err) // fabric.Plan computed them already
+	}
+	back := func(d time.Duration) int64 { return int64(math.Round(float64(d.Nanoseconds()) * 1000 / e.k)) }
+	out := make([]sim.FlowRecord, len(cfg.Flows))
+	for i, f := range cfg.Flows {
+		start := int64(math.Round(float64(f.Start) / e.k))
+		rec := sim.FlowRecord{ID: i, Src: f.Src, Dst: f.Dst, DPort: roce.UDPPort, Size: f.Size, Start: start, Class: f.Class,
+			// The ideal FCT of the scenario's own rates: the scaled
+			// topology's ideal shrunk by k.
+			Ideal: int64(math.Round(float64(sim.IdealFCT(routes, f.Src, f.Dst, f.Size, cfg.MTU)) / e.k))}
+		if r, ok := results[f.ID]; ok {
+			rec.SPort = r.SrcPort
+			rec.FCT = back(r.FCT())
+			rec.Finish = start + rec.FCT
+			rec.Slowdown = math.Max(1, float64(rec.FCT)/float64(rec.Ideal))
+			rec.Delivered = f.Size
+			rec.Retransmits, rec.CNPs, rec.RateCuts = r.Retransmits, r.CNPs, r.RateCuts
+		}
+		out[i] = rec
+	}
+	return out
+}
+
+// ports reads every switch port's counters from rcm.p4.
+func (e *emulation) ports(ctx context.Context, orig *sim.Config) ([]sim.PortRecord, error) {
+	t := e.cfg.Topology
+	adj := t.Adjacency()
+	var out []sim.PortRecord
+	for _, sw := range t.Switches() {
+		name := t.Nodes[sw].Name
+		c := e.switches[name].Config()
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		s, err := controlplane.Dial(dctx, c.GRPCAddr, c.DeviceID, controlplane.ElectionID{Low: 1})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("emulate: read %s's counters: %w", name, err)
+		}
+		if err := s.AdoptPipeline(ctx, e.pipeline.Cookie); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("emulate: read %s's counters: %w", name, err)
+		}
+		counts := map[string]map[int64]int64{}
+		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterPausesSent, p4.CounterPausesReceived} {
+			cells, err := s.Counters(ctx, counter)
+			if err != nil {
+				s.Close()
+				return nil, fmt.Errorf("emulate: read %s's %s: %w", name, counter, err)
+			}
+			counts[counter] = map[int64]int64{}
+			for _, cell := range cells {
+				counts[counter][cell.Index] = cell.Packets
+			}
+		}
+		s.Close()
+		for i, p := range adj[sw] {
+			port := int64(e.f.Ports[sw][i])
+			out = append(out, sim.PortRecord{Node: sw, Port: i, NodeName: name, Peer: p.Peer.Node,
+				Rate:           orig.Topology.Links[p.Link].Rate,
+				Marked:         counts[p4.CounterECNMarks][port],
+				PausesSent:     counts[p4.CounterPausesSent][port],
+				PausesReceived: counts[p4.CounterPausesReceived][port],
+				Drops:          counts[p4.CounterWREDDrops][port]})
+		}
+	}
+	return out, nil
+}
+
+// close removes everything build created.
+func (e *emulation) close() {
+	var names []string
+	for name := range e.switches {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := e.switches[name].Stop(); err != nil {
+			e.logf("stop %s: %v", name, err)
+		}
+	}
+	for _, p := range e.hosts {
+		p.Close()
+	}
+	if e.lab != nil {
+		if err := e.lab.Close(); err != nil {
+			e.logf("%v", err)
+		}
+	}
+}
