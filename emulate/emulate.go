@@ -189,7 +189,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Results.Ports, err = e.ports(ctx, &cfg)
+	out.Results.Ports, err = e.ports(ctx, &cfg, out.Agents)
 	if err != nil {
 		return nil, err
 	}
@@ -285,9 +285,7 @@ func (e *emulation) build(ctx context.Context) error {
 			return err
 		}
 		e.switches[name] = s
-		// Each port forwards at its link's rate, in full frames, and
-		// queues the switch's buffer.
-		depth := max(64, int(math.Ceil(e.cfg.Buffer/float64(frame))))
+		depth := queueDepth(e.cfg, frame)
 		for i := range adj[sw] {
 			rate := t.Links[adj[sw][i].Link].Rate
 			port := int(e.f.Ports[sw][i])
@@ -301,6 +299,27 @@ func (e *emulation) build(ctx context.Context) error {
 		e.logf("switch %s (PID %d): %d ports", name, s.PID(), len(ports))
 	}
 	return nil
+}
+
+// queueDepth is the switches' egress queue depth, packets. Without PFC
+// it is the buffer (or the lossy queue limit), where a real switch drops.
+// With PFC, rcm.p4's thresholds decide when to pause, and the queue
+// holds eight buffers: the emulation's own delay between a sender and
+// the pipeline (frames waiting in the switch process's socket while it
+// waits for a core) is longer and less steady than a cable's, and a
+// frame it drops would be a loss the modelled switch does not have, and
+// one its ingress accounting never gives back (the PAUSE would never be
+// lifted).
+func queueDepth(cfg *sim.Config, frame int) int {
+	limit := cfg.Buffer
+	if !cfg.PFC && cfg.QueueLimit > 0 {
+		limit = min(limit, cfg.QueueLimit)
+	}
+	n := int(math.Ceil(limit / float64(frame)))
+	if cfg.PFC {
+		n *= 8
+	}
+	return max(64, n)
 }
 
 // traffic runs the agents until every flow completes, the scenario's stop
@@ -431,8 +450,10 @@ func (e *emulation) flowRecords(results map[int]agent.Result) []sim.FlowRecord {
 	return out
 }
 
-// ports reads every switch port's counters from rcm.p4.
-func (e *emulation) ports(ctx context.Context, orig *sim.Config) ([]sim.PortRecord, error) {
+// ports reads every switch port's counters from rcm.p4. Its PAUSE
+// counters count PFC frames of both kinds; on a port to a host, the
+// host's agent tells PAUSEs and RESUMEs apart.
+func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]agent.Stats) ([]sim.PortRecord, error) {
 	t := e.cfg.Topology
 	adj := t.Adjacency()
 	var out []sim.PortRecord
@@ -464,12 +485,16 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config) ([]sim.PortReco
 		s.Close()
 		for i, p := range adj[sw] {
 			port := int64(e.f.Ports[sw][i])
-			out = append(out, sim.PortRecord{Node: sw, Port: i, NodeName: name, Peer: p.Peer.Node,
+			rec := sim.PortRecord{Node: sw, Port: i, NodeName: name, Peer: p.Peer.Node,
 				Rate:           orig.Topology.Links[p.Link].Rate,
 				Marked:         counts[p4.CounterECNMarks][port],
 				PausesSent:     counts[p4.CounterPausesSent][port],
 				PausesReceived: counts[p4.CounterPausesReceived][port],
-				Drops:          counts[p4.CounterWREDDrops][port]})
+				Drops:          counts[p4.CounterWREDDrops][port]}
+			if a, ok := agents[p.Peer.Node]; ok {
+				rec.PausesSent, rec.Resumes = a.Pauses, a.Resumes
+			}
+			out = append(out, rec)
 		}
 	}
 	return out, nil

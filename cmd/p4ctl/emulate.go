@@ -1,0 +1,128 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/buffercalc"
+	"github.com/p4rcm/p4rcm/emulate"
+	"github.com/p4rcm/p4rcm/sim/report"
+)
+
+// newEmulateCmd is `p4ctl emulate`: a scenario on real packets.
+func newEmulateCmd() *cobra.Command {
+	o := &simOptions{}
+	var out, target, switchBin, logDir string
+	var rate float64
+	var timeout time.Duration
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "emulate [SCENARIO.yaml]",
+		Short: "Run a scenario on real packets: P4 switches on veths, host agents in namespaces",
+		Long: `emulate runs a scenario (a YAML file, or --preset for a built-in one) on
+real packets on this machine: each host a network namespace with a RoCEv2
+agent sending its flows (DCQCN in wall-clock time), each switch a P4 target
+process running rcm.p4 on veths (p4rcm's Go target, or BMv2's
+simple_switch_grpc with --target bmv2), programmed over P4Runtime as
+'p4ctl fabric apply' does, with the thresholds the simulator uses.
+
+One machine forwards far less than 100 Gb/s, so the scenario is slowed
+down as a whole: every link rate divided by K, every time (flow starts,
+DCQCN timers, RCM intervals, link delays) multiplied by K, every size in
+bytes kept. The results are written as 'p4ctl sim run' writes them, with
+times divided by K again, so that they compare with a simulation of the
+same scenario. It needs root (namespaces and packet sockets), and removes
+everything it created when it ends, on Ctrl-C too.
+
+A scenario larger than one machine emulates (more than 16 hosts or 20
+switches, a host with more than one link) is refused before anything is
+created.`,
+		Example: `  p4ctl emulate
+  p4ctl emulate --preset rcm-incast-victim --set stop=200us
+  p4ctl emulate --target bmv2 --rate 2M`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := o.load(cmd, args)
+			if err != nil {
+				return err
+			}
+			t := bmv2.Target(target)
+			if t != bmv2.TargetGo && t != bmv2.TargetBMv2 {
+				return usageErrorf("--target %q: want go or bmv2", target)
+			}
+			cfg, err := build(s, cmd.ErrOrStderr(), true)
+			if err != nil {
+				return err
+			}
+			opts := emulate.Options{Target: t, Binary: switchBin, Rate: rate, Timeout: timeout, LogDir: logDir}
+			if err := emulate.Check(&cfg, opts); err != nil {
+				return usageErrorf("%v", err)
+			}
+			if out == "" {
+				out = filepath.Join("p4rcm-out", s.Name+"-emulated")
+			}
+			dir, err := prepareOut(out)
+			if err != nil {
+				return err
+			}
+			defer dir.Abort()
+			ctx, stop := interrupted(cmd.Context())
+			defer stop()
+			errOut := cmd.ErrOrStderr()
+			if !o.quiet {
+				opts.Log = func(line string) { fmt.Fprintf(errOut, "emulate: %s\n", line) }
+			}
+			start := time.Now()
+			res, err := emulate.Run(ctx, cfg, opts)
+			if err != nil {
+				return err
+			}
+			files, err := report.WriteDir(dir.Path(), res.Results, report.DirOptions{})
+			if err != nil {
+				return err
+			}
+			if err := dir.Commit(); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			sum := report.Summarize(res.Results, report.SummaryOptions{})
+			if asJSON {
+				return report.WriteSummaryJSON(w, sum)
+			}
+			fmt.Fprintf(w, "scenario %s: %d hosts, %d flows, scheme %s, seed %d\n",
+				s.Name, len(cfg.Topology.Hosts()), len(cfg.Flows), schemeOf(s), cfg.Seed)
+			fmt.Fprintf(w, "emulated on %s at %.1f Mb/s per host link: time stretched %.0fx; the times below are the scenario's (emulated / %.0f)\n",
+				t, res.Rate/1e6, res.K, res.K)
+			if err := report.WriteSummaryText(w, sum); err != nil {
+				return err
+			}
+			var sent, recv, retx, pauses int64
+			for _, a := range res.Agents {
+				sent, recv, retx, pauses = sent+a.DataSent, recv+a.DataReceived, retx+a.Retransmits, pauses+a.Pauses
+			}
+			fmt.Fprintf(w, "agents: %d data packets sent (%d again), %d received, %d PAUSEs honoured\n", sent, retx, recv, pauses)
+			fmt.Fprintf(w, "wall time %.1f s (traffic %.1f s); results in %s (%s)\n", time.Since(start).Seconds(), res.Wall.Seconds(), out, strings.Join(baseNames(files), ", "))
+			if res.Results.Completed < len(cfg.Flows) {
+				return fmt.Errorf("%d of %d flows did not complete within the run (--timeout %v after the last start)", len(cfg.Flows)-res.Results.Completed, len(cfg.Flows), timeout)
+			}
+			return nil
+		},
+	}
+	o.addFlags(cmd, "emulate-incast")
+	fs := cmd.Flags()
+	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/<scenario name>-emulated)")
+	fs.StringVar(&target, "target", string(bmv2.TargetGo), "switch: go (p4rcm's Go target, p4switch) or bmv2 (simple_switch_grpc)")
+	fs.StringVar(&switchBin, "switch-binary", "", "the switch program (default: p4switch or simple_switch_grpc on the PATH)")
+	valueFlag(fs, &rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate)")
+	fs.DurationVar(&timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
+	fs.StringVar(&logDir, "log-dir", "", "keep each switch's log and output in this directory")
+	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	return cmd
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+)
+
+// newEmulateCmd says why emulate cannot run here: it needs Linux's
+// network namespaces, veths and packet sockets.
+func newEmulateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "emulate [SCENARIO.yaml]",
+		Short: "Run a scenario on real packets (Linux only)",
+		RunE: func(*cobra.Command, []string) error {
+			return errors.New("emulate needs Linux: network namespaces, veths and packet sockets")
+		},
+	}
+}
