@@ -3,25 +3,29 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/buffercalc"
 	"github.com/p4rcm/p4rcm/emulate"
+	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/experiment"
 	"github.com/p4rcm/p4rcm/sim/report"
+	"github.com/p4rcm/p4rcm/sim/scenario"
 )
 
 // newEmulateCmd is `p4ctl emulate`: a scenario on real packets.
 func newEmulateCmd() *cobra.Command {
 	o := &simOptions{}
-	var out, target, switchBin, logDir string
-	var rate float64
-	var timeout time.Duration
+	var e emulateFlags
+	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "emulate [SCENARIO.yaml]",
@@ -53,15 +57,14 @@ created.`,
 			if err != nil {
 				return err
 			}
-			t := bmv2.Target(target)
-			if t != bmv2.TargetGo && t != bmv2.TargetBMv2 {
-				return usageErrorf("--target %q: want go or bmv2", target)
+			opts, err := e.options()
+			if err != nil {
+				return err
 			}
 			cfg, err := build(s, cmd.ErrOrStderr(), true)
 			if err != nil {
 				return err
 			}
-			opts := emulate.Options{Target: t, Binary: switchBin, Rate: rate, Timeout: timeout, LogDir: logDir}
 			if err := emulate.Check(&cfg, opts); err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -99,7 +102,7 @@ created.`,
 			fmt.Fprintf(w, "scenario %s: %d hosts, %d flows, scheme %s, seed %d\n",
 				s.Name, len(cfg.Topology.Hosts()), len(cfg.Flows), schemeOf(s), cfg.Seed)
 			fmt.Fprintf(w, "emulated on %s at %.1f Mb/s per host link: time stretched %.0fx; the times below are the scenario's (emulated / %.0f)\n",
-				t, res.Rate/1e6, res.K, res.K)
+				opts.Target, res.Rate/1e6, res.K, res.K)
 			if err := report.WriteSummaryText(w, sum); err != nil {
 				return err
 			}
@@ -110,19 +113,165 @@ created.`,
 			fmt.Fprintf(w, "agents: %d data packets sent (%d again), %d received, %d PAUSEs honoured\n", sent, retx, recv, pauses)
 			fmt.Fprintf(w, "wall time %.1f s (traffic %.1f s); results in %s (%s)\n", time.Since(start).Seconds(), res.Wall.Seconds(), out, strings.Join(baseNames(files), ", "))
 			if res.Results.Completed < len(cfg.Flows) {
-				return fmt.Errorf("%d of %d flows did not complete within the run (--timeout %v after the last start)", len(cfg.Flows)-res.Results.Completed, len(cfg.Flows), timeout)
+				return fmt.Errorf("%d of %d flows did not complete within the run (--timeout %v after the last start)", len(cfg.Flows)-res.Results.Completed, len(cfg.Flows), e.timeout)
 			}
 			return nil
 		},
 	}
 	o.addFlags(cmd, "emulate-incast")
+	cmd.AddCommand(newEmulateCompareCmd())
 	fs := cmd.Flags()
 	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/<scenario name>-emulated)")
-	fs.StringVar(&target, "target", string(bmv2.TargetGo), "switch: go (p4rcm's Go target, p4switch) or bmv2 (simple_switch_grpc)")
-	fs.StringVar(&switchBin, "switch-binary", "", "the switch program (default: p4switch or simple_switch_grpc on the PATH)")
-	valueFlag(fs, &rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate)")
-	fs.DurationVar(&timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
-	fs.StringVar(&logDir, "log-dir", "", "keep each switch's log and output in this directory")
+	e.addFlags(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	return cmd
+}
+
+// emulateFlags are the flags of emulate and emulate compare that say how
+// to emulate.
+type emulateFlags struct {
+	target, switchBin, logDir string
+	rate                      float64
+	timeout                   time.Duration
+}
+
+func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&e.target, "target", string(bmv2.TargetGo), "switch: go (p4rcm's Go target, p4switch) or bmv2 (simple_switch_grpc)")
+	fs.StringVar(&e.switchBin, "switch-binary", "", "the switch program (default: p4switch or simple_switch_grpc on the PATH)")
+	valueFlag(fs, &e.rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate)")
+	fs.DurationVar(&e.timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
+	fs.StringVar(&e.logDir, "log-dir", "", "keep each switch's log and output in this directory")
+}
+
+// options checks the flags and makes them emulate.Options.
+func (e *emulateFlags) options() (emulate.Options, error) {
+	t := bmv2.Target(e.target)
+	if t != bmv2.TargetGo && t != bmv2.TargetBMv2 {
+		return emulate.Options{}, usageErrorf("--target %q: want go or bmv2", e.target)
+	}
+	return emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir}, nil
+}
+
+// newEmulateCompareCmd is `p4ctl emulate compare`: p4ctl experiment's
+// comparison, on emulated runs.
+func newEmulateCompareCmd() *cobra.Command {
+	o := &simOptions{}
+	var e emulateFlags
+	schemes := []string{"dcqcn", "rcm"}
+	var seeds seedsFlag
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "compare [SCENARIO.yaml]",
+		Short: "Compare schemes on one scenario emulated on real packets",
+		Long: `compare emulates a scenario once per scheme and seed, one run at a time (see
+'p4ctl emulate --help'), and compares the schemes as 'p4ctl experiment'
+does: FCT by flow-size class and goodput by flow class against the
+baseline, printed as a table and written as comparison.csv,
+comparison.json, plots, report.html and a directory per run.`,
+		Example: `  p4ctl emulate compare
+  p4ctl emulate compare --preset rcm-incast-victim --schemes dcqcn,rcm --set stop=300us`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := o.load(cmd, args)
+			if err != nil {
+				return err
+			}
+			opts, err := e.options()
+			if err != nil {
+				return err
+			}
+			first := s.Seed
+			if first == 0 {
+				first = scenario.DefaultSeed
+			}
+			list, err := seeds.resolve(first)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			errOut := cmd.ErrOrStderr()
+			if !o.quiet {
+				opts.Log = func(line string) { fmt.Fprintf(errOut, "emulate: %s\n", line) }
+			}
+			ctx, stop := interrupted(cmd.Context())
+			defer stop()
+			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Jobs: 1,
+				Runner: func(ctx context.Context, cfg sim.Config) (*sim.Results, error) {
+					res, err := emulate.Run(ctx, cfg, opts)
+					if err != nil {
+						return nil, err
+					}
+					if !o.quiet {
+						fmt.Fprintf(errOut, "emulate: %d of %d flows in %.1f s at %.1f Mb/s (time stretched %.0fx)\n",
+							res.Results.Completed, len(cfg.Flows), res.Wall.Seconds(), res.Rate/1e6, res.K)
+					}
+					return res.Results, nil
+				}}
+			if err := experiment.Check(spec); err != nil {
+				return usageErrorf("%v", err)
+			}
+			for _, name := range schemes {
+				c, err := s.Clone()
+				if err == nil {
+					err = c.Set("scheme", name)
+				}
+				var cfg sim.Config
+				if err == nil {
+					cfg, err = c.Build()
+				}
+				if err == nil {
+					err = emulate.Check(&cfg, opts)
+				}
+				if err != nil {
+					return usageErrorf("%s: %v", name, err)
+				}
+			}
+			if out == "" {
+				out = filepath.Join("p4rcm-out", "emulated-"+s.Name)
+			}
+			dir, err := prepareOut(out)
+			if err != nil {
+				return err
+			}
+			defer dir.Abort()
+			res, err := experiment.Run(ctx, spec)
+			if err != nil {
+				return err
+			}
+			paths, err := experiment.WriteDir(dir.Path(), res)
+			if err != nil {
+				return err
+			}
+			if err := dir.Commit(); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				if err := writeJSON(w, res); err != nil {
+					return err
+				}
+			} else {
+				if err := experiment.WriteComparisonText(w, res); err != nil {
+					return err
+				}
+				pr := &printer{w: w}
+				pr.f("emulated on %s; results in %s (%s)\n", opts.Target, out, describeOutputs(dir.Path(), paths))
+				if pr.err != nil {
+					return pr.err
+				}
+			}
+			return res.Err()
+		},
+	}
+	o.addFlags(cmd, "emulate-incast")
+	fs := cmd.Flags()
+	_ = fs.MarkHidden("scheme")
+	fs.Var(&parsedValue[[]string]{dst: &schemes, parse: parseSchemes, typ: "list", text: strings.Join(schemes, ",")},
+		"schemes", "schemes to compare, comma-separated: "+strings.Join(scenario.Schemes, ", "))
+	fs.Var(&parsedValue[seedsFlag]{dst: &seeds, parse: parseSeeds, typ: "seeds"},
+		"seeds", "seeds to run each scheme with: a list (1,2,3) or a count N; default the scenario's seed")
+	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/emulated-<scenario name>)")
+	fs.BoolVar(&asJSON, "json", false, "print the result as JSON (comparison.json) instead of the table")
+	e.addFlags(fs)
 	return cmd
 }

@@ -58,6 +58,10 @@ type Spec struct {
 	Baseline string
 	// Jobs is how many runs go at once; 0 means runtime.NumCPU().
 	Jobs int
+	// Runner runs one configuration (sim.Run if nil): p4ctl emulate
+	// compare gives the emulation's, so that emulated runs are compared
+	// and reported as simulated ones are.
+	Runner func(ctx context.Context, cfg sim.Config) (*sim.Results, error)
 	// Progress, if set, is called after each run ends and, while runs are
 	// under way, every ProgressInterval. Calls come one at a time, from
 	// the goroutine that called Run.
@@ -295,7 +299,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 				if err := ctx.Err(); err != nil {
 					r.Error = err.Error()
 				} else {
-					runOne(p.src, r, &flows[i])
+					runOne(ctx, p.src, spec.Runner, r, &flows[i])
 				}
 				done <- i
 			}
@@ -365,7 +369,7 @@ func progressOf(flows []runFlows, ended int) Progress {
 
 // runOne builds and simulates one run on its own copy of the scenario,
 // keeping its flow counts in f.
-func runOne(src *scenario.Scenario, r *RunResult, f *runFlows) {
+func runOne(ctx context.Context, src *scenario.Scenario, runner func(context.Context, sim.Config) (*sim.Results, error), r *RunResult, f *runFlows) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.Error = fmt.Sprintf("the simulator panicked: %v", p)
@@ -394,8 +398,11 @@ func runOne(src *scenario.Scenario, r *RunResult, f *runFlows) {
 	r.Hosts, r.Flows, r.RateInterval = len(cfg.Topology.Hosts()), len(cfg.Flows), cfg.RateSampling.Interval
 	f.total.Store(int64(len(cfg.Flows)))
 	cfg.Progress = func(_ int64, done, _ int) { f.done.Store(int64(done)) }
+	if runner == nil {
+		runner = func(_ context.Context, cfg sim.Config) (*sim.Results, error) { return sim.Run(cfg) }
+	}
 	start := time.Now()
-	out, err := sim.Run(cfg)
+	out, err := runner(ctx, cfg)
 	r.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
 		fail(err)
