@@ -84,6 +84,8 @@ type Result struct {
 	// Start and Finish are since the Epoch: the flow's scheduled start and
 	// the arrival of the ACK of its last packet.
 	Start, Finish time.Duration
+	// Delivered is the payload acknowledged, bytes: Size once done.
+	Delivered int64
 	// Retransmits counts data packets sent again (go-back-N).
 	Retransmits int64
 	CNPs        int // CNPs received
@@ -132,7 +134,7 @@ type Agent struct {
 	wake                    chan struct{}
 }
 
-// Limits of the wire format.
+// Limits of the wire format: 24-bit PSNs (which wrap) and queue pairs.
 const (
 	maxPSN = 1 << 24
 	maxQP  = 1 << 24
@@ -212,6 +214,25 @@ func (a *Agent) Pending() int {
 		}
 	}
 	return n
+}
+
+// Unfinished is the results so far of this host's flows not completed
+// (Finish 0), in start order: what they delivered, for goodput when a
+// run stops before they end.
+func (a *Agent) Unfinished() []Result {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []Result
+	for _, f := range a.send {
+		if f.done {
+			continue
+		}
+		r := f.res
+		r.Delivered = min(int64(f.una)*int64(a.mtu), f.size)
+		r.RateCuts = f.rp.Cuts
+		out = append(out, r)
+	}
+	return out
 }
 
 // Run sends and receives until ctx ends (a host keeps receiving after its

@@ -378,6 +378,30 @@ func TestScale(t *testing.T) {
 	}
 }
 
+// PSNs are the low 24 bits of a packet count; unwrap gives the count
+// back, nearest to a reference, across the wrap.
+func TestUnwrap(t *testing.T) {
+	for _, c := range []struct {
+		ref  uint64
+		psn  uint32
+		want uint64
+	}{
+		{0, 0, 0}, {0, 5, 5}, {10, 3, 3}, {10, 10, 10},
+		{maxPSN - 2, 1, maxPSN + 1},          // ahead, across the wrap
+		{maxPSN + 1, maxPSN - 2, maxPSN - 2}, // behind, across the wrap
+		{5*maxPSN + 7, 7, 5*maxPSN + 7},
+		{3 * maxPSN, maxPSN/2 - 1, 3*maxPSN + maxPSN/2 - 1},
+		{3 * maxPSN, maxPSN / 2, 3*maxPSN - maxPSN/2},
+	} {
+		if got := unwrap(c.psn, c.ref); got != c.want {
+			t.Errorf("unwrap(%d, %d) = %d, want %d", c.psn, c.ref, got, c.want)
+		}
+		if psn24(c.want) != c.psn {
+			t.Errorf("psn24(%d) = %d, want %d", c.want, psn24(c.want), c.psn)
+		}
+	}
+}
+
 func TestNewRefuses(t *testing.T) {
 	good := Config{Host: 0, MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, IP: addrs[0], Gateway: gateway,
 		Addr: addr, LineRate: testRate}
@@ -385,13 +409,12 @@ func TestNewRefuses(t *testing.T) {
 		cfg  func(*Config)
 		flow workload.Flow
 	}{
-		"no rate":          {func(c *Config) { c.LineRate = 0 }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
-		"IPv6":             {func(c *Config) { c.IP = net.ParseIP("::1") }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
-		"DSCP 64":          {func(c *Config) { c.DSCP = 64 }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
-		"unknown host":     {func(*Config) {}, workload.Flow{ID: 1, Dst: 9, Size: 1}},
-		"empty flow":       {func(*Config) {}, workload.Flow{ID: 1, Dst: 1}},
-		"ID past 24 bits":  {func(*Config) {}, workload.Flow{ID: 1 << 24, Dst: 1, Size: 1}},
-		"past 24-bit PSNs": {func(*Config) {}, workload.Flow{ID: 1, Dst: 1, Size: 1 << 34}},
+		"no rate":         {func(c *Config) { c.LineRate = 0 }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
+		"IPv6":            {func(c *Config) { c.IP = net.ParseIP("::1") }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
+		"DSCP 64":         {func(c *Config) { c.DSCP = 64 }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
+		"unknown host":    {func(*Config) {}, workload.Flow{ID: 1, Dst: 9, Size: 1}},
+		"empty flow":      {func(*Config) {}, workload.Flow{ID: 1, Dst: 1}},
+		"ID past 24 bits": {func(*Config) {}, workload.Flow{ID: 1 << 24, Dst: 1, Size: 1}},
 	} {
 		cfg := good
 		c.cfg(&cfg)

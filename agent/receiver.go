@@ -20,7 +20,7 @@ type recvKey struct {
 type recvFlow struct {
 	key      recvKey
 	sport    uint16
-	expected uint32 // the next PSN in order
+	expected uint64 // the next packet in order (its PSN: psn24)
 	nakSent  bool   // a NAK went out for the current gap
 	sinceAck int    // in-order packets since the last ACK
 	np       dcqcn.NP
@@ -138,21 +138,21 @@ func (a *Agent) onData(now int64, p *roce.Packet, reply func(*roce.Packet)) {
 		r.Syndrome = syndrome
 		reply(&r)
 	}
-	switch {
-	case p.PSN == rf.expected:
+	switch i := unwrap(p.PSN, rf.expected); {
+	case i == rf.expected:
 		rf.expected++
 		rf.nakSent = false
 		rf.sinceAck++
 		last := p.Opcode == roce.OpSendLast || p.Opcode == roce.OpSendOnly
 		if last || p.AckReq || rf.sinceAck >= a.cfg.AckEvery {
-			ack(roce.SyndromeAck, rf.expected-1)
+			ack(roce.SyndromeAck, psn24(rf.expected-1))
 			rf.sinceAck = 0
 			a.stats.AcksSent++
 		}
-	case p.PSN > rf.expected:
+	case i > rf.expected:
 		// A gap: one NAK asks the sender to go back to it.
 		if !rf.nakSent {
-			ack(roce.SyndromeSeqNAK, rf.expected)
+			ack(roce.SyndromeSeqNAK, psn24(rf.expected))
 			rf.nakSent = true
 			a.stats.NAKsSent++
 		}
@@ -160,7 +160,7 @@ func (a *Agent) onData(now int64, p *roce.Packet, reply func(*roce.Packet)) {
 		// A packet sent again: acknowledge what arrived, in case the ACK
 		// was lost.
 		if rf.expected > 0 {
-			ack(roce.SyndromeAck, rf.expected-1)
+			ack(roce.SyndromeAck, psn24(rf.expected-1))
 			a.stats.AcksSent++
 		}
 	}
@@ -240,24 +240,33 @@ func (a *Agent) onAck(now int64, p *roce.Packet) (Result, bool) {
 		a.stats.Ignored++
 		return Result{}, false
 	}
+	// The PSN is the last packet received in order (ACK) or the first
+	// missing (NAK); one past the highest sent is as far as it can be.
+	i := unwrap(p.PSN, f.una)
 	if p.Syndrome == roce.SyndromeSeqNAK {
-		// Everything before p.PSN arrived; go back to it.
-		if p.PSN > f.una {
-			f.una, f.progress = p.PSN, now
+		if i > f.high {
+			a.stats.Ignored++
+			return Result{}, false
 		}
-		f.next = max(min(f.next, p.PSN), f.una)
+		// Everything before packet i arrived; go back to it.
+		if i > f.una {
+			f.una, f.progress = i, now
+		}
+		f.next = max(min(f.next, i), f.una)
 		a.kick()
 		return Result{}, false
 	}
-	if p.PSN+1 > f.una {
-		f.una, f.progress = p.PSN+1, now
-		f.next = max(f.next, f.una)
+	if i+1 > f.high || i+1 <= f.una {
+		return Result{}, false // stale, or from before a wrap
 	}
+	f.una, f.progress = i+1, now
+	f.next = max(f.next, f.una)
 	if f.una < f.packets {
 		return Result{}, false
 	}
 	f.done = true
 	f.res.Finish = time.Duration(now / 1000)
+	f.res.Delivered = f.size
 	f.res.RateCuts = f.rp.Cuts
 	return f.res, true
 }

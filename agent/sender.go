@@ -10,18 +10,20 @@ import (
 	"github.com/p4rcm/p4rcm/sim/workload"
 )
 
-// sendFlow is a flow this host sends. PSNs count packets from 0.
+// sendFlow is a flow this host sends. Packets are counted from 0 in 64
+// bits; the wire carries the count's low 24 bits as the PSN, which wraps
+// as RoCE's does.
 type sendFlow struct {
 	id, dst int
 	dstIP   [4]byte
 	qp      uint32
 	sport   uint16
 	size    int64
-	packets uint32
+	packets uint64
 	start   int64 // ps since the Epoch
 
-	next, una uint32
-	high      uint32 // one past the highest PSN sent
+	next, una uint64
+	high      uint64 // one past the highest packet sent
 	// nextAt is when the flow's rate lets its next packet go (ps);
 	// progress is when una last moved, or when the flow sent with nothing
 	// outstanding.
@@ -39,9 +41,6 @@ func (a *Agent) newSendFlow(f workload.Flow) (*sendFlow, error) {
 		return nil, fmt.Errorf("agent: flow %d: the ID is its queue pair number, 0 to %d", f.ID, maxQP-1)
 	}
 	packets := (f.Size + int64(a.mtu) - 1) / int64(a.mtu)
-	if packets >= maxPSN {
-		return nil, fmt.Errorf("agent: flow %d: %d packets of %d bytes do not fit 24-bit PSNs", f.ID, packets, a.mtu)
-	}
 	ip, ok := a.cfg.Addr(f.Dst)
 	if !ok || ip.To4() == nil {
 		return nil, fmt.Errorf("agent: flow %d: no IPv4 address for destination host %d", f.ID, f.Dst)
@@ -52,7 +51,7 @@ func (a *Agent) newSendFlow(f workload.Flow) (*sendFlow, error) {
 	// The source port is the flow's ECMP entropy, from the ephemeral range.
 	sport := uint16(49152 + f.ID%16384)
 	sf := &sendFlow{id: f.ID, dst: f.Dst, dstIP: ip4(ip), qp: uint32(f.ID), sport: sport,
-		size: f.Size, packets: uint32(packets), start: f.Start, nextAt: f.Start,
+		size: f.Size, packets: uint64(packets), start: f.Start, nextAt: f.Start,
 		res: Result{ID: f.ID, Src: f.Src, Dst: f.Dst, SrcPort: int(sport), Size: f.Size,
 			Start: time.Duration(f.Start / 1000)}}
 	if a.cfg.DCQCN != nil {
@@ -69,9 +68,9 @@ func (a *Agent) rate(f *sendFlow, now int64) float64 {
 	return min(f.rp.Rate(now), a.cfg.LineRate)
 }
 
-// payload is the payload of packet psn.
-func (f *sendFlow) payload(psn uint32, mtu int) int {
-	if psn == f.packets-1 {
+// payload is the payload of packet i.
+func (f *sendFlow) payload(i uint64, mtu int) int {
+	if i == f.packets-1 {
 		return int(f.size - int64(f.packets-1)*int64(mtu))
 	}
 	return mtu
@@ -217,13 +216,26 @@ func (a *Agent) dataFrame(buf []byte, f *sendFlow) []byte {
 	}
 	p := roce.Packet{DstMAC: mac6(a.cfg.Gateway), SrcMAC: mac6(a.cfg.MAC),
 		SrcIP: ip4(a.cfg.IP), DstIP: f.dstIP, DSCP: a.cfg.DSCP, ECN: roce.ECT0,
-		SrcPort: f.sport, Opcode: op, DestQP: f.qp, AckReq: last, PSN: f.next,
+		SrcPort: f.sport, Opcode: op, DestQP: f.qp, AckReq: last, PSN: psn24(f.next),
 		Payload: f.payload(f.next, a.mtu)}
 	frame, err := roce.Build(buf, &p)
 	if err != nil {
 		panic(err) // New checked every field's range
 	}
 	return frame
+}
+
+// psn24 is packet i's PSN on the wire.
+func psn24(i uint64) uint32 { return uint32(i) & (maxPSN - 1) }
+
+// unwrap is the packet count a wire PSN stands for, taken as the nearest
+// to ref: PSNs within 2^23 ahead of ref are ahead of it, others behind.
+func unwrap(psn uint32, ref uint64) uint64 {
+	d := (psn - psn24(ref)) & (maxPSN - 1)
+	if d < maxPSN/2 {
+		return ref + uint64(d)
+	}
+	return ref - uint64(maxPSN-d)
 }
 
 // settlePause ends a PAUSE that has run out by now, adding it to the

@@ -404,6 +404,9 @@ wait:
 	out := &Outcome{K: e.k, Rate: rate, Agents: map[int]agent.Stats{}, Wall: wall, Results: &sim.Results{Drops: map[string]int64{}}}
 	for h, a := range agents {
 		out.Agents[h] = a.Stats()
+		for _, r := range a.Unfinished() {
+			results[r.ID] = r
+		}
 	}
 	out.Results.Flows = e.flowRecords(results)
 	for _, fr := range out.Results.Flows {
@@ -439,11 +442,13 @@ func (e *emulation) flowRecords(results map[int]agent.Result) []sim.FlowRecord {
 			Ideal: int64(math.Round(float64(sim.IdealFCT(routes, f.Src, f.Dst, f.Size, cfg.MTU)) / e.k))}
 		if r, ok := results[f.ID]; ok {
 			rec.SPort = r.SrcPort
-			rec.FCT = back(r.FCT())
-			rec.Finish = start + rec.FCT
-			rec.Slowdown = math.Max(1, float64(rec.FCT)/float64(rec.Ideal))
-			rec.Delivered = f.Size
+			rec.Delivered = r.Delivered
 			rec.Retransmits, rec.CNPs, rec.RateCuts = r.Retransmits, r.CNPs, r.RateCuts
+			if r.Finish != 0 {
+				rec.FCT = back(r.FCT())
+				rec.Finish = start + rec.FCT
+				rec.Slowdown = math.Max(1, float64(rec.FCT)/float64(rec.Ideal))
+			}
 		}
 		out[i] = rec
 	}
