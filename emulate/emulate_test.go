@@ -3,20 +3,12 @@
 package emulate
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/p4rcm/p4rcm/internal/p4switchbin"
-	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 )
-
-// TestMain removes the p4switch the tests built.
-func TestMain(m *testing.M) { p4switchbin.Main(m) }
 
 // build is a scenario given as YAML, with its flows.
 func build(t *testing.T, yaml string) sim.Config {
@@ -32,63 +24,52 @@ func build(t *testing.T, yaml string) sim.Config {
 	return cfg
 }
 
-// run emulates cfg on the target the environment chooses.
-func run(t *testing.T, cfg sim.Config, o Options) *Outcome {
-	t.Helper()
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
-	o.Target, o.Binary = p4switchbin.Choose(t)
-	o.Log = func(s string) { t.Log(s) }
-	if os.Getenv("P4RCM_EMULATE_LOGS") != "" {
-		o.LogDir = os.Getenv("P4RCM_EMULATE_LOGS")
-	}
-	out, err := Run(context.Background(), cfg, o)
+// Scale stretches time and shrinks rates by one factor and keeps bytes.
+func TestScale(t *testing.T) {
+	cfg := build(t, `
+name: s
+stop: 1ms
+topology: {kind: dumbbell, left: 1, right: 1, host_rate: 100G, bottleneck_rate: 50G, delay: 2us}
+workload:
+  kind: flows
+  flows: [{src: 0, dst: 1, size: 1MB, start: 10us}]
+scheme: rcm
+dcqcn: {preset: mellanox}
+switch: {buffer: 2MB, pfc_xoff: 100KB}
+`)
+	s, k, err := Scale(cfg, 100e6)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
-}
-
-// A 4:1 incast with PFC and no end-to-end congestion control: the
-// receiver's port is four times oversubscribed, the switch pauses the
-// senders, and nothing is lost.
-func TestIncastPauses(t *testing.T) {
-	cfg := build(t, `
-name: incast-4
-topology: {kind: star, hosts: 5, host_rate: 100G, delay: 1us}
-workload: {kind: incast, senders: [0, 1, 2, 3], receiver: 4, size: 150KB}
-scheme: pfc
-switch: {buffer: 200KB, pfc_xoff: 40KB}
-`)
-	out := run(t, cfg, Options{})
-	res := out.Results
-	if res.Completed != 4 {
-		t.Fatalf("%d of 4 flows completed", res.Completed)
+	if k != 1000 {
+		t.Fatalf("k = %g, want 1000", k)
 	}
-	var pausesSent int64
-	for _, p := range res.Ports {
-		pausesSent += p.PausesSent
-		if p.Drops != 0 {
-			t.Errorf("switch port %d dropped %d", p.Port, p.Drops)
+	for i, l := range s.Topology.Links {
+		o := cfg.Topology.Links[i]
+		if l.Rate != o.Rate/1000 || l.Delay != o.Delay*1000 {
+			t.Errorf("link %d: %g b/s %d ps from %g b/s %d ps", i, l.Rate, l.Delay, o.Rate, o.Delay)
 		}
 	}
-	var sent, received, retx int64
-	for _, s := range out.Agents {
-		sent += s.DataSent
-		received += s.DataReceived
-		retx += s.Retransmits
+	if s.Flows[0].Start != cfg.Flows[0].Start*1000 || s.Flows[0].Size != cfg.Flows[0].Size {
+		t.Errorf("flow: start %d size %d", s.Flows[0].Start, s.Flows[0].Size)
 	}
-	if pausesSent == 0 || res.HostPauses == 0 {
-		t.Errorf("PAUSEs: %d sent by the switch, %d received by hosts", pausesSent, res.HostPauses)
+	if s.StopAt != cfg.StopAt*1000 || s.RTO != cfg.RTO*1000 {
+		t.Errorf("stop %d, RTO %d", s.StopAt, s.RTO)
 	}
-	if retx != 0 || sent != received || sent != 4*150 {
-		t.Errorf("data packets: %d sent, %d received, %d sent again; want 600, none lost", sent, received, retx)
+	if s.RCM.CNInterval != cfg.RCM.CNInterval*1000 || s.RCM.RefRate != cfg.RCM.RefRate/1000 || s.RCM.Window != cfg.RCM.Window {
+		t.Errorf("RCM: %+v", *s.RCM)
 	}
-	for _, f := range res.Flows {
-		t.Logf("flow %d: FCT %v (ideal %v), slowdown %.2f", f.ID, time.Duration(f.FCT/1000), time.Duration(f.Ideal/1000), f.Slowdown)
+	if s.DCQCN.Timer != cfg.DCQCN.Timer*1000 || s.DCQCN.KMin != cfg.DCQCN.KMin || s.Buffer != cfg.Buffer || s.PFCXOFF != cfg.PFCXOFF {
+		t.Errorf("DCQCN timer %d, KMin %g, buffer %g, XOFF %g", s.DCQCN.Timer, s.DCQCN.KMin, s.Buffer, s.PFCXOFF)
 	}
-	t.Logf("K %.0f, rate %.1f Mb/s, wall %v; PAUSEs sent %d, received by hosts %d", out.K, out.Rate/1e6, out.Wall, pausesSent, res.HostPauses)
+	// The marking curve a port gets is the same in bytes.
+	m, om := s.Marking(s.Topology.Links[0].Rate, s.Topology.Links[0].Rate), cfg.Marking(cfg.Topology.Links[0].Rate, cfg.Topology.Links[0].Rate)
+	if m.KMin != om.KMin || m.KMax != om.KMax {
+		t.Errorf("marking %+v, unscaled %+v", m, om)
+	}
+	if cfg.Topology.Links[0].Rate != 100e9 || cfg.Flows[0].Start != 10e6 {
+		t.Error("Scale changed its input")
+	}
 }
 
 // A scenario the machine cannot emulate is refused before anything is

@@ -1,0 +1,192 @@
+//go:build linux
+
+// Package test holds p4rcm's end-to-end tests: scenarios emulated on
+// real packets (host agents in network namespaces, rcm.p4 on the Go
+// target or BMv2, programmed over P4Runtime), each checked for what it
+// leaves behind.
+package test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p4rcm/p4rcm/emulate"
+	"github.com/p4rcm/p4rcm/internal/p4switchbin"
+	"github.com/p4rcm/p4rcm/internal/race"
+	"github.com/p4rcm/p4rcm/netlab"
+	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/scenario"
+)
+
+// TestMain removes the p4switch the tests built.
+func TestMain(m *testing.M) { p4switchbin.Main(m) }
+
+// scenarioOf builds a scenario given as YAML, with its flows.
+func scenarioOf(t *testing.T, yaml string) sim.Config {
+	t.Helper()
+	s, err := scenario.Parse([]byte(yaml), "test.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// emulated runs cfg on the target P4RCM_TARGET chooses (the Go target by
+// default), checking afterwards that it left nothing behind.
+func emulated(t *testing.T, cfg sim.Config) *emulate.Outcome {
+	t.Helper()
+	if err := netlab.Available(); err != nil {
+		t.Skip(err)
+	}
+	if race.Enabled {
+		t.Skip("timing on real packets: runs in make test's pass without -race")
+	}
+	target, bin := p4switchbin.Choose(t)
+	before := leftovers(t)
+	out, err := emulate.Run(context.Background(), cfg, emulate.Options{Target: target, Binary: bin, Log: func(s string) { t.Log(s) }})
+	if after := leftovers(t); after != before {
+		t.Errorf("left behind:\nbefore %s\nafter  %s", before, after)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// leftovers describes what an emulation could leave: this process's
+// emulation namespaces, lab interfaces, and child processes.
+func leftovers(t *testing.T) string {
+	t.Helper()
+	var ns, links, procs []string
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), fmt.Sprintf("emu-%d-", os.Getpid())) {
+			ns = append(ns, e.Name())
+		}
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, "emu-") {
+			links = append(links, i.Name)
+		}
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(s[i+2:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) && fields[0] != "Z" {
+			procs = append(procs, s[:i+1])
+		}
+	}
+	return fmt.Sprintf("namespaces %v, interfaces %v, children %v", ns, links, procs)
+}
+
+// Two flows through a dumbbell's middle link, the second starting later:
+// the switch marks, the receivers return CNPs, and DCQCN brings the two to
+// within 20% of each other's goodput.
+func TestDumbbellFlowsConverge(t *testing.T) {
+	cfg := scenarioOf(t, `
+name: dumbbell-two-flows
+stop: 1500us
+topology: {kind: dumbbell, left: 2, right: 2, host_rate: 100G, delay: 1us}
+workload:
+  kind: flows
+  flows:
+    - {src: 0, dst: 2, size: 1TB}
+    - {src: 1, dst: 3, size: 1TB, start: 200us}
+scheme: dcqcn
+dcqcn: {preset: mellanox}
+switch: {buffer: 2MB, pfc_xoff: 100KB}
+`)
+	out := emulated(t, cfg)
+	res := out.Results
+	var marks int64
+	for _, p := range res.Ports {
+		marks += p.Marked
+	}
+	var cnpsSent, cnpsReceived int64
+	for _, a := range out.Agents {
+		cnpsSent += a.CNPsSent
+		cnpsReceived += a.CNPsReceived
+	}
+	if marks == 0 || cnpsSent == 0 || cnpsReceived == 0 {
+		t.Errorf("ECN marks %d, CNPs sent %d, received %d: want all above 0", marks, cnpsSent, cnpsReceived)
+	}
+	g := func(f sim.FlowRecord) float64 { return float64(f.Delivered) * 8 / float64(res.End-f.Start) * 1e3 }
+	a, b := g(res.Flows[0]), g(res.Flows[1])
+	t.Logf("goodput %.2f and %.2f Gb/s (scenario's terms); %d marks, %d CNPs; stretched %.0fx", a, b, marks, cnpsSent, out.K)
+	if a == 0 || b == 0 || max(a, b)/min(a, b) > 1.2 {
+		t.Errorf("goodputs %.2f and %.2f Gb/s: want within 20%% of each other", a, b)
+	}
+}
+
+// A 4:1 incast with PFC and no end-to-end congestion control: the
+// receiver's port is four times oversubscribed, the switch pauses the
+// senders, and nothing is lost.
+func TestIncastPausesLoseNothing(t *testing.T) {
+	cfg := scenarioOf(t, `
+name: incast-4
+topology: {kind: star, hosts: 5, host_rate: 100G, delay: 1us}
+workload: {kind: incast, senders: [0, 1, 2, 3], receiver: 4, size: 150KB}
+scheme: pfc
+switch: {buffer: 200KB, pfc_xoff: 40KB}
+`)
+	out := emulated(t, cfg)
+	res := out.Results
+	if res.Completed != 4 {
+		t.Fatalf("%d of 4 flows completed", res.Completed)
+	}
+	var pausesSent int64
+	for _, p := range res.Ports {
+		pausesSent += p.PausesSent
+	}
+	var sent, received, retx int64
+	for _, s := range out.Agents {
+		sent += s.DataSent
+		received += s.DataReceived
+		retx += s.Retransmits
+	}
+	if pausesSent == 0 || res.HostPauses == 0 {
+		t.Errorf("PAUSEs: %d sent by the switch, %d received by hosts", pausesSent, res.HostPauses)
+	}
+	if retx != 0 || sent != received || sent != 4*150 {
+		t.Errorf("data packets: %d sent, %d received, %d sent again; want 600, none lost", sent, received, retx)
+	}
+	t.Logf("%d PAUSEs; mean FCT %v in the scenario's terms; stretched %.0fx, %v of traffic", res.HostPauses,
+		time.Duration(meanFCT(res)/1000), out.K, out.Wall)
+}
+
+func meanFCT(r *sim.Results) int64 {
+	var sum, n int64
+	for _, f := range r.Flows {
+		if f.Finish != 0 {
+			sum, n = sum+f.FCT, n+1
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}
