@@ -65,7 +65,8 @@ type Config struct {
 	// acknowledged at once.
 	AckEvery int
 	// RTO is how long a sender waits for progress before it goes back to
-	// its first unacknowledged packet (10 ms if 0).
+	// its first unacknowledged packet (10 ms if 0); time paused by PFC
+	// does not count.
 	RTO time.Duration
 	// Epoch is time zero of the flows' Start times.
 	Epoch time.Time

@@ -80,7 +80,7 @@ func newRig(t *testing.T, cc *dcqcn.Params, flows []workload.Flow, alt alter) *r
 	for i := range 2 {
 		var err error
 		cfg := Config{Host: i, MAC: macs[i], IP: addrs[i], Gateway: gateway, Addr: addr,
-			LineRate: testRate, DSCP: 26, DCQCN: cc, RTO: 50 * time.Millisecond, Epoch: epoch,
+			LineRate: testRate, DSCP: 26, DCQCN: cc, RTO: 200 * time.Millisecond, Epoch: epoch,
 			OnDone: func(res Result) { r.results <- res }}
 		if r.agents[i], err = New(cfg, hostPorts[i], flows); err != nil {
 			t.Fatal(err)
@@ -139,11 +139,19 @@ func (r *rig) wait(t *testing.T, n int, timeout time.Duration) map[int]Result {
 	return out
 }
 
-// serialization is the least time size bytes take at testRate.
+// serialization is how long size bytes take at testRate.
 func serialization(size int64) time.Duration {
 	packets := (size + 999) / 1000
 	bytes := size + packets*(roce.Overhead+WireExtra)
 	return time.Duration(float64(bytes) * 8 / testRate * float64(time.Second))
+}
+
+// leastFCT is the least FCT a NIC pacing at testRate allows: every packet
+// but the last waits for the one before to be on the wire (the veth
+// itself takes no time).
+func leastFCT(size int64) time.Duration {
+	packets := (size + 999) / 1000
+	return serialization(size) * time.Duration(packets-1) / time.Duration(packets)
 }
 
 func TestFlowsBothWays(t *testing.T) {
@@ -160,8 +168,8 @@ func TestFlowsBothWays(t *testing.T) {
 			t.Errorf("flow %d: result %+v", f.ID, res)
 		}
 		// A NIC at testRate cannot deliver faster than its rate.
-		if res.FCT() < serialization(f.Size) {
-			t.Errorf("flow %d: FCT %v, less than its serialization at %g b/s, %v", f.ID, res.FCT(), testRate, serialization(f.Size))
+		if res.FCT() < leastFCT(f.Size) {
+			t.Errorf("flow %d: FCT %v, less than its pacing at %g b/s allows, %v", f.ID, res.FCT(), testRate, leastFCT(f.Size))
 		}
 		if res.Retransmits != 0 {
 			t.Errorf("flow %d: %d retransmits on a lossless path", f.ID, res.Retransmits)
@@ -216,8 +224,8 @@ func TestGoBackN(t *testing.T) {
 	if res.Retransmits < 2 || res.Retransmits != s0.Retransmits {
 		t.Errorf("retransmits: flow %d, host %d", res.Retransmits, s0.Retransmits)
 	}
-	if res.FCT() < 50*time.Millisecond {
-		t.Errorf("FCT %v: the tail loss must cost an RTO (50 ms)", res.FCT())
+	if res.FCT() < 200*time.Millisecond {
+		t.Errorf("FCT %v: the tail loss must cost an RTO (200 ms)", res.FCT())
 	}
 }
 
@@ -266,7 +274,7 @@ func TestCNPsCutTheRate(t *testing.T) {
 	marked := r.wait(t, 1, 20*time.Second)[1]
 	s0, s1 := r.agents[0].Stats(), r.agents[1].Stats()
 	if s1.Marked == 0 || s0.Retransmits != 0 {
-		t.Errorf("%d packets arrived marked; %d sent again", s1.Marked, s0.Retransmits)
+		t.Errorf("%d packets arrived marked; %d sent again; sender %+v; receiver %+v", s1.Marked, s0.Retransmits, s0, s1)
 	}
 	interval := time.Duration(cc.CNPInterval / 1000)
 	most := int64(marked.FCT()/interval) + 2

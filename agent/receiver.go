@@ -104,8 +104,7 @@ func (a *Agent) onPause(now int64, pause roce.Pause) {
 	if q == 0 {
 		a.stats.Resumes++
 		if a.pausedFrom >= 0 {
-			a.stats.Paused += time.Duration((now - a.pausedFrom) / 1000)
-			a.pausedFrom = -1
+			a.endPause(now)
 		}
 		a.pausedUntil = now
 		a.kick()

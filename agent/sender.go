@@ -242,7 +242,20 @@ func unwrap(psn uint32, ref uint64) uint64 {
 // paused time.
 func (a *Agent) settlePause(now int64) {
 	if a.pausedFrom >= 0 && a.pausedUntil <= now {
-		a.stats.Paused += time.Duration((a.pausedUntil - a.pausedFrom) / 1000)
-		a.pausedFrom = -1
+		a.endPause(a.pausedUntil)
 	}
+}
+
+// endPause ends the current PAUSE at t. The time it held the data does
+// not count towards the flows' timeouts: a paused sender is waiting for
+// the network to let it send, not for an answer.
+func (a *Agent) endPause(t int64) {
+	d := t - a.pausedFrom
+	a.stats.Paused += time.Duration(d / 1000)
+	for _, f := range a.send {
+		if !f.done && f.una < f.next {
+			f.progress += d
+		}
+	}
+	a.pausedFrom = -1
 }

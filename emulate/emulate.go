@@ -252,9 +252,10 @@ func (e *emulation) build(ctx context.Context) error {
 				return err
 			}
 			e.hosts[b] = port
-			i := end(a, li)
-			ifaces[a][i] = lk.SwitchIf
-			e.gateways[b] = fabric.PortMAC(a, e.f.Ports[a][i])
+			ifaces[a][end(a, li)] = lk.SwitchIf
+			if e.gateways[b], err = e.f.Gateway(b); err != nil {
+				return err
+			}
 			continue
 		}
 		x, y, err := e.lab.Trunk()

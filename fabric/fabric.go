@@ -161,6 +161,37 @@ func (f *Fabric) Switch(name string) (int, bool) {
 	return 0, false
 }
 
+// Host names a host of the fabric by its name.
+func (f *Fabric) Host(name string) (int, bool) {
+	for _, n := range f.Topology.Nodes {
+		if n.Kind == topo.Host && n.Name == name {
+			return n.ID, true
+		}
+	}
+	return 0, false
+}
+
+// Gateway is the MAC of the switch port a host is cabled to, which its
+// frames are addressed to; an error if the host has not exactly one link,
+// to a switch.
+func (f *Fabric) Gateway(host int) (net.HardwareAddr, error) {
+	t := f.Topology
+	adj := t.Adjacency()
+	if host < 0 || host >= len(t.Nodes) || t.Nodes[host].Kind != topo.Host || len(adj[host]) != 1 {
+		return nil, fmt.Errorf("node %d is not a host with one link", host)
+	}
+	peer := adj[host][0].Peer
+	if t.Nodes[peer.Node].Kind != topo.Switch {
+		return nil, fmt.Errorf("host %s is cabled to %s, not to a switch", t.Nodes[host].Name, t.Nodes[peer.Node].Name)
+	}
+	for i, p := range adj[peer.Node] {
+		if p.Link == adj[host][0].Link {
+			return PortMAC(peer.Node, f.Ports[peer.Node][i]), nil
+		}
+	}
+	return nil, fmt.Errorf("host %s: link not found at %s", t.Nodes[host].Name, t.Nodes[peer.Node].Name)
+}
+
 // SwitchNames are the switches' names in node order.
 func (f *Fabric) SwitchNames() []string {
 	var out []string

@@ -155,3 +155,31 @@ func TestPlanFatTree(t *testing.T) {
 		}
 	}
 }
+
+// A host's gateway is the MAC of the switch port it is cabled to: h2 is
+// on s2's port 1.
+func TestGateway(t *testing.T) {
+	tt, err := tutorialjson.LoadTopology("testdata/triangle.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := FromTutorial(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, ok := f.Host("h2")
+	s2, ok2 := f.Switch("s2")
+	if !ok || !ok2 {
+		t.Fatal("h2 or s2 missing")
+	}
+	gw, err := f.Gateway(h2)
+	if err != nil || !bytes.Equal(gw, PortMAC(s2, 1)) {
+		t.Errorf("gateway of h2: %v, %v; want %v", gw, err, PortMAC(s2, 1))
+	}
+	if _, err := f.Gateway(s2); err == nil {
+		t.Error("a switch has a gateway")
+	}
+	if _, ok := f.Host("s1"); ok {
+		t.Error("s1 named as a host")
+	}
+}

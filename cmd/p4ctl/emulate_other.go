@@ -19,3 +19,15 @@ func newEmulateCmd() *cobra.Command {
 		},
 	}
 }
+
+// newHostCmd says why host cannot run here: it needs Linux's packet
+// sockets.
+func newHostCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "host",
+		Short: "Run one host's RoCEv2 agent (Linux only)",
+		RunE: func(*cobra.Command, []string) error {
+			return errors.New("host needs Linux: packet sockets")
+		},
+	}
+}
