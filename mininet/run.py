@@ -33,7 +33,6 @@ from mininet.net import Mininet
 from mininet.node import Host, Switch
 from mininet.topo import Topo
 
-GRPC_PORT_BASE = 50051  # p4ctl fabric apply's default: switch i at base + i, device i
 
 
 def natural_key(name):
@@ -95,12 +94,14 @@ class TutorialTopo(Topo):
     """The hosts, switches and links of a topology.json, with its port
     numbers."""
 
-    def build(self, spec, switch_opts):
+    def build(self, spec, grpc_port_base, switch_opts):
         for name in sorted(spec['hosts'], key=natural_key):
             h = spec['hosts'][name]
             self.addHost(name, ip=h['ip'], mac=h['mac'])
         for i, name in enumerate(sorted(spec['switches'], key=natural_key)):
-            self.addSwitch(name, cls=P4Switch, grpc_port=GRPC_PORT_BASE + i, device_id=i, **switch_opts)
+            # As p4ctl fabric apply numbers them: switch i (natural
+            # order) at port base + i, device i.
+            self.addSwitch(name, cls=P4Switch, grpc_port=grpc_port_base + i, device_id=i, **switch_opts)
         for link in spec['links']:
             (a, pa), (b, pb) = port_of(link[0]), port_of(link[1])
             self.addLink(a, b, port1=pa, port2=pb)
@@ -159,6 +160,7 @@ def main():
                     help='switch egress queue depth, packets (p4switch): deeper than PFC lets a queue grow, '
                          'so that PFC, not a full queue, holds the senders')
     ap.add_argument('--cc', default='dcqcn', choices=['dcqcn', 'none'])
+    ap.add_argument('--grpc-port-base', type=int, default=50051, help='P4Runtime port of the first switch; the next ones follow')
     ap.add_argument('--timeout', type=float, default=60, help='seconds to wait for the flows')
     args = ap.parse_args()
 
@@ -166,7 +168,7 @@ def main():
         spec = json.load(f)
     os.makedirs(args.out)
     binary = args.p4switch if args.switch == 'go' else 'simple_switch_grpc'
-    topo = TutorialTopo(spec=spec, switch_opts={'binary': binary, 'queue_rate': args.queue_rate,
+    topo = TutorialTopo(spec=spec, grpc_port_base=args.grpc_port_base, switch_opts={'binary': binary, 'queue_rate': args.queue_rate,
                                                    'queue_depth': args.queue_depth, 'log_dir': args.out})
     net = Mininet(topo=topo, controller=None, autoSetMacs=False, autoStaticArp=False, build=False)
     agents = []
@@ -180,9 +182,9 @@ def main():
                 h.cmd('ethtool -K', intf.name, 'tx off')
         net.start()
         switches = sorted(spec['switches'], key=natural_key)
-        wait_for_ports([GRPC_PORT_BASE + i for i in range(len(switches))], 20)
+        wait_for_ports([args.grpc_port_base + i for i in range(len(switches))], 20)
         apply = subprocess.run([args.p4ctl, 'fabric', 'apply', '--topology', args.topology,
-                                '--grpc-port-base', str(GRPC_PORT_BASE), '--device-id-base', '0'],
+                                '--grpc-port-base', str(args.grpc_port_base), '--device-id-base', '0'],
                                capture_output=True, text=True)
         print(apply.stdout, end='')
         if apply.returncode != 0:
