@@ -102,8 +102,12 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 	if s.Run.OutOfOrder > 0 {
 		p("out of order: %d data packets arrived past a gap\n", s.Run.OutOfOrder)
 	}
-	p("run: %d events, %d data packets, %d packet hops; end %.3f us, last finish %.3f us\n",
-		s.Run.Events, s.Run.DataPackets, s.Run.PacketHops, s.Run.EndNs/1e3, s.Run.LastFinishNs/1e3)
+	if s.Run.Events > 0 {
+		p("run: %d events, %d data packets, %d packet hops; end %.3f us, last finish %.3f us\n",
+			s.Run.Events, s.Run.DataPackets, s.Run.PacketHops, s.Run.EndNs/1e3, s.Run.LastFinishNs/1e3)
+	} else { // not simulated (p4ctl emulate): no events to count
+		p("run: %d data packets; end %.3f us, last finish %.3f us\n", s.Run.DataPackets, s.Run.EndNs/1e3, s.Run.LastFinishNs/1e3)
+	}
 
 	if err := tw.Flush(); err != nil {
 		return err
