@@ -131,7 +131,6 @@ type Agent struct {
 	// current pause began (-1: not paused).
 	pausedUntil, pausedFrom int64
 	rr                      int // round robin over the flows
-	replies                 [][]byte
 	wake                    chan struct{}
 }
 
