@@ -238,29 +238,7 @@ comparison.json, plots, report.html and a directory per run.`,
 			if err != nil {
 				return err
 			}
-			paths, err := experiment.WriteDir(dir.Path(), res)
-			if err != nil {
-				return err
-			}
-			if err := dir.Commit(); err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				if err := writeJSON(w, res); err != nil {
-					return err
-				}
-			} else {
-				if err := experiment.WriteComparisonText(w, res); err != nil {
-					return err
-				}
-				pr := &printer{w: w}
-				pr.f("emulated on %s; results in %s (%s)\n", opts.Target, out, describeOutputs(dir.Path(), paths))
-				if pr.err != nil {
-					return pr.err
-				}
-			}
-			return res.Err()
+			return writeExperiment(cmd, dir, out, res, asJSON, "emulated on "+string(opts.Target))
 		},
 	}
 	o.addFlags(cmd, "emulate-incast")

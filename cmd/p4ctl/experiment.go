@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/p4rcm/p4rcm/internal/outdir"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/experiment"
 	"github.com/p4rcm/p4rcm/sim/scenario"
@@ -210,29 +211,7 @@ comparison; the others complete and are written, and the command exits 1.`,
 			if err != nil {
 				return err
 			}
-			paths, err := experiment.WriteDir(dir.Path(), res)
-			if err != nil {
-				return err
-			}
-			if err := dir.Commit(); err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				if err := writeJSON(w, res); err != nil {
-					return err
-				}
-			} else {
-				if err := experiment.WriteComparisonText(w, res); err != nil {
-					return err
-				}
-				pr := &printer{w: w}
-				pr.f("results in %s (%s)\n", out, describeOutputs(dir.Path(), paths))
-				if pr.err != nil {
-					return pr.err
-				}
-			}
-			return res.Err()
+			return writeExperiment(cmd, dir, out, res, asJSON, "")
 		},
 	}
 	o.addFlags(cmd, defaultExperimentPreset)
@@ -248,6 +227,38 @@ comparison; the others complete and are written, and the command exits 1.`,
 	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/experiment-<scenario name>)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON (comparison.json) instead of the table")
 	return cmd
+}
+
+// writeExperiment writes an experiment's results into dir, replacing its
+// target whole, and prints the comparison (or its JSON) with where the
+// results are; what says what ran them, if not the simulator.
+func writeExperiment(cmd *cobra.Command, dir *outdir.Dir, out string, res *experiment.Result, asJSON bool, what string) error {
+	paths, err := experiment.WriteDir(dir.Path(), res)
+	if err != nil {
+		return err
+	}
+	if err := dir.Commit(); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if asJSON {
+		if err := writeJSON(w, res); err != nil {
+			return err
+		}
+		return res.Err()
+	}
+	if err := experiment.WriteComparisonText(w, res); err != nil {
+		return err
+	}
+	pr := &printer{w: w}
+	if what != "" {
+		what += "; "
+	}
+	pr.f("%sresults in %s (%s)\n", what, out, describeOutputs(dir.Path(), paths))
+	if pr.err != nil {
+		return pr.err
+	}
+	return res.Err()
 }
 
 // describeOutputs names what WriteDir wrote in dir: its own files, the
