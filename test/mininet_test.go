@@ -42,7 +42,7 @@ func TestMininetDumbbell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := leftovers(t) + mininetLinks(t)
+	before := leftovers(t) + mininetLinks(t) + running(t, p4ctl, p4switch)
 	outDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command("/usr/bin/python3", "../mininet/run.py", "--topology", "../mininet/dumbbell.json",
 		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--p4switch", p4switch,
@@ -61,7 +61,7 @@ func TestMininetDumbbell(t *testing.T) {
 			t.Errorf("%s: no counters written when it stopped: %v", h, err)
 		}
 	}
-	if after := leftovers(t) + mininetLinks(t); after != before {
+	if after := leftovers(t) + mininetLinks(t) + running(t, p4ctl, p4switch); after != before {
 		t.Errorf("left behind:\nbefore %s\nafter  %s", before, after)
 	}
 }
@@ -82,4 +82,26 @@ func mininetLinks(t *testing.T) string {
 		}
 	}
 	return " mininet " + strings.Join(names, " ")
+}
+
+// running lists the processes running one of the binaries: the script's
+// agents and switches are not this test's children, so they are found by
+// their programs, which this test built.
+func running(t *testing.T, binaries ...string) string {
+	t.Helper()
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var found []string
+	for _, p := range cmdlines {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		argv0 := strings.SplitN(string(b), "\x00", 2)[0]
+		for _, bin := range binaries {
+			if argv0 == bin {
+				found = append(found, filepath.Dir(p)+" "+filepath.Base(bin))
+			}
+		}
+	}
+	return " processes " + strings.Join(found, " ")
 }
