@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/fabric"
+	"github.com/p4rcm/p4rcm/internal/proccpu"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/p4"
 	"github.com/p4rcm/p4rcm/roce"
@@ -88,8 +90,12 @@ type Outcome struct {
 	Rate float64
 	// Agents are each host's counters, by node ID.
 	Agents map[int]agent.Stats
-	// Wall is how long the traffic ran.
-	Wall time.Duration
+	// Wall is how long the traffic ran; SwitchCPU is each switch
+	// process's CPU time in it, by name, and AgentsCPU the CPU time of
+	// this process, where the agents run.
+	Wall      time.Duration
+	SwitchCPU map[string]time.Duration
+	AgentsCPU time.Duration
 }
 
 // Check refuses, before anything is created, a scenario the machine
@@ -360,6 +366,7 @@ func (e *emulation) traffic(ctx context.Context) (*Outcome, error) {
 	if cfg.StopAt > 0 {
 		deadline = min(deadline, time.Duration(cfg.StopAt/1000))
 	}
+	cpu0 := e.cpu()
 	actx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	errs := make(chan error, len(agents))
@@ -394,6 +401,7 @@ wait:
 	}
 	timer.Stop()
 	wall := time.Since(epoch)
+	cpu1 := e.cpu()
 	cancel()
 	for _, h := range hosts {
 		e.hosts[h].Close() // ends the agents' receive loops
@@ -402,7 +410,11 @@ wait:
 	if runErr != nil {
 		return nil, runErr
 	}
-	out := &Outcome{K: e.k, Rate: rate, Agents: map[int]agent.Stats{}, Wall: wall, Results: &sim.Results{Drops: map[string]int64{}}}
+	out := &Outcome{K: e.k, Rate: rate, Agents: map[int]agent.Stats{}, Wall: wall, Results: &sim.Results{Drops: map[string]int64{}},
+		SwitchCPU: map[string]time.Duration{}, AgentsCPU: cpu1[""] - cpu0[""]}
+	for name := range e.switches {
+		out.SwitchCPU[name] = cpu1[name] - cpu0[name]
+	}
 	for h, a := range agents {
 		out.Agents[h] = a.Stats()
 		for _, r := range a.Unfinished() {
@@ -424,6 +436,16 @@ wait:
 	}
 	out.Results.End = int64(float64(wall.Nanoseconds()) * 1000 / e.k)
 	return out, nil
+}
+
+// cpu is the CPU time of every switch process, by name, and of this
+// process (the agents'), under "".
+func (e *emulation) cpu() map[string]time.Duration {
+	out := map[string]time.Duration{"": proccpu.Process(os.Getpid())}
+	for name, s := range e.switches {
+		out[name] = proccpu.Process(s.PID())
+	}
+	return out
 }
 
 // flowRecords are the agents' results in the scenario's time.

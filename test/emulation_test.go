@@ -29,7 +29,7 @@ import (
 func TestMain(m *testing.M) { p4switchbin.Main(m) }
 
 // scenarioOf builds a scenario given as YAML, with its flows.
-func scenarioOf(t *testing.T, yaml string) sim.Config {
+func scenarioOf(t testing.TB, yaml string) sim.Config {
 	t.Helper()
 	s, err := scenario.Parse([]byte(yaml), "test.yaml", ".")
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/p4rcm/p4rcm/afpacket"
 	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/internal/proccpu"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/v1model"
 )
@@ -485,7 +485,7 @@ func (r *rig) offer(ctx context.Context, o Options, size int, pps float64) (floa
 	id := r.trial.Add(1) &^ (1 << 31)
 	r.trial.Store(id)
 	r.received.Store(0)
-	cpu0 := cpuTime(r.stat)
+	cpu0 := proccpu.Stat(r.stat)
 	// Batches of frames every interval: as many as 200 us at this rate.
 	batch := int(min(max(pps*200e-6, 1), afpacket.Batch))
 	interval := time.Duration(float64(batch) / pps * float64(time.Second))
@@ -513,7 +513,7 @@ func (r *rig) offer(ctx context.Context, o Options, size int, pps float64) (floa
 	elapsed := time.Since(start)
 	time.Sleep(200 * time.Millisecond) // stragglers
 	got := r.received.Load()
-	cpu := cpuTime(r.stat) - cpu0
+	cpu := proccpu.Stat(r.stat) - cpu0
 	loss := 1 - float64(got)/float64(sent)
 	var perPacket time.Duration
 	if got > 0 && r.stat != "" {
@@ -553,27 +553,3 @@ func (r *rig) latency(ctx context.Context, size int) (time.Duration, time.Durati
 	slices.Sort(ds)
 	return ds[len(ds)/2], ds[len(ds)*99/100], nil
 }
-
-// cpuTime is the user and system CPU time in a process's or thread's
-// /proc stat file.
-func cpuTime(stat string) time.Duration {
-	if stat == "" {
-		return 0
-	}
-	b, err := os.ReadFile(stat)
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name, which is in parentheses.
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(fields) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseUint(fields[11], 10, 64)
-	st, _ := strconv.ParseUint(fields[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / clockTicks
-}
-
-// clockTicks is USER_HZ, 100 on Linux.
-const clockTicks = 100
