@@ -18,12 +18,15 @@ staticcheck:
 # Two passes: every test under the race detector, except the long
 # single-goroutine simulations (internal/race), which the second pass runs
 # without it; the detector would cost them five to ten times the time.
+# The end-to-end emulations (./test) run last, alone: they time real
+# packets, and share the machine's two cores with nothing else.
 # Then ten seconds of fuzzed frames through the Go P4 target's parser and
 # ten of fuzzed Write requests at its P4Runtime server, and ten of fuzzed
 # frames through the host agents' RoCEv2 reader.
 gotest:
-	go test -race -count=1 ./...
-	go test -count=1 ./...
+	go test -race -count=1 $$(go list ./... | grep -v '/test$$')
+	go test -count=1 $$(go list ./... | grep -v '/test$$')
+	go test -count=1 ./test
 	go test -run '^$$' -fuzz FuzzProcess -fuzztime 10s ./v1model
 	go test -run '^$$' -fuzz FuzzWrite -fuzztime 10s ./p4rt
 	go test -run '^$$' -fuzz FuzzParse -fuzztime 10s ./roce

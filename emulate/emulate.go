@@ -22,6 +22,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -60,7 +61,8 @@ type Options struct {
 	// Timeout bounds the run in wall time, after the last flow's start
 	// (0: a minute). Flows not done by then are reported unfinished.
 	Timeout time.Duration
-	// LogDir, if set, keeps each switch's log and output there.
+	// LogDir, if set, keeps each switch's log and output there, and
+	// its ports' frames in NAME-pcap/.
 	LogDir string
 	// Log, if set, receives a line per step.
 	Log func(string)
@@ -287,6 +289,9 @@ func (e *emulation) build(ctx context.Context) error {
 		}
 		c := bmv2.Config{Name: name, DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
 			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, LogDir: e.o.LogDir}
+		if e.o.LogDir != "" {
+			c.PcapDir = filepath.Join(e.o.LogDir, name+"-pcap")
+		}
 		s, err := bmv2.Start(ctx, c)
 		if err != nil {
 			return err

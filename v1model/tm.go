@@ -168,6 +168,14 @@ func (sw *Switch) SetRecirculationRate(pps float64) error {
 	return sw.recirc.setRate(pps)
 }
 
+// RecirculationDrops is how many recirculated packets found the
+// recirculation queue full and were dropped (live mode).
+func (sw *Switch) RecirculationDrops() uint64 {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return sw.recircDrops
+}
+
 // QueueDrops is how many packets an egress port's full queues dropped.
 func (sw *Switch) QueueDrops(port int) uint64 {
 	sw.mu.Lock()

@@ -285,6 +285,11 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		fmt.Fprintf(stdout, "p4switch: port %d (%s): %d frames in, %d out, %d dropped at full queues\n",
 			n, pt.p.Name, pt.rx.Load(), pt.tx.Load(), drops)
 	}
+	if last != nil {
+		if n := last.RecirculationDrops(); n > 0 {
+			fmt.Fprintf(stdout, "p4switch: %d recirculated packets dropped at a full recirculation queue\n", n)
+		}
+	}
 	if n := noProgram.Load(); n > 0 {
 		fmt.Fprintf(stdout, "p4switch: %d frames arrived before a program was set\n", n)
 	}
