@@ -336,7 +336,7 @@ func TestPauseHoldsItsPriority(t *testing.T) {
 	if err := r.ports[0].Send(pause(1<<3, 0xffff)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond) // frames already on their way
+	time.Sleep(100 * time.Millisecond) // frames already on their way
 	n = count()
 	time.Sleep(200 * time.Millisecond)
 	if m := count(); m != n {
