@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -623,6 +624,13 @@ func TestLDCPBesideDCQCN(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
+	}
+	buf.Reset()
+	if err := WriteHTML(&buf, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("<td>%d</td><td>%d by %d flows</td>", ldcp.Drops.Total, ldcp.Run.Retransmits, ldcp.Run.RetransmitFlows); !strings.Contains(buf.String(), want) {
+		t.Errorf("report.html lacks the ldcp run's %q", want)
 	}
 	r = run(t, Spec{Scenario: parse(t, tinyScenario), Schemes: []string{"dcqcn"}, Jobs: 1})
 	buf.Reset()
