@@ -26,9 +26,17 @@ const (
 	// neighbour (the project's header on EtherType 0x88B5); Aux indexes its
 	// body in the network's CNStore.
 	CN
+	// Probe is an RTT request of LDCP's rate-based variant (the NIC's
+	// standalone RTT request packet); Seq carries its send time. It
+	// travels in its flow's data queue, so that the RTT it measures
+	// includes the queueing data sees.
+	Probe
+	// ProbeReply is the receiver's answer to a Probe, also data-queued,
+	// carrying the probe's Seq back.
+	ProbeReply
 )
 
-var kindNames = [...]string{"data", "ack", "nack", "cnp", "pause", "cn"}
+var kindNames = [...]string{"data", "ack", "nack", "cnp", "pause", "cn", "probe", "probe-reply"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -39,8 +47,9 @@ func (k Kind) String() string {
 
 // Control reports whether the packet travels in the strict-priority control
 // queue, outside PFC and buffer admission: ACKs, NACKs and CNPs (sent with
-// high priority, as the DCQCN paper recommends) and PFC frames.
-func (k Kind) Control() bool { return k != Data }
+// high priority, as the DCQCN paper recommends), PFC frames and CNs. Data
+// and RTT probes are queued by priority.
+func (k Kind) Control() bool { return k != Data && k < Probe }
 
 // ECN codepoints of the IPv4 ToS byte (RFC 3168).
 const (
@@ -98,7 +107,9 @@ type Packet struct {
 	Hash uint32
 	// Payload is the data bytes a data packet carries.
 	Payload int32
-	// Aux is a CN's body: its index in the CNStore.
+	// Aux is a CN's body: its index in the CNStore. An LDCP data packet
+	// carries BTH's AckReq bit in it (AuxAckReq), an LDCP ACK the number of
+	// data packets it acknowledges (n of the draft's eq. 2).
 	Aux uint32
 	// Seq is the byte offset of a data packet's payload; for ACK and NACK
 	// the next byte expected.
@@ -109,6 +120,10 @@ type Packet struct {
 	Next *Packet
 	At   int64
 }
+
+// AuxAckReq is the bit of a data packet's Aux that asks the receiver for an
+// ACK at once (BTH's AckReq).
+const AuxAckReq = 1
 
 // ECT reports whether the packet is ECN-capable.
 func (p *Packet) ECT() bool { return p.ECN != NotECT }

@@ -16,7 +16,10 @@ func TestKind(t *testing.T) {
 		{Nack, "nack", true},
 		{CNP, "cnp", true},
 		{Pause, "pause", true},
-		{Kind(99), "kind?", true},
+		{CN, "cn", true},
+		{Probe, "probe", false},
+		{ProbeReply, "probe-reply", false},
+		{Kind(99), "kind?", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +48,7 @@ func TestECT(t *testing.T) {
 func TestDropReasonString(t *testing.T) {
 	want := map[DropReason]string{
 		DropBufferFull: "buffer-full", DropQueueLimit: "queue-limit", DropWRED: "wred", DropNoRoute: "no-route",
-		DropHeadroomFull: "headroom-full",
+		DropHeadroomFull: "headroom-full", DropBufMax: "buf-max",
 	}
 	if len(want) != int(numDropReasons) {
 		t.Fatalf("%d drop reasons, %d names tested", numDropReasons, len(want))

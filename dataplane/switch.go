@@ -36,17 +36,26 @@ type FIB interface {
 	NextHops(dst int) []int32
 }
 
-// Marking is the RED/ECN curve of an egress queue, in bytes of queue, and
-// its WRED drop threshold for packets that are not ECN-capable.
+// Marking is the RED/ECN curve of an egress queue, in bytes of queue, its
+// WRED drop threshold for packets that are not ECN-capable, and the most
+// a lossy queue may hold: the four parameters of an LDCP port (section 2.1
+// of draft-dai-tsvwg-pfc-free-congestion-control-01) and its K (eq. 3).
 type Marking struct {
-	// KMin and KMax bound the marking ramp: below KMin nothing is marked,
+	// KMin and KMax bound the marking ramp: up to KMin nothing is marked,
 	// between them ECN-capable packets are marked with a probability rising
-	// linearly to PMax, above KMax all are.
+	// linearly to PMax, from KMax all are. KMax is where marking becomes
+	// certain in the draft's curve and in rcm.p4 alike; with KMin = KMax
+	// the step is above KMin.
 	KMin, KMax float64
 	PMax       float64
 	// WREDK drops packets that are not ECN-capable arriving at a queue
-	// holding more than WREDK bytes; 0 disables it (LDCP's dual policy).
+	// holding WREDK bytes or more (the draft's eq. 3); 0 disables it.
+	// With the ECN curve it is LDCP's dual policy in one queue.
 	WREDK float64
+	// BufMax drops any packet of a lossy priority arriving at a queue
+	// holding more than BufMax bytes (the draft's buf_max); 0 disables it.
+	// Lossless priorities ignore it: PFC keeps them below it instead.
+	BufMax float64
 }
 
 // PortConfig is one port's configuration.
@@ -109,10 +118,12 @@ const (
 	// DropHeadroomFull: a packet of a lossless priority found its headroom
 	// full. PFC exists to prevent this; a simulator treats it as a fault.
 	DropHeadroomFull
+	// DropBufMax: a lossy egress queue past its port's Marking.BufMax.
+	DropBufMax
 	numDropReasons
 )
 
-var dropNames = [...]string{"buffer-full", "queue-limit", "wred", "no-route", "headroom-full"}
+var dropNames = [...]string{"buffer-full", "queue-limit", "wred", "no-route", "headroom-full", "buf-max"}
 
 func (r DropReason) String() string { return dropNames[r] }
 
@@ -217,6 +228,9 @@ func (cfg *Config) Check() error {
 		}
 		if pc.Marking.KMax < pc.Marking.KMin {
 			return fmt.Errorf("switch %s port %d: ECN kmax %g below kmin %g", cfg.Name, i, pc.Marking.KMax, pc.Marking.KMin)
+		}
+		if !(pc.Marking.WREDK >= 0 && pc.Marking.BufMax >= 0) {
+			return fmt.Errorf("switch %s port %d: WRED K %g and buf_max %g must not be negative", cfg.Name, i, pc.Marking.WREDK, pc.Marking.BufMax)
 		}
 		if lossless > 0 && pc.Beta == 0 && pc.XOFF <= 0 {
 			return fmt.Errorf("switch %s port %d: PFC needs a static XOFF or a dynamic beta", cfg.Name, i)
@@ -363,7 +377,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	}
 	size := float64(p.Size)
 	q := p.Prio
-	if op.cfg.Marking.WREDK > 0 && !p.ECT() && op.queue[q].bytes > op.cfg.Marking.WREDK {
+	if op.cfg.Marking.WREDK > 0 && !p.ECT() && op.queue[q].bytes >= op.cfg.Marking.WREDK {
 		s.stats[out].Drops[DropWRED]++
 		s.env.Free(p)
 		return
@@ -394,6 +408,11 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 			s.sendPause(now, in, q, s.cfg.PauseQuanta)
 		}
 	} else {
+		if op.cfg.Marking.BufMax > 0 && op.queue[q].bytes > op.cfg.Marking.BufMax {
+			s.stats[out].Drops[DropBufMax]++
+			s.env.Free(p)
+			return
+		}
 		if s.cfg.QueueLimit > 0 && op.queue[q].bytes+size > s.cfg.QueueLimit {
 			s.stats[out].Drops[DropQueueLimit]++
 			s.env.Free(p)
@@ -552,11 +571,15 @@ func (s *Switch) release(now int64, p *Packet) {
 	}
 }
 
+// shouldMark draws RED/ECN's decision for a queue of qlen bytes: the
+// draft's curve (0 up to KMin, a ramp to PMax, 1 from KMax), which is also
+// rcm.p4's. No draw is made where the outcome is certain, so that the
+// random stream depends only on the draws that matter.
 func (s *Switch) shouldMark(m *Marking, qlen float64) bool {
 	switch {
 	case qlen <= m.KMin:
 		return false
-	case qlen > m.KMax:
+	case qlen >= m.KMax:
 		return true
 	case m.PMax == 0:
 		return false

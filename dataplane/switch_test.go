@@ -348,7 +348,7 @@ func markFraction(t *testing.T, m Marking, seed uint64, depth, n int, ecn uint8)
 	return float64(marked) / float64(n), s.Stats(1, 0).Marked, seq
 }
 
-// TestREDMarking: nothing at or below KMin, everything above KMax, and a
+// TestREDMarking: nothing at or below KMin, everything from KMax on, and a
 // fraction PMax (q - KMin) / (KMax - KMin) in between, within 4.5 standard
 // deviations of n = 20000 draws.
 func TestREDMarking(t *testing.T) {
@@ -360,7 +360,7 @@ func TestREDMarking(t *testing.T) {
 			switch {
 			case float64(depth) <= m.KMin:
 				want = 0
-			case float64(depth) > m.KMax:
+			case float64(depth) >= m.KMax:
 				want = 1
 			default:
 				want = m.PMax * (float64(depth) - m.KMin) / (m.KMax - m.KMin)
@@ -476,14 +476,15 @@ func TestWRED(t *testing.T) {
 	cfg := lossyConfig(2)
 	cfg.Ports[1].Marking = Marking{KMin: 100e3, KMax: 200e3, WREDK: 2000}
 	s := mustNew(t, cfg, mapFIB{1: {1}}, env)
-	// Up to and at WREDK non-ECT packets get in.
-	for i := range 3 {
+	// Below WREDK non-ECT packets get in.
+	for i := range 2 {
 		s.Receive(0, 0, dataPkt(int32(i), 1, 0, 1000, NotECT))
 	}
-	if s.QueueBytes(1, 0) != 3000 || len(env.freed) != 0 {
-		t.Fatalf("queue %g, %d dropped; want 3000 B, none", s.QueueBytes(1, 0), len(env.freed))
+	if s.QueueBytes(1, 0) != 2000 || len(env.freed) != 0 {
+		t.Fatalf("queue %g, %d dropped; want 2000 B, none", s.QueueBytes(1, 0), len(env.freed))
 	}
-	// Above it they are dropped; ECN-capable ones are not.
+	// At it and above they are dropped (eq. 3: q >= K); ECN-capable ones
+	// are not.
 	nect := dataPkt(10, 1, 0, 1000, NotECT)
 	s.Receive(1, 0, nect)
 	for _, ecn := range []uint8{ECT0, ECT1, CE} {
@@ -498,8 +499,8 @@ func TestWRED(t *testing.T) {
 	if got := s.Stats(0, 1).Drops[DropWRED]; got != 0 {
 		t.Errorf("ingress WRED drops = %d, want 0 (counted at egress)", got)
 	}
-	if s.QueueBytes(1, 0) != 6000 || s.SharedUsed() != 6000 {
-		t.Errorf("queue %g shared %g, want 6000", s.QueueBytes(1, 0), s.SharedUsed())
+	if s.QueueBytes(1, 0) != 5000 || s.SharedUsed() != 5000 {
+		t.Errorf("queue %g shared %g, want 5000", s.QueueBytes(1, 0), s.SharedUsed())
 	}
 	// WREDK 0 disables it.
 	cfg.Ports[1].Marking.WREDK = 0

@@ -433,6 +433,10 @@ wait:
 			out.Results.LastFinish = max(out.Results.LastFinish, fr.Finish)
 		}
 		out.Results.CNPs += int64(fr.CNPs)
+		if fr.Retransmits > 0 {
+			out.Results.Retransmits += fr.Retransmits
+			out.Results.RetransmitFlows++
+		}
 	}
 	for _, s := range out.Agents {
 		out.Results.DataPackets += s.DataSent

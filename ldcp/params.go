@@ -51,6 +51,11 @@ type Params struct {
 	// for an RTT probe's response before it sends the next probe without
 	// an increase.
 	ProbeTimeout int64
+	// CNPInterval, in the rate-based variant, is the receiving NIC's
+	// least time between two CNPs of one flow (its notification point's
+	// pacing); 0 sends one CNP per CE-marked packet. The sender cuts Beta
+	// per CNP, so the interval bounds how fast a flow can be slowed.
+	CNPInterval int64
 
 	// The switch side (section 2.1 and eq. 3), in bytes of queue at
 	// RefRate; switches scale them with their link rate. ECN-capable
@@ -86,6 +91,10 @@ const (
 //   - AckEvery 1: per-packet ACKs, the draft's preference.
 //   - ProbeTimeout 100 us: ten base RTTs of a three-tier fabric, and more
 //     than a probe queued behind a full BufMax in both directions.
+//   - CNPInterval 0: one CNP per marked packet, so that the rate variant's
+//     cuts keep pace with the marks as the window sender's ECE ACKs do;
+//     with ConnectX's pacing of 4 us the simulator's queues sit at BufMax
+//     (docs/ldcp.md).
 //   - KMin 5 KB, KMax 20 KB, PMax 0.5: the stable stage's queue target of
 //     a few packets; marking starts at five packets and is certain at
 //     twenty. The closed-loop test of this package keeps eight flows'
@@ -146,11 +155,20 @@ func Preset(name string) (Params, error) {
 	return f(), nil
 }
 
+// ParamError names the parameter Validate rejects by its scenario key
+// ("gamma", "buf_max"), so that a scenario reader can point at its line.
+type ParamError struct {
+	Field, Msg string
+}
+
+func (e *ParamError) Error() string { return "ldcp " + e.Field + ": " + e.Msg }
+
 // Validate checks the parameters, naming the first bad field by its
-// scenario key. Every check is written so that NaN fails it.
+// scenario key in a *ParamError. Every check is written so that NaN fails
+// it.
 func (p *Params) Validate() error {
 	bad := func(field string, format string, args ...any) error {
-		return fmt.Errorf("ldcp %s: %s", field, fmt.Sprintf(format, args...))
+		return &ParamError{Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case !(p.Alpha > 0 && p.Alpha <= 1):
@@ -169,8 +187,12 @@ func (p *Params) Validate() error {
 		return bad("ack_every", "must be at least 1, got %d", p.AckEvery)
 	case p.ProbeTimeout <= 0:
 		return bad("probe_timeout", "must be positive")
-	case !(p.KMin >= 0 && p.KMax >= p.KMin && p.KMax < math.Inf(1)):
-		return bad("kmin/kmax", "need 0 <= kmin <= kmax, got %g, %g", p.KMin, p.KMax)
+	case p.CNPInterval < 0:
+		return bad("cnp_interval", "must not be negative")
+	case !(p.KMin >= 0 && p.KMin < math.Inf(1)):
+		return bad("kmin", "must be a finite number of bytes, 0 or more, got %g", p.KMin)
+	case !(p.KMax >= p.KMin && p.KMax < math.Inf(1)):
+		return bad("kmax", "must be finite and at least kmin (%g), got %g", p.KMin, p.KMax)
 	case !(p.PMax > 0 && p.PMax <= 1):
 		return bad("pmax", "must be in (0, 1], got %g", p.PMax)
 	case !(p.K > 0 && p.K < math.Inf(1)):

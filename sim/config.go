@@ -1,5 +1,6 @@
 // Package sim is p4rcm's packet-level datacenter simulator: hosts with
-// RoCEv2 NICs running DCQCN (or no congestion control), switches running
+// RoCEv2 NICs running DCQCN, LDCP (window or rate-based) or no congestion
+// control, switches running
 // the dataplane switch model (shared buffer, PFC, RED/ECN, ECMP), and
 // full-duplex links with serialisation and propagation delay, driven by the
 // discrete-event engine of sim/event in integer picoseconds.
@@ -13,6 +14,7 @@ import (
 	"fmt"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/p4rcm/p4rcm/sim/topo"
 	"github.com/p4rcm/p4rcm/sim/workload"
@@ -31,9 +33,15 @@ type Config struct {
 	// AckInterval is how many data packets the receiver takes per ACK; the
 	// last packet of a flow is always acknowledged.
 	AckInterval int
-	// CC is the end-to-end congestion control: "dcqcn" or "none".
+	// CC is the end-to-end congestion control: "dcqcn", "ldcp" (the
+	// draft's window sender, per-packet ACKs and fast start), "ldcp-rate"
+	// (its rate-based variant: RTT probes and a cut per CNP) or "none".
 	CC    string
 	DCQCN dcqcn.Params
+	// LDCP are the LDCP hosts' parameters; with CC ldcp or ldcp-rate they
+	// also give the switches' ECN curve, WRED K and buf_max unless ECN,
+	// WREDK or BufMax override them.
+	LDCP ldcp.Params
 	// RTO is the retransmission timeout of go-back-N, needed only when
 	// packets can be lost (PFC off).
 	RTO int64
@@ -71,8 +79,12 @@ type Config struct {
 	// ECN overrides the marking curve of DCQCN's parameter set when set:
 	// thresholds in bytes at ECNRefRate, scaled with each link's rate.
 	ECN        *ECNConfig
-	WREDK      float64 // WRED threshold for non-ECT packets, bytes at the host rate (0: off)
-	ECNMarking bool    // mark ECT packets at all (on with DCQCN)
+	WREDK      float64 // WRED threshold for non-ECT packets, bytes at the host rate (0: off, or LDCP's K)
+	ECNMarking bool    // mark ECT packets at all (on with DCQCN and LDCP)
+	// BufMax drops any packet of a lossy priority arriving at an egress
+	// queue of more than BufMax bytes at the host rate, scaled with each
+	// port's rate: the draft's buf_max (0: none, or LDCP's with CC ldcp).
+	BufMax float64
 
 	// Run control.
 
@@ -119,8 +131,9 @@ type RateSampling struct {
 	Flows    []int
 }
 
-// CCSampling records, every Interval, the DCQCN state of each sender: its
-// rate R_C, target rate R_T and alpha (0: off). Flows limits it to those
+// CCSampling records, every Interval, the congestion-control state of each
+// sender (0: off): DCQCN's rate R_C, target rate R_T and alpha, or LDCP's
+// window and the rate it gives. Flows limits it to those
 // flow IDs; empty means all. A flow is sampled from its start until it
 // completes. Reading the state applies the reaction point's pending
 // timers, which it would apply on its next packet anyway, so sampling
@@ -153,9 +166,13 @@ func (c *Config) Validate() error {
 		if err := c.DCQCN.Validate(); err != nil {
 			errs = append(errs, err)
 		}
+	case "ldcp", "ldcp-rate":
+		if err := c.LDCP.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	case "none":
 	default:
-		bad("cc", "unknown congestion control %q (dcqcn, none)", c.CC)
+		bad("cc", "unknown congestion control %q (dcqcn, ldcp, ldcp-rate, none)", c.CC)
 	}
 	if c.RCM != nil {
 		if err := c.RCM.Validate(); err != nil {
@@ -173,8 +190,8 @@ func (c *Config) Validate() error {
 	if c.PFC && c.PFCBeta <= 0 && c.PFCXOFF <= 0 {
 		bad("pfc", "needs a dynamic beta or a static xoff")
 	}
-	if c.Headroom < 0 || c.XONOffset < 0 || c.QueueLimit < 0 || c.WREDK < 0 {
-		bad("switch", "headroom, xon_offset, queue_limit and wred_k must not be negative")
+	if !(c.Headroom >= 0 && c.XONOffset >= 0 && c.QueueLimit >= 0 && c.WREDK >= 0 && c.BufMax >= 0) {
+		bad("switch", "headroom, xon_offset, queue_limit, wred_k and buf_max must not be negative")
 	}
 	if (!c.PFC || len(c.LosslessPriorities) > 0) && c.RTO <= 0 {
 		bad("rto", "must be positive when PFC is off (packets can be lost)")

@@ -53,6 +53,7 @@ const (
 	hostFlowStart = iota + 1
 	hostNPTimer
 	hostRTO
+	hostProbe // LDCP's rate variant: the RTT probe's timeout
 )
 
 // host is a server with one RoCEv2 NIC.
@@ -78,10 +79,15 @@ func (h *host) Handle(now event.Time, arg uint64) {
 	case hostFlowStart:
 		h.addSending(f)
 		f.lastProgress = now
+		if h.net.ldcp.mode == ldcpRate {
+			h.ldcpProbeTimer(now, f)
+		}
 		h.port.kick(now)
+	case hostProbe:
+		h.ldcpProbeTimer(now, f)
 	case hostNPTimer:
 		rx := &h.net.rx[uint32(arg)]
-		if rx.np.OnTimer(now, h.net.cfg.DCQCN.CNPInterval) {
+		if rx.np.OnTimer(now, h.net.cnpInterval) {
 			h.sendCNP(now, rx, f.id)
 		}
 	case hostRTO:
@@ -92,6 +98,9 @@ func (h *host) Handle(now event.Time, arg uint64) {
 		rto := h.net.cfg.RTO
 		if now-f.lastProgress >= rto {
 			f.sndNxt = f.sndUna
+			if h.net.ldcp.mode == ldcpWindow {
+				h.ldcpTimeout(now, f)
+			}
 			f.lastProgress = now
 			h.addSending(f)
 			h.port.kick(now)
@@ -130,6 +139,9 @@ func (h *host) dequeue(now int64) *dataplane.Packet {
 		if f.nextAvail > now || h.paused(f.prio, now) {
 			continue
 		}
+		if h.net.ldcp.mode == ldcpWindow && !h.ldcpMaySend(now, f) {
+			continue
+		}
 		p := h.dataPacket(now, f)
 		if f.sndNxt >= f.size {
 			f.sending = false
@@ -158,14 +170,23 @@ func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
 	if f.sndNxt < f.highest {
 		f.retransmits++
 	}
+	if n.ldcp.mode == ldcpWindow {
+		h.ldcpSent(now, f, p)
+		// A window flow may lose what it has in flight at any point, not
+		// only after its last byte: the timer runs while it sends.
+		defer h.armRTO(f)
+	}
 	f.sndNxt += int64(payload)
 	f.highest = max(f.highest, f.sndNxt)
 	f.sentPackets++
 	n.dataPackets++
 	rate := h.lineRate
-	if n.cc {
+	switch {
+	case n.cc:
 		rate = f.rp.Rate(now)
 		f.rp.OnSent(now, int(p.Size))
+	case n.ldcp.mode == ldcpRate:
+		rate = n.ldcp.rate[f.id].Rate()
 	}
 	f.nextAvail = now + serTime(p.Size, rate)
 	return p
@@ -179,6 +200,9 @@ func (h *host) next(after int64) int64 {
 	var t int64
 	for _, id := range h.sending {
 		f := &h.net.flows[id]
+		if f.nextAvail == ldcpBlocked {
+			continue // until an ACK or the timer
+		}
 		e := max(f.nextAvail, after)
 		if u := h.pausedUntil[f.prio]; u > e {
 			if u == math.MaxInt64 {
@@ -201,14 +225,18 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 		h.receiveData(now, p)
 	case dataplane.Ack, dataplane.Nack:
 		f := &n.flows[p.Flow]
-		if p.Seq > f.sndUna {
-			f.sndUna = p.Seq
-			f.lastProgress = now
-		}
-		if p.Kind == dataplane.Nack && p.Seq < f.sndNxt {
-			f.sndNxt = max(p.Seq, f.sndUna)
-			h.addSending(f)
-			h.port.kick(now)
+		if n.ldcp.mode == ldcpWindow {
+			h.ldcpAck(now, f, p) // the sender handles NAKs and ECE too
+		} else {
+			if p.Seq > f.sndUna {
+				f.sndUna = p.Seq
+				f.lastProgress = now
+			}
+			if p.Kind == dataplane.Nack && p.Seq < f.sndNxt {
+				f.sndNxt = max(p.Seq, f.sndUna)
+				h.addSending(f)
+				h.port.kick(now)
+			}
 		}
 		if p.CNPFlag && n.cc {
 			f.rp.OnCNP(now)
@@ -218,11 +246,18 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 			n.completed(f)
 		}
 	case dataplane.CNP:
-		if n.cc {
+		switch {
+		case n.cc:
 			n.flows[p.Flow].rp.OnCNP(now)
+		case n.ldcp.mode == ldcpRate:
+			n.ldcp.rate[p.Flow].OnCNP(now)
 		}
 	case dataplane.CN:
 		n.cns.Release(p.Aux) // RCM notifications are for switches
+	case dataplane.Probe:
+		h.ldcpProbe(now, p)
+	case dataplane.ProbeReply:
+		h.ldcpProbeReply(now, p)
 	case dataplane.Pause:
 		q := p.Prio
 		if p.PauseQuanta == 0 {
@@ -240,9 +275,17 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 func (h *host) receiveData(now int64, p *dataplane.Packet) {
 	n := h.net
 	rx := &n.rx[p.Flow]
+	if n.ldcp.mode == ldcpWindow {
+		h.ldcpData(now, rx, p)
+		return
+	}
 	ce := p.ECN == dataplane.CE
-	if ce && n.cc && n.cfg.DCQCN.CNPInterval > 0 {
-		if send, wake := rx.np.OnMarked(now, n.cfg.DCQCN.CNPInterval); send {
+	// The NP sends CNPs for marked packets in order or not, so that
+	// losses do not silence it; LDCP's rate variant cuts once per CNP.
+	if ce && n.ldcp.mode == ldcpRate && n.cnpInterval == 0 {
+		h.sendCNP(now, rx, p.Flow)
+	} else if ce && (n.cc || n.ldcp.mode == ldcpRate) && n.cnpInterval > 0 {
+		if send, wake := rx.np.OnMarked(now, n.cnpInterval); send {
 			h.sendCNP(now, rx, p.Flow)
 		} else if wake != 0 {
 			n.q.At(wake, h.ref, hostArg(hostNPTimer, p.Flow))
@@ -295,7 +338,7 @@ func (h *host) sendAck(now int64, rx *rxFlow, id int32, kind dataplane.Kind) {
 		Hash: rx.ackHash, Seq: rx.expected,
 		// The ns-3 simulator's NP: every ACK of a marked packet carries the
 		// CNP flag when there are no separate CNPs.
-		CNPFlag: rx.ceSince && n.cfg.DCQCN.CNPInterval == 0,
+		CNPFlag: rx.ceSince && n.cfg.DCQCN.CNPInterval == 0 && n.ldcp.mode == ldcpOff,
 	}
 	rx.sinceAck, rx.ceSince = 0, false
 	h.sendCtrl(now, p)

@@ -3,6 +3,7 @@ package sim
 import (
 	"unsafe"
 
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/sim/topo"
 )
 
@@ -62,6 +63,12 @@ func EstimateMemory(cfg Config) MemoryEstimate {
 	}
 	m.Routes = int64(switches) * int64(edges) * memPerRouteEntry
 	m.Flows = int64(len(cfg.Flows)) * memPerFlow
+	if cfg.IsLDCP() {
+		// LDCP's state lives beside the flows, per flow, in one mode or
+		// the other.
+		per := unsafe.Sizeof(ldcp.Path{}) + max(unsafe.Sizeof(ldcp.Sender{})+unsafe.Sizeof(ldcp.Receiver{}), unsafe.Sizeof(ldcp.RateSender{}))
+		m.Flows += int64(len(cfg.Flows)) * int64(per)
+	}
 
 	horizon := cfg.StopAt
 	for _, f := range cfg.Flows {

@@ -29,6 +29,10 @@ type Network struct {
 	hostRate float64
 	lossless uint8 // priorities with PFC
 	cns      *dataplane.CNStore
+	ldcp     ldcpState
+	// cnpInterval is the NPs' least time between CNPs of a flow: DCQCN's
+	// N, or LDCP's for its rate variant.
+	cnpInterval int64
 
 	// flow starts, in start order
 	startOrder []int32
@@ -164,7 +168,9 @@ func New(cfg Config) (*Network, error) {
 	}
 	t := cfg.Topology
 	n := &Network{cfg: cfg, topo: t, cc: cfg.CC == "dcqcn"}
-	if n.cc || cfg.ECNMarking {
+	// LDCP's window sender decides per packet (first-RTT packets are not
+	// ECN-capable); its rate variant's packets all are.
+	if n.cc || cfg.ECNMarking || cfg.CC == "ldcp-rate" {
 		n.dataECN = dataplane.ECT0
 	}
 	adj := t.Adjacency()
@@ -314,6 +320,13 @@ func New(cfg Config) (*Network, error) {
 			f.rp = dcqcn.NewRP(&n.cfg.DCQCN, f.src.lineRate)
 		}
 	}
+	if err := n.initLDCP(); err != nil {
+		return nil, err
+	}
+	n.cnpInterval = cfg.DCQCN.CNPInterval
+	if n.ldcp.mode == ldcpRate {
+		n.cnpInterval = cfg.LDCP.CNPInterval
+	}
 	n.startOrder = make([]int32, len(n.flows))
 	for i := range n.startOrder {
 		n.startOrder[i] = int32(i)
@@ -330,20 +343,34 @@ func (n *Network) marking(rate float64) dataplane.Marking {
 }
 
 // Marking is the RED/ECN curve a switch port of the given rate gets in a
-// fabric whose hosts run at hostRate: DCQCN's parameter set (or the ECN
-// override) scaled by the port's rate, and WRED scaled by rate/hostRate.
-// No congestion control and no ECNMarking: nothing is marked. The P4
-// controller (package fabric) programs switches from it too.
+// fabric whose hosts run at hostRate: DCQCN's parameter set, or LDCP's
+// (or the ECN override) scaled by the port's rate; WRED and buf_max
+// scaled by rate/hostRate, or LDCP's by the port's rate. No congestion
+// control and no ECNMarking: nothing is marked. The P4 controller
+// (package fabric) programs switches from it too.
 func (c *Config) Marking(rate, hostRate float64) dataplane.Marking {
 	var m dataplane.Marking
-	if c.WREDK > 0 {
+	ldcp := c.IsLDCP()
+	switch {
+	case c.WREDK > 0:
 		m.WREDK = c.WREDK * rate / hostRate
+	case ldcp:
+		m.WREDK = c.LDCP.K * rate / c.LDCP.RefRate
 	}
-	if c.CC != "dcqcn" && !c.ECNMarking {
+	switch {
+	case c.BufMax > 0:
+		m.BufMax = c.BufMax * rate / hostRate
+	case ldcp:
+		m.BufMax = c.LDCP.BufMax * rate / c.LDCP.RefRate
+	}
+	if c.CC != "dcqcn" && !ldcp && !c.ECNMarking {
 		m.KMin, m.KMax = math.Inf(1), math.Inf(1)
 		return m
 	}
 	e := ECNConfig{KMin: c.DCQCN.KMin, KMax: c.DCQCN.KMax, PMax: c.DCQCN.PMax, RefRate: c.DCQCN.RefRate}
+	if ldcp {
+		e = ECNConfig{KMin: c.LDCP.KMin, KMax: c.LDCP.KMax, PMax: c.LDCP.PMax, RefRate: c.LDCP.RefRate}
+	}
 	if c.ECN != nil {
 		e = *c.ECN
 	}
@@ -351,6 +378,9 @@ func (c *Config) Marking(rate, hostRate float64) dataplane.Marking {
 	m.KMin, m.KMax, m.PMax = e.KMin*scale, e.KMax*scale, e.PMax
 	return m
 }
+
+// IsLDCP reports whether the hosts run LDCP, in either mode.
+func (c *Config) IsLDCP() bool { return c.CC == "ldcp" || c.CC == "ldcp-rate" }
 
 // beta is the dynamic PFC factor of a port of the given rate.
 func (n *Network) beta(rate float64) float64 {

@@ -36,6 +36,10 @@ type Results struct {
 	// OutOfOrder counts data packets that arrived past a gap: losses on
 	// lossy priorities, reordering (by SAR detours) on lossless ones.
 	OutOfOrder int64
+	// Retransmits counts data packets sent again (go-back-N after a NACK
+	// or a timeout), and RetransmitFlows the flows that sent any.
+	Retransmits     int64
+	RetransmitFlows int
 	// RCM sums the switches' RCM counters (zero without RCM).
 	RCM       dataplane.RCMStats
 	Completed int
@@ -60,8 +64,12 @@ type FlowRecord struct {
 	Delivered   int64
 	Class       string
 	Retransmits int64
-	CNPs        int // congestion notifications the sender acted on
-	RateCuts    int
+	// CNPs counts the congestion notifications the sender acted on:
+	// DCQCN's CNPs (or CNP-flagged ACKs), LDCP's ECE-marked ACKs, or the
+	// CNP-flagged ACKs of LDCP's rate variant. RateCuts counts DCQCN's
+	// rate cuts, and LDCP's window cuts, one per notification.
+	CNPs     int
+	RateCuts int
 }
 
 // PortRecord is one switch port's counters.
@@ -106,12 +114,16 @@ type RateSample struct {
 	Bytes int64
 }
 
-// CCSample is one sender's DCQCN state at a time: rates in bits/s.
+// CCSample is one sender's congestion-control state at a time: rates in
+// bits/s. DCQCN fills Rate, Target and Alpha; LDCP fills Window (packets,
+// never 0 under LDCP) and Rate, the window's rate over the base RTT (the
+// rate variant's own rate, which uses the last probe's RTT).
 type CCSample struct {
 	Time         int64
 	Flow         int
 	Rate, Target float64
 	Alpha        float64
+	Window       float64
 }
 
 // Results collects the outcome of the run so far.
@@ -129,6 +141,18 @@ func (n *Network) Results() *Results {
 		rec := FlowRecord{ID: i, Src: spec.Src, Dst: spec.Dst, SPort: int(f.sport), DPort: int(f.dport),
 			Size: f.size, Start: f.start, Class: spec.Class, Retransmits: f.retransmits,
 			CNPs: f.rp.CNPs, RateCuts: f.rp.Cuts, Delivered: n.rx[i].expected}
+		switch n.ldcp.mode {
+		case ldcpWindow:
+			rec.CNPs = int(n.ldcp.tx[i].ECEs)
+			rec.RateCuts = rec.CNPs
+		case ldcpRate:
+			rec.CNPs = int(n.ldcp.rate[i].CNPs)
+			rec.RateCuts = rec.CNPs
+		}
+		if f.retransmits > 0 {
+			r.Retransmits += f.retransmits
+			r.RetransmitFlows++
+		}
 		rec.Ideal = IdealFCT(n.routes, spec.Src, spec.Dst, f.size, n.cfg.MTU)
 		if f.finish != 0 {
 			rec.Finish = f.finish
@@ -138,7 +162,7 @@ func (n *Network) Results() *Results {
 			r.LastFinish = max(r.LastFinish, f.finish)
 		}
 		r.Flows[i] = rec
-		r.CNPs += int64(f.rp.CNPs)
+		r.CNPs += int64(rec.CNPs)
 	}
 	adj := n.topo.Adjacency()
 	for _, s := range n.switches {
@@ -236,7 +260,7 @@ func (n *Network) startSamplers() {
 		s.ref = n.q.Register(s)
 		n.q.At(rs.Interval, s.ref, 0)
 	}
-	if cs := n.cfg.CCSampling; cs.Interval > 0 && n.cc {
+	if cs := n.cfg.CCSampling; cs.Interval > 0 && (n.cc || n.ldcp.mode != ldcpOff) {
 		if len(cs.Flows) == 0 {
 			n.cfg.CCSampling.Flows = make([]int, len(n.flows))
 			for i := range n.flows {
@@ -302,8 +326,17 @@ func (s *sampler) Handle(now event.Time, _ uint64) {
 			if now < f.start || f.finish != 0 {
 				continue
 			}
-			n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id,
-				Rate: f.rp.Rate(now), Target: f.rp.Target(now), Alpha: f.rp.Alpha(now)})
+			switch n.ldcp.mode {
+			case ldcpWindow:
+				n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id,
+					Rate: n.ldcpWindowRate(id), Window: n.ldcp.tx[id].Window()})
+			case ldcpRate:
+				r := &n.ldcp.rate[id]
+				n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id, Rate: r.Rate(), Window: r.Window()})
+			default:
+				n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id,
+					Rate: f.rp.Rate(now), Target: f.rp.Target(now), Alpha: f.rp.Alpha(now)})
+			}
 		}
 		if n.done < len(n.flows) {
 			n.q.At(now+n.cfg.CCSampling.Interval, s.ref, 0)

@@ -75,7 +75,7 @@ func TestExperimentBadSchemeWritesNothing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--schemes", "dcqcn,nosuch"}, `unknown scheme "nosuch" (known: dcqcn, pfc, lossy, rcm, rcm-rcc)`},
+		{[]string{"--schemes", "dcqcn,nosuch"}, `unknown scheme "nosuch" (known: dcqcn, pfc, lossy, rcm, rcm-rcc, ldcp, ldcp-rate)`},
 		{[]string{"--schemes", "dcqcn,rcm", "--set", "rcm.gd=2"}, "rcm: --set rcm.gd=2: rcm.gd: must be positive"},
 	} {
 		out := filepath.Join(dir, "out")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/internal/outdir"
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/report"
 	"github.com/p4rcm/p4rcm/sim/scenario"
@@ -23,7 +24,7 @@ import (
 func newSimCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sim",
-		Short: "Run the packet-level simulator (PFC, RED/ECN, DCQCN at datacenter scale)",
+		Short: "Run the packet-level simulator (PFC, RED/ECN, DCQCN, RCM, LDCP at datacenter scale)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
@@ -40,6 +41,7 @@ type simOptions struct {
 	seed     uint64
 	scheme   string
 	dcqcn    string
+	ldcp     string
 	loadFrac float64
 	cdf      string
 	k        int
@@ -54,6 +56,7 @@ func (o *simOptions) addFlags(cmd *cobra.Command, defaultPreset string) {
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed (overrides the scenario's)")
 	fs.StringVar(&o.scheme, "scheme", "", "congestion control: "+strings.Join(scenario.Schemes, ", "))
 	fs.StringVar(&o.dcqcn, "dcqcn", "", "DCQCN parameter set: paper, hpcc, mellanox")
+	fs.StringVar(&o.ldcp, "ldcp", "", "LDCP parameter set (schemes ldcp and ldcp-rate): "+strings.Join(ldcp.PresetNames(), ", "))
 	fs.Float64Var(&o.loadFrac, "load", 0, "load of the first workload, as a fraction of host bandwidth")
 	fs.StringVar(&o.cdf, "workload", "", "flow-size distribution of the first workload (workload.cdf): websearch, datamining, fbhadoop, alistorage, googlerpc or a CDF file")
 	fs.IntVar(&o.k, "k", 0, "fat-tree arity (k^3/4 hosts)")
@@ -102,6 +105,7 @@ func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario
 	flag("seed", "seed", strconv.FormatUint(o.seed, 10))
 	flag("scheme", "scheme", o.scheme)
 	flag("dcqcn", "dcqcn.preset", o.dcqcn)
+	flag("ldcp", "ldcp.preset", o.ldcp)
 	first := func(key string) string {
 		if s.Workload == nil && len(s.Workloads) > 0 {
 			return "workloads.0." + key

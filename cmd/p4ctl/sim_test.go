@@ -84,6 +84,9 @@ func TestSimRunUsageErrors(t *testing.T) {
 		{[]string{"sim", "run", "--hosts", "400"}, "250 (k=10) or 432 (k=12)"},
 		{[]string{"sim", "run", "--hosts", "54", "--k", "6"}, "not both"},
 		{[]string{"sim", "run", scen, "--hosts", "16"}, "sizes a fat tree"},
+		{[]string{"sim", "run", "--preset", "ldcp-draft", "--ldcp", "bogus"}, `--ldcp bogus: ldcp.preset: unknown LDCP parameter set "bogus" (known: delayed, draft)`},
+		{[]string{"sim", "run", scen, "--scheme", "ldcp", "--set", "ldcp.gamma=3"}, "--set ldcp.gamma=3: ldcp.gamma: must be in (0, 1), got 3"},
+		{[]string{"experiment", scen, "--schemes", "dcqcn,ldcp", "--set", "switch.buf_max=-5"}, "switch.buf_max"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -597,5 +598,46 @@ func TestWriteDirRefusesBadNames(t *testing.T) {
 	r.Schemes = []string{"../a"}
 	if _, err := WriteDir(t.TempDir(), r); err == nil {
 		t.Error("wrote a scheme named ../a")
+	}
+}
+
+// TestLDCPBesideDCQCN: ldcp is a scheme like the others; its fast start
+// costs drops and go-back-N, which the runs table shows beside DCQCN's
+// none, while a lossless comparison keeps the short table.
+func TestLDCPBesideDCQCN(t *testing.T) {
+	r := run(t, Spec{Scenario: parse(t, tinyScenario), Schemes: []string{"dcqcn", "ldcp", "ldcp-rate"}, Jobs: 1})
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteComparisonText(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	ldcp := r.Runs[1].Summary
+	if ldcp.Completed != ldcp.Flows || ldcp.Drops.Total == 0 || ldcp.Run.Retransmits == 0 {
+		t.Fatalf("ldcp run: %d/%d completed, %d drops, %d retransmissions; want all, and some of each (fast start into a busy port)",
+			ldcp.Completed, ldcp.Flows, ldcp.Drops.Total, ldcp.Run.Retransmits)
+	}
+	for _, want := range []string{"drops  retransmits", "dcqcn seed 1      5      6      6          0      0 by 0 flows",
+		"ldcp seed 1", "ldcp-rate seed 1", "mice       ldcp "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	buf.Reset()
+	if err := WriteHTML(&buf, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("<td>%d</td><td>%d by %d flows</td>", ldcp.Drops.Total, ldcp.Run.Retransmits, ldcp.Run.RetransmitFlows); !strings.Contains(buf.String(), want) {
+		t.Errorf("report.html lacks the ldcp run's %q", want)
+	}
+	r = run(t, Spec{Scenario: parse(t, tinyScenario), Schemes: []string{"dcqcn"}, Jobs: 1})
+	buf.Reset()
+	if err := WriteComparisonText(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "retransmits") {
+		t.Errorf("a lossless comparison shows drops and retransmissions:\n%s", buf.String())
 	}
 }

@@ -58,8 +58,8 @@ Data: <a href="comparison.csv">comparison.csv</a>, <a href="comparison.json">com
 {{else}}<p>No plots: no run completed a flow.</p>
 {{end}}<h2>Runs</h2>
 <table>
-<tr><th class="name">run</th><th>hosts</th><th>flows</th><th>completed</th><th>wall s</th><th class="name">status</th><th class="name">files</th></tr>
-{{range .Runs}}<tr><td class="name">{{.Name}}</td><td>{{.Hosts}}</td><td>{{.Flows}}</td><td>{{.Completed}}</td><td>{{.Wall}}</td><td class="name{{if .Failed}} failed{{end}}">{{.Status}}</td><td class="name">{{if .Dir}}<a href="{{.Dir}}/">{{.Dir}}/</a>:{{range .Files}} <a href="{{.Href}}">{{.Name}}</a>{{end}}{{else}}-{{end}}</td></tr>
+<tr><th class="name">run</th><th>hosts</th><th>flows</th><th>completed</th><th>drops</th><th>retransmitted packets</th><th>wall s</th><th class="name">status</th><th class="name">files</th></tr>
+{{range .Runs}}<tr><td class="name">{{.Name}}</td><td>{{.Hosts}}</td><td>{{.Flows}}</td><td>{{.Completed}}</td><td>{{.Drops}}</td><td>{{.Retransmits}}</td><td>{{.Wall}}</td><td class="name{{if .Failed}} failed{{end}}">{{.Status}}</td><td class="name">{{if .Dir}}<a href="{{.Dir}}/">{{.Dir}}/</a>:{{range .Files}} <a href="{{.Href}}">{{.Name}}</a>{{end}}{{else}}-{{end}}</td></tr>
 {{end}}</table>
 </body>
 </html>
@@ -104,8 +104,11 @@ type pageFigure struct {
 // pageRun is one row of the runs table.
 type pageRun struct {
 	Name, Hosts, Flows, Completed, Wall, Status, Dir string
-	Failed                                           bool
-	Files                                            []pageLink
+	// Drops and Retransmits are the run's drops and go-back-N
+	// retransmissions (LDCP and lossy runs have them).
+	Drops, Retransmits string
+	Failed             bool
+	Files              []pageLink
 }
 
 // pageLink is a link to a file of a run's directory.
@@ -139,9 +142,11 @@ func WriteHTML(w io.Writer, r *Result, figs []Figure) error {
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		pr := pageRun{Name: run.Name(), Hosts: countText(run.Hosts), Flows: countText(run.Flows), Completed: "-", Wall: "-",
-			Status: "ok", Dir: run.Dir}
-		if run.Summary != nil {
-			pr.Completed = strconv.Itoa(run.Summary.Completed)
+			Status: "ok", Dir: run.Dir, Drops: "-", Retransmits: "-"}
+		if sum := run.Summary; sum != nil {
+			pr.Completed = strconv.Itoa(sum.Completed)
+			pr.Drops = strconv.FormatInt(sum.Drops.Total, 10)
+			pr.Retransmits = fmt.Sprintf("%d by %d flows", sum.Run.Retransmits, sum.Run.RetransmitFlows)
 		}
 		if run.WallSeconds > 0 {
 			pr.Wall = fmt.Sprintf("%.2f", run.WallSeconds)

@@ -16,7 +16,8 @@ import (
 // and p99 FCT in microseconds, mean, p50 and p99 slowdown, and the changes of
 // the mean FCT and mean slowdown against the baseline, "-12.3%" being
 // better), the mean goodput of each flow class per scheme if the flows
-// have classes, and each run's wall time or error. Statistics of an empty
+// have classes, and each run's wall time or error, with its drops and
+// go-back-N retransmissions when any run had some. Statistics of an empty
 // set show as "-".
 func WriteComparisonText(w io.Writer, r *Result) error {
 	var buf bytes.Buffer
@@ -79,12 +80,27 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 
 	p("\n")
 	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	t("run\thosts\tflows\tcompleted\twall s\tstatus\n")
+	// Drops and go-back-N show only when some run had them (lossy and
+	// LDCP runs), so that lossless comparisons keep their short table.
+	lossy := false
+	for i := range r.Runs {
+		if sum := r.Runs[i].Summary; sum != nil && (sum.Drops.Total > 0 || sum.Run.Retransmits > 0) {
+			lossy = true
+		}
+	}
+	t("run\thosts\tflows\tcompleted\t")
+	if lossy {
+		t("drops\tretransmits\t")
+	}
+	t("wall s\tstatus\n")
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		completed, wall := "-", "-"
+		drops, retx := "-", "-"
 		if run.Summary != nil {
 			completed = strconv.Itoa(run.Summary.Completed)
+			drops = strconv.FormatInt(run.Summary.Drops.Total, 10)
+			retx = fmt.Sprintf("%d by %d flows", run.Summary.Run.Retransmits, run.Summary.Run.RetransmitFlows)
 		}
 		if run.WallSeconds > 0 {
 			wall = fmt.Sprintf("%.2f", run.WallSeconds)
@@ -93,7 +109,11 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 		if !run.OK() {
 			status = "FAILED: " + run.Error
 		}
-		t("%s\t%s\t%s\t%s\t%s\t%s\n", run.Name(), countText(run.Hosts), countText(run.Flows), completed, wall, status)
+		t("%s\t%s\t%s\t%s\t", run.Name(), countText(run.Hosts), countText(run.Flows), completed)
+		if lossy {
+			t("%s\t%s\t", drops, retx)
+		}
+		t("%s\t%s\n", wall, status)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -40,8 +40,11 @@ var queuesHeader = []string{"time_ns", "node", "port", "prio", "bytes"}
 // ratesHeader is the header of WriteRatesCSV.
 var ratesHeader = []string{"time_ns", "flow", "bytes", "gbps"}
 
-// ccHeader is the header of WriteCCCSV.
-var ccHeader = []string{"time_ns", "flow", "rate_gbps", "target_gbps", "alpha"}
+// ccHeader is the header of WriteCCCSV for DCQCN, ldcpCCHeader for LDCP.
+var (
+	ccHeader     = []string{"time_ns", "flow", "rate_gbps", "target_gbps", "alpha"}
+	ldcpCCHeader = []string{"time_ns", "flow", "window_pkts", "rate_gbps"}
+)
 
 // WriteFlowsCSV writes one row per flow under the header
 // id,src,dst,sport,dport,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,
@@ -181,15 +184,25 @@ func WriteRatesCSV(w io.Writer, samples []sim.RateSample, interval int64) error 
 }
 
 // WriteCCCSV writes the senders' DCQCN state samples under the header
-// time_ns,flow,rate_gbps,target_gbps,alpha: R_C and R_T in Gbit/s.
+// time_ns,flow,rate_gbps,target_gbps,alpha: R_C and R_T in Gbit/s; or
+// LDCP's (samples with a window) under time_ns,flow,window_pkts,rate_gbps.
 func WriteCCCSV(w io.Writer, samples []sim.CCSample) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(ccHeader); err != nil {
+	header := ccHeader
+	ldcp := len(samples) > 0 && samples[0].Window > 0
+	if ldcp {
+		header = ldcpCCHeader
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
-	row := make([]string, len(ccHeader))
+	row := make([]string, len(header))
 	for _, s := range samples {
-		row = append(row[:0], fixed(s.Time, 3), strconv.Itoa(s.Flow), float(s.Rate/1e9), float(s.Target/1e9), float(s.Alpha))
+		if ldcp {
+			row = append(row[:0], fixed(s.Time, 3), strconv.Itoa(s.Flow), float(s.Window), float(s.Rate/1e9))
+		} else {
+			row = append(row[:0], fixed(s.Time, 3), strconv.Itoa(s.Flow), float(s.Rate/1e9), float(s.Target/1e9), float(s.Alpha))
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -140,6 +140,10 @@ type RunStats struct {
 	// OutOfOrder counts data packets that arrived past a gap (losses, or
 	// reordering by SAR detours).
 	OutOfOrder int64 `json:"out_of_order"`
+	// Retransmits counts data packets sent again (go-back-N), and
+	// RetransmitFlows the flows that sent any.
+	Retransmits     int64 `json:"retransmits"`
+	RetransmitFlows int   `json:"retransmit_flows"`
 	// RateSamples counts the samples of rates.csv (0: rates not sampled).
 	RateSamples int `json:"rate_samples"`
 }
@@ -212,6 +216,7 @@ func Summarize(r *sim.Results, opts SummaryOptions) Summary {
 		Run: RunStats{
 			Events: r.Events, DataPackets: r.DataPackets, PacketHops: r.PacketHops,
 			EndNs: psToNs(r.End), LastFinishNs: psToNs(r.LastFinish), OutOfOrder: r.OutOfOrder,
+			Retransmits: r.Retransmits, RetransmitFlows: r.RetransmitFlows,
 			RateSamples: len(r.RateSamples),
 		},
 		RCM: RCMStats{CongestionCNsSent: r.RCM.CNsSent, ClearingCNsSent: r.RCM.ClearCNsSent,

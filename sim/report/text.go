@@ -102,6 +102,9 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 	if s.Run.OutOfOrder > 0 {
 		p("out of order: %d data packets arrived past a gap\n", s.Run.OutOfOrder)
 	}
+	if s.Run.Retransmits > 0 {
+		p("retransmissions: %d data packets sent again (go-back-N), by %d flows\n", s.Run.Retransmits, s.Run.RetransmitFlows)
+	}
 	if s.Run.Events > 0 {
 		p("run: %d events, %d data packets, %d packet hops; end %.3f us, last finish %.3f us\n",
 			s.Run.Events, s.Run.DataPackets, s.Run.PacketHops, s.Run.EndNs/1e3, s.Run.LastFinishNs/1e3)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/topo"
@@ -29,6 +30,7 @@ const (
 	DefaultAckInterval = 1
 	DefaultScheme      = "dcqcn"
 	DefaultDCQCN       = "hpcc"
+	DefaultLDCP        = "draft"
 	DefaultBuffer      = 32e6
 	DefaultPFCBeta     = 1.0 / 8
 	DefaultHostRate    = 100e9
@@ -38,7 +40,7 @@ const (
 )
 
 // Schemes lists the congestion-control schemes a scenario can name.
-var Schemes = []string{"dcqcn", "pfc", "lossy", "rcm", "rcm-rcc"}
+var Schemes = []string{"dcqcn", "pfc", "lossy", "rcm", "rcm-rcc", "ldcp", "ldcp-rate"}
 
 // Build resolves the scenario into a simulator configuration: it builds
 // the topology, generates or reads the flows and applies the parameters.
@@ -100,10 +102,18 @@ func (s *Scenario) build(withFlows bool) (sim.Config, error) {
 			return cfg, err
 		}
 		cfg.RCM = &p
+	case "ldcp", "ldcp-rate":
+		// The draft's point: no PFC, WRED and ECN in one queue instead.
+		cfg.CC, cfg.PFC = scheme, false
 	default:
 		return cfg, s.errorf("scheme", "unknown scheme %q (known: %s)", scheme, strings.Join(Schemes, ", "))
 	}
 	if cfg.DCQCN, err = s.buildDCQCN(); err != nil {
+		return cfg, err
+	}
+	// Checked whatever the scheme, so that a bad value is found before an
+	// experiment reaches the runs that use it.
+	if cfg.LDCP, err = s.buildLDCP(); err != nil {
 		return cfg, err
 	}
 	if err := s.applySwitch(&cfg); err != nil {
@@ -371,6 +381,37 @@ func overrideBool(dst, v *bool) {
 	}
 }
 
+func (s *Scenario) buildLDCP() (ldcp.Params, error) {
+	o := s.LDCP
+	p, err := ldcp.Preset(orDefault(o.Preset, DefaultLDCP))
+	if err != nil {
+		return p, s.errorf("ldcp.preset", "%v", err)
+	}
+	override(&p.Alpha, o.Alpha)
+	override(&p.Beta, o.Beta)
+	override(&p.Gamma, o.Gamma)
+	override(&p.Eta, o.Eta)
+	override(&p.MaxWindow, o.MaxWindow)
+	override(&p.IW, o.IW)
+	override(&p.AckEvery, o.AckEvery)
+	override(&p.ProbeTimeout, o.ProbeTimeout)
+	override(&p.CNPInterval, o.CNPInterval)
+	override(&p.KMin, o.KMin)
+	override(&p.KMax, o.KMax)
+	override(&p.PMax, o.PMax)
+	override(&p.K, o.K)
+	override(&p.BufMax, o.BufMax)
+	override(&p.RefRate, o.RefRate)
+	if err := p.Validate(); err != nil {
+		var pe *ldcp.ParamError
+		if errors.As(err, &pe) {
+			return p, s.errorf("ldcp."+pe.Field, "%s", pe.Msg)
+		}
+		return p, s.errorf("ldcp", "%v", err)
+	}
+	return p, nil
+}
+
 func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
 	o := s.RCM
 	p := rcm.Defaults()
@@ -432,12 +473,21 @@ func (s *Scenario) applySwitch(cfg *sim.Config) error {
 	cfg.PauseQuanta = uint16(w.PauseQuanta)
 	cfg.QueueLimit = float64(w.QueueLimit)
 	cfg.WREDK = float64(w.WREDK)
+	cfg.BufMax = float64(w.BufMax)
+	if !(cfg.WREDK >= 0) {
+		return s.errorf("switch.wred_k", "must not be negative")
+	}
+	if !(cfg.BufMax >= 0) {
+		return s.errorf("switch.buf_max", "must not be negative")
+	}
 	if e := w.ECN; e != nil {
 		if e.KMax < e.KMin {
 			return s.errorf("switch.ecn.kmax", "%s is below kmin %s", s.nodeAt("switch.ecn.kmax").Value, s.nodeAt("switch.ecn.kmin").Value)
 		}
 		ref := float64(e.RefRate)
-		if ref == 0 {
+		if ref == 0 && cfg.IsLDCP() {
+			ref = cfg.LDCP.RefRate
+		} else if ref == 0 {
 			ref = cfg.DCQCN.RefRate
 		}
 		cfg.ECN = &sim.ECNConfig{KMin: float64(e.KMin), KMax: float64(e.KMax), PMax: e.PMax, RefRate: ref}

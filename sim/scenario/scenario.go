@@ -31,9 +31,12 @@ type Scenario struct {
 	// Scheme is the congestion-control scheme: dcqcn (PFC and DCQCN), pfc
 	// (PFC only, no end-to-end control), lossy (DCQCN, PFC off, drops
 	// recovered by go-back-N), rcm (PFC, DCQCN at the hosts and RCM in the
-	// switches) or rcm-rcc (rcm without adaptive routing).
+	// switches), rcm-rcc (rcm without adaptive routing), ldcp (LDCP's
+	// window sender, PFC off) or ldcp-rate (its rate-based variant, PFC
+	// off).
 	Scheme string `yaml:"scheme"`
 	DCQCN  DCQCN  `yaml:"dcqcn"`
+	LDCP   LDCP   `yaml:"ldcp"`
 	RCM    RCM    `yaml:"rcm"`
 	Host   Host   `yaml:"host"`
 	Switch Switch `yaml:"switch"`
@@ -140,6 +143,29 @@ type DCQCN struct {
 	PMax             *float64  `yaml:"pmax"`
 }
 
+// LDCP picks a named LDCP parameter set and overrides any of its values
+// (ldcp.Params documents each). Sizes are bytes at ref_rate; windows are
+// in BDPs of each flow's path.
+type LDCP struct {
+	// Preset is draft or delayed (draft by default).
+	Preset       string    `yaml:"preset"`
+	Alpha        *Fraction `yaml:"alpha"`
+	Beta         *Fraction `yaml:"beta"`
+	Gamma        *Fraction `yaml:"gamma"`
+	Eta          *Fraction `yaml:"eta"`
+	MaxWindow    *float64  `yaml:"max_window"`
+	IW           *float64  `yaml:"iw"`
+	AckEvery     *int      `yaml:"ack_every"`
+	ProbeTimeout *Duration `yaml:"probe_timeout"`
+	CNPInterval  *Duration `yaml:"cnp_interval"`
+	KMin         *Size     `yaml:"kmin"`
+	KMax         *Size     `yaml:"kmax"`
+	PMax         *float64  `yaml:"pmax"`
+	K            *Size     `yaml:"k"`
+	BufMax       *Size     `yaml:"buf_max"`
+	RefRate      *Rate     `yaml:"ref_rate"`
+}
+
 // RCM overrides any of RCM's constants (rcm.Defaults documents each).
 type RCM struct {
 	QEq            *Size     `yaml:"qeq"`
@@ -186,6 +212,9 @@ type Switch struct {
 	PauseQuanta int  `yaml:"pause_quanta"`
 	QueueLimit  Size `yaml:"queue_limit"`
 	WREDK       Size `yaml:"wred_k"`
+	// BufMax caps every lossy egress queue, bytes at the host rate (the
+	// LDCP draft's buf_max; the ldcp schemes default to ldcp.buf_max).
+	BufMax Size `yaml:"buf_max"`
 	// ECN overrides the DCQCN parameter set's marking curve.
 	ECN *ECN `yaml:"ecn"`
 }

@@ -54,8 +54,15 @@ func TestBenchPresetReadsTheNS3Files(t *testing.T) {
 }
 
 // TestDeterminism runs the same scenario twice and compares every output
-// file byte for byte.
+// file byte for byte, under DCQCN and under both LDCPs (LDCP's fast start
+// has WRED drop packets, so go-back-N is covered too).
 func TestDeterminism(t *testing.T) {
+	for _, scheme := range []string{"dcqcn", "ldcp", "ldcp-rate"} {
+		t.Run(scheme, func(t *testing.T) { testDeterminism(t, scheme) })
+	}
+}
+
+func testDeterminism(t *testing.T, scheme string) {
 	var outs [2]map[string][]byte
 	for i := range outs {
 		s, err := LoadPreset("default")
@@ -65,16 +72,20 @@ func TestDeterminism(t *testing.T) {
 		if err := s.Set("workload.duration", "1ms"); err != nil {
 			t.Fatal(err)
 		}
+		if err := s.Set("scheme", scheme); err != nil {
+			t.Fatal(err)
+		}
 		cfg, err := s.Build()
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.QueueSampling = sim.QueueSampling{Interval: 10_000_000, Max: 5000}
+		cfg.CCSampling = sim.CCSampling{Interval: 10_000_000, Flows: []int{0, 1, 2}}
 		res, err := sim.Run(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Completed != len(res.Flows) || len(res.Faults) > 0 || len(res.Drops) > 0 {
+		if res.Completed != len(res.Flows) || len(res.Faults) > 0 || scheme == "dcqcn" && len(res.Drops) > 0 || scheme == "ldcp" && res.Retransmits == 0 {
 			t.Fatalf("run %d: %d/%d completed, faults %v, drops %v", i, res.Completed, len(res.Flows), res.Faults, res.Drops)
 		}
 		dir := t.TempDir()
@@ -142,6 +153,12 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"bad flow host", "topology: {kind: star, hosts: 3}\nworkload:\n  kind: flows\n  flows:\n    - {src: 0, dst: 99, size: 1KB}\n", "bad.yaml:5: workload.flows.0"},
 		{"bad value inside a flow-style section", "topology: {kind: star, hosts: 3}\nworkload: {kind: poisson, cdf: websearch, load: fast, duration: 1ms}\n", `bad.yaml:2: workload.load: "fast" is not a number`},
 		{"bad dcqcn preset", "topology: {kind: star, hosts: 3}\nworkload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\ndcqcn:\n  preset: tcp\n", "bad.yaml:4: dcqcn.preset"},
+		{"bad ldcp preset", "scheme: ldcp\nworkload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\nldcp:\n  preset: fast\n", "bad.yaml:4: ldcp.preset: unknown LDCP parameter set \"fast\""},
+		{"ldcp gamma", "scheme: ldcp\nworkload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\nldcp:\n  alpha: 1\n  gamma: 2\n", "bad.yaml:5: ldcp.gamma: must be in (0, 1), got 2"},
+		{"ldcp buf_max below k", "workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\nldcp:\n  k: 100KB\n  buf_max: 50KB\n", "bad.yaml:4: ldcp.buf_max: must be finite and at least k and kmax"},
+		{"ldcp kmax", "workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\nldcp: {kmin: 30KB}\n", "bad.yaml:2: ldcp.kmax: must be finite and at least kmin"},
+		{"ldcp unknown field", "workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\nldcp:\n  bta: 0.5\n", "bad.yaml:3: unknown field \"bta\""},
+		{"buf_max negative", "workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1KB}]}\nswitch:\n  buf_max: -1KB\n", "bad.yaml:3: switch.buf_max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
