@@ -149,8 +149,10 @@ func TestControlSocket(t *testing.T) {
 		// Busy-polling too, so that the mode forwards under a test.
 		done <- run(ctx, []string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], rcmJSON, "--entries", rt, "--control", sock, "--busy-poll"}, &stdout, &stderr)
 	}()
+	// The switch compiles rcm.json first: seconds under the race
+	// detector on a busy machine.
 	var conn net.Conn
-	for try := 0; try < 100 && conn == nil; try++ {
+	for deadline := time.Now().Add(20 * time.Second); conn == nil && time.Now().Before(deadline); {
 		conn, _ = net.Dial("unix", sock)
 		time.Sleep(10 * time.Millisecond)
 	}
