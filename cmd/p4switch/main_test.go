@@ -63,8 +63,8 @@ func TestForwardsOnVeths(t *testing.T) {
 	go func() { done <- run(ctx, args, &stdout, &stderr) }()
 	in := udp(t, 1, 2)
 	var got []byte
-	for try := 0; try < 50 && got == nil; try++ {
-		// The switch may still be opening its ports.
+	for deadline := time.Now().Add(20 * time.Second); got == nil && time.Now().Before(deadline); {
+		// The switch may still be loading rcm.json and opening its ports.
 		if err := socks[0].Send(in); err != nil {
 			t.Fatal(err)
 		}
