@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -85,7 +86,7 @@ created.`,
 			start := time.Now()
 			res, err := emulate.Run(ctx, cfg, opts)
 			if err != nil {
-				return err
+				return interruptedErr(ctx, err)
 			}
 			files, err := report.WriteDir(dir.Path(), res.Results, report.DirOptions{})
 			if err != nil {
@@ -125,6 +126,14 @@ created.`,
 	e.addFlags(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
+}
+
+// interruptedErr says so when err comes from a Ctrl-C.
+func interruptedErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errors.New("interrupted: what the run made (namespaces, veths, switch processes) is removed, and nothing is written")
+	}
+	return err
 }
 
 // emulateFlags are the flags of emulate and emulate compare that say how
@@ -236,7 +245,7 @@ comparison.json, plots, report.html and a directory per run.`,
 			defer dir.Abort()
 			res, err := experiment.Run(ctx, spec)
 			if err != nil {
-				return err
+				return interruptedErr(ctx, err)
 			}
 			return writeExperiment(cmd, dir, out, res, asJSON, "emulated on "+string(opts.Target))
 		},
