@@ -85,7 +85,7 @@ const slack = 2 * int64(time.Millisecond) * 1000
 // batch is how many frames one send call carries at most.
 const batch = 32
 
-// sendLoop puts the flows' packets on the wire as the NIC's rate, each
+// sendLoop puts the flows' packets on the wire as fast as the NIC's rate, each
 // flow's rate and PAUSE allow, until ctx ends.
 func (a *Agent) sendLoop(ctx context.Context) error {
 	bufs := make([][]byte, batch)
