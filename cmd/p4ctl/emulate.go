@@ -190,13 +190,9 @@ comparison.json, plots, report.html and a directory per run.`,
 			if err != nil {
 				return err
 			}
-			first := s.Seed
-			if first == 0 {
-				first = scenario.DefaultSeed
-			}
-			list, err := seeds.resolve(first)
+			list, err := seeds.resolve(s)
 			if err != nil {
-				return usageErrorf("%v", err)
+				return err
 			}
 			errOut := cmd.ErrOrStderr()
 			if !o.quiet {

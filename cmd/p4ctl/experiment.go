@@ -71,13 +71,18 @@ func parseSeeds(s string) (seedsFlag, error) {
 	return f, nil
 }
 
-// resolve turns the flag into seeds, a count starting at first.
-func (f seedsFlag) resolve(first uint64) ([]uint64, error) {
+// resolve turns the flag into seeds, a count starting at the scenario's
+// own seed; an error is the user's to fix.
+func (f seedsFlag) resolve(s *scenario.Scenario) ([]uint64, error) {
 	if f.count == 0 {
 		return f.list, nil
 	}
+	first := s.Seed
+	if first == 0 {
+		first = scenario.DefaultSeed
+	}
 	if first > math.MaxUint64-uint64(f.count-1) {
-		return nil, fmt.Errorf("--seeds %d from seed %d: past the largest seed", f.count, first)
+		return nil, usageErrorf("--seeds %d from seed %d: past the largest seed", f.count, first)
 	}
 	seeds := make([]uint64, f.count)
 	for i := range seeds {
@@ -156,13 +161,9 @@ comparison; the others complete and are written, and the command exits 1.`,
 			if err != nil {
 				return err
 			}
-			first := s.Seed
-			if first == 0 {
-				first = scenario.DefaultSeed
-			}
-			list, err := seeds.resolve(first)
+			list, err := seeds.resolve(s)
 			if err != nil {
-				return usageErrorf("%v", err)
+				return err
 			}
 			if out == "" {
 				out = filepath.Join("p4rcm-out", strings.TrimSuffix("experiment-"+s.Name, "-"))

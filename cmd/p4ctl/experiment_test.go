@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/p4rcm/p4rcm/sim/experiment"
+	"github.com/p4rcm/p4rcm/sim/scenario"
 )
 
 // experimentScenario is a 5-host star with a few explicit flows of each
@@ -157,7 +158,7 @@ func TestParseSeeds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := f.resolve(tt.first)
+			got, err := f.resolve(&scenario.Scenario{Seed: tt.first})
 			if err != nil || !slices.Equal(got, tt.want) {
 				t.Errorf("got %v, %v; want %v", got, err, tt.want)
 			}
