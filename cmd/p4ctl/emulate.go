@@ -215,20 +215,13 @@ comparison.json, plots, report.html and a directory per run.`,
 			if err := experiment.Check(spec); err != nil {
 				return usageErrorf("%v", err)
 			}
-			for _, name := range schemes {
-				c, err := s.Clone()
-				if err == nil {
-					err = c.Set("scheme", name)
-				}
-				var cfg sim.Config
-				if err == nil {
-					cfg, err = c.Build()
-				}
-				if err == nil {
-					err = emulate.Check(&cfg, opts)
-				}
-				if err != nil {
-					return usageErrorf("%s: %v", name, err)
+			cfgs, err := buildSchemes(s, schemes)
+			if err != nil {
+				return err
+			}
+			for i := range cfgs {
+				if err := emulate.Check(&cfgs[i], opts); err != nil {
+					return usageErrorf("%s: %v", schemes[i], err)
 				}
 			}
 			if out == "" {

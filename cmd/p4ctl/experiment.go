@@ -177,19 +177,12 @@ comparison; the others complete and are written, and the command exits 1.`,
 			// Each scheme's own parameters (rcm:, say) are checked before
 			// anything runs, so that a bad value writes nothing.
 			// The memory check takes the largest scheme's as every run's.
+			cfgs, err := buildSchemes(s, schemes)
+			if err != nil {
+				return err
+			}
 			var biggest sim.Config
-			for _, name := range schemes {
-				c, err := s.Clone()
-				if err == nil {
-					err = c.Set("scheme", name)
-				}
-				var cfg sim.Config
-				if err == nil {
-					cfg, err = c.Build()
-				}
-				if err != nil {
-					return usageErrorf("%s: %v", name, err)
-				}
+			for _, cfg := range cfgs {
 				if biggest.Topology == nil || sim.EstimateMemory(cfg).Total() > sim.EstimateMemory(biggest).Total() {
 					biggest = cfg
 				}
@@ -228,6 +221,27 @@ comparison; the others complete and are written, and the command exits 1.`,
 	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/experiment-<scenario name>)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON (comparison.json) instead of the table")
 	return cmd
+}
+
+// buildSchemes builds the scenario under each scheme, so that a scheme's
+// own bad parameters (rcm:, say) are a usage error before anything runs.
+func buildSchemes(s *scenario.Scenario, schemes []string) ([]sim.Config, error) {
+	var out []sim.Config
+	for _, name := range schemes {
+		c, err := s.Clone()
+		if err == nil {
+			err = c.Set("scheme", name)
+		}
+		var cfg sim.Config
+		if err == nil {
+			cfg, err = c.Build()
+		}
+		if err != nil {
+			return nil, usageErrorf("%s: %v", name, err)
+		}
+		out = append(out, cfg)
+	}
+	return out, nil
 }
 
 // writeExperiment writes an experiment's results into dir, replacing its
