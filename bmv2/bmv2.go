@@ -196,7 +196,11 @@ type Switch struct {
 func Lookup(name string) (string, error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("bmv2: %s %w (build p4lang/behavioral-model with PI support and put it on the PATH)", name, ErrNotInstalled)
+		how := "build p4lang/behavioral-model with PI support and put it on the PATH"
+		if name == GoSwitchBinary {
+			how = "go install github.com/p4rcm/p4rcm/cmd/p4switch, or go build it and put it on the PATH"
+		}
+		return "", fmt.Errorf("bmv2: %s %w (%s)", name, ErrNotInstalled, how)
 	}
 	return path, nil
 }

@@ -103,6 +103,10 @@ struct metadata_t {
     bit<3>  queue_priority;
     @field_list(FL_HELD)
     bool    low;         /* sent to the low-priority queue by RCC */
+    @field_list(FL_HELD)
+    bool    ticketed;    /* held once: leaves when its ticket is served */
+    @field_list(FL_HELD)
+    bit<32> ticket;
 }
 
 /* The 5-tuple hashed into a flow ID; a CN's flow entries hash the same
@@ -131,6 +135,17 @@ register<bit<32>>(NUM_PORTS) ingress_bytes;
 register<bit<1>>(NUM_PORTS) xoff_sent;
 register<bit<64>>(NUM_PORTS) xoff_sent_ns;
 register<bit<64>>(NUM_PORTS * 8) paused_until_ns;
+/* Packets held for a pause leave in the order they were held: per egress
+ * queue (port * 64 + PFC priority * 8 + TM priority), the next ticket to
+ * give, the ticket that leaves next, and when that last changed (ns). */
+register<bit<32>>(NUM_PORTS * 64) hold_next;
+register<bit<32>>(NUM_PORTS * 64) hold_serve;
+register<bit<64>>(NUM_PORTS * 64) hold_moved_ns;
+/* How long a held queue waits for its next ticket before it gives up on
+ * it (lost on the way round: the recirculation queue was full) and lets
+ * the next packet that comes round leave: 100 ms, well past a trip round
+ * the recirculation port of a full queue at the rates BMv2 runs. */
+#define HOLD_SKIP_NS 100000000
 /* RCM, per port: CRD's sample counter, last sampled queue and quantised
  * F_b; the F_br a CN brought and until when it holds; the CAM and its
  * write pointer; RCC's window counters and the bytes in the low queue;
@@ -788,10 +803,59 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
 
         /* PFC: packets of a priority the neighbour paused on this port
          * are held; they go round through the recirculation port until
-         * the pause ends. Other priorities pass. */
+         * the pause ends. Other priorities pass. A RoCE receiver answers
+         * a packet out of order with a NAK and go-back-N, so held packets
+         * keep their order: each takes a ticket for its queue the first
+         * time it is held; while tickets are out, every packet of the
+         * queue takes one and goes round, and only the next ticket
+         * leaves. The wait for a ticket counts only unpaused time; past
+         * HOLD_SKIP_NS the ticket is taken as lost, the packet that came
+         * round leaves, and any older ones leave when they come. */
         bit<64> until;
         paused_until_ns.read(until, (bit<32>)egress * 8 + (bit<32>)meta.pfc_class);
-        if ((bit<64>)standard_metadata.egress_global_timestamp * 1000 < until) {
+        bit<64> now = (bit<64>)standard_metadata.egress_global_timestamp * 1000;
+        bool paused = now < until;
+        bool hold = false;
+        bit<32> hq = ((bit<32>)egress * 8 + (bit<32>)meta.pfc_class) * 8 + (bit<32>)meta.queue_priority;
+        @atomic {
+            bit<32> next;
+            bit<32> serve;
+            bit<64> moved;
+            hold_next.read(next, hq);
+            hold_serve.read(serve, hq);
+            hold_moved_ns.read(moved, hq);
+            if (!meta.ticketed) {
+                if (paused || next != serve) {
+                    hold = true;
+                    meta.ticketed = true;
+                    meta.ticket = next;
+                    if (next == serve) {
+                        moved = now;
+                    }
+                    next = next + 1;
+                }
+            } else {
+                bit<32> ahead = meta.ticket - serve;
+                if (paused) {
+                    hold = true;
+                    moved = now;
+                } else if (ahead == 0) {
+                    serve = serve + 1;
+                    moved = now;
+                } else if (ahead[31:31] == 1) {
+                    /* Older than the one served: its turn was skipped. */
+                } else if (now - moved > HOLD_SKIP_NS) {
+                    serve = meta.ticket + 1;
+                    moved = now;
+                } else {
+                    hold = true;
+                }
+            }
+            hold_next.write(hq, next);
+            hold_serve.write(hq, serve);
+            hold_moved_ns.write(hq, moved);
+        }
+        if (hold) {
             meta.held_port = egress;
             held.count((bit<32>)egress);
             recirculate_preserving_field_list(FL_HELD);

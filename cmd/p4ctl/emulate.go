@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/p4rcm/p4rcm/agent"
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/buffercalc"
 	"github.com/p4rcm/p4rcm/emulate"
@@ -107,11 +108,22 @@ created.`,
 			if err := report.WriteSummaryText(w, sum); err != nil {
 				return err
 			}
-			var sent, recv, retx, pauses int64
+			var tot agent.Stats
 			for _, a := range res.Agents {
-				sent, recv, retx, pauses = sent+a.DataSent, recv+a.DataReceived, retx+a.Retransmits, pauses+a.Pauses
+				tot.DataSent += a.DataSent
+				tot.DataReceived += a.DataReceived
+				tot.Retransmits += a.Retransmits
+				tot.NAKsSent += a.NAKsSent
+				tot.Timeouts += a.Timeouts
+				tot.Pauses += a.Pauses
 			}
-			fmt.Fprintf(w, "agents: %d data packets sent (%d again), %d received, %d PAUSEs honoured\n", sent, retx, recv, pauses)
+			fmt.Fprintf(w, "agents: %d data packets sent (%d again, after %d NAKs and %d timeouts), %d received, %d PAUSEs honoured\n",
+				tot.DataSent, tot.Retransmits, tot.NAKsSent, tot.Timeouts, tot.DataReceived, tot.Pauses)
+			var switchCPU time.Duration
+			for _, c := range res.SwitchCPU {
+				switchCPU += c
+			}
+			fmt.Fprintf(w, "CPU: switches %.2f s, agents %.2f s, in %.2f s of traffic\n", switchCPU.Seconds(), res.AgentsCPU.Seconds(), res.Wall.Seconds())
 			fmt.Fprintf(w, "wall time %.1f s (traffic %.1f s); results in %s (%s)\n", time.Since(start).Seconds(), res.Wall.Seconds(), out, strings.Join(baseNames(files), ", "))
 			if res.Results.Completed < len(cfg.Flows) {
 				return fmt.Errorf("%d of %d flows did not complete within the run (--timeout %v after the last start)", len(cfg.Flows)-res.Results.Completed, len(cfg.Flows), e.timeout)
