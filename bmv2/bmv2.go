@@ -334,6 +334,26 @@ func (s *Switch) SetQueueRate(port, pps int) error {
 	return s.tm(fmt.Sprintf("set_queue_rate %d %d", pps, port))
 }
 
+// SetPortRate makes port a link of bps bits per second shared by its
+// priority queues (p4switch's set_port_rate). Only the Go target has it:
+// BMv2's queue rates count packets, one rate per priority queue.
+func (s *Switch) SetPortRate(port int, bps float64) error {
+	if s.cfg.Target != TargetGo {
+		return fmt.Errorf("bmv2 %s: port rates in bits per second are the Go target's; BMv2 paces each queue in packets (SetQueueRate)", s.cfg.Name)
+	}
+	return s.tm(fmt.Sprintf("set_port_rate %.0f %d", bps, port))
+}
+
+// SetRecirculationRate bounds how many recirculated packets per second
+// come back to ingress (p4switch's set_recirculation_rate; the Go
+// target only: BMv2 recirculates as fast as it runs).
+func (s *Switch) SetRecirculationRate(pps float64) error {
+	if s.cfg.Target != TargetGo {
+		return fmt.Errorf("bmv2 %s: a recirculation rate is the Go target's; BMv2 has none", s.cfg.Name)
+	}
+	return s.tm(fmt.Sprintf("set_recirculation_rate %.0f", pps))
+}
+
 // SetQueueDepth sets the depth of port's egress queues, packets
 // (simple_switch_CLI set_queue_depth).
 func (s *Switch) SetQueueDepth(port, packets int) error {

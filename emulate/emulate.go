@@ -170,6 +170,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.PriorityQueues = priorityQueues(o.Target)
 	intents, err := f.Plan(&scaled)
 	if err != nil {
 		return nil, err
@@ -288,7 +289,8 @@ func (e *emulation) build(ctx context.Context) error {
 			return err
 		}
 		c := bmv2.Config{Name: name, DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
-			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, LogDir: e.o.LogDir}
+			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, LogDir: e.o.LogDir,
+			PriorityQueues: e.f.PriorityQueues}
 		if e.o.LogDir != "" {
 			c.PcapDir = filepath.Join(e.o.LogDir, name+"-pcap")
 		}
@@ -298,19 +300,51 @@ func (e *emulation) build(ctx context.Context) error {
 		}
 		e.switches[name] = s
 		depth := queueDepth(e.cfg, frame)
+		fastest := 0.0
 		for i := range adj[sw] {
 			rate := t.Links[adj[sw][i].Link].Rate
+			fastest = max(fastest, rate)
 			port := int(e.f.Ports[sw][i])
-			if err := s.SetQueueRate(port, max(1, int(math.Round(rate/8/float64(frame))))); err != nil {
+			if e.o.Target == bmv2.TargetGo {
+				err = s.SetPortRate(port, rate)
+			} else {
+				err = s.SetQueueRate(port, max(1, int(math.Round(rate/8/float64(frame)))))
+			}
+			if err != nil {
 				return err
 			}
 			if err := s.SetQueueDepth(port, depth); err != nil {
 				return err
 			}
 		}
+		if e.o.Target == bmv2.TargetGo {
+			// Packets held for a pause go round at twice the rate full
+			// frames leave the fastest port (on BMv2 the queue rates
+			// pace them; the Go target's links do not charge a held
+			// packet): bounded, so that a pause costs the switch a
+			// bounded share of its core, and fast enough that a full
+			// recirculation queue (1,024 packets) goes round well within
+			// rcm.p4's HOLD_SKIP_NS.
+			if err := s.SetRecirculationRate(math.Round(2 * fastest / 8 / float64(frame))); err != nil {
+				return err
+			}
+		}
 		e.logf("switch %s (PID %d): %d ports", name, s.PID(), len(ports))
 	}
 	return nil
+}
+
+// priorityQueues is how many strict-priority queues per port the
+// emulation's switches get. The Go target's ports are links shared by
+// their queues (SetPortRate), so RCC's low queue works as the model's
+// window. BMv2 paces each priority queue on its own, in packets: two
+// queues would double a port's rate whenever both hold packets, so BMv2
+// gets one and RCC only counts there.
+func priorityQueues(t bmv2.Target) int {
+	if t == bmv2.TargetGo {
+		return 2
+	}
+	return 1
 }
 
 // queueDepth is the switches' egress queue depth, packets. Without PFC

@@ -34,6 +34,12 @@ type Fabric struct {
 	// HostIP and HostMAC are each host's addresses, by node ID.
 	HostIP  map[int]net.IP
 	HostMAC map[int]net.HardwareAddr
+	// PriorityQueues is how many strict-priority queues the switches
+	// have per port (their --priority-queues; 0 or 1: one). With two or
+	// more, RCC sends harmful packets past W_c to queue 0 and all else to
+	// queue 1, the model's work-conserving window; with one, RCC only
+	// counts them.
+	PriorityQueues int
 }
 
 // HostIP is a simulator host's address: 10.0.0.0 plus its node ID plus 1.

@@ -224,7 +224,11 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 	}
 
 	if r := cfg.RCM; r != nil {
-		e, err := settings.RCMFromModel(*r, link.Rate, p.frame).Entry(port)
+		rs := settings.RCMFromModel(*r, link.Rate, p.frame)
+		if p.f.PriorityQueues >= 2 {
+			rs.High, rs.Low = 1, 0
+		}
+		e, err := rs.Entry(port)
 		if err != nil {
 			return nil, fmt.Errorf("RCM: %w", err)
 		}

@@ -118,7 +118,20 @@ func TestPlanTriangle(t *testing.T) {
 	if len(in.Clones) != 3 || in.Clones[1] != (Clone{Session: 3, Port: 2}) {
 		t.Errorf("clones %v, want sessions 2, 3, 4 to ports 1, 2, 3", in.Clones)
 	}
-	find(t, in, p4.TableRCMConfig, u16(3))
+	rcc := find(t, in, p4.TableRCMConfig, u16(3))
+	if param(rcc, "high_priority") != 0 || param(rcc, "low_priority") != 0 {
+		t.Errorf("RCM with one queue per port: queues %d and %d, want 0 and 0 (RCC counts only)", param(rcc, "high_priority"), param(rcc, "low_priority"))
+	}
+	// Switches with priority queues: RCC's held packets go to queue 0,
+	// the rest to queue 1.
+	f.PriorityQueues = 2
+	if intents, err = f.Plan(cfg); err != nil {
+		t.Fatal(err)
+	}
+	rcc = find(t, intents[0], p4.TableRCMConfig, u16(3))
+	if param(rcc, "high_priority") != 1 || param(rcc, "low_priority") != 0 {
+		t.Errorf("RCM with two queues per port: queues %d and %d, want 1 and 0", param(rcc, "high_priority"), param(rcc, "low_priority"))
+	}
 }
 
 // A k=4 fat tree: an edge switch reaches hosts of other pods through an

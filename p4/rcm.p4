@@ -102,7 +102,9 @@ struct metadata_t {
     @field_list(FL_HELD)
     bit<3>  queue_priority;
     @field_list(FL_HELD)
-    bool    low;         /* sent to the low-priority queue by RCC */
+    bool    low;         /* sent to the low-priority queue */
+    @field_list(FL_HELD)
+    bit<32> low_slot;    /* its flow's slot in low_flow_bytes */
     @field_list(FL_HELD)
     bool    ticketed;    /* held once: leaves when its ticket is served */
     @field_list(FL_HELD)
@@ -141,11 +143,13 @@ register<bit<64>>(NUM_PORTS * 8) paused_until_ns;
 register<bit<32>>(NUM_PORTS * 64) hold_next;
 register<bit<32>>(NUM_PORTS * 64) hold_serve;
 register<bit<64>>(NUM_PORTS * 64) hold_moved_ns;
-/* How long a held queue waits for its next ticket before it gives up on
- * it (lost on the way round: the recirculation queue was full) and lets
- * the next packet that comes round leave: 100 ms, well past a trip round
- * the recirculation port of a full queue at the rates BMv2 runs. */
-#define HOLD_SKIP_NS 100000000
+/* How long a held queue waits for its next ticket, pauses aside, before
+ * it gives up on it (lost on the way round: the recirculation queue was
+ * full) and lets the next packet that comes round leave: 1 s, longer
+ * than 1,024 held packets (a full recirculation queue) take to go round
+ * at the rates BMv2 and the emulations pace them, so that a slow trip is
+ * never taken for a loss (which would reorder the queue). */
+#define HOLD_SKIP_NS 1000000000
 /* RCM, per port: CRD's sample counter, last sampled queue and quantised
  * F_b; the F_br a CN brought and until when it holds; the CAM and its
  * write pointer; RCC's window counters and the bytes in the low queue;
@@ -160,6 +164,11 @@ register<bit<8>>(NUM_PORTS) cam_ptr;
 register<bit<32>>(NUM_PORTS) window_sent;
 register<bit<32>>(NUM_PORTS) window_harmful;
 register<bit<32>>(NUM_PORTS) low_bytes;
+/* Bytes each flow has in low-priority queues (by the flow ID's low bits,
+ * LOW_SLOTS of them): a flow with packets there sends the rest there too,
+ * so that it stays in order when it stops being harmful or RCC ends. */
+#define LOW_SLOTS 1024
+register<bit<32>>(LOW_SLOTS) low_flow_bytes;
 register<bit<64>>(NUM_PORTS) cn_next_ns;
 /* SAR: when a flow slot last saw a packet, and the member it is pinned
  * to (offset + 1; 0: the hash's). */
@@ -426,19 +435,11 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         meta.now_ns = (bit<64>)standard_metadata.ingress_global_timestamp * 1000;
 
         /* A packet held for a paused port comes back here: it goes to
-         * the same queue again, already routed. */
+         * the same queue again, already routed. It never left the
+         * queue's byte counts. */
         if (standard_metadata.instance_type == INSTANCE_RECIRC) {
             standard_metadata.egress_spec = meta.held_port;
             standard_metadata.priority = meta.queue_priority;
-            @atomic {
-                bit<32> q;
-                queue_bytes.read(q, (bit<32>)meta.held_port);
-                queue_bytes.write((bit<32>)meta.held_port, q + standard_metadata.packet_length);
-                if (meta.low) {
-                    low_bytes.read(q, (bit<32>)meta.held_port);
-                    low_bytes.write((bit<32>)meta.held_port, q + standard_metadata.packet_length);
-                }
-            }
             return;
         }
 
@@ -640,6 +641,25 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                     window_harmful.write((bit<32>)egress, harm);
                 }
             }
+            /* A flow with packets in the low queue sends the rest after
+             * them, harmful or not, in RCC or not: a RoCE receiver takes
+             * a packet out of order for a loss. */
+            meta.low_slot = meta.flow_id & (LOW_SLOTS - 1);
+            @atomic {
+                bit<32> mine;
+                low_flow_bytes.read(mine, meta.low_slot);
+                if (!meta.low && mine != 0) {
+                    meta.low = true;
+                    standard_metadata.priority = meta.low_priority;
+                    bit<32> waiting;
+                    low_bytes.read(waiting, (bit<32>)egress);
+                    low_bytes.write((bit<32>)egress, waiting + len);
+                    window_holds.count((bit<32>)egress);
+                }
+                if (meta.low) {
+                    low_flow_bytes.write(meta.low_slot, mine + len);
+                }
+            }
         }
         meta.queue_priority = standard_metadata.priority;
 
@@ -790,16 +810,6 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
 
         port_t egress = standard_metadata.egress_port;
         bit<32> len = standard_metadata.packet_length;
-        bit<32> q;
-        @atomic {
-            queue_bytes.read(q, (bit<32>)egress);
-            queue_bytes.write((bit<32>)egress, q > len ? q - len : 0);
-            if (meta.low) {
-                bit<32> waiting;
-                low_bytes.read(waiting, (bit<32>)egress);
-                low_bytes.write((bit<32>)egress, waiting > len ? waiting - len : 0);
-            }
-        }
 
         /* PFC: packets of a priority the neighbour paused on this port
          * are held; they go round through the recirculation port until
@@ -860,6 +870,23 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
             held.count((bit<32>)egress);
             recirculate_preserving_field_list(FL_HELD);
             return;
+        }
+
+        /* The packet leaves its queue. A held one stayed in the byte
+         * counts while it went round, as in a paused queue: RCC's low
+         * queue in particular, so that a harmful flow's later packets
+         * follow its held ones there and stay in order. */
+        bit<32> q;
+        @atomic {
+            queue_bytes.read(q, (bit<32>)egress);
+            queue_bytes.write((bit<32>)egress, q > len ? q - len : 0);
+            if (meta.low) {
+                bit<32> waiting;
+                low_bytes.read(waiting, (bit<32>)egress);
+                low_bytes.write((bit<32>)egress, waiting > len ? waiting - len : 0);
+                low_flow_bytes.read(waiting, meta.low_slot);
+                low_flow_bytes.write(meta.low_slot, waiting > len ? waiting - len : 0);
+            }
         }
 
         /* The packet leaves its ingress port's account; below XON the

@@ -117,6 +117,7 @@ type Switch struct {
 	rr           int
 	defaultDepth int
 	defaultRate  float64
+	defaultLine  float64 // SetPortRate for every port
 	kick         chan struct{}
 }
 
@@ -607,7 +608,10 @@ func (sw *Switch) enqueue(p *packet, port int) {
 	sw.queue = append(sw.queue, queued{p: p, port: port, prio: prio})
 }
 
-func (sw *Switch) runEgress(p *packet, port, prio int, emit Emit) {
+// runEgress runs p through egress and hands the frame to emit; it
+// returns the frame's length, 0 when nothing went out on the port
+// (dropped or recirculated).
+func (sw *Switch) runEgress(p *packet, port, prio int, emit Emit) int {
 	std := &sw.l.std
 	now := sw.now()
 	sw.set(p, std.egressTimestamp, now)
@@ -639,7 +643,7 @@ func (sw *Switch) runEgress(p *packet, port, prio int, emit Emit) {
 	}
 	if int(p.f[std.egressSpec]) == DropPort {
 		sw.put(p)
-		return
+		return 0
 	}
 	sw.deparser.run(p, sw.l)
 	if p.recircList != 0 {
@@ -661,14 +665,16 @@ func (sw *Switch) runEgress(p *packet, port, prio int, emit Emit) {
 				sw.put(c)
 			}
 			sw.put(p)
-			return
+			return 0
 		}
 		sw.input = append(sw.input, c)
 		sw.put(p)
-		return
+		return 0
 	}
+	n := len(p.out)
 	emit(port, p.out)
 	sw.put(p)
+	return n
 }
 
 func (sw *Switch) digest(p *packet, id int) {

@@ -79,13 +79,28 @@ type egressPort struct {
 	port   int
 	queues []queue
 	drops  uint64
+	// lineRate, when above 0, is the port's link in bits per second,
+	// shared by its queues; free is when the link has sent the last
+	// frame given to it.
+	lineRate float64
+	free     time.Duration
+}
+
+// LineOverhead is what a frame costs a port's link beyond the bytes the
+// pipeline emits: the FCS, the preamble and start delimiter, and the
+// inter-frame gap, which a veth does not carry but a link's rate counts.
+const LineOverhead = 4 + 8 + 12
+
+// lineTime is how long n bytes take on a link of rate bits per second.
+func lineTime(n int, rate float64) time.Duration {
+	return time.Duration(float64(n+LineOverhead) * 8 / rate * float64(time.Second))
 }
 
 func (sw *Switch) egressPort(port int) *egressPort {
 	if ep := sw.ports[port]; ep != nil {
 		return ep
 	}
-	ep := &egressPort{port: port, queues: make([]queue, sw.cfg.PriorityQueues)}
+	ep := &egressPort{port: port, queues: make([]queue, sw.cfg.PriorityQueues), lineRate: sw.defaultLine}
 	for i := range ep.queues {
 		ep.queues[i].depth = sw.defaultDepth
 		ep.queues[i].setRate(sw.defaultRate) // checked when it was set
@@ -129,6 +144,31 @@ func (sw *Switch) SetQueueRate(port, prio int, pps float64) error {
 	return nil
 }
 
+// SetPortRate makes an egress port a link of bps bits per second shared
+// by its priority queues, as a real switch's port: a frame occupies the
+// link for its length plus LineOverhead, and no queue sends while it is
+// busy; the highest priority with a packet due goes next. A frame the
+// pipeline drops or recirculates takes no link time. Queue rates
+// (SetQueueRate) still apply on top. 0 removes the link; port -1 sets
+// every port, now and later. BMv2 has no such setting: its queue rates
+// count packets, and each priority queue has its own.
+func (sw *Switch) SetPortRate(port int, bps float64) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if bps < 0 || math.IsNaN(bps) || math.IsInf(bps, 0) {
+		return fmt.Errorf("port rate %v: want bits per second, 0 for no limit", bps)
+	}
+	ports := []int{port}
+	if port == -1 {
+		sw.defaultLine = bps
+		ports = sw.portOrder
+	}
+	for _, p := range ports {
+		sw.egressPort(p).lineRate = bps
+	}
+	return nil
+}
+
 // SetQueueDepth sets the capacity of an egress port's queues, in packets
 // (simple_switch_CLI set_queue_depth): prio -1 for all of them; port -1
 // for every port, now and later.
@@ -165,7 +205,10 @@ func (sw *Switch) SetQueueDepth(port, prio, packets int) error {
 func (sw *Switch) SetRecirculationRate(pps float64) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	return sw.recirc.setRate(pps)
+	if err := sw.recirc.setRate(pps); err != nil {
+		return fmt.Errorf("recirculation rate %v: want packets per second, 0 for no limit", pps)
+	}
+	return nil
 }
 
 // RecirculationDrops is how many recirculated packets found the
@@ -316,6 +359,10 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 		// Round robin over the ports, so that low port numbers do not
 		// go first every time.
 		ep := sw.ports[sw.portOrder[(sw.rr+k)%n]]
+		if ep.lineRate > 0 && ep.free > now {
+			wait = min(wait, ep.free-now)
+			continue
+		}
 		for prio := len(ep.queues) - 1; prio >= 0; prio-- {
 			q := &ep.queues[prio]
 			if q.n == 0 {
@@ -327,10 +374,16 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 				wait = min(wait, d-now)
 				continue
 			}
+			due := q.due()
 			p := q.pop()
 			sw.set(p, sw.l.std.deqQdepth, uint64(q.n))
 			sw.rr = (sw.rr + k + 1) % n
-			sw.runEgress(p, ep.port, prio, emit)
+			if sent := sw.runEgress(p, ep.port, prio, emit); sent > 0 && ep.lineRate > 0 {
+				// The link's own clock: a serve loop that woke late
+				// sends what the link would have sent meanwhile, back
+				// to back, so lateness costs no capacity.
+				ep.free = max(ep.free, due) + lineTime(sent, ep.lineRate)
+			}
 			return 0
 		}
 	}

@@ -52,3 +52,71 @@ func TestQueueRateAndDepth(t *testing.T) {
 		t.Error("Process on a live switch: no error")
 	}
 }
+
+// cmdFrame is a frame for externs.p4: its command byte and argument,
+// and pad bytes of payload.
+func cmdFrame(cmd, arg byte, pad int) []byte {
+	f := []byte{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xb6, cmd, arg, 0, 0, 0, 0, 0, 0}
+	return append(f, make([]byte, pad)...)
+}
+
+// TestPortRate makes port 2 a 1 Mb/s link over two priority queues: of
+// frames queued at once, the high queue's leave first, every frame
+// leaves when the link has sent the one before (its bytes and
+// LineOverhead, whatever its queue), and a frame egress drops takes no
+// link time.
+func TestPortRate(t *testing.T) {
+	var now time.Duration
+	sw, err := Load("../p4/testdata/build/externs.json", Config{PriorityQueues: 2, Clock: func() time.Duration { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.SetPortRate(2, 1e6); err != nil {
+		t.Fatal(err)
+	}
+	in := [][]byte{
+		cmdFrame(12, 0, 1000), // low
+		cmdFrame(15, 0, 1000), // low, dropped in egress
+		cmdFrame(12, 0, 100),  // low
+		cmdFrame(12, 1, 500),  // high
+		cmdFrame(12, 1, 60),   // high
+	}
+	for _, f := range in {
+		if err := sw.Receive(1, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type out struct {
+		at  time.Duration
+		len int
+		pad int
+	}
+	var got []out
+	// Out: the command frame (22 bytes), the padding, and the 18-byte
+	// header egress adds.
+	emit := func(port int, f []byte) { got = append(got, out{now, len(f), len(f) - 22 - 18}) }
+	const step = 10 * time.Microsecond
+	for now = 0; now <= 50*time.Millisecond; now += step {
+		for sw.serveReady(emit) == 0 {
+		}
+	}
+	wantPad := []int{500, 60, 1000, 100}
+	if len(got) != len(wantPad) {
+		t.Fatalf("%d frames sent, want %d: %+v", len(got), len(wantPad), got)
+	}
+	var link time.Duration // when the link is free, by its own clock
+	for i, g := range got {
+		if g.pad != wantPad[i] {
+			t.Errorf("frame %d: %d bytes of padding, want %d (high queue first, the dropped frame never)", i, g.pad, wantPad[i])
+		}
+		// The serve loop runs every step, so a frame leaves in the step
+		// the link frees up; the link's clock does not drift by it.
+		if g.at < link || g.at >= link+step {
+			t.Errorf("frame %d left at %v, want in [%v, %v)", i, g.at, link, link+step)
+		}
+		link += time.Duration(float64(g.len+LineOverhead) * 8 / 1e6 * float64(time.Second))
+	}
+	if err := sw.SetPortRate(2, -1); err == nil {
+		t.Error("a negative port rate: no error")
+	}
+}

@@ -41,6 +41,8 @@ type options struct {
 	noP4       bool
 	entries    string
 	queueRate  []string
+	portRate   []string
+	recircRate float64
 	queueDepth []string
 	seed       uint64
 	busyPoll   bool
@@ -110,10 +112,12 @@ the p4lang tutorials (--entries).`,
 	f.BoolVar(&o.noP4, "no-p4", false, "start without a program, for the controller to push one over P4Runtime")
 	f.StringVar(&o.entries, "entries", "", "table entries, multicast groups and clone sessions from a tutorials-style runtime JSON `FILE`")
 	f.StringArrayVar(&o.queueRate, "queue-rate", nil, "egress rate in packets per second: `PPS` for every port or PORT:PPS (repeatable), as set_queue_rate")
+	f.StringArrayVar(&o.portRate, "port-rate", nil, "make egress ports links of `BPS` bits per second shared by their priority queues (a frame's bytes plus 24 for FCS, preamble and gap): BPS for every port or PORT:BPS (repeatable); the Go target's own, BMv2's queue rates count packets")
+	f.Float64Var(&o.recircRate, "recirculation-rate", 0, "recirculated packets per second back to ingress (0: as fast as the switch runs)")
 	f.StringArrayVar(&o.queueDepth, "queue-depth", nil, "egress queue depth in packets: `N` for every port or PORT:N (repeatable), as set_queue_depth")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the program's random()")
 	f.BoolVar(&o.busyPoll, "busy-poll", false, "poll the ports without sleeping: a core per receiving port for the lowest latency")
-	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth and mirroring_add while running, one per line, on the Unix socket `PATH`")
+	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth, set_port_rate, set_recirculation_rate and mirroring_add while running, one per line, on the Unix socket `PATH`")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage("%v; see 'p4switch --help'", err) })
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)

@@ -22,7 +22,10 @@ import (
 //	mirroring_add <session> <port>
 //
 // so that rates and depths change while the switch runs, as on BMv2 with
-// its CLI (p4switch serves no Thrift).
+// its CLI (p4switch serves no Thrift), and two of the Go target's own:
+//
+//	set_port_rate <bits per second> [<port>]
+//	set_recirculation_rate <pps>
 type control struct {
 	dp  *datapath
 	ln  net.Listener
@@ -123,6 +126,32 @@ func (c *control) run(line string) error {
 			return err
 		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueDepth(port, prio, depth[0]) })
+	case "set_port_rate":
+		if len(f) < 2 || len(f) > 3 {
+			return fmt.Errorf("usage: set_port_rate <bits per second> [<port>]")
+		}
+		bps, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a rate in bits per second", f[1])
+		}
+		port := -1
+		if len(f) == 3 {
+			p, err := ints(f[2:])
+			if err != nil {
+				return err
+			}
+			port = p[0]
+		}
+		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetPortRate(port, bps) })
+	case "set_recirculation_rate":
+		if len(f) != 2 {
+			return fmt.Errorf("usage: set_recirculation_rate <pps>")
+		}
+		pps, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a rate in packets per second", f[1])
+		}
+		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetRecirculationRate(pps) })
 	case "mirroring_add":
 		n, err := ints(f[1:])
 		if err != nil || len(n) != 2 {
@@ -134,5 +163,5 @@ func (c *control) run(line string) error {
 		}
 		return sw.SetMirror(n[0], n[1])
 	}
-	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth and mirroring_add", f[0])
+	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth, set_port_rate, set_recirculation_rate and mirroring_add", f[0])
 }

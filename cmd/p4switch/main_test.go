@@ -161,7 +161,9 @@ func TestControlSocket(t *testing.T) {
 		t.Fatalf("no control socket: %s", stderr.String())
 	}
 	replies := bufio.NewScanner(conn)
-	for cmd, want := range map[string]string{"set_queue_depth 1 2": "ok", "set_queue_rate 10 2": "ok", "table_add x": "error: unknown command"} {
+	for cmd, want := range map[string]string{"set_queue_depth 1 2": "ok", "set_queue_rate 10 2": "ok", "table_add x": "error: unknown command",
+		"set_port_rate 1e6 2": "ok", "set_port_rate fast": "error: \"fast\" is not a rate", "set_recirculation_rate 1000": "ok",
+		"set_recirculation_rate -1": "error: recirculation rate"} {
 		fmt.Fprintln(conn, cmd)
 		if !replies.Scan() || !strings.HasPrefix(replies.Text(), want) {
 			t.Errorf("%s: %q, want %s", cmd, replies.Text(), want)

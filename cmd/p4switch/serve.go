@@ -109,6 +109,19 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueRate(p, -1, v) })
 	}
+	for _, s := range o.portRate {
+		p, v, err := portSetting("port-rate", s)
+		if err != nil {
+			return err
+		}
+		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetPortRate(p, v) })
+	}
+	if o.recircRate < 0 {
+		return usage("--recirculation-rate %v: want packets per second, 0 or more", o.recircRate)
+	}
+	if o.recircRate > 0 {
+		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetRecirculationRate(o.recircRate) })
+	}
 	for _, s := range o.queueDepth {
 		p, v, err := portSetting("queue-depth", s)
 		if err != nil {
