@@ -2,7 +2,8 @@
 // one Agent per host sends its flows as RoCEv2 frames on a raw socket,
 // each paced by DCQCN's reaction point (dcqcn.RP) in wall-clock time, and
 // receives the flows sent to it, acknowledging them and returning CNPs
-// through DCQCN's notification point (dcqcn.NP). It honours 802.1Qbb
+// through DCQCN's notification point (dcqcn.NP). Instead of DCQCN it may
+// run LDCP's window sender and receiver (ldcp.Sender, ldcp.Receiver). It honours 802.1Qbb
 // PAUSE for the priority its data uses and recovers losses by go-back-N
 // (a NAK at the first gap, a timeout otherwise), so it runs with PFC on or
 // off.
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/roce"
 	"github.com/p4rcm/p4rcm/sim/workload"
 )
@@ -57,9 +59,25 @@ type Config struct {
 	// ControlDSCP (48 if 0: priority 6), which the data's PAUSEs do not
 	// hold.
 	DSCP, ControlDSCP uint8
-	// DCQCN is the congestion control; nil sends every flow at line rate
-	// (PFC alone).
+	// DCQCN and LDCP are the congestion controls, at most one of them
+	// set; with neither every flow goes at line rate (PFC alone).
+	//
+	// DCQCN paces each flow by DCQCN's reaction point, and the receiver
+	// returns CNPs for CE-marked packets.
+	//
+	// LDCP runs the draft's window sender per flow (ldcp.Sender): a packet
+	// goes when the window lets it, at line rate, below one packet by the
+	// RTT/cw timer; a flow starts with an initial window of IW BDPs whose
+	// first packets go out Not-ECT. Receivers answer per ldcp.Receiver
+	// (m = AckEvery of LDCP, not Config.AckEvery), echoing CE in the ACK's
+	// BTH BECN bit; no CNPs. Its time settings must be for LineRate
+	// (ScaleLDCP).
 	DCQCN *dcqcn.Params
+	LDCP  *ldcp.Params
+	// BaseRTT is the unloaded round trip to a destination host, for LDCP:
+	// with LineRate, the path's BDP (so the initial window) and the
+	// sub-packet timer's RTT. Required with LDCP.
+	BaseRTT func(dst int) time.Duration
 	// AckEvery is how many in-order packets one ACK covers at most (1 if
 	// 0); a flow's last packet and a packet asking for one are always
 	// acknowledged at once.
@@ -174,6 +192,17 @@ func New(cfg Config, port Port, flows []workload.Flow) (*Agent, error) {
 			return nil, fmt.Errorf("agent: host %d: %w", cfg.Host, err)
 		}
 	}
+	if cfg.LDCP != nil {
+		switch {
+		case cfg.DCQCN != nil:
+			return nil, fmt.Errorf("agent: host %d: both DCQCN and LDCP set (Config.DCQCN, Config.LDCP): choose one", cfg.Host)
+		case cfg.BaseRTT == nil:
+			return nil, fmt.Errorf("agent: host %d: LDCP without a base RTT (Config.BaseRTT)", cfg.Host)
+		}
+		if err := cfg.LDCP.Validate(); err != nil {
+			return nil, fmt.Errorf("agent: host %d: %w", cfg.Host, err)
+		}
+	}
 	a := &Agent{cfg: cfg, port: port, mtu: cfg.MTU, prio: int(cfg.DSCP >> 3),
 		byQP: map[uint32]*sendFlow{}, recv: map[recvKey]*recvFlow{},
 		pausedFrom: -1, wake: make(chan struct{}, 1)}
@@ -229,7 +258,9 @@ func (a *Agent) Unfinished() []Result {
 		}
 		r := f.res
 		r.Delivered = min(int64(f.una)*int64(a.mtu), f.size)
-		r.RateCuts = f.rp.Cuts
+		if a.cfg.DCQCN != nil {
+			r.RateCuts = f.rp.Cuts
+		}
 		out = append(out, r)
 	}
 	return out

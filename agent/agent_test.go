@@ -12,6 +12,7 @@ import (
 
 	"github.com/p4rcm/p4rcm/afpacket"
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/roce"
 	"github.com/p4rcm/p4rcm/sim/workload"
@@ -45,6 +46,12 @@ type rig struct {
 }
 
 func newRig(t *testing.T, cc *dcqcn.Params, flows []workload.Flow, alt alter) *rig {
+	t.Helper()
+	return newRigWith(t, func(c *Config) { c.DCQCN = cc }, flows, alt)
+}
+
+// newRigWith is newRig with each agent's Config changed by set.
+func newRigWith(t *testing.T, set func(*Config), flows []workload.Flow, alt alter) *rig {
 	t.Helper()
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
@@ -80,8 +87,9 @@ func newRig(t *testing.T, cc *dcqcn.Params, flows []workload.Flow, alt alter) *r
 	for i := range 2 {
 		var err error
 		cfg := Config{Host: i, MAC: macs[i], IP: addrs[i], Gateway: gateway, Addr: addr,
-			LineRate: testRate, DSCP: 26, DCQCN: cc, RTO: 200 * time.Millisecond, Epoch: epoch,
+			LineRate: testRate, DSCP: 26, RTO: 200 * time.Millisecond, Epoch: epoch,
 			OnDone: func(res Result) { r.results <- res }}
+		set(&cfg)
 		if r.agents[i], err = New(cfg, hostPorts[i], flows); err != nil {
 			t.Fatal(err)
 		}
@@ -423,6 +431,15 @@ func TestNewRefuses(t *testing.T) {
 		"unknown host":    {func(*Config) {}, workload.Flow{ID: 1, Dst: 9, Size: 1}},
 		"empty flow":      {func(*Config) {}, workload.Flow{ID: 1, Dst: 1}},
 		"ID past 24 bits": {func(*Config) {}, workload.Flow{ID: 1 << 24, Dst: 1, Size: 1}},
+		"DCQCN and LDCP": {func(c *Config) {
+			d, l := dcqcn.Mellanox(), ldcp.Draft()
+			c.DCQCN, c.LDCP, c.BaseRTT = &d, &l, func(int) time.Duration { return time.Millisecond }
+		}, workload.Flow{ID: 1, Dst: 1, Size: 1}},
+		"LDCP without a base RTT": {func(c *Config) { l := ldcp.Draft(); c.LDCP = &l }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
+		"LDCP, base RTT 0": {func(c *Config) {
+			l := ldcp.Draft()
+			c.LDCP, c.BaseRTT = &l, func(int) time.Duration { return 0 }
+		}, workload.Flow{ID: 1, Dst: 1, Size: 1}},
 	} {
 		cfg := good
 		c.cfg(&cfg)

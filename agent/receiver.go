@@ -7,6 +7,7 @@ import (
 
 	"github.com/p4rcm/p4rcm/afpacket"
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/roce"
 )
 
@@ -24,6 +25,7 @@ type recvFlow struct {
 	nakSent  bool   // a NAK went out for the current gap
 	sinceAck int    // in-order packets since the last ACK
 	np       dcqcn.NP
+	lr       ldcp.Receiver // with Config.LDCP
 }
 
 // controlLen is the largest control frame (an ACK).
@@ -126,11 +128,18 @@ func (a *Agent) onData(now int64, p *roce.Packet, reply func(*roce.Packet)) {
 	rf := a.recv[k]
 	if rf == nil {
 		rf = &recvFlow{key: k, sport: p.SrcPort}
+		if a.cfg.LDCP != nil {
+			rf.lr = ldcp.NewReceiver(a.cfg.LDCP)
+		}
 		a.recv[k] = rf
 	}
 	if p.ECN == roce.CE {
 		a.stats.Marked++
 		a.onMarked(now, rf, reply)
+	}
+	if a.cfg.LDCP != nil {
+		a.ldcpData(now, rf, p, reply)
+		return
 	}
 	ack := func(syndrome uint8, psn uint32) {
 		r := a.replyTo(rf, roce.OpAck, psn)
@@ -248,15 +257,22 @@ func (a *Agent) onAck(now int64, p *roce.Packet) (Result, bool) {
 			return Result{}, false
 		}
 		// Everything before packet i arrived; go back to it.
+		una := f.una
 		if i > f.una {
 			f.una, f.progress = i, now
 		}
 		f.next = max(min(f.next, i), f.una)
+		if a.cfg.LDCP != nil {
+			a.ldcpAck(f, now, una, i, true, false)
+		}
 		a.kick()
 		return Result{}, false
 	}
 	if i+1 > f.high || i+1 <= f.una {
 		return Result{}, false // stale, or from before a wrap
+	}
+	if a.cfg.LDCP != nil {
+		a.ldcpAck(f, now, f.una, i+1, false, p.BECN)
 	}
 	f.una, f.progress = i+1, now
 	f.next = max(f.next, f.una)
@@ -266,7 +282,9 @@ func (a *Agent) onAck(now int64, p *roce.Packet) (Result, bool) {
 	f.done = true
 	f.res.Finish = time.Duration(now / 1000)
 	f.res.Delivered = f.size
-	f.res.RateCuts = f.rp.Cuts
+	if a.cfg.DCQCN != nil {
+		f.res.RateCuts = f.rp.Cuts
+	}
 	return f.res, true
 }
 

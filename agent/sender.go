@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/roce"
 	"github.com/p4rcm/p4rcm/sim/workload"
 )
@@ -29,6 +30,8 @@ type sendFlow struct {
 	// outstanding.
 	nextAt, progress int64
 	rp               dcqcn.RP
+	lw               ldcp.Sender // LDCP's window, with Config.LDCP
+	mss              int64       // the MTU: a packet's LSN is its index times mss
 	done             bool
 	res              Result
 }
@@ -51,11 +54,20 @@ func (a *Agent) newSendFlow(f workload.Flow) (*sendFlow, error) {
 	// The source port is the flow's ECMP entropy, from the ephemeral range.
 	sport := uint16(49152 + f.ID%16384)
 	sf := &sendFlow{id: f.ID, dst: f.Dst, dstIP: ip4(ip), qp: uint32(f.ID), sport: sport,
-		size: f.Size, packets: uint64(packets), start: f.Start, nextAt: f.Start,
+		size: f.Size, packets: uint64(packets), start: f.Start, nextAt: f.Start, mss: int64(a.mtu),
 		res: Result{ID: f.ID, Src: f.Src, Dst: f.Dst, SrcPort: int(sport), Size: f.Size,
 			Start: time.Duration(f.Start / 1000)}}
 	if a.cfg.DCQCN != nil {
 		sf.rp = dcqcn.NewRP(a.cfg.DCQCN, a.cfg.LineRate)
+	}
+	if a.cfg.LDCP != nil {
+		path, err := a.ldcpPath(f.Dst)
+		if err != nil {
+			return nil, fmt.Errorf("agent: flow %d: %w", f.ID, err)
+		}
+		if sf.lw, err = ldcp.NewSender(a.cfg.LDCP, path); err != nil {
+			return nil, fmt.Errorf("agent: flow %d: %w", f.ID, err)
+		}
 	}
 	return sf, nil
 }
@@ -139,7 +151,7 @@ func (a *Agent) fill(now int64, bufs, frames [][]byte) ([][]byte, int64) {
 		if f == nil {
 			break
 		}
-		frame := a.dataFrame(bufs[len(frames)], f)
+		frame := a.dataFrame(bufs[len(frames)], f, now)
 		frames = append(frames, frame)
 		n := len(frame)
 		a.nicAt += wireTime(n, a.cfg.LineRate)
@@ -185,6 +197,9 @@ func (a *Agent) pick(now int64, wait *int64) *sendFlow {
 			// acknowledged.
 			f.next, f.progress = f.una, now
 			a.stats.Timeouts++
+			if a.cfg.LDCP != nil {
+				f.lw.OnTimeout(now)
+			}
 		}
 		switch {
 		case f.next >= f.packets:
@@ -195,6 +210,8 @@ func (a *Agent) pick(now int64, wait *int64) *sendFlow {
 		case f.nextAt > now:
 			*wait = min(*wait, f.nextAt-now)
 			continue
+		case a.cfg.LDCP != nil && a.ldcpBlocked(f, now, wait):
+			continue
 		}
 		a.rr = i + 1
 		return f
@@ -202,8 +219,8 @@ func (a *Agent) pick(now int64, wait *int64) *sendFlow {
 	return nil
 }
 
-// dataFrame writes f's packet f.next into buf.
-func (a *Agent) dataFrame(buf []byte, f *sendFlow) []byte {
+// dataFrame writes f's packet f.next, leaving at now, into buf.
+func (a *Agent) dataFrame(buf []byte, f *sendFlow, now int64) []byte {
 	op := uint8(roce.OpSendMiddle)
 	first, last := f.next == 0, f.next == f.packets-1
 	switch {
@@ -218,6 +235,9 @@ func (a *Agent) dataFrame(buf []byte, f *sendFlow) []byte {
 		SrcIP: ip4(a.cfg.IP), DstIP: f.dstIP, DSCP: a.cfg.DSCP, ECN: roce.ECT0,
 		SrcPort: f.sport, Opcode: op, DestQP: f.qp, AckReq: last, PSN: psn24(f.next),
 		Payload: f.payload(f.next, a.mtu)}
+	if a.cfg.LDCP != nil {
+		a.ldcpMarks(f, now, &p)
+	}
 	frame, err := roce.Build(buf, &p)
 	if err != nil {
 		panic(err) // New checked every field's range

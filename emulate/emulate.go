@@ -34,6 +34,7 @@ import (
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/internal/proccpu"
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/p4"
 	"github.com/p4rcm/p4rcm/roce"
@@ -135,9 +136,11 @@ func Check(cfg *sim.Config, o Options) error {
 			rate/1e6, target, most/1e6, most/4e6)
 	}
 	switch cfg.CC {
-	case "dcqcn", "none":
+	case "dcqcn", "ldcp", "none":
+	case "ldcp-rate":
+		return errors.New("emulate: congestion control ldcp-rate: the agents run dcqcn, ldcp (the window sender) or none; LDCP's rate variant is the simulator's only")
 	default:
-		return fmt.Errorf("emulate: congestion control %q: the agents run dcqcn or none", cfg.CC)
+		return fmt.Errorf("emulate: congestion control %q: the agents run dcqcn, ldcp or none", cfg.CC)
 	}
 	return nil
 }
@@ -198,7 +201,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Results.Ports, err = e.ports(ctx, &cfg, out.Agents)
+	out.Results.Ports, err = e.ports(ctx, &cfg, out.Agents, out.Results.Drops)
 	if err != nil {
 		return nil, err
 	}
@@ -373,8 +376,17 @@ func queueDepth(cfg *sim.Config, frame int) int {
 func (e *emulation) traffic(ctx context.Context) (*Outcome, error) {
 	cfg := e.cfg
 	var cc *dcqcn.Params
-	if cfg.CC == "dcqcn" {
+	var lc *ldcp.Params
+	var baseRTT func(src, dst int) time.Duration
+	switch cfg.CC {
+	case "dcqcn":
 		cc = &cfg.DCQCN
+	case "ldcp":
+		lc = &cfg.LDCP
+		var err error
+		if baseRTT, err = baseRTTs(cfg); err != nil {
+			return nil, err
+		}
 	}
 	rate := e.o.Rate
 	total := len(cfg.Flows)
@@ -389,8 +401,9 @@ func (e *emulation) traffic(ctx context.Context) (*Outcome, error) {
 	for _, h := range hosts {
 		a, err := agent.New(agent.Config{Host: h, MAC: fabric.HostMAC(h), IP: fabric.HostIP(h), Gateway: e.gateways[h],
 			Addr:     func(n int) (net.IP, bool) { ip, ok := e.f.HostIP[n]; return ip, ok },
-			LineRate: rate, MTU: cfg.MTU, DSCP: 26, DCQCN: cc, AckEvery: cfg.AckInterval,
-			RTO: time.Duration(cfg.RTO / 1000), Epoch: epoch, OnDone: func(r agent.Result) { done <- r }},
+			LineRate: rate, MTU: cfg.MTU, DSCP: 26, DCQCN: cc, LDCP: lc, AckEvery: cfg.AckInterval,
+			BaseRTT: func(dst int) time.Duration { return baseRTT(h, dst) },
+			RTO:     time.Duration(cfg.RTO / 1000), Epoch: epoch, OnDone: func(r agent.Result) { done <- r }},
 			e.hosts[h], cfg.Flows)
 		if err != nil {
 			return nil, err
@@ -481,6 +494,27 @@ wait:
 	return out, nil
 }
 
+// baseRTTs gives the unloaded RTT between two hosts of the (scaled)
+// scenario, as the simulator gives its LDCP senders: propagation both
+// ways, a full data frame serialised at every hop out and an ACK at every
+// hop back, in the agents' frame sizes.
+func baseRTTs(cfg *sim.Config) (func(src, dst int) time.Duration, error) {
+	routes, err := topo.ComputeRoutes(cfg.Topology)
+	if err != nil {
+		return nil, err
+	}
+	data := float64(wireFrame(cfg.MTU))
+	ack := float64(roce.EthLen + roce.IPv4Len + roce.UDPLen + roce.BTHLen + roce.AETHLen + roce.ICRCLen + agent.WireExtra)
+	return func(src, dst int) time.Duration {
+		pi := routes.PathInfo(src, dst)
+		ps := 2 * float64(pi.Delay)
+		for _, r := range pi.Rates {
+			ps += (data + ack) * 8e12 / r
+		}
+		return time.Duration(ps / 1000)
+	}, nil
+}
+
 // cpu is the CPU time of every switch process, by name, and of this
 // process (the agents'), under "".
 func (e *emulation) cpu() map[string]time.Duration {
@@ -524,7 +558,10 @@ func (e *emulation) flowRecords(results map[int]agent.Result) []sim.FlowRecord {
 // ports reads every switch port's counters from rcm.p4. Its PAUSE
 // counters count PFC frames of both kinds; on a port to a host, the
 // host's agent tells PAUSEs and RESUMEs apart.
-func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]agent.Stats) ([]sim.PortRecord, error) {
+//
+// drops gets the switches' drops by the simulator's reasons: WRED's
+// ("wred") and buf_max's ("buf-max").
+func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]agent.Stats, drops map[string]int64) ([]sim.PortRecord, error) {
 	t := e.cfg.Topology
 	adj := t.Adjacency()
 	var out []sim.PortRecord
@@ -542,7 +579,7 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 			return nil, fmt.Errorf("emulate: read %s's counters: %w", name, err)
 		}
 		counts := map[string]map[int64]int64{}
-		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterPausesSent, p4.CounterPausesReceived} {
+		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterPausesReceived} {
 			cells, err := s.Counters(ctx, counter)
 			if err != nil {
 				s.Close()
@@ -561,7 +598,13 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 				Marked:         counts[p4.CounterECNMarks][port],
 				PausesSent:     counts[p4.CounterPausesSent][port],
 				PausesReceived: counts[p4.CounterPausesReceived][port],
-				Drops:          counts[p4.CounterWREDDrops][port]}
+				Drops:          counts[p4.CounterWREDDrops][port] + counts[p4.CounterBufMaxDrops][port]}
+			if n := counts[p4.CounterWREDDrops][port]; n > 0 {
+				drops["wred"] += n
+			}
+			if n := counts[p4.CounterBufMaxDrops][port]; n > 0 {
+				drops["buf-max"] += n
+			}
 			if a, ok := agents[p.Peer.Node]; ok {
 				rec.PausesSent, rec.Resumes = a.Pauses, a.Resumes
 			}

@@ -5,6 +5,7 @@ package emulate
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/scenario"
@@ -91,5 +92,53 @@ workload: {kind: incast, senders: [0, 1], receiver: 2, size: 1KB}
 `)
 	if err := Check(&small, Options{Rate: 10e9}); err == nil || !strings.Contains(err.Error(), "Mb/s") {
 		t.Errorf("10 Gb/s: %v", err)
+	}
+}
+
+// Under ldcp, Scale scales LDCP's settings by the same rule: the port a
+// switch gets keeps K, buf_max and the curve in bytes; the senders' base
+// RTT stretches by k, so their BDP in packets, and their initial window,
+// stay; Check takes ldcp and refuses the rate variant, which the agents
+// do not run.
+func TestScaleLDCP(t *testing.T) {
+	cfg := build(t, `
+name: s
+topology: {kind: dumbbell, left: 1, right: 1, host_rate: 100G, bottleneck_rate: 50G, delay: 2us}
+workload:
+  kind: flows
+  flows: [{src: 0, dst: 1, size: 1MB}]
+scheme: ldcp
+`)
+	s, k, err := Scale(cfg, 100e6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LDCP.RefRate != cfg.LDCP.RefRate/k || s.LDCP.ProbeTimeout != cfg.LDCP.ProbeTimeout*1000 {
+		t.Errorf("LDCP ref rate %g, probe timeout %d, from %g and %d", s.LDCP.RefRate, s.LDCP.ProbeTimeout, cfg.LDCP.RefRate, cfg.LDCP.ProbeTimeout)
+	}
+	for i := range s.Topology.Links {
+		r, or := s.Topology.Links[i].Rate, cfg.Topology.Links[i].Rate
+		m, om := s.Marking(r, s.Topology.Links[0].Rate), cfg.Marking(or, cfg.Topology.Links[0].Rate)
+		if m.WREDK != om.WREDK || m.BufMax != om.BufMax || m.KMin != om.KMin || m.WREDK == 0 || m.BufMax == 0 {
+			t.Errorf("link %d: marking %+v, unscaled %+v", i, m, om)
+		}
+	}
+	rtt, err := baseRTTs(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ortt, err := baseRTTs(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rtt(0, 1), ortt(0, 1)*1000; got < want-time.Microsecond || got > want+time.Microsecond {
+		t.Errorf("base RTT %v scaled, %v unscaled: want 1000 times", got, ortt(0, 1))
+	}
+	if err := Check(&s, Options{Rate: 100e6}); err != nil {
+		t.Errorf("ldcp refused: %v", err)
+	}
+	s.CC = "ldcp-rate"
+	if err := Check(&s, Options{Rate: 100e6}); err == nil || !strings.Contains(err.Error(), "ldcp-rate") {
+		t.Errorf("ldcp-rate: %v", err)
 	}
 }

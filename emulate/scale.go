@@ -17,7 +17,9 @@ import (
 // DCQCN, ECN and RCM reference rates shrink; flow start times, link
 // delays, DCQCN's timers, RCM's intervals, the RTO, the stop time and the
 // sampling intervals stretch; flow sizes, buffers, PFC and ECN thresholds
-// and RCM's byte figures stay. It returns the scaled configuration and k.
+// and RCM's byte figures stay. LDCP's settings follow agent.ScaleLDCP:
+// its reference rate shrinks, its timers stretch, its switch thresholds
+// (K_min, K_max, K, buf_max) stay in bytes. It returns the scaled configuration and k.
 // The topology and flows are copied; cfg is not changed.
 func Scale(cfg sim.Config, rate float64) (sim.Config, float64, error) {
 	t := cfg.Topology
@@ -54,6 +56,11 @@ func Scale(cfg sim.Config, rate float64) (sim.Config, float64, error) {
 	var err error
 	if cfg.DCQCN, err = agent.Scale(cfg.DCQCN, cfg.DCQCN.RefRate/k); err != nil {
 		return cfg, 0, err
+	}
+	if cfg.IsLDCP() {
+		if cfg.LDCP, err = agent.ScaleLDCP(cfg.LDCP, cfg.LDCP.RefRate/k); err != nil {
+			return cfg, 0, err
+		}
 	}
 	if cfg.ECN != nil {
 		e := *cfg.ECN

@@ -206,14 +206,9 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 	}
 
 	m := cfg.Marking(link.Rate, p.hostRate)
-	if m.BufMax > 0 {
-		// The model drops lossy packets past buf_max (LDCP's draft); rcm.p4
-		// has no such drop yet, so the switches would not be the model's.
-		return nil, fmt.Errorf("buf_max %.0f B: rcm.p4 has no buf_max drop yet; leave switch.buf_max and the ldcp schemes out", m.BufMax)
-	}
-	if !math.IsInf(m.KMin, 1) || m.WREDK > 0 {
-		red := settings.RED{Kmin: m.KMin, Kmax: m.KMax, Pmax: m.PMax, WREDK: m.WREDK}
-		if math.IsInf(m.KMin, 1) { // WRED only: a curve nothing reaches
+	if !math.IsInf(m.KMin, 1) || m.WREDK > 0 || m.BufMax > 0 {
+		red := settings.RED{Kmin: m.KMin, Kmax: m.KMax, Pmax: m.PMax, WREDK: m.WREDK, BufMax: m.BufMax}
+		if math.IsInf(m.KMin, 1) { // no ECN curve: one nothing reaches
 			red.Kmin, red.Kmax, red.Pmax = 1<<32-1, 1<<32-1, 0
 		}
 		e, err := red.Entry(port)

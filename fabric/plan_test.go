@@ -196,3 +196,38 @@ func TestGateway(t *testing.T) {
 		t.Error("s1 named as a host")
 	}
 }
+
+// Under ldcp (PFC off) every switch port gets the model's dual policy
+// and buf_max in its set_red entry, and no set_port entry: with PFC off
+// at every ingress port all priorities are lossy, so rcm.p4 drops any
+// packet past buf_max as the model's switch does.
+func TestPlanLDCP(t *testing.T) {
+	cfg := config(t, "ldcp", 4)
+	f, err := FromTopology(cfg.Topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	intents, err := f.Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := intents[0]
+	want := cfg.Marking(100e9, 100e9)
+	if want.BufMax == 0 || want.WREDK == 0 {
+		t.Fatalf("the ldcp preset's marking %+v has no buf_max or WRED K", want)
+	}
+	for _, port := range []uint16{1, 3} {
+		red := find(t, in, p4.TableREDConfig, u16(port))
+		if got := param(red, "buf_max_bytes"); got != uint64(want.BufMax) {
+			t.Errorf("%s port %d: buf_max_bytes %d, want the model's %v", in.Name, port, got, want.BufMax)
+		}
+		if got := param(red, "wred_k_bytes"); got != uint64(want.WREDK) {
+			t.Errorf("%s port %d: wred_k_bytes %d, want the model's %v", in.Name, port, got, want.WREDK)
+		}
+	}
+	for _, e := range in.Entries {
+		if e.Table == p4.TableIngressPortConfig {
+			t.Errorf("%s: a set_port entry under ldcp (PFC off): %+v", in.Name, e)
+		}
+	}
+}

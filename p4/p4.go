@@ -65,6 +65,9 @@ const (
 	ActionSetRED     = "RcmEgress.set_red"
 	CounterECNMarks  = "RcmEgress.ecn_marks"
 	CounterWREDDrops = "RcmEgress.wred_drops"
+	// CounterBufMaxDrops counts packets of priorities without PFC
+	// dropped past the port's buf_max (LDCP's switches).
+	CounterBufMaxDrops = "RcmEgress.buf_max_drops"
 	// Registers (state only: BMv2 cannot read them over P4Runtime).
 	RegisterQueueBytes = "queue_bytes"
 )

@@ -95,7 +95,7 @@ func TestECNMarking(t *testing.T) {
 	r := newRig(t)
 	const k = 4 * frameBytes
 	r.portConfig(p4.TableREDConfig, hostB, p4.ActionSetRED,
-		"kmin_bytes", u(k, 32), "kmax_bytes", u(k, 32), "pmax_slope", u(0, 32), "wred_k_bytes", u(0, 32))
+		"kmin_bytes", u(k, 32), "kmax_bytes", u(k, 32), "pmax_slope", u(0, 32), "wred_k_bytes", u(0, 32), "buf_max_bytes", u(0, 32))
 	r.must(r.sw.SetQueueRate(hostB, 200))
 
 	// Below Kmin: one packet at a time, each gone before the next.
@@ -136,7 +136,7 @@ func TestECNMarking(t *testing.T) {
 
 	// Not ECN-capable: never marked; past WRED's threshold, dropped.
 	r.portConfig(p4.TableREDConfig, hostB, p4.ActionSetRED,
-		"kmin_bytes", u(k, 32), "kmax_bytes", u(k, 32), "pmax_slope", u(0, 32), "wred_k_bytes", u(k, 32))
+		"kmin_bytes", u(k, 32), "kmax_bytes", u(k, 32), "pmax_slope", u(0, 32), "wred_k_bytes", u(k, 32), "buf_max_bytes", u(0, 32))
 	r.send(hostA, frames(f, 0, 20)...)
 	got = r.recvData(hostB, 20, quiet)
 	for _, g := range got {
@@ -147,6 +147,51 @@ func TestECNMarking(t *testing.T) {
 	drops := r.counter(p4.CounterWREDDrops, hostB)
 	if len(got) == 20 || drops != int64(20-len(got)) {
 		t.Errorf("WRED: %d of 20 arrived, wred_drops[B] = %d; want drops, all counted", len(got), drops)
+	}
+}
+
+// buf_max (LDCP's switches): a burst of a priority without PFC into a
+// slow port loses what finds more than buf_max bytes queued, ECN-capable
+// or not, and each loss is counted; the same burst in the lossless
+// priority of the same ingress port loses nothing, since PFC, not
+// buf_max, holds it.
+func TestBufMax(t *testing.T) {
+	r := newRig(t)
+	const bufMax = 4 * frameBytes
+	// PFC on at A with XOFF past the bursts: priority 3 is lossless there
+	// and no PAUSE interferes. No ECN curve (thresholds nothing reaches),
+	// no WRED: any loss is buf_max's.
+	r.pfcPort(hostA, 100*frameBytes, 99*frameBytes, 0xffff, 5120)
+	r.portConfig(p4.TableREDConfig, hostB, p4.ActionSetRED,
+		"kmin_bytes", u(1<<32-1, 32), "kmax_bytes", u(1<<32-1, 32), "pmax_slope", u(0, 32),
+		"wred_k_bytes", u(0, 32), "buf_max_bytes", u(bufMax, 32))
+	r.must(r.sw.SetQueueRate(hostB, 200))
+
+	lossy := flowTo(hostB, 1000) // DSCP 0: priority 0
+	r.send(hostA, frames(lossy, 2, 20)...)
+	got := r.recvData(hostB, 20, quiet)
+	drops := r.counter(p4.CounterBufMaxDrops, hostB)
+	if len(got) < bufMax/frameBytes || len(got) == 20 || drops != int64(20-len(got)) {
+		t.Errorf("lossy burst: %d of 20 arrived, buf_max_drops[B] = %d; want at least %d through, drops, all counted",
+			len(got), drops, bufMax/frameBytes)
+	}
+	for _, g := range got {
+		if g.ecn != 2 {
+			t.Errorf("packet %d left with ECN %d: want 2, no curve is set", g.seq, g.ecn)
+		}
+	}
+
+	lossless := flowTo(hostB, 1001)
+	lossless.dscp = rocev2DSCP // priority 3, PFC's at A
+	r.send(hostA, frames(lossless, 2, 20)...)
+	if got := r.recvData(hostB, 20, quiet); len(got) != 20 {
+		t.Errorf("lossless burst: %d of 20 arrived, want all", len(got))
+	}
+	if n := r.counter(p4.CounterBufMaxDrops, hostB); n != drops {
+		t.Errorf("buf_max_drops[B] = %d after the lossless burst, want still %d", n, drops)
+	}
+	if n := r.counter(p4.CounterWREDDrops, hostB); n != 0 {
+		t.Errorf("wred_drops[B] = %d, want 0 (WRED off)", n)
 	}
 }
 

@@ -712,6 +712,7 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
                   inout standard_metadata_t standard_metadata) {
     counter(NUM_PORTS, CounterType.packets) ecn_marks;
     counter(NUM_PORTS, CounterType.packets) wred_drops;
+    counter(NUM_PORTS, CounterType.packets) buf_max_drops;
     counter(NUM_PORTS, CounterType.packets) held;
     counter(NUM_PORTS, CounterType.packets) pauses_sent; /* XOFF and XON */
 
@@ -719,18 +720,24 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
     bit<32> kmax = 0;
     bit<32> slope = 0;
     bit<32> wred_k = 0;
+    bit<32> buf_max = 0;
     bool red_on = false;
 
     /* The port's RED/ECN curve: mark ECN-capable packets with a
      * probability rising from 0 at kmin bytes to pmax at kmax, all
      * beyond; slope is pmax * 2^32 / (kmax - kmin), from the controller,
      * since the target has no division. WRED drops packets that are not
-     * ECN-capable above wred_k bytes (0: never). */
-    action set_red(bit<32> kmin_bytes, bit<32> kmax_bytes, bit<32> pmax_slope, bit<32> wred_k_bytes) {
+     * ECN-capable from wred_k bytes on (LDCP's eq. 3; 0: never).
+     * buf_max_bytes caps the queue for priorities without PFC: past it
+     * any packet of theirs is dropped (0: no cap), as LDCP's switches
+     * do; a lossless priority is PFC's to hold. */
+    action set_red(bit<32> kmin_bytes, bit<32> kmax_bytes, bit<32> pmax_slope, bit<32> wred_k_bytes,
+                   bit<32> buf_max_bytes) {
         kmin = kmin_bytes;
         kmax = kmax_bytes;
         slope = pmax_slope;
         wred_k = wred_k_bytes;
+        buf_max = buf_max_bytes;
         red_on = true;
     }
 
@@ -910,9 +917,18 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
         }
 
         red_config.apply();
-        if (red_on && hdr.ipv4.isValid()) {
+        /* A packet's priority is lossless when PFC is on at the port it
+         * came in on and protects its class. A held packet (recirculated
+         * while its priority was paused) was admitted on its first pass,
+         * and its PFC settings do not come round with it. */
+        bool lossless = meta.pfc_on && meta.pfc_class == meta.pfc_priority;
+        if (red_on && hdr.ipv4.isValid() && buf_max != 0 && q > buf_max && !lossless &&
+            standard_metadata.instance_type != INSTANCE_RECIRC) {
+            buf_max_drops.count((bit<32>)egress);
+            mark_to_drop(standard_metadata);
+        } else if (red_on && hdr.ipv4.isValid()) {
             if (hdr.ipv4.ecn == 0) {
-                if (wred_k != 0 && q > wred_k) {
+                if (wred_k != 0 && q >= wred_k) {
                     wred_drops.count((bit<32>)egress);
                     mark_to_drop(standard_metadata);
                 }

@@ -1,7 +1,8 @@
 // Package roce writes and reads the frames a RoCEv2 NIC exchanges, as the
 // host agents put them on the wire: data (Ethernet, IPv4 with the ECN
 // bits, UDP to port 4791, the InfiniBand base transport header, payload,
-// ICRC), acknowledgements (BTH and AETH), congestion notification packets
+// ICRC), acknowledgements (BTH and AETH, with LDCP's CE echo in the BTH's
+// BECN bit), congestion notification packets
 // (BTH opcode 0x81), and the 802.1Qbb PAUSE frames a switch sends back.
 //
 // Frames are written into the caller's buffer and read into the caller's
@@ -63,6 +64,8 @@ const (
 	opcodePFC       = 0x0101
 	protoUDP        = 17
 	defaultPKey     = 0xffff
+	// becnBit is BECN in the BTH's fifth byte, whose top bit is FECN.
+	becnBit = 0x40
 )
 
 // Packet is one RoCEv2 frame's fields. Build writes them; Parse fills
@@ -79,7 +82,14 @@ type Packet struct {
 	Opcode  uint8
 	DestQP  uint32 // 24 bits
 	AckReq  bool
-	PSN     uint32 // 24 bits
+	// BECN is the BTH's backward explicit congestion notification bit
+	// (bit 6 of its fifth byte; InfiniBand Architecture Specification
+	// 1.2.1, Annex A10): a responder sets it on a packet back to the
+	// requester to say a request of its reached it marked. RoCEv2 carries
+	// the forward mark in IP's ECN field and answers it with CNPs, so the
+	// bit is otherwise unused on RoCE; LDCP's ACKs echo CE in it (ECE).
+	BECN bool
+	PSN  uint32 // 24 bits
 	// Syndrome and MSN are the AETH's, on OpAck.
 	Syndrome uint8
 	MSN      uint32 // 24 bits
@@ -142,6 +152,9 @@ func Build(buf []byte, p *Packet) ([]byte, error) {
 	bth[0] = p.Opcode
 	binary.BigEndian.PutUint16(bth[2:], defaultPKey)
 	binary.BigEndian.PutUint32(bth[4:], p.DestQP)
+	if p.BECN {
+		bth[4] |= becnBit
+	}
 	binary.BigEndian.PutUint32(bth[8:], p.PSN)
 	if p.AckReq {
 		bth[8] |= 0x80
@@ -188,6 +201,7 @@ func Parse(f []byte, p *Packet) error {
 	bth := udp[UDPLen:]
 	p.Opcode = bth[0]
 	p.DestQP = binary.BigEndian.Uint32(bth[4:]) & 0xffffff
+	p.BECN = bth[4]&becnBit != 0
 	p.AckReq = bth[8]&0x80 != 0
 	p.PSN = binary.BigEndian.Uint32(bth[8:]) & 0xffffff
 	p.Syndrome, p.MSN, p.Payload = 0, 0, 0

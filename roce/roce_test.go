@@ -142,6 +142,45 @@ func TestBuildRefuses(t *testing.T) {
 	}
 }
 
+// TestBECN: the CE echo of LDCP's ACKs is the BTH's BECN bit, bit 6 of
+// its fifth byte, beside the destination QP and touching nothing else;
+// FECN (bit 7) stays clear, and a frame without it parses without it.
+func TestBECN(t *testing.T) {
+	p := sample(OpAck)
+	plain, err := Build(make([]byte, 2048), &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain = bytes.Clone(plain)
+	p.BECN = true
+	marked, err := Build(make([]byte, 2048), &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = EthLen + IPv4Len + UDPLen + 4
+	for i := range marked {
+		want := plain[i]
+		if i == at {
+			want |= 0x40
+		}
+		if marked[i] != want {
+			t.Errorf("byte %d: %#02x, want %#02x (only the BTH's byte 4 gains 0x40)", i, marked[i], want)
+		}
+	}
+	pkt := gopacket.NewPacket(marked, layers.LayerTypeEthernet, gopacket.Default)
+	udp, _ := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
+	if udp == nil || udp.Payload[4] != 0x40 || binary.BigEndian.Uint32(udp.Payload[4:])&0xffffff != p.DestQP {
+		t.Fatalf("gopacket's UDP payload: BTH % x; want byte 4 0x40 (B set, F clear) and the QP after it", udp.Payload[:BTHLen])
+	}
+	var got Packet
+	if err := Parse(marked, &got); err != nil || !got.BECN || got.DestQP != p.DestQP || got.Syndrome != p.Syndrome {
+		t.Errorf("parsed %+v, %v; want BECN with QP %#x and syndrome %#x", got, err, p.DestQP, p.Syndrome)
+	}
+	if err := Parse(plain, &got); err != nil || got.BECN {
+		t.Errorf("a frame without BECN parsed with it: %+v, %v", got, err)
+	}
+}
+
 // TestParsePause reads a PFC frame as rcm.p4 writes it (p4/include/headers.p4).
 func TestParsePause(t *testing.T) {
 	f := make([]byte, 60)
@@ -163,7 +202,8 @@ func TestParsePause(t *testing.T) {
 }
 
 func TestBuildParseDoNotAllocate(t *testing.T) {
-	p := sample(OpSendOnly)
+	p := sample(OpAck)
+	p.BECN = true
 	buf := make([]byte, 2048)
 	var got Packet
 	n := testing.AllocsPerRun(100, func() {
@@ -182,6 +222,9 @@ func FuzzParse(f *testing.F) {
 		p := sample(op)
 		b, _ := Build(make([]byte, 2048), &p)
 		f.Add(b)
+		p.BECN = true
+		b, _ = Build(make([]byte, 2048), &p)
+		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p Packet
@@ -190,6 +233,22 @@ func FuzzParse(f *testing.F) {
 		}
 		if p.PSN >= 1<<24 || p.DestQP >= 1<<24 || p.Payload < 0 || p.Payload > len(b) {
 			t.Fatalf("%+v from % x", p, b)
+		}
+		// What Parse read, Build writes back and Parse reads the same:
+		// the BECN bit, the QP beside it and the AETH survive the trip.
+		if p.DSCP < 64 && p.Payload <= 9000 {
+			again, err := Build(make([]byte, p.Len()), &p)
+			if err != nil {
+				t.Fatalf("%+v parsed but does not build: %v", p, err)
+			}
+			want := p
+			if want.TTL == 0 {
+				want.TTL = 64 // Build's default
+			}
+			var q Packet
+			if err := Parse(again, &q); err != nil || q != want {
+				t.Fatalf("round trip: %+v, %v; want %+v", q, err, want)
+			}
 		}
 		ParsePause(b)
 	})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/emulate"
 	"github.com/p4rcm/p4rcm/fabric"
+	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 	"github.com/p4rcm/p4rcm/sim/workload"
 	"github.com/p4rcm/p4rcm/tutorialjson"
@@ -40,14 +42,14 @@ type hostRecord struct {
 // newHostCmd is `p4ctl host`: one host's RoCEv2 agent, for Mininet hosts
 // and namespaces someone else built.
 func newHostCmd() *cobra.Command {
-	var topoPath, name, iface, flowsPath, out, cc, preset string
+	var topoPath, name, iface, flowsPath, out, cc, preset, ldcpPreset string
 	var rate float64
 	var mtu int
 	var epoch int64
-	var rto time.Duration
+	var rto, baseRTT time.Duration
 	cmd := &cobra.Command{
 		Use:   "host",
-		Short: "Run one host's RoCEv2 agent (DCQCN sender and receiver) on an interface",
+		Short: "Run one host's RoCEv2 agent (DCQCN or LDCP sender and receiver) on an interface",
 		Long: `host runs the RoCEv2 agent of one host of a p4lang tutorials topology.json on
 a network interface of the namespace it is started in (a Mininet host's, or
 one from 'ip netns exec'): it sends the host's flows from a flow file in
@@ -55,7 +57,12 @@ the ns-3 RDMA simulator's format (node IDs: the topology's hosts in natural
 order from 0, h1 first, then its switches), each paced by DCQCN at the
 host's rate, and receives the flows sent to it, returning ACKs and CNPs.
 It honours PFC PAUSE for priority 3 (DSCP 26) and recovers losses by
-go-back-N.
+go-back-N. With --cc ldcp it runs LDCP's window sender instead (the
+draft's, as 'p4ctl sim run --scheme ldcp' does): each flow starts with a
+window of one BDP at --rtt, its first packets not ECN-capable, and its
+receiver echoes CE in the ACKs; every host of a run needs the same --cc
+and --mtu. The switches then want WRED and buf_max ('p4ctl fabric apply'
+with an ldcp scenario programs them).
 
 Each completed flow is a JSON line in --out, written when it completes;
 the agent's counters are the last line, written when it stops (Ctrl-C or
@@ -97,6 +104,7 @@ zero of the flows' start times.`,
 				rate = emulate.DefaultRate(bmv2.TargetGo, mtu)
 			}
 			var params *dcqcn.Params
+			var lparams *ldcp.Params
 			switch cc {
 			case "dcqcn":
 				p, err := dcqcn.Preset(preset)
@@ -108,9 +116,25 @@ zero of the flows' start times.`,
 					return usageErrorf("--rate: %v", err)
 				}
 				params = &s
+			case "ldcp":
+				p, err := ldcp.Preset(ldcpPreset)
+				if err != nil {
+					return usageErrorf("--ldcp: %v", err)
+				}
+				s, err := agent.ScaleLDCP(p, rate)
+				if err != nil {
+					return usageErrorf("--rate: %v", err)
+				}
+				lparams = &s
+				if baseRTT == 0 {
+					baseRTT = agent.DefaultBaseRTT(rate)
+				}
+				if baseRTT < 0 {
+					return usageErrorf("--rtt %v: want a positive round trip", baseRTT)
+				}
 			case "none":
 			default:
-				return usageErrorf("--cc %q: want dcqcn or none", cc)
+				return usageErrorf("--cc %q: want dcqcn, ldcp or none", cc)
 			}
 			if rto == 0 {
 				// The simulator's RTO, stretched as agent.Scale stretches
@@ -146,8 +170,9 @@ zero of the flows' start times.`,
 			}
 			a, err := agent.New(agent.Config{Host: id, MAC: ifi.HardwareAddr, IP: f.HostIP[id], Gateway: gw,
 				Addr:     func(n int) (net.IP, bool) { ip, ok := f.HostIP[n]; return ip, ok },
-				LineRate: rate, MTU: mtu, DSCP: 26, DCQCN: params, RTO: rto, Epoch: start,
-				OnDone: func(r agent.Result) { write(hostRecord{Flow: &r, FCTNs: r.FCT().Nanoseconds()}) }}, port, flows)
+				LineRate: rate, MTU: mtu, DSCP: 26, DCQCN: params, LDCP: lparams, RTO: rto, Epoch: start,
+				BaseRTT: func(int) time.Duration { return baseRTT },
+				OnDone:  func(r agent.Result) { write(hostRecord{Flow: &r, FCTNs: r.FCT().Nanoseconds()}) }}, port, flows)
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -168,7 +193,9 @@ zero of the flows' start times.`,
 	fs.StringVar(&iface, "iface", "", "the interface to send and receive on (default <host>-eth0, Mininet's name)")
 	fs.StringVar(&flowsPath, "flows", "", "flows in the ns-3 simulator's format; this host sends those whose source it is")
 	fs.StringVarP(&out, "out", "o", "", "write a JSON line per completed flow, and the counters at the end, here (default: stdout)")
-	fs.StringVar(&cc, "cc", "dcqcn", "congestion control: dcqcn or none")
+	fs.StringVar(&cc, "cc", "dcqcn", "congestion control: dcqcn, ldcp or none")
+	fs.StringVar(&ldcpPreset, "ldcp", "draft", "LDCP parameter set ("+strings.Join(ldcp.PresetNames(), ", ")+"), scaled from its design rate to --rate")
+	fs.DurationVar(&baseRTT, "rtt", 0, "LDCP: the unloaded round trip to every destination, for the BDP and the sub-packet timer (default: 8 us at 100 Gb/s, stretched to --rate)")
 	fs.StringVar(&preset, "dcqcn", "mellanox", "DCQCN parameter set (paper, hpcc, mellanox), scaled from its design rate to --rate")
 	valueFlag(fs, &rate, "rate", "rate", buffercalc.ParseRate, "the host's line rate, e.g. 50M (default: what the Go target forwards at its default queue rate)")
 	fs.IntVar(&mtu, "mtu", 1000, "payload bytes of a full packet")

@@ -191,7 +191,7 @@ func TestPortCommands(t *testing.T) {
 	got := ok(t, addr, "table", "dump", "red_config", "ingress_port_config", "rcm_config")
 	for _, w := range []string{
 		// pmax 2^32 / (kmax - kmin) = 0.01 * 4294967296 / 195000
-		"RcmEgress.red_config standard_metadata.egress_port=2 RcmEgress.set_red(kmin_bytes=5000, kmax_bytes=200000, pmax_slope=220, wred_k_bytes=0)",
+		"RcmEgress.red_config standard_metadata.egress_port=2 RcmEgress.set_red(kmin_bytes=5000, kmax_bytes=200000, pmax_slope=220, wred_k_bytes=0, buf_max_bytes=0)",
 		// a quantum at 100 Gb/s is 5.12 ns; the CN settings of rcm set kept
 		"RcmIngress.ingress_port_config standard_metadata.ingress_port=1 RcmIngress.set_port(mac=02:00:00:00:01:01, xoff_bytes=24000, xon_bytes=21000, pause_quanta=65535, quantum_ns=5, pfc_priority=3, cn_enabled=1, cn_interval_ns=3000, cn_ingress_bytes=0, cn_hold_ns=30000)",
 		// the simulator's defaults at 100 Gb/s: Q_eq 25 KB, F_b quantum 25 KB * 5 / 63 -> 2^11

@@ -169,7 +169,7 @@ func newTableWriteCmd(verb string) *cobra.Command {
 	}[verb]
 	example := map[string]string{
 		"add": `  p4ctl table add ipv4_lpm dst_addr=10.0.1.0/24 --action 'set_nexthop(port=2, src_mac=02:00:00:00:01:02, dst_mac=02:00:00:00:00:02)'
-  p4ctl table add red_config egress_port=2 --action 'set_red(kmin_bytes=5000, kmax_bytes=200000, pmax_slope=214748, wred_k_bytes=0)'`,
+  p4ctl table add red_config egress_port=2 --action 'set_red(kmin_bytes=5000, kmax_bytes=200000, pmax_slope=214748, wred_k_bytes=0, buf_max_bytes=0)'`,
 		"modify": `  p4ctl table modify ipv4_lpm dst_addr=10.0.1.0/24 --action 'set_nexthop(port=3, src_mac=02:00:00:00:01:03, dst_mac=02:00:00:00:00:03)'
   p4ctl table modify ipv4_lpm --default --action drop`,
 		"delete": `  p4ctl table delete ipv4_lpm dst_addr=10.0.1.0/24`,

@@ -248,7 +248,7 @@ const RCMEntries = `{"table_entries": [
   "action_params": {"sample_every": 10, "qeq_bytes": 1000000, "wq_shift": 1, "fb_shift": 8, "cam_min_hits": 3,
    "window_bytes": 100000, "high_priority": 0, "low_priority": 0}},
  {"table": "RcmEgress.red_config", "match": {"standard_metadata.egress_port": 2}, "action_name": "RcmEgress.set_red",
-  "action_params": {"kmin_bytes": 1000000, "kmax_bytes": 2000000, "pmax_slope": 0, "wred_k_bytes": 0}}
+  "action_params": {"kmin_bytes": 1000000, "kmax_bytes": 2000000, "pmax_slope": 0, "wred_k_bytes": 0, "buf_max_bytes": 0}}
 ]}`
 
 // L3Entries gives the plain router (p4/testdata/l3.p4) RCMEntries's

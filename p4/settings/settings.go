@@ -100,12 +100,14 @@ func PortEntry(port uint32, params []controlplane.Param) controlplane.Entry {
 
 // RED is a port's marking curve: ECN-capable packets are marked with a
 // probability rising from 0 at Kmin bytes queued to Pmax at Kmax, and
-// all beyond Kmax; packets that are not ECN-capable are dropped above
-// WREDK bytes (0: never).
+// all beyond Kmax; packets that are not ECN-capable are dropped from
+// WREDK bytes queued on (0: never); any packet of a priority without PFC
+// is dropped past BufMax bytes (0: no cap), as LDCP's switches do.
 type RED struct {
 	Kmin, Kmax float64
 	Pmax       float64
 	WREDK      float64
+	BufMax     float64
 }
 
 // Entry is port's set_red entry; errors name the setting.
@@ -119,6 +121,8 @@ func (r RED) Entry(port uint32) (controlplane.Entry, error) {
 		return controlplane.Entry{}, fmt.Errorf("pmax: %v: want a probability, 0 to 1", r.Pmax)
 	case r.WREDK < 0 || r.WREDK >= 1<<32:
 		return controlplane.Entry{}, fmt.Errorf("wred-k: %v bytes is outside 0 to 4 GB", r.WREDK)
+	case r.BufMax < 0 || r.BufMax >= 1<<32:
+		return controlplane.Entry{}, fmt.Errorf("buf-max: %v bytes is outside 0 to 4 GB", r.BufMax)
 	}
 	// The program marks when a random 32-bit number is below
 	// (q - kmin) * slope: slope = pmax 2^32 / (kmax - kmin).
@@ -131,6 +135,7 @@ func (r RED) Entry(port uint32) (controlplane.Entry, error) {
 		{Name: "kmax_bytes", Value: u32(r.Kmax)},
 		{Name: "pmax_slope", Value: u32(slope)},
 		{Name: "wred_k_bytes", Value: u32(r.WREDK)},
+		{Name: "buf_max_bytes", Value: u32(r.BufMax)},
 	}), nil
 }
 

@@ -41,6 +41,7 @@ func TestRefused(t *testing.T) {
 	}{
 		{func() error { _, err := (RED{Kmin: 10, Kmax: 5}).Entry(1); return err }(), "kmax"},
 		{func() error { _, err := (RED{Kmin: 1, Kmax: 5, Pmax: 2}).Entry(1); return err }(), "pmax"},
+		{func() error { _, err := (RED{Kmin: 1, Kmax: 5, BufMax: 1 << 32}).Entry(1); return err }(), "buf-max"},
 		{func() error {
 			_, err := (PFC{MAC: make([]byte, 6), XOFF: 10, XON: 20, LinkRate: 1e9}).Params()
 			return err

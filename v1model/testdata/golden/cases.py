@@ -89,10 +89,11 @@ def routes():
              "action_params": {"port": n, "src_mac": "02:00:00:00:01:%02x" % n, "dst_mac": "02:00:00:00:00:%02x" % n}}
             for n in (1, 2, 3)]
 
-def red(port, k, wred):
+def red(port, k, wred, buf_max=0):
     return {"table": "RcmEgress.red_config", "match": {"standard_metadata.egress_port": port},
             "action_name": "RcmEgress.set_red",
-            "action_params": {"kmin_bytes": k, "kmax_bytes": k, "pmax_slope": 0, "wred_k_bytes": wred}}
+            "action_params": {"kmin_bytes": k, "kmax_bytes": k, "pmax_slope": 0, "wred_k_bytes": wred,
+                              "buf_max_bytes": buf_max}}
 
 def port_config(port, xoff=0, xon=0, quanta=0, quantum_ns=0, prio=0, cn=0, cn_interval=0, cn_bytes=0, cn_hold=0):
     return {"table": "RcmIngress.ingress_port_config", "match": {"standard_metadata.ingress_port": port},
@@ -127,9 +128,26 @@ write("rcm-ecn", "RED/ECN at egress (p4/packets_test.go TestECNMarking): five EC
       [{"port": 1, "frame": data(1, 2, i, ecn=2)} for i in range(5)] + after(GAP_US, burst(1, [data(1, 2, i, ecn=2) for i in range(20)])),
       rates={"2": RATE})
 write("rcm-wred", "WRED (TestECNMarking): a burst of 20 packets that are not ECN-capable into a port paced at 20 "
-      "packets/s: never marked, dropped past the WRED threshold and counted",
+      "packets/s: never marked, dropped from the WRED threshold on (q >= K, LDCP's eq. 3: the packet that finds "
+      "exactly K bytes queued, itself included, is dropped) and counted",
       routes() + [red(2, K, K)],
       primed([2], burst(1, [data(1, 2, i, ecn=0) for i in range(20)])),
+      rates={"2": RATE})
+# buf_max (LDCP's switches): WRED K of 4 frames and buf_max of 6 on port 2.
+# A packet of the burst leaves egress with the burst's rest queued behind
+# it (q = 20 frames less one per packet before it): packets finding more
+# than 6 frames are dropped whatever their ECN (buf_max comes first); of
+# the rest, the Not-ECT ones from q >= 4 frames (WRED; frame 16 finds
+# exactly K), the ECT(0) ones pass. An ECT(0) burst of the lossless
+# priority (PFC on at port 1, XOFF past the burst) loses nothing.
+write("rcm-bufmax", "buf_max and WRED (p4/packets_test.go TestBufMax): port 2 with WRED K of 4 frames and buf_max of 6, "
+      "paced at 20 packets/s. A burst of 20 of priority 0 alternating Not-ECT and ECT(0): any packet that finds more "
+      "than buf_max queued dropped (buf_max_drops), then Not-ECT ones from q >= K (wred_drops; one finds exactly K), "
+      "none marked (no ECN curve); then 20 ECT(0) of priority 3, lossless at port 1: all through, whatever the queue",
+      routes() + [red(2, 0xffffffff, 4 * FRAME, buf_max=6 * FRAME),
+                  port_config(1, xoff=100 * FRAME, xon=99 * FRAME, quanta=0xffff, quantum_ns=5120, prio=PFC_PRIO)],
+      primed([2], burst(1, [data(1, 2, i, ecn=2 * (i % 2)) for i in range(20)])) +
+      primed([2], burst(1, [data(1, 2, 100 + i, ecn=2, sport=1001, dscp=ROCE_DSCP) for i in range(20)])),
       rates={"2": RATE})
 TIME = "a time in ns from the target's clock: BMv2's and the replay's clocks differ"
 write("rcm-pfc-send", "PFC sent (TestPFC): a burst of 10 from port 1 into a port paced at 20 packets/s passes XOFF "
