@@ -31,6 +31,7 @@ import (
 	"github.com/p4rcm/p4rcm/agent"
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/dataplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/internal/proccpu"
@@ -76,6 +77,21 @@ func DefaultRate(t bmv2.Target, mtu int) float64 {
 		t = bmv2.TargetGo
 	}
 	return t.DefaultQueueRate() * float64(wireFrame(mtu)) * 8
+}
+
+// RateFor is the emulated host link rate when none is given: the target's
+// DefaultRate, shared out when the scenario has more than two switches.
+// Every switch process forwards on the machine's two cores, so the
+// packets per second the machine moves are spent over all of them: at
+// DefaultRate the six switches of rcm-incast-victim took the cores
+// whole, and the switches, waiting for them, paused their neighbours far
+// more often than the model's.
+func RateFor(t bmv2.Target, cfg *sim.Config) float64 {
+	r := DefaultRate(t, cfg.MTU)
+	if n := len(cfg.Topology.Switches()); n > 2 {
+		r *= 2 / float64(n)
+	}
+	return r
 }
 
 // wireFrame is a full data frame's bytes on the wire, as the simulator
@@ -129,7 +145,7 @@ func Check(cfg *sim.Config, o Options) error {
 	}
 	rate := o.Rate
 	if rate == 0 {
-		rate = DefaultRate(target, cfg.MTU)
+		rate = RateFor(target, cfg)
 	}
 	if most := 4 * DefaultRate(target, cfg.MTU); rate > most {
 		return fmt.Errorf("emulate: %.0f Mb/s per host link is more than %s forwards here (at most %.0f Mb/s, four times its default %.0f Mb/s)",
@@ -152,7 +168,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 		o.Target = bmv2.TargetGo
 	}
 	if o.Rate == 0 {
-		o.Rate = DefaultRate(o.Target, cfg.MTU)
+		o.Rate = RateFor(o.Target, &cfg)
 	}
 	if o.Timeout == 0 {
 		o.Timeout = time.Minute
@@ -201,7 +217,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Results.Ports, err = e.ports(ctx, &cfg, out.Agents, out.Results.Drops)
+	out.Results.Ports, err = e.ports(ctx, &cfg, out.Agents, out.Results.Drops, &out.Results.RCM)
 	if err != nil {
 		return nil, err
 	}
@@ -561,7 +577,7 @@ func (e *emulation) flowRecords(results map[int]agent.Result) []sim.FlowRecord {
 //
 // drops gets the switches' drops by the simulator's reasons: WRED's
 // ("wred") and buf_max's ("buf-max").
-func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]agent.Stats, drops map[string]int64) ([]sim.PortRecord, error) {
+func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]agent.Stats, drops map[string]int64, rcm *dataplane.RCMStats) ([]sim.PortRecord, error) {
 	t := e.cfg.Topology
 	adj := t.Adjacency()
 	var out []sim.PortRecord
@@ -579,7 +595,8 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 			return nil, fmt.Errorf("emulate: read %s's counters: %w", name, err)
 		}
 		counts := map[string]map[int64]int64{}
-		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterPausesReceived} {
+		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterPausesReceived,
+			p4.CounterCNsSent, p4.CounterCNsReceived, p4.CounterWindowHolds, p4.CounterDetours} {
 			cells, err := s.Counters(ctx, counter)
 			if err != nil {
 				s.Close()
@@ -591,6 +608,20 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 			}
 		}
 		s.Close()
+		// RCM's counters, as the simulator counts them: CNs, packets RCC
+		// sent to the low queue, flows SAR detoured.
+		for _, n := range counts[p4.CounterCNsSent] {
+			rcm.CNsSent += n
+		}
+		for _, n := range counts[p4.CounterCNsReceived] {
+			rcm.CNsReceived += n
+		}
+		for _, n := range counts[p4.CounterWindowHolds] {
+			rcm.Held += n
+		}
+		for _, n := range counts[p4.CounterDetours] {
+			rcm.Detours += n
+		}
 		for i, p := range adj[sw] {
 			port := int64(e.f.Ports[sw][i])
 			rec := sim.PortRecord{Node: sw, Port: i, NodeName: name, Peer: p.Peer.Node,

@@ -3,10 +3,12 @@
 package emulate
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 )
@@ -140,5 +142,30 @@ scheme: ldcp
 	s.CC = "ldcp-rate"
 	if err := Check(&s, Options{Rate: 100e6}); err == nil || !strings.Contains(err.Error(), "ldcp-rate") {
 		t.Errorf("ldcp-rate: %v", err)
+	}
+}
+
+// RateFor keeps the target's default rate for up to two switches and
+// shares it out over more.
+func TestRateFor(t *testing.T) {
+	one := build(t, `
+name: one
+stop: 1ms
+topology: {kind: star, hosts: 2, host_rate: 100G}
+workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
+`)
+	if got, want := RateFor(bmv2.TargetGo, &one), DefaultRate(bmv2.TargetGo, one.MTU); got != want {
+		t.Errorf("one switch: %g b/s, want the default %g", got, want)
+	}
+	six, err := scenario.LoadPreset("rcm-incast-victim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := six.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := RateFor(bmv2.TargetGo, &cfg), DefaultRate(bmv2.TargetGo, cfg.MTU)/3; math.Abs(got-want) > 1 {
+		t.Errorf("six switches: %g b/s, want a third of the default, %g", got, want)
 	}
 }

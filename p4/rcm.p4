@@ -884,16 +884,24 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
          * queue in particular, so that a harmful flow's later packets
          * follow its held ones there and stay in order. */
         bit<32> q;
+        bit<32> waiting;
         @atomic {
             queue_bytes.read(q, (bit<32>)egress);
             queue_bytes.write((bit<32>)egress, q > len ? q - len : 0);
+            low_bytes.read(waiting, (bit<32>)egress);
             if (meta.low) {
-                bit<32> waiting;
-                low_bytes.read(waiting, (bit<32>)egress);
                 low_bytes.write((bit<32>)egress, waiting > len ? waiting - len : 0);
-                low_flow_bytes.read(waiting, meta.low_slot);
-                low_flow_bytes.write(meta.low_slot, waiting > len ? waiting - len : 0);
+                bit<32> mine;
+                low_flow_bytes.read(mine, meta.low_slot);
+                low_flow_bytes.write(meta.low_slot, mine > len ? mine - len : 0);
             }
+        }
+        /* RED, ECN and WRED judge a packet of the high queue by the
+         * bytes ahead of it there, not by the harmful packets RCC put
+         * in the low queue: those would mark the flows RCC protects
+         * (the model's marking leaves held bytes out the same way). */
+        if (!meta.low) {
+            q = q > waiting ? q - waiting : 0;
         }
 
         /* The packet leaves its ingress port's account; below XON the

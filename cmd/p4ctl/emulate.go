@@ -160,7 +160,7 @@ type emulateFlags struct {
 func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.target, "target", string(bmv2.TargetGo), "switch: go (p4rcm's Go target, p4switch) or bmv2 (simple_switch_grpc)")
 	fs.StringVar(&e.switchBin, "switch-binary", "", "the switch program (default: p4switch or simple_switch_grpc on the PATH)")
-	valueFlag(fs, &e.rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate)")
+	valueFlag(fs, &e.rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate, shared out over the switches past two)")
 	fs.DurationVar(&e.timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
 	fs.StringVar(&e.logDir, "log-dir", "", "keep each switch's log and output in this directory")
 }
