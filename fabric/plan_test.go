@@ -18,6 +18,22 @@ import (
 
 // config is the default preset's network under scheme, on a fat tree
 // of arity k.
+// planFatTree is the plan for the default preset's fabric as a k=4 fat
+// tree under scheme.
+func planFatTree(t *testing.T, scheme string) (*sim.Config, []Intent) {
+	t.Helper()
+	cfg := config(t, scheme, 4)
+	f, err := FromTopology(cfg.Topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	intents, err := f.Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, intents
+}
+
 func config(t testing.TB, scheme string, k int) *sim.Config {
 	t.Helper()
 	s, err := scenario.LoadPreset("default")
@@ -139,15 +155,7 @@ func TestPlanTriangle(t *testing.T) {
 // group under RCM and none under DCQCN.
 func TestPlanFatTree(t *testing.T) {
 	for _, scheme := range []string{"rcm", "dcqcn"} {
-		cfg := config(t, scheme, 4)
-		f, err := FromTopology(cfg.Topology)
-		if err != nil {
-			t.Fatal(err)
-		}
-		intents, err := f.Plan(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, intents := planFatTree(t, scheme)
 		if len(intents) != 20 {
 			t.Fatalf("%d intents, want 20 switches", len(intents))
 		}
@@ -202,15 +210,7 @@ func TestGateway(t *testing.T) {
 // at every ingress port all priorities are lossy, so rcm.p4 drops any
 // packet past buf_max as the model's switch does.
 func TestPlanLDCP(t *testing.T) {
-	cfg := config(t, "ldcp", 4)
-	f, err := FromTopology(cfg.Topology)
-	if err != nil {
-		t.Fatal(err)
-	}
-	intents, err := f.Plan(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, intents := planFatTree(t, "ldcp")
 	in := intents[0]
 	want := cfg.Marking(100e9, 100e9)
 	if want.BufMax == 0 || want.WREDK == 0 {
