@@ -348,7 +348,8 @@ func (e *emulation) build(ctx context.Context) error {
 			// so that a pause costs the switch a bounded share of its
 			// core, and a full recirculation queue (1,024 packets) still
 			// goes round well within rcm.p4's HOLD_SKIP_NS.
-			if err := s.SetRecirculationRate(math.Round(8 * fastest / 8 / float64(frame))); err != nil {
+			framesPerSecond := fastest / 8 / float64(frame)
+			if err := s.SetRecirculationRate(math.Round(holdLoopSpeedup * framesPerSecond)); err != nil {
 				return err
 			}
 		}
@@ -356,6 +357,10 @@ func (e *emulation) build(ctx context.Context) error {
 	}
 	return nil
 }
+
+// holdLoopSpeedup is how many times faster than the fastest port's full
+// frames held packets may go round the Go target's recirculation port.
+const holdLoopSpeedup = 8
 
 // priorityQueues is how many strict-priority queues per port the
 // emulation's switches get. The Go target's ports are links shared by

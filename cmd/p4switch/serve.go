@@ -208,6 +208,17 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 	}
 	srv = p4rt.New(rtCfg)
+	// The control socket is up before the P4Runtime port accepts, so
+	// that a harness that waits for the port (bmv2.Start) finds both.
+	if o.control != "" {
+		ctl, err := listenControl(o.control, dp, log)
+		if err != nil {
+			closeAll()
+			return usage("--control: %v", err)
+		}
+		defer os.Remove(o.control)
+		go ctl.serve(ctx)
+	}
 	lis, err := net.Listen("tcp", o.grpcAddr)
 	if err != nil {
 		closeAll()
@@ -254,17 +265,6 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 				flush()
 			}
 		}()
-	}
-	if o.control != "" {
-		ctl, err := listenControl(o.control, dp, log)
-		if err != nil {
-			cancel()
-			closeAll()
-			wg.Wait()
-			return usage("--control: %v", err)
-		}
-		defer os.Remove(o.control)
-		go ctl.serve(ctx)
 	}
 	var names []string
 	for _, a := range attach {
