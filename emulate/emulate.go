@@ -107,6 +107,9 @@ type Outcome struct {
 	K float64
 	// Rate is the emulated host link rate, b/s.
 	Rate float64
+	// TimedOut says the run ended at Options.Timeout with flows still
+	// going; flows the scenario's own stop time cut off are not that.
+	TimedOut bool
 	// Agents are each host's counters, by node ID.
 	Agents map[int]agent.Stats
 	// Wall is how long the traffic ran; SwitchCPU is each switch
@@ -440,9 +443,11 @@ func (e *emulation) traffic(ctx context.Context) (*Outcome, error) {
 		lastStart = max(lastStart, f.Start)
 	}
 	deadline := time.Duration(lastStart/1000) + e.o.Timeout
-	if cfg.StopAt > 0 {
-		deadline = min(deadline, time.Duration(cfg.StopAt/1000))
+	byStop := cfg.StopAt > 0 && time.Duration(cfg.StopAt/1000) < deadline
+	if byStop {
+		deadline = time.Duration(cfg.StopAt / 1000)
 	}
+	timedOut := false
 	cpu0 := e.cpu()
 	actx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -467,6 +472,7 @@ wait:
 			results[r.ID] = r
 		case <-timer.C:
 			e.logf("stopped at %v with %d of %d flows done", deadline, len(results), total)
+			timedOut = !byStop
 			break wait
 		case err := <-errs:
 			runErr = err
@@ -487,7 +493,7 @@ wait:
 	if runErr != nil {
 		return nil, runErr
 	}
-	out := &Outcome{K: e.k, Rate: rate, Agents: map[int]agent.Stats{}, Wall: wall, Results: &sim.Results{Drops: map[string]int64{}},
+	out := &Outcome{K: e.k, Rate: rate, TimedOut: timedOut, Agents: map[int]agent.Stats{}, Wall: wall, Results: &sim.Results{Drops: map[string]int64{}},
 		SwitchCPU: map[string]time.Duration{}, AgentsCPU: cpu1[""] - cpu0[""]}
 	for name := range e.switches {
 		out.SwitchCPU[name] = cpu1[name] - cpu0[name]

@@ -126,7 +126,10 @@ created.`,
 			}
 			fmt.Fprintf(w, "CPU: switches %.2f s, agents %.2f s, in %.2f s of traffic\n", switchCPU.Seconds(), res.AgentsCPU.Seconds(), res.Wall.Seconds())
 			fmt.Fprintf(w, "wall time %.1f s (traffic %.1f s); results in %s (%s)\n", time.Since(start).Seconds(), res.Wall.Seconds(), out, strings.Join(baseNames(files), ", "))
-			if res.Results.Completed < len(cfg.Flows) {
+			// Flows cut off by the scenario's stop time are reported, as
+			// sim run reports them; flows that outlived --timeout are a
+			// failed run.
+			if res.TimedOut {
 				return fmt.Errorf("%d of %d flows did not complete within the run (--timeout %v after the last start)", len(cfg.Flows)-res.Results.Completed, len(cfg.Flows), e.timeout)
 			}
 			return nil
