@@ -344,6 +344,16 @@ func (s *Switch) SetPortRate(port int, bps float64) error {
 	return s.tm(fmt.Sprintf("set_port_rate %.0f %d", bps, port))
 }
 
+// SetPortDelay gives port's link a propagation delay (p4switch's
+// set_port_delay; the Go target only: BMv2 hands frames to the interface
+// at once).
+func (s *Switch) SetPortDelay(port int, d time.Duration) error {
+	if s.cfg.Target != TargetGo {
+		return fmt.Errorf("bmv2 %s: a link delay is the Go target's; BMv2 has none", s.cfg.Name)
+	}
+	return s.tm(fmt.Sprintf("set_port_delay %s %d", d, port))
+}
+
 // SetRecirculationRate bounds how many recirculated packets per second
 // come back to ingress (p4switch's set_recirculation_rate; the Go
 // target only: BMv2 recirculates as fast as it runs).

@@ -329,6 +329,9 @@ func (e *emulation) build(ctx context.Context) error {
 			port := int(e.f.Ports[sw][i])
 			if e.o.Target == bmv2.TargetGo {
 				err = s.SetPortRate(port, rate)
+				if err == nil {
+					err = s.SetPortDelay(port, linkDelay(t, adj[sw][i]))
+				}
 			} else {
 				err = s.SetQueueRate(port, max(1, int(math.Round(rate/8/float64(frame)))))
 			}
@@ -359,6 +362,20 @@ func (e *emulation) build(ctx context.Context) error {
 		e.logf("switch %s (PID %d): %d ports", name, s.PID(), len(ports))
 	}
 	return nil
+}
+
+// linkDelay is the propagation delay the switch gives a link end's
+// egress: the link's own between switches, where each end delays what it
+// sends; twice it towards a host, whose agent sends at once, so that a
+// round trip through the host (a PAUSE and the frames already on their
+// way, a data packet and its ACK) takes as long as over the modelled
+// cable both ways.
+func linkDelay(t *topo.Topology, a topo.Port) time.Duration {
+	d := time.Duration(t.Links[a.Link].Delay / 1000)
+	if t.Nodes[a.Peer.Node].Kind == topo.Host {
+		d *= 2
+	}
+	return d
 }
 
 // holdLoopSpeedup is how many times faster than the fastest port's full

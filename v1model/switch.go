@@ -118,7 +118,12 @@ type Switch struct {
 	defaultDepth int
 	defaultRate  float64
 	defaultLine  float64 // SetPortRate for every port
-	kick         chan struct{}
+	defaultDelay time.Duration
+	// held is the frame holdFrame copied; frameFree, buffers of frames
+	// that have come off a delay line, for the next ones.
+	held      []byte
+	frameFree [][]byte
+	kick      chan struct{}
 }
 
 type queued struct {

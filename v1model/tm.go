@@ -84,6 +84,18 @@ type egressPort struct {
 	// frame given to it.
 	lineRate float64
 	free     time.Duration
+	// delay, when above 0, is the link's propagation delay: a frame
+	// reaches the far end delay after its last bit left the port, and
+	// waits in inFlight until then.
+	delay    time.Duration
+	inFlight []delayed
+}
+
+// delayed is a frame on its way down a link with a delay, and when it
+// arrives.
+type delayed struct {
+	at    time.Duration
+	frame []byte
 }
 
 // LineOverhead is what a frame costs a port's link beyond the bytes the
@@ -100,7 +112,7 @@ func (sw *Switch) egressPort(port int) *egressPort {
 	if ep := sw.ports[port]; ep != nil {
 		return ep
 	}
-	ep := &egressPort{port: port, queues: make([]queue, sw.cfg.PriorityQueues), lineRate: sw.defaultLine}
+	ep := &egressPort{port: port, queues: make([]queue, sw.cfg.PriorityQueues), lineRate: sw.defaultLine, delay: sw.defaultDelay}
 	for i := range ep.queues {
 		ep.queues[i].depth = sw.defaultDepth
 		ep.queues[i].setRate(sw.defaultRate) // checked when it was set
@@ -165,6 +177,28 @@ func (sw *Switch) SetPortRate(port int, bps float64) error {
 	}
 	for _, p := range ports {
 		sw.egressPort(p).lineRate = bps
+	}
+	return nil
+}
+
+// SetPortDelay gives an egress port's link a propagation delay: a frame
+// reaches the far end d after its last bit has left the port (by the
+// port's link rate, SetPortRate, when it has one), where a veth would
+// hand it over at once. 0 removes the delay; port -1 sets every port,
+// now and later. BMv2 has no such setting.
+func (sw *Switch) SetPortDelay(port int, d time.Duration) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if d < 0 {
+		return fmt.Errorf("port delay %v: want 0 or more", d)
+	}
+	ports := []int{port}
+	if port == -1 {
+		sw.defaultDelay = d
+		ports = sw.portOrder
+	}
+	for _, p := range ports {
+		sw.egressPort(p).delay = d
 	}
 	return nil
 }
@@ -354,6 +388,22 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 		}
 		wait = q.due() - now
 	}
+	// Frames whose links' delays have run out arrive.
+	for _, p := range sw.portOrder {
+		ep := sw.ports[p]
+		i := 0
+		for ; i < len(ep.inFlight) && ep.inFlight[i].at <= now; i++ {
+			emit(ep.port, ep.inFlight[i].frame)
+			sw.frameFree = append(sw.frameFree, ep.inFlight[i].frame[:0])
+			ep.inFlight[i] = delayed{}
+		}
+		if i > 0 {
+			ep.inFlight = append(ep.inFlight[:0], ep.inFlight[i:]...)
+		}
+		if len(ep.inFlight) > 0 {
+			wait = min(wait, ep.inFlight[0].at-now)
+		}
+	}
 	n := len(sw.portOrder)
 	for k := range n {
 		// Round robin over the ports, so that low port numbers do not
@@ -378,16 +428,39 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 			p := q.pop()
 			sw.set(p, sw.l.std.deqQdepth, uint64(q.n))
 			sw.rr = (sw.rr + k + 1) % n
-			if sent := sw.runEgress(p, ep.port, prio, emit); sent > 0 && ep.lineRate > 0 {
+			out := emit
+			if ep.delay > 0 {
+				out = sw.holdFrame
+			}
+			sent := sw.runEgress(p, ep.port, prio, out)
+			if sent > 0 && ep.lineRate > 0 {
 				// The link's own clock: a serve loop that woke late
 				// sends what the link would have sent meanwhile, back
 				// to back, so lateness costs no capacity.
 				ep.free = max(ep.free, due) + lineTime(sent, ep.lineRate)
 			}
+			if sent > 0 && ep.delay > 0 {
+				at := max(now, due) + ep.delay
+				if ep.lineRate > 0 {
+					at = ep.free + ep.delay
+				}
+				ep.inFlight = append(ep.inFlight, delayed{at: at, frame: sw.held})
+				sw.held = nil
+			}
 			return 0
 		}
 	}
 	return max(wait, time.Microsecond)
+}
+
+// holdFrame is the Emit of a port with a delay: it keeps a copy of the
+// frame (in sw.held) for serveReady to put on the link's delay line.
+func (sw *Switch) holdFrame(_ int, frame []byte) {
+	var buf []byte
+	if k := len(sw.frameFree); k > 0 {
+		buf, sw.frameFree = sw.frameFree[k-1], sw.frameFree[:k-1]
+	}
+	sw.held = append(buf, frame...)
 }
 
 // serveLocked is serveReady under the lock, for replays.
@@ -410,6 +483,7 @@ func (sw *Switch) queuedLocked() int {
 		for i := range ep.queues {
 			n += ep.queues[i].n
 		}
+		n += len(ep.inFlight)
 	}
 	return n
 }

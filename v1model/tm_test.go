@@ -120,3 +120,56 @@ func TestPortRate(t *testing.T) {
 		t.Error("a negative port rate: no error")
 	}
 }
+
+// TestPortDelay gives port 2 a 5 ms link: without a rate a frame arrives
+// 5 ms after it was sent; on a 1 Mb/s link, 5 ms after its last bit left,
+// so frames queued together arrive their serialisation apart.
+func TestPortDelay(t *testing.T) {
+	for _, rate := range []float64{0, 1e6} {
+		var now time.Duration
+		sw, err := Load("../p4/testdata/build/externs.json", Config{Clock: func() time.Duration { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.SetPortRate(2, rate); err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.SetPortDelay(2, 5*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := sw.Receive(1, cmdFrame(12, 0, 1000)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var at []time.Duration
+		var lens []int
+		emit := func(port int, f []byte) { at, lens = append(at, now), append(lens, len(f)) }
+		const step = 10 * time.Microsecond
+		for now = 0; now <= 50*time.Millisecond; now += step {
+			for sw.serveReady(emit) == 0 {
+			}
+		}
+		if len(at) != 2 {
+			t.Fatalf("rate %g: %d frames arrived, want 2", rate, len(at))
+		}
+		var link time.Duration // the last bit of each frame leaves
+		for i := range at {
+			want := 5 * time.Millisecond
+			if rate > 0 {
+				link += time.Duration(float64(lens[i]+LineOverhead) * 8 / rate * float64(time.Second))
+				want += link
+			}
+			if at[i] < want || at[i] >= want+step {
+				t.Errorf("rate %g: frame %d arrived at %v, want in [%v, %v)", rate, i, at[i], want, want+step)
+			}
+		}
+		if n := sw.queued(); n != 0 {
+			t.Errorf("rate %g: %d packets still in the switch", rate, n)
+		}
+	}
+	var sw Switch
+	if err := sw.SetPortDelay(2, -time.Second); err == nil {
+		t.Error("a negative delay: no error")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -42,6 +43,7 @@ type options struct {
 	entries    string
 	queueRate  []string
 	portRate   []string
+	portDelay  []string
 	recircRate float64
 	queueDepth []string
 	seed       uint64
@@ -113,11 +115,12 @@ the p4lang tutorials (--entries).`,
 	f.StringVar(&o.entries, "entries", "", "table entries, multicast groups and clone sessions from a tutorials-style runtime JSON `FILE`")
 	f.StringArrayVar(&o.queueRate, "queue-rate", nil, "egress rate in packets per second: `PPS` for every port or PORT:PPS (repeatable), as set_queue_rate")
 	f.StringArrayVar(&o.portRate, "port-rate", nil, "make egress ports links of `BPS` bits per second shared by their priority queues (a frame's bytes plus 24 for FCS, preamble and gap): BPS for every port or PORT:BPS (repeatable); the Go target's own, BMv2's queue rates count packets")
+	f.StringArrayVar(&o.portDelay, "port-delay", nil, "give egress ports' links a propagation delay: `DUR` (e.g. 5ms) for every port or PORT:DUR (repeatable); a frame arrives DUR after its last bit left; the Go target's own")
 	f.Float64Var(&o.recircRate, "recirculation-rate", 0, "recirculated packets per second back to ingress (0: as fast as the switch runs)")
 	f.StringArrayVar(&o.queueDepth, "queue-depth", nil, "egress queue depth in packets: `N` for every port or PORT:N (repeatable), as set_queue_depth")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the program's random()")
 	f.BoolVar(&o.busyPoll, "busy-poll", false, "poll the ports without sleeping: a core per receiving port for the lowest latency")
-	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth, set_port_rate, set_recirculation_rate and mirroring_add while running, one per line, on the Unix socket `PATH`")
+	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate and mirroring_add while running, one per line, on the Unix socket `PATH`")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage("%v; see 'p4switch --help'", err) })
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
@@ -179,6 +182,22 @@ func (o *options) logger(stderr io.Writer) (*slog.Logger, func(), error) {
 }
 
 // portSetting reads "V" (every port) or "PORT:V".
+// portDuration reads a flag's DUR or PORT:DUR (port -1: every port).
+func portDuration(flag, s string) (port int, d time.Duration, err error) {
+	port = -1
+	val := s
+	if p, rest, ok := strings.Cut(s, ":"); ok {
+		if port, err = strconv.Atoi(p); err != nil || port < 0 {
+			return 0, 0, usage("--%s %q: port %q is not a port number", flag, s, p)
+		}
+		val = rest
+	}
+	if d, err = time.ParseDuration(val); err != nil || d < 0 {
+		return 0, 0, usage("--%s %q: %q is not a duration such as 5ms, 0 or more", flag, s, val)
+	}
+	return port, d, nil
+}
+
 func portSetting(flag, s string) (port int, v float64, err error) {
 	port = -1
 	val := s

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/p4rcm/p4rcm/v1model"
 )
@@ -25,6 +26,7 @@ import (
 // its CLI (p4switch serves no Thrift), and two of the Go target's own:
 //
 //	set_port_rate <bits per second> [<port>]
+//	set_port_delay <duration> [<port>]
 //	set_recirculation_rate <pps>
 type control struct {
 	dp  *datapath
@@ -143,6 +145,23 @@ func (c *control) run(line string) error {
 			port = p[0]
 		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetPortRate(port, bps) })
+	case "set_port_delay":
+		if len(f) < 2 || len(f) > 3 {
+			return fmt.Errorf("usage: set_port_delay <duration, e.g. 5ms> [<port>]")
+		}
+		d, err := time.ParseDuration(f[1])
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 5ms", f[1])
+		}
+		port := -1
+		if len(f) == 3 {
+			p, err := ints(f[2:])
+			if err != nil {
+				return err
+			}
+			port = p[0]
+		}
+		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetPortDelay(port, d) })
 	case "set_recirculation_rate":
 		if len(f) != 2 {
 			return fmt.Errorf("usage: set_recirculation_rate <pps>")
@@ -163,5 +182,5 @@ func (c *control) run(line string) error {
 		}
 		return sw.SetMirror(n[0], n[1])
 	}
-	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth, set_port_rate, set_recirculation_rate and mirroring_add", f[0])
+	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate and mirroring_add", f[0])
 }

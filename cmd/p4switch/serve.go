@@ -116,6 +116,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetPortRate(p, v) })
 	}
+	for _, s := range o.portDelay {
+		p, d, err := portDuration("port-delay", s)
+		if err != nil {
+			return err
+		}
+		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetPortDelay(p, d) })
+	}
 	if o.recircRate < 0 {
 		return usage("--recirculation-rate %v: want packets per second, 0 or more", o.recircRate)
 	}
