@@ -137,15 +137,13 @@ func (sw *Switch) SetQueueRate(port, prio int, pps float64) error {
 	if err := probe.setRate(pps); err != nil {
 		return err
 	}
-	ports := []int{port}
 	if port == -1 {
 		if prio != -1 {
 			return fmt.Errorf("a rate for every port sets all their queues, not priority %d", prio)
 		}
 		sw.defaultRate = pps
-		ports = sw.portOrder
 	}
-	for _, p := range ports {
+	for _, p := range sw.portsOrAll(port) {
 		ep := sw.egressPort(p)
 		for i := range ep.queues {
 			if prio < 0 || i == prio {
@@ -170,15 +168,21 @@ func (sw *Switch) SetPortRate(port int, bps float64) error {
 	if bps < 0 || math.IsNaN(bps) || math.IsInf(bps, 0) {
 		return fmt.Errorf("port rate %v: want bits per second, 0 for no limit", bps)
 	}
-	ports := []int{port}
 	if port == -1 {
 		sw.defaultLine = bps
-		ports = sw.portOrder
 	}
-	for _, p := range ports {
+	for _, p := range sw.portsOrAll(port) {
 		sw.egressPort(p).lineRate = bps
 	}
 	return nil
+}
+
+// portsOrAll is port, or every port the switch has for -1.
+func (sw *Switch) portsOrAll(port int) []int {
+	if port == -1 {
+		return sw.portOrder
+	}
+	return []int{port}
 }
 
 // SetPortDelay gives an egress port's link a propagation delay: a frame
@@ -192,12 +196,10 @@ func (sw *Switch) SetPortDelay(port int, d time.Duration) error {
 	if d < 0 {
 		return fmt.Errorf("port delay %v: want 0 or more", d)
 	}
-	ports := []int{port}
 	if port == -1 {
 		sw.defaultDelay = d
-		ports = sw.portOrder
 	}
-	for _, p := range ports {
+	for _, p := range sw.portsOrAll(port) {
 		sw.egressPort(p).delay = d
 	}
 	return nil

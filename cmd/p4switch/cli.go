@@ -181,34 +181,39 @@ func (o *options) logger(stderr io.Writer) (*slog.Logger, func(), error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closer, nil
 }
 
-// portSetting reads "V" (every port) or "PORT:V".
-// portDuration reads a flag's DUR or PORT:DUR (port -1: every port).
-func portDuration(flag, s string) (port int, d time.Duration, err error) {
-	port = -1
-	val := s
+// portValue splits a flag's "V" (every port, -1) or "PORT:V".
+func portValue(flag, s string) (port int, val string, err error) {
 	if p, rest, ok := strings.Cut(s, ":"); ok {
 		if port, err = strconv.Atoi(p); err != nil || port < 0 {
-			return 0, 0, usage("--%s %q: port %q is not a port number", flag, s, p)
+			return 0, "", usage("--%s %q: port %q is not a port number", flag, s, p)
 		}
-		val = rest
+		return port, rest, nil
 	}
-	if d, err = time.ParseDuration(val); err != nil || d < 0 {
-		return 0, 0, usage("--%s %q: %q is not a duration such as 5ms, 0 or more", flag, s, val)
-	}
-	return port, d, nil
+	return -1, s, nil
 }
 
-func portSetting(flag, s string) (port int, v float64, err error) {
-	port = -1
-	val := s
-	if p, rest, ok := strings.Cut(s, ":"); ok {
-		if port, err = strconv.Atoi(p); err != nil || port < 0 {
-			return 0, 0, usage("--%s %q: port %q is not a port number", flag, s, p)
-		}
-		val = rest
+// portSetting reads a number, 0 or more, for every port or one.
+func portSetting(flag, s string) (int, float64, error) {
+	port, val, err := portValue(flag, s)
+	if err != nil {
+		return 0, 0, err
 	}
-	if v, err = strconv.ParseFloat(val, 64); err != nil || v < 0 {
+	v, err := strconv.ParseFloat(val, 64)
+	if err != nil || v < 0 {
 		return 0, 0, usage("--%s %q: %q is not a number, 0 or more", flag, s, val)
 	}
 	return port, v, nil
+}
+
+// portDuration reads a duration, 0 or more, for every port or one.
+func portDuration(flag, s string) (int, time.Duration, error) {
+	port, val, err := portValue(flag, s)
+	if err != nil {
+		return 0, 0, err
+	}
+	d, err := time.ParseDuration(val)
+	if err != nil || d < 0 {
+		return 0, 0, usage("--%s %q: %q is not a duration such as 5ms, 0 or more", flag, s, val)
+	}
+	return port, d, nil
 }

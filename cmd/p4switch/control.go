@@ -86,6 +86,22 @@ func (c *control) session(conn net.Conn) {
 	}
 }
 
+// valueAndPort reads "<command> <value> [<port>]": the value, and the
+// port (-1, every port, when there is none).
+func valueAndPort(f []string, usage string) (string, int, error) {
+	if len(f) < 2 || len(f) > 3 {
+		return "", 0, errors.New(usage)
+	}
+	if len(f) == 2 {
+		return f[1], -1, nil
+	}
+	port, err := strconv.Atoi(f[2])
+	if err != nil || port < 0 {
+		return "", 0, fmt.Errorf("%q is not a whole number", f[2])
+	}
+	return f[1], port, nil
+}
+
 // run carries out one command.
 func (c *control) run(line string) error {
 	f := strings.Fields(line)
@@ -129,37 +145,23 @@ func (c *control) run(line string) error {
 		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueDepth(port, prio, depth[0]) })
 	case "set_port_rate":
-		if len(f) < 2 || len(f) > 3 {
-			return fmt.Errorf("usage: set_port_rate <bits per second> [<port>]")
-		}
-		bps, err := strconv.ParseFloat(f[1], 64)
+		val, port, err := valueAndPort(f, "usage: set_port_rate <bits per second> [<port>]")
 		if err != nil {
-			return fmt.Errorf("%q is not a rate in bits per second", f[1])
+			return err
 		}
-		port := -1
-		if len(f) == 3 {
-			p, err := ints(f[2:])
-			if err != nil {
-				return err
-			}
-			port = p[0]
+		bps, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a rate in bits per second", val)
 		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetPortRate(port, bps) })
 	case "set_port_delay":
-		if len(f) < 2 || len(f) > 3 {
-			return fmt.Errorf("usage: set_port_delay <duration, e.g. 5ms> [<port>]")
-		}
-		d, err := time.ParseDuration(f[1])
+		val, port, err := valueAndPort(f, "usage: set_port_delay <duration, e.g. 5ms> [<port>]")
 		if err != nil {
-			return fmt.Errorf("%q is not a duration such as 5ms", f[1])
+			return err
 		}
-		port := -1
-		if len(f) == 3 {
-			p, err := ints(f[2:])
-			if err != nil {
-				return err
-			}
-			port = p[0]
+		d, err := time.ParseDuration(val)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 5ms", val)
 		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetPortDelay(port, d) })
 	case "set_recirculation_rate":
