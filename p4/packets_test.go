@@ -341,6 +341,41 @@ func (r *rig) cnPort(port int, cnEnabled bool) {
 		"cn_enabled", u(on, 1), "cn_interval_ns", u(1e6, 32), "cn_ingress_bytes", u(0, 32), "cn_hold_ns", u(4e9, 32))
 }
 
+// RED judges a packet of the high queue by the bytes ahead of it there:
+// the harmful packets RCC sends to the low queue would otherwise mark the
+// flows RCC protects. A burst of one flow fills port B's low queue; a
+// lone packet of another flow, behind the few of the burst that went to
+// the high queue, leaves unmarked while the low queue alone holds more
+// than Kmax, and the burst's own packets, judged by all the port holds,
+// are marked.
+func TestRCCLowQueueMarksNoOther(t *testing.T) {
+	r := newRig(t)
+	r.rcmPort(hostB)
+	const k = 5 * frameBytes
+	r.portConfig(p4.TableREDConfig, hostB, p4.ActionSetRED,
+		"kmin_bytes", u(k, 32), "kmax_bytes", u(k, 32), "pmax_slope", u(0, 32), "wred_k_bytes", u(0, 32), "buf_max_bytes", u(0, 32))
+	r.must(r.sw.SetQueueRate(hostB, 200))
+	harmful, other := flowTo(hostB, 1000), flowTo(hostB, 1001)
+	r.send(hostA, frames(harmful, 2, 12)...)
+	r.send(hostA, other.frame(2, 0))
+	got := r.recvData(hostB, 13, quiet)
+	if len(got) != 13 {
+		t.Fatalf("host B got %d of 13 frames", len(got))
+	}
+	marked := 0
+	for _, g := range got {
+		switch {
+		case g.flow.sport == other.sport && g.ecn != 2:
+			t.Errorf("the other flow's packet left with ECN %d, want 2: marked for the low queue's bytes", g.ecn)
+		case g.flow.sport == harmful.sport && g.ecn == 3:
+			marked++
+		}
+	}
+	if holds := r.counter(p4.CounterWindowHolds, hostB); holds < 6 || marked == 0 {
+		t.Errorf("%d of the burst sent to the low queue, %d marked; want at least 6 and some", holds, marked)
+	}
+}
+
 // A root: a burst into a slow port makes it congested (CRD), its flow
 // enters the CAM (reported by digest), hits it, is held past W_c, and a
 // CN naming it with the degree goes out of the port the flow came from.
