@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/internal/finetimer"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/roce"
 	"github.com/p4rcm/p4rcm/sim/workload"
@@ -105,7 +106,9 @@ func (a *Agent) sendLoop(ctx context.Context) error {
 		bufs[i] = make([]byte, frameLen(a.mtu))
 	}
 	frames := make([][]byte, 0, batch)
-	timer := time.NewTimer(time.Hour)
+	// The next packet is often a fraction of a millisecond away, which
+	// the runtime's timers round up to one.
+	timer := finetimer.New()
 	defer timer.Stop()
 	for {
 		var wait int64
@@ -127,12 +130,6 @@ func (a *Agent) sendLoop(ctx context.Context) error {
 			return nil
 		case <-a.wake:
 		case <-timer.C:
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
 		}
 	}
 }

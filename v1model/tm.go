@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/p4rcm/p4rcm/internal/finetimer"
 )
 
 // DefaultQueueDepth is simple_switch's queue capacity, in packets.
@@ -355,7 +357,9 @@ func (sw *Switch) enqueueLive(p *packet, port, prio int) {
 // calls idle, if not nil, without the lock: the moment to flush frames
 // emit batched.
 func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
-	timer := time.NewTimer(time.Hour)
+	// Departures and link delays are often a fraction of a millisecond
+	// away, which the runtime's timers round up to one.
+	timer := finetimer.New()
 	defer timer.Stop()
 	for {
 		sw.mu.Lock()

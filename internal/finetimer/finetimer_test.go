@@ -1,0 +1,55 @@
+package finetimer
+
+import (
+	"testing"
+	"time"
+)
+
+// The timer never fires early, whether it sleeps (short waits) or hands
+// the wait to a Go timer (long ones), and a Reset replaces a wait not yet
+// begun.
+func TestFiresNoEarlier(t *testing.T) {
+	tm := New()
+	defer tm.Stop()
+	for _, d := range []time.Duration{0, 50 * time.Microsecond, time.Millisecond, 3 * time.Millisecond} {
+		start := time.Now()
+		tm.Reset(d)
+		<-tm.C
+		if got := time.Since(start); got < d {
+			t.Errorf("armed for %v, fired after %v", d, got)
+		}
+	}
+	// A long wait, then a short one in its place: the short one fires
+	// (well before the hour).
+	tm.Reset(time.Hour)
+	tm.Reset(100 * time.Microsecond)
+	select {
+	case <-tm.C:
+	case <-time.After(time.Minute):
+		t.Fatal("a Reset did not replace an hour's wait")
+	}
+}
+
+// BenchmarkLateness reports how late a 100 us wait fires, by this timer
+// and by a Go timer in the same run.
+func BenchmarkLateness(b *testing.B) {
+	const d = 100 * time.Microsecond
+	tm := New()
+	defer tm.Stop()
+	gt := time.NewTimer(time.Hour)
+	defer gt.Stop()
+	var fine, goTimer time.Duration
+	for range b.N {
+		s := time.Now()
+		tm.Reset(d)
+		<-tm.C
+		fine += time.Since(s) - d
+		s = time.Now()
+		gt.Reset(d)
+		<-gt.C
+		goTimer += time.Since(s) - d
+	}
+	b.ReportMetric(float64(fine.Microseconds())/float64(b.N), "finetimer-late-us")
+	b.ReportMetric(float64(goTimer.Microseconds())/float64(b.N), "gotimer-late-us")
+	b.ReportMetric(float64(goTimer)/float64(fine), "ratio")
+}
