@@ -18,6 +18,21 @@ import (
 
 // config is the default preset's network under scheme, on a fat tree
 // of arity k.
+// triangle is the fabric of testdata/triangle.json, a tutorials
+// topology of three switches.
+func triangle(t *testing.T) *Fabric {
+	t.Helper()
+	tt, err := tutorialjson.LoadTopology("testdata/triangle.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := FromTutorial(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // planFatTree is the plan for the default preset's fabric as a k=4 fat
 // tree under scheme.
 func planFatTree(t *testing.T, scheme string) (*sim.Config, []Intent) {
@@ -82,14 +97,7 @@ func param(e controlplane.Entry, name string) uint64 {
 // scaled to each port's rate, PFC from buffercalc, a clone session per
 // port.
 func TestPlanTriangle(t *testing.T) {
-	tt, err := tutorialjson.LoadTopology("testdata/triangle.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := FromTutorial(tt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := triangle(t)
 	cfg := config(t, "rcm", 4)
 	cfg.PFCXOFF = 0 // buffercalc's static threshold for each port
 	intents, err := f.Plan(cfg)
@@ -180,14 +188,7 @@ func TestPlanFatTree(t *testing.T) {
 // A host's gateway is the MAC of the switch port it is cabled to: h2 is
 // on s2's port 1.
 func TestGateway(t *testing.T) {
-	tt, err := tutorialjson.LoadTopology("testdata/triangle.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := FromTutorial(tt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := triangle(t)
 	h2, ok := f.Host("h2")
 	s2, ok2 := f.Switch("s2")
 	if !ok || !ok2 {

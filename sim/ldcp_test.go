@@ -24,6 +24,14 @@ const frame = 1000 + dataplane.RoCEHeaders + dataplane.EthOverhead
 // "ldcp-rate"), sampling the queue of port pr every interval.
 func ldcpRun(t *testing.T, tp *topo.Topology, flows []workload.Flow, cc string, p ldcp.Params, pr topo.PortRef, interval, stop int64) *Results {
 	t.Helper()
+	_, r := ldcpNetwork(t, tp, flows, cc, p, pr, interval, stop)
+	return r
+}
+
+// ldcpNetwork is ldcpRun that also returns the network, for tests that
+// read its senders' state.
+func ldcpNetwork(t *testing.T, tp *topo.Topology, flows []workload.Flow, cc string, p ldcp.Params, pr topo.PortRef, interval, stop int64) (*Network, *Results) {
+	t.Helper()
 	cfg := Config{Seed: 1, Topology: tp, Flows: flows, MTU: 1000, AckInterval: 1, CC: cc, LDCP: p,
 		Buffer: 4e6, RTO: 1000 * us, StopAt: stop,
 		QueueSampling: QueueSampling{Interval: interval, Max: 1 << 20, Ports: []topo.PortRef{pr}},
@@ -37,7 +45,7 @@ func ldcpRun(t *testing.T, tp *topo.Topology, flows []workload.Flow, cc string, 
 	if len(r.Faults) > 0 {
 		t.Fatalf("faults: %v", r.Faults)
 	}
-	return r
+	return n, r
 }
 
 // hostPort is the switch port that faces host h.
@@ -253,17 +261,7 @@ func TestLDCPRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	flows := []workload.Flow{{Src: 0, Dst: 2, Size: 1e9, Priority: 3}, {Src: 1, Dst: 2, Size: 1e9, Priority: 3}}
-	pr := hostPort(t, tp, 2)
-	cfg := Config{Seed: 1, Topology: tp, Flows: flows, MTU: 1000, AckInterval: 1, CC: "ldcp-rate", LDCP: ldcp.Draft(),
-		Buffer: 4e6, RTO: 1000 * us, StopAt: 1000 * us,
-		QueueSampling: QueueSampling{Interval: us, Max: 1 << 20, Ports: []topo.PortRef{pr}},
-		CCSampling:    CCSampling{Interval: us}}
-	n, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Run()
-	r := n.Results()
+	n, r := ldcpNetwork(t, tp, flows, "ldcp-rate", ldcp.Draft(), hostPort(t, tp, 2), us, 1000*us)
 	median, p99, most := queueStats(r, 100*us)
 	util := sampledUtilisation(r, 100*us, 100e9)
 	t.Logf("queue median %.1f, p99 %.1f, max %.1f packets; utilisation %.4f; drops %v", median, p99, most, util, r.Drops)

@@ -123,6 +123,7 @@ type Switch struct {
 	// that have come off a delay line, for the next ones.
 	held      []byte
 	frameFree [][]byte
+	inFlight  int // frames on the ports' delay lines
 	kick      chan struct{}
 }
 

@@ -394,8 +394,12 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 		}
 		wait = q.due() - now
 	}
-	// Frames whose links' delays have run out arrive.
+	// Frames whose links' delays have run out arrive (a loop over the
+	// ports only while some frame is on its way).
 	for _, p := range sw.portOrder {
+		if sw.inFlight == 0 {
+			break
+		}
 		ep := sw.ports[p]
 		i := 0
 		for ; i < len(ep.inFlight) && ep.inFlight[i].at <= now; i++ {
@@ -405,6 +409,7 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 		}
 		if i > 0 {
 			ep.inFlight = append(ep.inFlight[:0], ep.inFlight[i:]...)
+			sw.inFlight -= i
 		}
 		if len(ep.inFlight) > 0 {
 			wait = min(wait, ep.inFlight[0].at-now)
@@ -451,6 +456,7 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 					at = ep.free + ep.delay
 				}
 				ep.inFlight = append(ep.inFlight, delayed{at: at, frame: sw.held})
+				sw.inFlight++
 				sw.held = nil
 			}
 			return 0
@@ -489,7 +495,7 @@ func (sw *Switch) queuedLocked() int {
 		for i := range ep.queues {
 			n += ep.queues[i].n
 		}
-		n += len(ep.inFlight)
 	}
+	n += sw.inFlight
 	return n
 }
