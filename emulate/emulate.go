@@ -628,7 +628,7 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 		}
 		counts := map[string]map[int64]int64{}
 		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterPausesReceived,
-			p4.CounterCNsSent, p4.CounterCNsReceived, p4.CounterWindowHolds, p4.CounterDetours} {
+			p4.CounterCNsSent, p4.CounterClearCNsSent, p4.CounterCNsReceived, p4.CounterWindowHolds, p4.CounterDetours} {
 			cells, err := s.Counters(ctx, counter)
 			if err != nil {
 				s.Close()
@@ -644,6 +644,9 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 		// sent to the low queue, flows SAR detoured.
 		for _, n := range counts[p4.CounterCNsSent] {
 			rcm.CNsSent += n
+		}
+		for _, n := range counts[p4.CounterClearCNsSent] {
+			rcm.ClearCNsSent += n
 		}
 		for _, n := range counts[p4.CounterCNsReceived] {
 			rcm.CNsReceived += n

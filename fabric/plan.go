@@ -196,6 +196,10 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 		pfc.CNs = true
 		pfc.CNInterval = time.Duration(r.CNInterval / 1000)
 		pfc.CNHold = time.Duration(r.CNHold / 1000)
+		// The model's input detector finds congestion once the port's
+		// account passes Q_eq (its growth aside): CNs go up from there,
+		// and a CN of degree 0 once it falls back.
+		pfc.CNIngress = math.Floor(r.QEq * link.Rate / r.RefRate)
 	}
 	if cfg.PFC || pfc.CNs {
 		params, err := pfc.Params()

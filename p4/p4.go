@@ -53,13 +53,20 @@ const (
 	CounterPausesReceived  = "RcmIngress.pauses_received"
 	CounterCNsSent         = "RcmIngress.cns_sent"
 	CounterCNsReceived     = "RcmIngress.cns_received"
-	CounterHeld            = "RcmEgress.held"
+	// CounterClearCNsSent counts the CNs of degree 0 a port sent once
+	// its account fell back to cn_ingress_bytes (CounterCNsSent counts
+	// the naming ones).
+	CounterClearCNsSent = "RcmIngress.clear_cns_sent"
+	CounterHeld         = "RcmEgress.held"
 	// RCM, per egress port.
 	TableRCMConfig     = "RcmIngress.rcm_config"
 	ActionSetRCM       = "RcmIngress.set_rcm"
 	CounterCAMHits     = "RcmIngress.cam_hits"
 	CounterWindowHolds = "RcmIngress.window_holds"
 	DigestCAM          = "cam_digest_t"
+	// DigestNamed carries the flows CNs named on a port, after each
+	// naming CN: the same fields as DigestCAM.
+	DigestNamed = "named_digest_t"
 	// RED/ECN and WRED (egress).
 	TableREDConfig   = "RcmEgress.red_config"
 	ActionSetRED     = "RcmEgress.set_red"

@@ -78,21 +78,23 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 		t.Errorf("register %s missing", RegisterQueueBytes)
 	}
 
-	// The CAM digest: the port, then the entries.
-	var digest []field
-	for _, d := range info.Digests {
-		if d.Preamble.Name == DigestCAM {
-			digest = []field{}
-			for _, m := range info.TypeInfo.GetStructs()[d.TypeSpec.GetStruct().GetName()].GetMembers() {
-				digest = append(digest, field{m.Name, m.TypeSpec.GetBitstring().GetBit().GetBitwidth()})
-			}
-		}
-	}
+	// The CAM and named-flows digests: the port, then the entries.
 	want := []field{{"port", 9}}
 	for i := range CAMDepth {
 		want = append(want, field{fmt.Sprintf("entry%d", i), 32})
 	}
-	checkFields(t, "digest "+DigestCAM, digest, want)
+	for _, name := range []string{DigestCAM, DigestNamed} {
+		var digest []field
+		for _, d := range info.Digests {
+			if d.Preamble.Name == name {
+				digest = []field{}
+				for _, m := range info.TypeInfo.GetStructs()[d.TypeSpec.GetStruct().GetName()].GetMembers() {
+					digest = append(digest, field{m.Name, m.TypeSpec.GetBitstring().GetBit().GetBitwidth()})
+				}
+			}
+		}
+		checkFields(t, "digest "+name, digest, want)
+	}
 
 	if len(DeviceConfig()) == 0 || !bytes.Contains(DeviceConfig(), []byte(`"pipelines"`)) {
 		t.Error("the BMv2 JSON is missing or not a BMv2 program")

@@ -330,7 +330,11 @@ func (r *rig) rcmPort(port int) {
 
 // cnPort configures CNs on an ingress port: sent upstream (at most every
 // millisecond) when cnEnabled, and a CN received there holds for 4 s.
-func (r *rig) cnPort(port int, cnEnabled bool) {
+func (r *rig) cnPort(port int, cnEnabled bool) { r.cnPortFrom(port, cnEnabled, 0) }
+
+// cnPortFrom is cnPort with CNs sent only while the port's account holds
+// more than ingressBytes, and one of degree 0 once it is back to that.
+func (r *rig) cnPortFrom(port int, cnEnabled bool, ingressBytes int) {
 	on := 0
 	if cnEnabled {
 		on = 1
@@ -338,7 +342,7 @@ func (r *rig) cnPort(port int, cnEnabled bool) {
 	r.portConfig(p4.TableIngressPortConfig, port, p4.ActionSetPort,
 		"mac", switchMAC(port), "xoff_bytes", u(0, 32), "xon_bytes", u(0, 32),
 		"pause_quanta", u(0, 16), "quantum_ns", u(0, 32), "pfc_priority", u(0, 3),
-		"cn_enabled", u(on, 1), "cn_interval_ns", u(1e6, 32), "cn_ingress_bytes", u(0, 32), "cn_hold_ns", u(4e9, 32))
+		"cn_enabled", u(on, 1), "cn_interval_ns", u(1e6, 32), "cn_ingress_bytes", u(ingressBytes, 32), "cn_hold_ns", u(4e9, 32))
 }
 
 // RED judges a packet of the high queue by the bytes ahead of it there:
@@ -412,6 +416,79 @@ func TestRCMRootSendsCN(t *testing.T) {
 		if n := r.counter(name, port); n == 0 {
 			t.Errorf("%s[%d] = 0", name, port)
 		}
+	}
+}
+
+// Once the input queue that raised CNs has drained, the next packet in
+// sends a CN of degree 0 upstream, once: the neighbour's W_c then
+// recovers at once instead of after the CN hold.
+func TestRCMRootClearsCN(t *testing.T) {
+	r := newRig(t)
+	r.rcmPort(hostB)
+	r.cnPortFrom(hostA, true, 3*frameBytes)
+	r.must(r.sw.SetQueueRate(hostB, 200))
+	f := flowTo(hostB, 1000)
+	r.send(hostA, frames(f, 2, 10)...)
+	if cn := r.recvType(hostA, 0x88B5, 2*time.Second); cn == nil || cn[15] == 0 {
+		t.Fatalf("no naming CN from a congested port: % x", cn)
+	}
+	if got := r.recvData(hostB, 10, quiet); len(got) != 10 {
+		t.Fatalf("host B got %d of 10 frames", len(got))
+	}
+	r.send(hostA, f.frame(2, 10), f.frame(2, 11))
+	var fbs []byte
+	for {
+		cn := r.recvType(hostA, 0x88B5, time.Second)
+		if cn == nil {
+			break
+		}
+		fbs = append(fbs, cn[15])
+	}
+	if len(fbs) == 0 || fbs[len(fbs)-1] != 0 {
+		t.Errorf("CN degrees after the queue drained: %v; want the last 0", fbs)
+	}
+	if n := r.counter(p4.CounterClearCNsSent, hostA); n != 1 {
+		t.Errorf("clear_cns_sent[A] = %d, want 1", n)
+	}
+}
+
+// At an edge the harmful flows are the ones CNs from downstream named,
+// not what the port's own CAM sampled: a victim sharing the port, which
+// the CAM samples as much as the named flow, is never held. Three CNs of
+// the highest degree each cut W_c by half (to a quarter of W, less than
+// a frame), so every frame of the named flow goes to the low queue.
+func TestRCMEdgeHoldsOnlyNamedFlows(t *testing.T) {
+	r := newRig(t)
+	r.rcmPort(hostC)
+	r.cnPort(hostC, false)
+	named, victim := flowTo(hostC, 1000), flowTo(hostC, 1001)
+	for range 3 {
+		r.send(hostC, cnFrame(hostC, 63, named))
+	}
+	if n := r.waitCounter(p4.CounterCNsReceived, hostC, 3); n != 3 {
+		t.Fatalf("cns_received[C] = %d, want 3", n)
+	}
+	var burst [][]byte
+	for i := range 6 {
+		burst = append(burst, victim.frame(2, i), named.frame(2, i))
+	}
+	r.send(hostA, burst...)
+	got := r.recvData(hostC, 12, quiet)
+	if len(got) != 12 {
+		t.Fatalf("C got %d of 12 frames", len(got))
+	}
+	if n := r.counter(p4.CounterCAMHits, hostC); n != 6 {
+		t.Errorf("cam_hits[C] = %d, want 6: the named flow's frames only", n)
+	}
+	if n := r.counter(p4.CounterWindowHolds, hostC); n != 6 {
+		t.Errorf("window_holds[C] = %d, want 6: every frame of the named flow, none of the victim's", n)
+	}
+	last := map[uint32]int{}
+	for _, g := range got {
+		if s, ok := last[g.flow.id()]; ok && g.seq != s+1 {
+			t.Errorf("flow %v: frame %d after %d", g.flow, g.seq, s)
+		}
+		last[g.flow.id()] = g.seq
 	}
 }
 

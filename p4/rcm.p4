@@ -70,6 +70,8 @@ struct metadata_t {
     /* A port's RCM state, as port_state() reads it. */
     bool    in_rcc;      /* congested here or told so by a CN */
     bit<8>  degree;      /* (F_b + F_br) / 2, eq. 2 with w = 1/2 */
+    bool    edge;        /* CNs named flows lately: an edge or inner point */
+    bool    remote;      /* a CN's degree still holds */
 
     /* The CAM of one port, as cam_read() leaves it. */
     bit<32> cam0;
@@ -81,6 +83,7 @@ struct metadata_t {
     bit<32> cam6;
     bit<32> cam7;
     bit<8>  cam_hits;    /* entries equal to flow_id */
+    bool    harmful;     /* the flow is harmful at the port harm_state() read */
 
     /* Carried by clones. */
     @field_list(FL_CLONE)
@@ -137,12 +140,13 @@ register<bit<32>>(NUM_PORTS) ingress_bytes;
 register<bit<1>>(NUM_PORTS) xoff_sent;
 register<bit<64>>(NUM_PORTS) xoff_sent_ns;
 register<bit<64>>(NUM_PORTS * 8) paused_until_ns;
-/* Packets held for a pause leave in the order they were held: per egress
- * queue (port * 64 + PFC priority * 8 + TM priority), the next ticket to
- * give, the ticket that leaves next, and when that last changed (ns). */
-register<bit<32>>(NUM_PORTS * 64) hold_next;
-register<bit<32>>(NUM_PORTS * 64) hold_serve;
-register<bit<64>>(NUM_PORTS * 64) hold_moved_ns;
+/* Packets held for a pause leave in the order they were held: per port
+ * and PFC priority (port * 8 + priority), whichever queue they are in,
+ * the next ticket to give, the ticket that leaves next, and when that
+ * last changed (ns). */
+register<bit<32>>(NUM_PORTS * 8) hold_next;
+register<bit<32>>(NUM_PORTS * 8) hold_serve;
+register<bit<64>>(NUM_PORTS * 8) hold_moved_ns;
 /* How long a held queue waits for its next ticket, pauses aside, before
  * it gives up on it (lost on the way round: the recirculation queue was
  * full) and lets the next packet that comes round leave: 1 s, longer
@@ -161,6 +165,19 @@ register<bit<8>>(NUM_PORTS) fb_remote;
 register<bit<64>>(NUM_PORTS) remote_until_ns;
 register<bit<32>>(NUM_PORTS * CAM_DEPTH) cam;
 register<bit<8>>(NUM_PORTS) cam_ptr;
+/* The flows CNs from downstream named on each port (CAM_DEPTH of them,
+ * written cyclically) and until when the last naming CN holds: while it
+ * does, the port is an edge or inner point of a congestion region, and
+ * these flows, the root's, are its harmful ones, not what its own CAM
+ * sampled (which holds victims too). */
+register<bit<32>>(NUM_PORTS * CAM_DEPTH) named;
+register<bit<8>>(NUM_PORTS) named_ptr;
+register<bit<64>>(NUM_PORTS) named_until_ns;
+/* RCC's W_c per port, as the share of W cut off in 1/1024ths (0: W_c =
+ * W). A naming CN cuts W_c by its degree, W_c (1 - F G_d), down to W/16;
+ * a root's own congestion cuts it the same way at each sample; once
+ * the congestion is gone W_c recovers half way to W at each sample. */
+register<bit<16>>(NUM_PORTS) wc_cut;
 register<bit<32>>(NUM_PORTS) window_sent;
 register<bit<32>>(NUM_PORTS) window_harmful;
 register<bit<32>>(NUM_PORTS) low_bytes;
@@ -170,6 +187,10 @@ register<bit<32>>(NUM_PORTS) low_bytes;
 #define LOW_SLOTS 1024
 register<bit<32>>(LOW_SLOTS) low_flow_bytes;
 register<bit<64>>(NUM_PORTS) cn_next_ns;
+/* Whether a naming CN went out of the port since its account last fell
+ * to cn_ingress_bytes: then a CN of degree 0 tells the neighbour the
+ * congestion is gone. */
+register<bit<1>>(NUM_PORTS) cn_raised;
 /* SAR: when a flow slot last saw a packet, and the member it is pinned
  * to (offset + 1; 0: the hash's). */
 register<bit<64>>(PIN_SLOTS) pin_seen_ns;
@@ -177,6 +198,20 @@ register<bit<8>>(PIN_SLOTS) pin_member;
 
 /* A port's CAM, sent to the controller when it changes. */
 struct cam_digest_t {
+    port_t  port;
+    bit<32> entry0;
+    bit<32> entry1;
+    bit<32> entry2;
+    bit<32> entry3;
+    bit<32> entry4;
+    bit<32> entry5;
+    bit<32> entry6;
+    bit<32> entry7;
+}
+
+/* The flows CNs named on a port, sent to the controller after each
+ * naming CN. */
+struct named_digest_t {
     port_t  port;
     bit<32> entry0;
     bit<32> entry1;
@@ -205,6 +240,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
     counter(NUM_PORTS, CounterType.packets) no_route;
     counter(NUM_PORTS, CounterType.packets) pauses_received;
     counter(NUM_PORTS, CounterType.packets) cns_sent;
+    counter(NUM_PORTS, CounterType.packets) clear_cns_sent;
     counter(NUM_PORTS, CounterType.packets) cns_received;
     counter(NUM_PORTS, CounterType.packets) cam_hits;
     counter(NUM_PORTS, CounterType.packets) detours;
@@ -344,28 +380,70 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
             remote = 0;
         }
         meta.in_rcc = local != 0 || remote != 0;
+        meta.remote = remote != 0;
         meta.degree = (bit<8>)(((bit<9>)local + (bit<9>)remote) >> 1);
     }
 
-    /* Reads port p's CAM and counts the entries equal to flow_id. */
-    action cam_read(port_t p) {
-        bit<32> at = (bit<32>)p * CAM_DEPTH;
-        cam.read(meta.cam0, at);
-        cam.read(meta.cam1, at + 1);
-        cam.read(meta.cam2, at + 2);
-        cam.read(meta.cam3, at + 3);
-        cam.read(meta.cam4, at + 4);
-        cam.read(meta.cam5, at + 5);
-        cam.read(meta.cam6, at + 6);
-        cam.read(meta.cam7, at + 7);
-        meta.cam_hits = (meta.cam0 == meta.flow_id ? 8w1 : 8w0)
-                      + (meta.cam1 == meta.flow_id ? 8w1 : 8w0)
-                      + (meta.cam2 == meta.flow_id ? 8w1 : 8w0)
-                      + (meta.cam3 == meta.flow_id ? 8w1 : 8w0)
-                      + (meta.cam4 == meta.flow_id ? 8w1 : 8w0)
-                      + (meta.cam5 == meta.flow_id ? 8w1 : 8w0)
-                      + (meta.cam6 == meta.flow_id ? 8w1 : 8w0)
+    /* Reads CAM_DEPTH entries of register reg from port p's and counts
+     * those equal to flow_id. */
+#define CAM_COUNT(reg, p) \
+        bit<32> at = (bit<32>)p * CAM_DEPTH; \
+        reg.read(meta.cam0, at); \
+        reg.read(meta.cam1, at + 1); \
+        reg.read(meta.cam2, at + 2); \
+        reg.read(meta.cam3, at + 3); \
+        reg.read(meta.cam4, at + 4); \
+        reg.read(meta.cam5, at + 5); \
+        reg.read(meta.cam6, at + 6); \
+        reg.read(meta.cam7, at + 7); \
+        meta.cam_hits = (meta.cam0 == meta.flow_id ? 8w1 : 8w0) \
+                      + (meta.cam1 == meta.flow_id ? 8w1 : 8w0) \
+                      + (meta.cam2 == meta.flow_id ? 8w1 : 8w0) \
+                      + (meta.cam3 == meta.flow_id ? 8w1 : 8w0) \
+                      + (meta.cam4 == meta.flow_id ? 8w1 : 8w0) \
+                      + (meta.cam5 == meta.flow_id ? 8w1 : 8w0) \
+                      + (meta.cam6 == meta.flow_id ? 8w1 : 8w0) \
                       + (meta.cam7 == meta.flow_id ? 8w1 : 8w0);
+
+    /* Port p's own CAM, what it sampled. */
+    action cam_read(port_t p) {
+        CAM_COUNT(cam, p)
+    }
+
+    /* The flows CNs named on port p. */
+    action named_read(port_t p) {
+        CAM_COUNT(named, p)
+    }
+
+    /* Whether this packet's flow is harmful at port p (meta.harmful), and
+     * p's state (port_state, meta.edge). At an edge or inner point the
+     * harmful flows are those the CNs named; at a root, in RCC, those
+     * with min_hits entries of its own CAM. meta.cam_hits is left
+     * counting the CAM that decided. */
+    action harm_state(port_t p, bit<8> min_hits) {
+        port_state(p);
+        bit<64> until;
+        named_until_ns.read(until, (bit<32>)p);
+        meta.edge = until > meta.now_ns;
+        if (meta.edge) {
+            named_read(p);
+            meta.harmful = meta.cam_hits != 0;
+        } else {
+            cam_read(p);
+            meta.harmful = meta.in_rcc && meta.cam_hits >= min_hits && meta.cam_hits != 0;
+        }
+    }
+
+    /* Cuts port p's W_c by degree fb: W_c (1 - fb / 128), W/16 at least. */
+    action wc_cut_by(port_t p, bit<8> fb) {
+        bit<16> cut;
+        wc_cut.read(cut, (bit<32>)p);
+        bit<16> left = 1024 - cut;
+        left = left - (bit<16>)(((bit<32>)left * (bit<32>)fb) >> 7);
+        if (left < 64) {
+            left = 64;
+        }
+        wc_cut.write((bit<32>)p, 1024 - left);
     }
 
     /* Writes id into port p's CAM at its cyclic write pointer. */
@@ -381,6 +459,13 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         cam_read(p);
         digest<cam_digest_t>(1, { p, meta.cam0, meta.cam1, meta.cam2, meta.cam3,
                                   meta.cam4, meta.cam5, meta.cam6, meta.cam7 });
+    }
+
+    /* Tells the controller which flows CNs named on port p. */
+    action named_report(port_t p) {
+        named_read(p);
+        digest<named_digest_t>(1, { p, meta.cam0, meta.cam1, meta.cam2, meta.cam3,
+                                    meta.cam4, meta.cam5, meta.cam6, meta.cam7 });
     }
 
     /* A clone of this packet goes back out of the port it came in on,
@@ -422,13 +507,32 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         cns_received.count(p);
     }
 
+    /* A naming CN (degree above 0) makes the port an edge or inner
+     * point for cn_hold_ns and cuts its W_c; its flows join the named
+     * ones. A clearing CN (degree 0) leaves both: W_c recovers from the
+     * next samples, and the named flows stay harmful until they expire,
+     * so that what was held back does not hit the root at once. */
+    action take_naming_cn() {
+        named_until_ns.write((bit<32>)standard_metadata.ingress_port,
+                             meta.now_ns + (bit<64>)meta.cn_hold_ns);
+        wc_cut_by(standard_metadata.ingress_port, hdr.rcm_cn.fb);
+    }
+
+    /* Writes id among port p's named flows. */
+    action named_write(port_t p, bit<32> id) {
+        bit<8> ptr;
+        named_ptr.read(ptr, (bit<32>)p);
+        named.write((bit<32>)p * CAM_DEPTH + (bit<32>)ptr, id);
+        named_ptr.write((bit<32>)p, (ptr + 1) & (CAM_DEPTH - 1));
+    }
+
 #define TAKE_CN_FLOW(i) \
         if (hdr.rcm_flows[i].isValid()) { \
             bit<32> id; \
             FLOW_ID(id, hdr.rcm_flows[i].src_addr, hdr.rcm_flows[i].dst_addr, \
                     hdr.rcm_flows[i].src_port, hdr.rcm_flows[i].dst_port, \
                     hdr.rcm_flows[i].protocol); \
-            cam_write(standard_metadata.ingress_port, id); \
+            named_write(standard_metadata.ingress_port, id); \
         }
 
     apply {
@@ -458,15 +562,18 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.rcm_cn.isValid()) {
             @atomic {
                 take_cn();
-                TAKE_CN_FLOW(0)
-                TAKE_CN_FLOW(1)
-                TAKE_CN_FLOW(2)
-                TAKE_CN_FLOW(3)
-                TAKE_CN_FLOW(4)
-                TAKE_CN_FLOW(5)
-                TAKE_CN_FLOW(6)
-                TAKE_CN_FLOW(7)
-                cam_report(standard_metadata.ingress_port);
+                if (hdr.rcm_cn.fb != 0) {
+                    take_naming_cn();
+                    TAKE_CN_FLOW(0)
+                    TAKE_CN_FLOW(1)
+                    TAKE_CN_FLOW(2)
+                    TAKE_CN_FLOW(3)
+                    TAKE_CN_FLOW(4)
+                    TAKE_CN_FLOW(5)
+                    TAKE_CN_FLOW(6)
+                    TAKE_CN_FLOW(7)
+                    named_report(standard_metadata.ingress_port);
+                }
             }
             drop();
             return;
@@ -508,10 +615,9 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                         if (meta.ecmp_offset == 1) { hashed = meta.sar_p1; }
                         if (meta.ecmp_offset == 2) { hashed = meta.sar_p2; }
                         if (meta.ecmp_offset == 3) { hashed = meta.sar_p3; }
-                        port_state(hashed);
-                        cam_read(hashed);
+                        harm_state(hashed, 1);
                         pinned = 0;
-                        if (meta.in_rcc && meta.cam_hits == 0) {
+                        if (meta.in_rcc && !meta.harmful) {
                             bit<8> best = meta.degree;
                             bit<16> choice = meta.ecmp_offset;
                             port_state(meta.sar_p0);
@@ -593,29 +699,45 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                     fb_local.write((bit<32>)egress, fb);
                 }
             }
-            port_state(egress);
             @atomic {
-                cam_read(egress);
-                if (meta.in_rcc) {
-                    harmful = meta.cam_hits >= meta.cam_min_hits && meta.cam_hits != 0;
-                    if (harmful) {
-                        cam_hits.count((bit<32>)egress);
-                    }
-                    if (sampled) {
-                        cam_write(egress, meta.flow_id);
-                        cam_report(egress);
+                harm_state(egress, meta.cam_min_hits);
+                harmful = meta.harmful;
+                if (harmful) {
+                    cam_hits.count((bit<32>)egress);
+                }
+                /* The port's own CAM samples while it is in RCC: what a
+                 * root reads when it names its harmful flows. */
+                if (meta.in_rcc && sampled) {
+                    cam_write(egress, meta.flow_id);
+                    cam_report(egress);
+                }
+                /* W_c: an edge or inner point follows the CNs (which cut
+                 * it as they come) and recovers once their degree no
+                 * longer holds; a root cuts it by its own degree at each
+                 * sample and recovers once its queue is no longer
+                 * congested. */
+                if (sampled) {
+                    bit<8> local;
+                    fb_local.read(local, (bit<32>)egress);
+                    if (meta.edge && meta.remote) {
+                    } else if (!meta.edge && local != 0) {
+                        wc_cut_by(egress, local);
+                    } else {
+                        bit<16> cut;
+                        wc_cut.read(cut, (bit<32>)egress);
+                        wc_cut.write((bit<32>)egress, cut >> 1);
                     }
                 }
             }
-            if (meta.in_rcc) {
-                /* RCC: W_c = W (1 - F G_d) with F_bmax G_d = 1/2, as
-                 * W - W F / 128, and never below W / 16. Harmful
-                 * packets past W_c, or while harmful packets wait in the
-                 * low queue (so a flow stays in order), go low. */
-                bit<32> wc = meta.window_bytes - ((meta.window_bytes * (bit<32>)meta.degree) >> 7);
-                if (wc < meta.window_bytes >> 4) {
-                    wc = meta.window_bytes >> 4;
-                }
+            if (meta.in_rcc || meta.edge) {
+                /* RCC: of every window_bytes that reach the port,
+                 * harmful packets may take W_c in the high queue; past
+                 * it, or while harmful packets wait in the low queue (so
+                 * a flow stays in order), they go low. */
+                bit<16> cut;
+                wc_cut.read(cut, (bit<32>)egress);
+                bit<32> wc = meta.window_bytes -
+                    (bit<32>)(((bit<64>)meta.window_bytes * (bit<64>)cut) >> 10);
                 @atomic {
                     bit<32> sent;
                     bit<32> harm;
@@ -697,12 +819,32 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.now_ns >= next) {
                     send = true;
                     cn_next_ns.write((bit<32>)meta.in_port, meta.now_ns + (bit<64>)meta.cn_interval_ns);
+                    cn_raised.write((bit<32>)meta.in_port, 1);
                 }
             }
             if (send) {
                 meta.cn_fb = meta.degree == 0 ? 8w1 : meta.degree;
                 emit_upstream(EMIT_CN);
                 cns_sent.count((bit<32>)meta.in_port);
+            }
+        } else if (meta.cn_on == 1 && account <= meta.cn_ingress_bytes) {
+            /* The input queue that raised CNs has drained: a CN of
+             * degree 0 says so, and the neighbour's W_c recovers
+             * without waiting for cn_hold_ns. (It names this packet's
+             * flow, which the neighbour ignores.) */
+            bool clear = false;
+            @atomic {
+                bit<1> raised;
+                cn_raised.read(raised, (bit<32>)meta.in_port);
+                if (raised == 1) {
+                    clear = true;
+                    cn_raised.write((bit<32>)meta.in_port, 0);
+                }
+            }
+            if (clear) {
+                meta.cn_fb = 0;
+                emit_upstream(EMIT_CN);
+                clear_cns_sent.count((bit<32>)meta.in_port);
             }
         }
     }
@@ -822,10 +964,12 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
          * are held; they go round through the recirculation port until
          * the pause ends. Other priorities pass. A RoCE receiver answers
          * a packet out of order with a NAK and go-back-N, so held packets
-         * keep their order: each takes a ticket for its queue the first
-         * time it is held; while tickets are out, every packet of the
-         * queue takes one and goes round, and only the next ticket
-         * leaves. The wait for a ticket counts only unpaused time; past
+         * keep their order: each takes a ticket for its port and
+         * priority the first time it is held; while tickets are out,
+         * every packet of the priority takes one and goes round, and
+         * only the next ticket leaves. The tickets are shared by the
+         * priority's queues (RCC's high and low): a harmful flow has
+         * packets in both, which must not pass each other either. The wait for a ticket counts only unpaused time; past
          * HOLD_SKIP_NS the ticket is taken as lost, the packet that came
          * round leaves, and any older ones leave when they come. */
         bit<64> until;
@@ -833,7 +977,7 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
         bit<64> now = (bit<64>)standard_metadata.egress_global_timestamp * 1000;
         bool paused = now < until;
         bool hold = false;
-        bit<32> hq = ((bit<32>)egress * 8 + (bit<32>)meta.pfc_class) * 8 + (bit<32>)meta.queue_priority;
+        bit<32> hq = (bit<32>)egress * 8 + (bit<32>)meta.pfc_class;
         @atomic {
             bit<32> next;
             bit<32> serve;

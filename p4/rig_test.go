@@ -128,6 +128,7 @@ func newRig(t *testing.T) *rig {
 			p4.ActionSetNexthop, "port", u(n, 9), "src_mac", switchMAC(n), "dst_mac", hostMAC(n))
 	}
 	r.must(r.s.EnableDigest(ctx, p4.DigestCAM, time.Millisecond, 1, time.Second))
+	r.must(r.s.EnableDigest(ctx, p4.DigestNamed, time.Millisecond, 1, time.Second))
 	return r
 }
 

@@ -224,7 +224,7 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 		learnLists: map[int]*learnList{}, vsets: map[string]*ValueSet{}, mirror: map[int][]Replica{}, mcast: map[int][]Replica{},
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
 		ports: map[int]*egressPort{}, defaultDepth: DefaultQueueDepth, kick: make(chan struct{}, 1),
-		recirc: queue{depth: 1024}}
+		recirc: queue{depth: bmv2RecirculationDepth}}
 	if sw.cfg.Clock == nil {
 		start := sw.start
 		sw.cfg.Clock = func() time.Duration { return time.Since(start) }

@@ -240,14 +240,32 @@ func (sw *Switch) SetQueueDepth(port, prio, packets int) error {
 // SetRecirculationRate sets how many recirculated packets per second
 // come back to ingress in the live mode; 0 (the default) is as fast as
 // the switch runs, as in simple_switch.
+//
+// simple_switch drops a recirculated packet that finds its 1,024-packet
+// queue full, which its loop, as fast as the switch, seldom fills. A
+// paced loop holds every packet a program keeps going round at once (a
+// PFC hold's whole backlog: egress hands held packets straight back),
+// so with a rate the queue holds up to RecirculationDepth packets, more
+// than a switch's buffer holds frames, and a hold loses nothing.
 func (sw *Switch) SetRecirculationRate(pps float64) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	if err := sw.recirc.setRate(pps); err != nil {
 		return fmt.Errorf("recirculation rate %v: want packets per second, 0 for no limit", pps)
 	}
+	sw.recirc.depth = bmv2RecirculationDepth
+	if pps > 0 {
+		sw.recirc.depth = RecirculationDepth
+	}
 	return nil
 }
+
+// bmv2RecirculationDepth is simple_switch's recirculation queue, in
+// packets; RecirculationDepth the Go target's once its loop is paced.
+const (
+	bmv2RecirculationDepth = 1024
+	RecirculationDepth     = 1 << 16
+)
 
 // RecirculationDrops is how many recirculated packets found the
 // recirculation queue full and were dropped (live mode).

@@ -228,7 +228,8 @@ func newWatchCmd() *cobra.Command {
 		Use:   "watch",
 		Short: "Stream CAM digests, CN events and packet-ins, decoded, until Ctrl-C",
 		Long: `watch enables the program's digests and prints each as it comes (rcm.p4's
-CAM digest decoded: the port and the flow IDs its CAM holds), the CNs each port sends and receives
+CAM and named-flows digests decoded: the port and the flow IDs its CAM
+holds, or the flows CNs from downstream named there), the CNs each port sends and receives
 (read from their counters every --interval), and packet-ins (ingress
 port and frame). A backup controller sees digests and packet-ins only if
 the switch sends them to it; run watch as the primary to be sure.`,
@@ -312,14 +313,16 @@ the switch sends them to it; run watch as the primary to be sure.`,
 }
 
 // describeDigest decodes a digest list: for the CAM digest, the port and
-// its eight flow IDs.
+// its eight flow IDs; for the named-flows digest, the port and the eight
+// flows CNs named there.
 func describeDigest(s *controlplane.Session, d *p4v1.DigestList) []string {
 	name := s.DigestName(d.DigestId)
 	var out []string
 	for _, data := range d.Data {
 		members := data.GetStruct().GetMembers()
-		if name == p4.DigestCAM && len(members) == 1+p4.CAMDepth {
-			line := fmt.Sprintf("%s cam port %d:", time.Now().Format(time.TimeOnly), bytesValue(members[0].GetBitstring()))
+		if (name == p4.DigestCAM || name == p4.DigestNamed) && len(members) == 1+p4.CAMDepth {
+			what := map[string]string{p4.DigestCAM: "cam", p4.DigestNamed: "named"}[name]
+			line := fmt.Sprintf("%s %s port %d:", time.Now().Format(time.TimeOnly), what, bytesValue(members[0].GetBitstring()))
 			for _, m := range members[1:] {
 				line += fmt.Sprintf(" %08x", bytesValue(m.GetBitstring()))
 			}

@@ -165,7 +165,7 @@ write("rcm-pfc-honour", "PFC honoured (TestPFC): host 2 pauses priority 3 for 0x
        {"port": 2, "frame": pause(2, PFC_PRIO + 1, 0)}, {"port": 2, "frame": pause(2, PFC_PRIO, 0)},
        {"port": 2, "frame": pause(2, PFC_PRIO, 20000)}, {"port": 1, "frame": data(1, 2, 1, ecn=2, dscp=ROCE_DSCP)}],
       rates={"2": 2000},
-      skip_registers={"paused_until_ns": TIME},
+      skip_registers={"paused_until_ns": TIME, "hold_moved_ns": TIME},
       skip_counters={"RcmEgress.held": "counts recirculation passes of held packets: how many depends on how fast the target loops, not on the program"})
 
 def rcm_config(port):
@@ -194,13 +194,12 @@ def cn(n, fb, flows):
         b += bytes([10, 0, 0, 1, 10, 0, 9, 7]) + struct.pack('!HH', sport, 4791) + bytes([17])
     return (b + bytes(max(0, 60 - len(b)))).hex()
 
-RCM_TIME = dict((r, TIME) for r in ("xoff_sent_ns", "paused_until_ns", "remote_until_ns", "cn_next_ns", "pin_seen_ns"))
-write("rcm-cn-root", "RCM at a root (TestRCMRootSendsCN): 10 frames 2 ms apart into port 2 paced at 20 packets/s make it "
-      "congested; the flow enters port 2's CAM, hits it, is held past W_c, and a CN naming it goes out of port 1, "
-      "where the flow came from, and another each time one arrives over a millisecond after the last CN",
+RCM_TIME = dict((r, TIME) for r in ("xoff_sent_ns", "paused_until_ns", "remote_until_ns", "named_until_ns", "cn_next_ns",
+                                      "pin_seen_ns"))
+write("rcm-cn-root", "RCM at a root (TestRCMRootSendsCN): 10 frames 5 ms apart (BMv2's receive path may pass two frames sent 2 ms apart to the pipeline less than the CN interval apart) into port 2 paced at 5 packets/s (so that every frame has come in before the second one leaves, however long the recorder takes to send them) make it congested; the flow enters port 2's CAM, hits it, is held past W_c, and a CN naming it goes out of port 1, where the flow came from, and another each time one arrives over a millisecond after the last CN",
       routes() + [rcm_config(2), cn_port(1, True)],
-      primed([2], spaced(1, 2000, [data(1, 2, i, ecn=2) for i in range(10)])),
-      rates={"2": RATE}, queues=2, skip_registers=RCM_TIME)
+      primed([2], spaced(1, 5000, [data(1, 2, i, ecn=2) for i in range(10)])),
+      rates={"2": 5}, queues=2, skip_registers=RCM_TIME)
 # In rcm-forward's recording, flows 10.0.0.1:5000..5007 -> 10.0.9.7:4791 hash
 # to port 3 for source ports 5000, 5003, 5005, 5006, to port 2 for the rest.
 HARMFUL, OTHERS = 5000, (5003, 5005, 5006)
@@ -208,8 +207,8 @@ sar = {"table": "RcmIngress.sar_group", "match": {"meta.ecmp_base": 100}, "actio
        "action_params": {"members": 2, "p0": 2, "p1": 3, "p2": 0, "p3": 0, "pin_idle_ns": 1000000000}}
 to_group = lambda sport, seq: data(1, 0, seq, ecn=2, sport=sport, dstip=[10, 0, 9, 7])
 write("rcm-cn-edge", "RCM at an edge (TestRCMEdgeTakesCNAndDetours): a CN from downstream on port 3 puts port 3's "
-      "region in RCC and its flow in port 3's CAM; that flow keeps port 3 (harmful flows are never detoured), hits "
-      "the CAM and is held past W_c; new flows that hash to port 3 take port 2, the member with the lower degree",
+      "region in RCC, cuts its W_c and names its flow there (named); that flow keeps port 3 (harmful flows are never detoured), is harmful "
+      "and held past W_c; new flows that hash to port 3 take port 2, the member with the lower degree",
       routes() + ecmp() + [rcm_config(3), cn_port(3, False), sar],
       [{"port": 3, "frame": cn(3, 40, [HARMFUL])}] +
       primed([2, 3], spaced(1, 2000, [to_group(HARMFUL, i) for i in range(4)] + [to_group(s, i) for s in OTHERS for i in (1, 2)])),
