@@ -17,8 +17,10 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/p4rcm/p4rcm/internal/finetimer"
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
 
@@ -124,7 +126,8 @@ type Switch struct {
 	held      []byte
 	frameFree [][]byte
 	inFlight  int // frames on the ports' delay lines
-	kick      chan struct{}
+	// waiter is what Serve waits on while it runs; wake ends its wait.
+	waiter atomic.Pointer[finetimer.Waiter]
 }
 
 type queued struct {
@@ -223,7 +226,7 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 		counters: map[string]*counterArray{}, calcs: map[string]*calculation{}, meters: map[string]*meterArray{}, profiles: map[string]*profile{}, directCounterOf: map[string]string{}, fieldLists: map[int][]int{},
 		learnLists: map[int]*learnList{}, vsets: map[string]*ValueSet{}, mirror: map[int][]Replica{}, mcast: map[int][]Replica{},
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
-		ports: map[int]*egressPort{}, defaultDepth: DefaultQueueDepth, kick: make(chan struct{}, 1),
+		ports: map[int]*egressPort{}, defaultDepth: DefaultQueueDepth,
 		recirc: queue{depth: bmv2RecirculationDepth}}
 	if sw.cfg.Clock == nil {
 		start := sw.start

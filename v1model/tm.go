@@ -336,10 +336,10 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	return err
 }
 
+// wake tells Serve that a packet may be ready.
 func (sw *Switch) wake() {
-	select {
-	case sw.kick <- struct{}{}:
-	default:
+	if w := sw.waiter.Load(); w != nil {
+		w.Wake()
 	}
 }
 
@@ -376,9 +376,17 @@ func (sw *Switch) enqueueLive(p *packet, port, prio int) {
 // emit batched.
 func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 	// Departures and link delays are often a fraction of a millisecond
-	// away, which the runtime's timers round up to one.
-	timer := finetimer.New()
-	defer timer.Stop()
+	// away, which the runtime's timers round up to one; a finetimer
+	// Waiter waits them out on this goroutine's thread, and packets
+	// enqueued meanwhile (wake) end the wait.
+	w, err := finetimer.NewWaiter()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	sw.waiter.Store(w)
+	defer sw.waiter.Store(nil)
+	defer context.AfterFunc(ctx, w.Wake)()
 	for {
 		sw.mu.Lock()
 		wait := sw.serveReady(emit)
@@ -386,16 +394,13 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 		if wait == 0 {
 			continue
 		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if idle != nil {
 			idle()
 		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-sw.kick:
-		case <-timer.C:
-		}
+		w.Wait(wait)
 	}
 }
 
