@@ -10,6 +10,7 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 
+	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/p4"
 )
@@ -319,6 +320,81 @@ func TestPFC(t *testing.T) {
 	}
 }
 
+// Held packets keep their order across RCC's two queues. CNs on B name
+// flow F, whose frames then go to the low queue; a pause from B holds
+// four of them and, behind, four of flow G from the high queue; after
+// XON all eight leave, each flow in order. Then a
+// pause holds four more of G's in the high queue, CNs name G, and two of
+// G's sent right behind the XON go to the low queue: they must not pass
+// the held ones. With tickets per queue rather than per priority they do
+// (frames 4 6 5 ...): nothing was held in the low queue, so they left at
+// once.
+func TestPFCHoldAcrossRCCQueues(t *testing.T) {
+	r := newRig(t)
+	r.rcmPort(hostB)
+	// B's queues share a link on the Go target, strict priority between
+	// them, and held packets go round at a bounded rate, as in the
+	// emulations. BMv2 paces each queue on its own (and the loop with
+	// them): a frame of the low queue may then be let out before an
+	// older one of the high queue, but not before one held longer.
+	if r.sw.Config().Target == bmv2.TargetGo {
+		r.must(r.sw.SetPortRate(hostB, 16e6))
+		r.must(r.sw.SetRecirculationRate(16000))
+	} else {
+		r.must(r.sw.SetQueueRate(hostB, 2000))
+	}
+	r.portConfig(p4.TableIngressPortConfig, hostB, p4.ActionSetPort,
+		"mac", switchMAC(hostB), "xoff_bytes", u(0, 32), "xon_bytes", u(0, 32),
+		"pause_quanta", u(0, 16), "quantum_ns", u(10000, 32), "pfc_priority", u(pfcPriority, 3),
+		"cn_enabled", u(0, 1), "cn_interval_ns", u(1e6, 32), "cn_ingress_bytes", u(0, 32), "cn_hold_ns", u(4e9, 32))
+	f, g := flowTo(hostB, 1000), flowTo(hostB, 1001)
+	f.dscp, g.dscp = rocev2DSCP, rocev2DSCP
+	inOrder := func(got []received) {
+		t.Helper()
+		last := map[uint16]int{}
+		for _, x := range got {
+			if s, ok := last[x.flow.sport]; ok && x.seq != s+1 {
+				t.Errorf("flow from port %d: frame %d after %d", x.flow.sport, x.seq, s)
+			}
+			last[x.flow.sport] = x.seq
+		}
+	}
+
+	for range 3 {
+		r.send(hostB, cnFrame(hostB, 63, f))
+	}
+	r.waitCounter(p4.CounterCNsReceived, hostB, 3)
+	r.send(hostB, pauseFrame(hostB, pfcPriority, 0xffff))
+	r.waitCounter(p4.CounterPausesReceived, hostB, 1)
+	r.send(hostA, frames(f, 2, 4)...)
+	r.send(hostA, frames(g, 2, 4)...)
+	if got := r.recvData(hostB, 8, 100*time.Millisecond); len(got) != 0 {
+		t.Fatalf("host B got %d frames while it had their priority paused", len(got))
+	}
+	r.send(hostB, pauseFrame(hostB, pfcPriority, 0))
+	got := r.recvData(hostB, 8, quiet)
+	if len(got) != 8 {
+		t.Fatalf("host B got %d of 8 held frames after XON", len(got))
+	}
+	inOrder(got)
+
+	r.send(hostB, pauseFrame(hostB, pfcPriority, 0xffff))
+	r.waitCounter(p4.CounterPausesReceived, hostB, 3)
+	r.send(hostA, frames(g, 2, 10)[4:8]...)
+	time.Sleep(quiet) // all four held in the high queue before G is named
+	for range 3 {
+		r.send(hostB, cnFrame(hostB, 63, g))
+	}
+	r.waitCounter(p4.CounterCNsReceived, hostB, 6)
+	r.send(hostB, pauseFrame(hostB, pfcPriority, 0))
+	r.send(hostA, frames(g, 2, 10)[8:]...)
+	got = r.recvData(hostB, 6, quiet)
+	if len(got) != 6 {
+		t.Fatalf("host B got %d of 6 frames of G", len(got))
+	}
+	inOrder(got)
+}
+
 // rcmPort turns RCM on for an egress port: every packet is a CRD sample,
 // Q_eq two frames, a degree unit of 256 bytes, one CAM entry makes a
 // flow harmful, W two frames; queues 1 (normal) and 0 (past W_c).
@@ -345,21 +421,25 @@ func (r *rig) cnPortFrom(port int, cnEnabled bool, ingressBytes int) {
 		"cn_enabled", u(on, 1), "cn_interval_ns", u(1e6, 32), "cn_ingress_bytes", u(ingressBytes, 32), "cn_hold_ns", u(4e9, 32))
 }
 
-// RED judges a packet of the high queue by the bytes ahead of it there:
-// the harmful packets RCC sends to the low queue would otherwise mark the
-// flows RCC protects. A burst of one flow fills port B's low queue; a
-// lone packet of another flow, behind the few of the burst that went to
-// the high queue, leaves unmarked while the low queue alone holds more
-// than Kmax, and the burst's own packets, judged by all the port holds,
-// are marked.
+// RED judges a packet of the high queue by the bytes in the high queue:
+// the harmful packets RCC sends to the low queue would otherwise mark
+// the flows RCC protects. CNs name one flow at port B (an edge), whose
+// burst then fills B's low queue; a lone packet of another flow leaves
+// unmarked while the low queue alone holds more than Kmax, and the
+// burst's own packets, judged by all the port holds, are marked.
 func TestRCCLowQueueMarksNoOther(t *testing.T) {
 	r := newRig(t)
 	r.rcmPort(hostB)
+	r.cnPort(hostB, false)
 	const k = 5 * frameBytes
 	r.portConfig(p4.TableREDConfig, hostB, p4.ActionSetRED,
 		"kmin_bytes", u(k, 32), "kmax_bytes", u(k, 32), "pmax_slope", u(0, 32), "wred_k_bytes", u(0, 32), "buf_max_bytes", u(0, 32))
 	r.must(r.sw.SetQueueRate(hostB, 200))
 	harmful, other := flowTo(hostB, 1000), flowTo(hostB, 1001)
+	for range 3 {
+		r.send(hostB, cnFrame(hostB, 63, harmful))
+	}
+	r.waitCounter(p4.CounterCNsReceived, hostB, 3)
 	r.send(hostA, frames(harmful, 2, 12)...)
 	r.send(hostA, other.frame(2, 0))
 	got := r.recvData(hostB, 13, quiet)
@@ -381,15 +461,25 @@ func TestRCCLowQueueMarksNoOther(t *testing.T) {
 }
 
 // A root: a burst into a slow port makes it congested (CRD), its flow
-// enters the CAM (reported by digest), hits it, is held past W_c, and a
-// CN naming it with the degree goes out of the port the flow came from.
+// enters the CAM (reported by digest), a CN naming it with the degree
+// goes out of the port the flow came from, and once another flow's
+// packet has come in beside it, it is a heavy hitter: it hits the CAM
+// and is held past W_c.
 func TestRCMRootSendsCN(t *testing.T) {
 	r := newRig(t)
 	r.rcmPort(hostB)
 	r.cnPort(hostA, true)
 	r.must(r.sw.SetQueueRate(hostB, 200))
-	f := flowTo(hostB, 1000)
-	r.send(hostA, frames(f, 2, 10)...)
+	f, light := flowTo(hostB, 1000), flowTo(hostB, 1001)
+	burst := frames(f, 2, 14)
+	// Two of the light flow's, so that one at least comes once the port
+	// is in RCC, its CAM sampling: BMv2 may find it congested a frame or
+	// two later than the Go target does.
+	r.send(hostA, burst[:4]...)
+	r.send(hostA, light.frame(2, 0))
+	r.send(hostA, burst[4:8]...)
+	r.send(hostA, light.frame(2, 1))
+	r.send(hostA, burst[8:]...)
 
 	cn := r.recvType(hostA, 0x88B5, 2*time.Second)
 	if cn == nil {
@@ -409,13 +499,38 @@ func TestRCMRootSendsCN(t *testing.T) {
 	if !r.camDigest(hostB, f.id(), 2*time.Second) {
 		t.Error("no CAM digest of port B with the flow")
 	}
-	if got := r.recvData(hostB, 10, quiet); len(got) != 10 {
-		t.Errorf("host B got %d of 10 frames", len(got))
+	if got := r.recvData(hostB, 16, quiet); len(got) != 16 {
+		t.Errorf("host B got %d of 16 frames", len(got))
 	}
 	for name, port := range map[string]int{p4.CounterCNsSent: hostA, p4.CounterCAMHits: hostB, p4.CounterWindowHolds: hostB} {
 		if n := r.counter(name, port); n == 0 {
 			t.Errorf("%s[%d] = 0", name, port)
 		}
+	}
+}
+
+// Flows that share a root's link evenly are not to blame for one
+// another: the root holds none of them back, and names them upstream in
+// CNs, where slowing them spares the flows that do not go to the root.
+func TestRCMRootHoldsOnlyHeavyHitters(t *testing.T) {
+	r := newRig(t)
+	r.rcmPort(hostB)
+	r.cnPort(hostA, true)
+	r.must(r.sw.SetQueueRate(hostB, 200))
+	a, b := flowTo(hostB, 1000), flowTo(hostB, 1001)
+	var burst [][]byte
+	for i := range 8 {
+		burst = append(burst, a.frame(2, i), b.frame(2, i))
+	}
+	r.send(hostA, burst...)
+	if got := r.recvData(hostB, 16, quiet); len(got) != 16 {
+		t.Fatalf("host B got %d of 16 frames", len(got))
+	}
+	if n := r.counter(p4.CounterWindowHolds, hostB); n != 0 {
+		t.Errorf("window_holds[B] = %d, want 0: neither of two even flows is a heavy hitter", n)
+	}
+	if n := r.counter(p4.CounterCNsSent, hostA); n == 0 {
+		t.Error("cns_sent[A] = 0: the congested root named no contributor upstream")
 	}
 }
 
@@ -489,6 +604,44 @@ func TestRCMEdgeHoldsOnlyNamedFlows(t *testing.T) {
 			t.Errorf("flow %v: frame %d after %d", g.flow, g.seq, s)
 		}
 		last[g.flow.id()] = g.seq
+	}
+}
+
+// An edge's own degree leaves out what it holds back: the named flow's
+// frames fill port C's low queue far past Q_eq, yet the CNs C's region
+// sends upstream carry the degree from downstream halved (eq. 2 with an
+// uncongested port of its own), not that of a congested root: a port
+// holding back the root's flows is not a root itself.
+func TestRCMEdgeDegreeLeavesOutHeld(t *testing.T) {
+	r := newRig(t)
+	r.rcmPort(hostC)
+	r.cnPort(hostC, false)
+	r.cnPort(hostA, true)
+	r.must(r.sw.SetQueueRate(hostC, 200))
+	named := flowTo(hostC, 1000)
+	for range 3 {
+		r.send(hostC, cnFrame(hostC, 63, named))
+	}
+	r.waitCounter(p4.CounterCNsReceived, hostC, 3)
+	r.send(hostA, frames(named, 2, 10)...)
+	if got := r.recvData(hostC, 10, quiet); len(got) != 10 {
+		t.Fatalf("C got %d of 10 frames", len(got))
+	}
+	if n := r.counter(p4.CounterWindowHolds, hostC); n != 10 {
+		t.Errorf("window_holds[C] = %d, want all 10 frames in the low queue", n)
+	}
+	n := 0
+	for {
+		cn := r.recvType(hostA, 0x88B5, 100*time.Millisecond)
+		if cn == nil {
+			break
+		}
+		if n++; cn[15] != 31 {
+			t.Errorf("CN upstream with degree %d: want 31, (0 + 63) / 2 (the old program: 33 and more)", cn[15])
+		}
+	}
+	if n == 0 {
+		t.Error("no CN upstream from the edge")
 	}
 }
 

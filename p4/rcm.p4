@@ -84,6 +84,7 @@ struct metadata_t {
     bit<32> cam7;
     bit<8>  cam_hits;    /* entries equal to flow_id */
     bool    harmful;     /* the flow is harmful at the port harm_state() read */
+    bool    contributor; /* ... or loads it enough for a CN to name it */
 
     /* Carried by clones. */
     @field_list(FL_CLONE)
@@ -102,8 +103,6 @@ struct metadata_t {
     port_t  in_port;     /* whose ingress account holds the packet */
     @field_list(FL_HELD)
     port_t  held_port;
-    @field_list(FL_HELD)
-    bit<3>  queue_priority;
     @field_list(FL_HELD)
     bool    low;         /* sent to the low-priority queue */
     @field_list(FL_HELD)
@@ -415,11 +414,18 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         CAM_COUNT(named, p)
     }
 
-    /* Whether this packet's flow is harmful at port p (meta.harmful), and
-     * p's state (port_state, meta.edge). At an edge or inner point the
-     * harmful flows are those the CNs named; at a root, in RCC, those
-     * with min_hits entries of its own CAM. meta.cam_hits is left
-     * counting the CAM that decided. */
+    /* Whether this packet's flow is harmful at port p (meta.harmful) or
+     * a contributor to its congestion (meta.contributor), and p's state
+     * (port_state, meta.edge). At an edge or inner point both are the
+     * flows the CNs named. At a root in RCC, a contributor has min_hits
+     * entries of its own CAM, and a harmful flow is a heavy hitter among
+     * them: more entries than twice the mean of the other flows' (with
+     * n entries written and f flows, h (f - 1) > 2 (n - h)), as the
+     * model's CFR has it. A root holds back heavy hitters only (flows
+     * sharing its link evenly are not to blame for one another) and
+     * names contributors upstream, where slowing them spares the flows
+     * that do not go to the root. meta.cam_hits is left counting the
+     * CAM that decided. */
     action harm_state(port_t p, bit<8> min_hits) {
         port_state(p);
         bit<64> until;
@@ -428,9 +434,32 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.edge) {
             named_read(p);
             meta.harmful = meta.cam_hits != 0;
+            meta.contributor = meta.harmful;
         } else {
             cam_read(p);
-            meta.harmful = meta.in_rcc && meta.cam_hits >= min_hits && meta.cam_hits != 0;
+            meta.contributor = meta.in_rcc && meta.cam_hits >= min_hits && meta.cam_hits != 0;
+            /* Entries written (0: never) and the flows among them. */
+            bit<8> n = (meta.cam0 != 0 ? 8w1 : 8w0) + (meta.cam1 != 0 ? 8w1 : 8w0)
+                     + (meta.cam2 != 0 ? 8w1 : 8w0) + (meta.cam3 != 0 ? 8w1 : 8w0)
+                     + (meta.cam4 != 0 ? 8w1 : 8w0) + (meta.cam5 != 0 ? 8w1 : 8w0)
+                     + (meta.cam6 != 0 ? 8w1 : 8w0) + (meta.cam7 != 0 ? 8w1 : 8w0);
+            bit<8> flows = (meta.cam0 != 0 ? 8w1 : 8w0)
+                + (meta.cam1 != 0 && meta.cam1 != meta.cam0 ? 8w1 : 8w0)
+                + (meta.cam2 != 0 && meta.cam2 != meta.cam0 && meta.cam2 != meta.cam1 ? 8w1 : 8w0)
+                + (meta.cam3 != 0 && meta.cam3 != meta.cam0 && meta.cam3 != meta.cam1
+                   && meta.cam3 != meta.cam2 ? 8w1 : 8w0)
+                + (meta.cam4 != 0 && meta.cam4 != meta.cam0 && meta.cam4 != meta.cam1
+                   && meta.cam4 != meta.cam2 && meta.cam4 != meta.cam3 ? 8w1 : 8w0)
+                + (meta.cam5 != 0 && meta.cam5 != meta.cam0 && meta.cam5 != meta.cam1
+                   && meta.cam5 != meta.cam2 && meta.cam5 != meta.cam3 && meta.cam5 != meta.cam4 ? 8w1 : 8w0)
+                + (meta.cam6 != 0 && meta.cam6 != meta.cam0 && meta.cam6 != meta.cam1
+                   && meta.cam6 != meta.cam2 && meta.cam6 != meta.cam3 && meta.cam6 != meta.cam4
+                   && meta.cam6 != meta.cam5 ? 8w1 : 8w0)
+                + (meta.cam7 != 0 && meta.cam7 != meta.cam0 && meta.cam7 != meta.cam1
+                   && meta.cam7 != meta.cam2 && meta.cam7 != meta.cam3 && meta.cam7 != meta.cam4
+                   && meta.cam7 != meta.cam5 && meta.cam7 != meta.cam6 ? 8w1 : 8w0);
+            meta.harmful = meta.contributor && flows >= 2 &&
+                           meta.cam_hits * (flows - 1) > (n - meta.cam_hits) << 1;
         }
     }
 
@@ -539,11 +568,15 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         meta.now_ns = (bit<64>)standard_metadata.ingress_global_timestamp * 1000;
 
         /* A packet held for a paused port comes back here: it goes to
-         * the same queue again, already routed. It never left the
-         * queue's byte counts. */
+         * the same port again, already routed, and to the port's lowest
+         * queue, whichever it came from. Held packets leave in ticket
+         * order; going round in the queue each came from, those of the
+         * high queue would keep it busy (strict priority), the low queue
+         * would never be served, and a ticket due in it would never come
+         * round. A held packet never left its queue's byte counts. */
         if (standard_metadata.instance_type == INSTANCE_RECIRC) {
             standard_metadata.egress_spec = meta.held_port;
-            standard_metadata.priority = meta.queue_priority;
+            standard_metadata.priority = 0;
             return;
         }
 
@@ -657,6 +690,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
          * window, CN upstream. */
         bool sampled = false;
         bool harmful = false;
+        bool contributor = false;
         bit<32> q;
         @atomic {
             queue_bytes.read(q, (bit<32>)egress);
@@ -675,16 +709,23 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                 sample_count.write((bit<32>)egress, n);
                 if (sampled) {
                     /* F_b = (Q - Q_eq) + w (Q - Q_last), in unsigned
-                     * halves: what raises it against what lowers it. */
+                     * halves: what raises it against what lowers it. Q
+                     * leaves out the harmful packets RCC put in the low
+                     * queue, as the model's detector leaves out its held
+                     * ones: a port holding back the flows CNs named is
+                     * an edge of the region, not its root. */
+                    bit<32> held_back;
+                    low_bytes.read(held_back, (bit<32>)egress);
+                    bit<32> qd = q > held_back ? q - held_back : 0;
                     bit<32> last;
                     q_last.read(last, (bit<32>)egress);
-                    q_last.write((bit<32>)egress, q);
-                    bit<32> up = q;
+                    q_last.write((bit<32>)egress, qd);
+                    bit<32> up = qd;
                     bit<32> down = meta.qeq_bytes;
-                    if (q > last) {
-                        up = up + ((q - last) << meta.wq_shift);
+                    if (qd > last) {
+                        up = up + ((qd - last) << meta.wq_shift);
                     } else {
-                        down = down + ((last - q) << meta.wq_shift);
+                        down = down + ((last - qd) << meta.wq_shift);
                     }
                     bit<8> fb = 0;
                     if (up > down) {
@@ -702,6 +743,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
             @atomic {
                 harm_state(egress, meta.cam_min_hits);
                 harmful = meta.harmful;
+                contributor = meta.contributor;
                 if (harmful) {
                     cam_hits.count((bit<32>)egress);
                 }
@@ -783,7 +825,6 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                 }
             }
         }
-        meta.queue_priority = standard_metadata.priority;
 
         /* PFC: the packet joins its ingress port's account; past XOFF
          * the port sends PAUSE upstream, again when half the pause has
@@ -810,7 +851,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         if (pause) {
             meta.emit_quanta = meta.pause_quanta;
             emit_upstream(EMIT_PAUSE);
-        } else if (sampled && harmful && meta.cn_on == 1 && account > meta.cn_ingress_bytes) {
+        } else if (sampled && contributor && meta.cn_on == 1 && account > meta.cn_ingress_bytes) {
             /* A CN upstream names this flow and carries the degree. */
             bool send = false;
             @atomic {

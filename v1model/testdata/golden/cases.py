@@ -196,9 +196,10 @@ def cn(n, fb, flows):
 
 RCM_TIME = dict((r, TIME) for r in ("xoff_sent_ns", "paused_until_ns", "remote_until_ns", "named_until_ns", "cn_next_ns",
                                       "pin_seen_ns"))
-write("rcm-cn-root", "RCM at a root (TestRCMRootSendsCN): 10 frames 5 ms apart (BMv2's receive path may pass two frames sent 2 ms apart to the pipeline less than the CN interval apart) into port 2 paced at 5 packets/s (so that every frame has come in before the second one leaves, however long the recorder takes to send them) make it congested; the flow enters port 2's CAM, hits it, is held past W_c, and a CN naming it goes out of port 1, where the flow came from, and another each time one arrives over a millisecond after the last CN",
+write("rcm-cn-root", "RCM at a root (TestRCMRootSendsCN): 10 frames 5 ms apart (BMv2's receive path may pass two frames sent 2 ms apart to the pipeline less than the CN interval apart) into port 2 paced at 5 packets/s (so that every frame has come in before the second one leaves, however long the recorder takes to send them) make it congested; the flow enters port 2's CAM, and a CN naming it goes out of port 1, where the flow came from, and another each time one arrives over a millisecond after the last CN; once a frame of another flow (source port 1001) has come in after the fourth, the first flow is a heavy hitter, hits the CAM and is held past W_c",
       routes() + [rcm_config(2), cn_port(1, True)],
-      primed([2], spaced(1, 5000, [data(1, 2, i, ecn=2) for i in range(10)])),
+      primed([2], spaced(1, 5000, [data(1, 2, i, ecn=2) for i in range(4)] + [data(1, 2, 0, ecn=2, sport=1001)] +
+                                  [data(1, 2, i, ecn=2) for i in range(4, 10)])),
       rates={"2": 5}, queues=2, skip_registers=RCM_TIME)
 # In rcm-forward's recording, flows 10.0.0.1:5000..5007 -> 10.0.9.7:4791 hash
 # to port 3 for source ports 5000, 5003, 5005, 5006, to port 2 for the rest.
