@@ -127,7 +127,10 @@ type Switch struct {
 	frameFree [][]byte
 	inFlight  int // frames on the ports' delay lines
 	// waiter is what Serve waits on while it runs; wake ends its wait.
-	waiter atomic.Pointer[finetimer.Waiter]
+	// serveUntil is when (by Clock) Serve's wait ends: frames received
+	// meanwhile wake it only if something is due before then.
+	waiter     atomic.Pointer[finetimer.Waiter]
+	serveUntil time.Duration
 }
 
 type queued struct {
