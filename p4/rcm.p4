@@ -571,9 +571,9 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
          * the same port again, already routed, and to the port's lowest
          * queue, whichever it came from. Held packets leave in ticket
          * order; going round in the queue each came from, those of the
-         * high queue would keep it busy (strict priority), the low queue
-         * would never be served, and a ticket due in it would never come
-         * round. A held packet never left its queue's byte counts. */
+         * high queue would come round first (strict priority) while the
+         * ticket due may wait in the low one, and the loop would turn
+         * idly. A held packet never left its queue's byte counts. */
         if (standard_metadata.instance_type == INSTANCE_RECIRC) {
             standard_metadata.egress_spec = meta.held_port;
             standard_metadata.priority = 0;
