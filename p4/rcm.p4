@@ -758,11 +758,10 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                  * longer holds; a root cuts it by its own degree at each
                  * sample and recovers once its queue is no longer
                  * congested. */
-                if (sampled) {
+                if (sampled && !(meta.edge && meta.remote)) {
                     bit<8> local;
                     fb_local.read(local, (bit<32>)egress);
-                    if (meta.edge && meta.remote) {
-                    } else if (!meta.edge && local != 0) {
+                    if (!meta.edge && local != 0) {
                         wc_cut_by(egress, local);
                     } else {
                         bit<16> cut;
@@ -1010,7 +1009,8 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
          * every packet of the priority takes one and goes round, and
          * only the next ticket leaves. The tickets are shared by the
          * priority's queues (RCC's high and low): a harmful flow has
-         * packets in both, which must not pass each other either. The wait for a ticket counts only unpaused time; past
+         * packets in both, which must not pass each other either. The
+         * wait for a ticket counts only unpaused time; past
          * HOLD_SKIP_NS the ticket is taken as lost, the packet that came
          * round leaves, and any older ones leave when they come. */
         bit<64> until;
