@@ -5,6 +5,7 @@ package finetimer
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,11 @@ import (
 type Waiter struct {
 	fd      int
 	pending atomic.Bool // a Wake wrote the eventfd and Wait has not read it
+	// closeMu keeps Close from freeing the descriptor while a Wake from
+	// another goroutine writes it: once freed, its number may be another
+	// file's.
+	closeMu sync.RWMutex
+	closed  bool
 }
 
 // NewWaiter makes a Waiter; Close releases its eventfd.
@@ -65,11 +71,22 @@ func (w *Waiter) Wait(d time.Duration) {
 // Wake ends the current Wait, or the next one at once. It may be called
 // from any goroutine, any number of times: one write per Wait at most.
 func (w *Waiter) Wake() {
-	if w.pending.CompareAndSwap(false, true) {
+	w.closeMu.RLock()
+	defer w.closeMu.RUnlock()
+	if !w.closed && w.pending.CompareAndSwap(false, true) {
 		one := [8]byte{1}
 		unix.Write(w.fd, one[:])
 	}
 }
 
-// Close releases the eventfd. The Waiter must not be used afterwards.
-func (w *Waiter) Close() error { return unix.Close(w.fd) }
+// Close releases the eventfd; a Wake after it does nothing. Wait must not
+// be called afterwards.
+func (w *Waiter) Close() error {
+	w.closeMu.Lock()
+	defer w.closeMu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	return unix.Close(w.fd)
+}

@@ -24,7 +24,8 @@ func (w *Waiter) Wait(d time.Duration) {
 	}
 }
 
-// Wake ends the current Wait, or the next one at once.
+// Wake ends the current Wait, or the next one at once; after Close it
+// does nothing.
 func (w *Waiter) Wake() {
 	select {
 	case w.wake <- struct{}{}:
@@ -32,5 +33,5 @@ func (w *Waiter) Wake() {
 	}
 }
 
-// Close releases the Waiter.
+// Close releases the Waiter (nothing to release here).
 func (w *Waiter) Close() error { return nil }
