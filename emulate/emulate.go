@@ -642,20 +642,11 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 		s.Close()
 		// RCM's counters, as the simulator counts them: CNs, packets RCC
 		// sent to the low queue, flows SAR detoured.
-		for _, n := range counts[p4.CounterCNsSent] {
-			rcm.CNsSent += n
-		}
-		for _, n := range counts[p4.CounterClearCNsSent] {
-			rcm.ClearCNsSent += n
-		}
-		for _, n := range counts[p4.CounterCNsReceived] {
-			rcm.CNsReceived += n
-		}
-		for _, n := range counts[p4.CounterWindowHolds] {
-			rcm.Held += n
-		}
-		for _, n := range counts[p4.CounterDetours] {
-			rcm.Detours += n
+		for counter, total := range map[string]*int64{p4.CounterCNsSent: &rcm.CNsSent, p4.CounterClearCNsSent: &rcm.ClearCNsSent,
+			p4.CounterCNsReceived: &rcm.CNsReceived, p4.CounterWindowHolds: &rcm.Held, p4.CounterDetours: &rcm.Detours} {
+			for _, n := range counts[counter] {
+				*total += n
+			}
 		}
 		for i, p := range adj[sw] {
 			port := int64(e.f.Ports[sw][i])

@@ -199,7 +199,7 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 		// The model's input detector finds congestion once the port's
 		// account passes Q_eq (its growth aside): CNs go up from there,
 		// and a CN of degree 0 once it falls back.
-		pfc.CNIngress = math.Floor(r.QEq * link.Rate / r.RefRate)
+		pfc.CNIngress = math.Floor(settings.RCMFromModel(*r, link.Rate, p.frame).QEq)
 	}
 	if cfg.PFC || pfc.CNs {
 		params, err := pfc.Params()

@@ -349,16 +349,6 @@ func TestPFCHoldAcrossRCCQueues(t *testing.T) {
 		"cn_enabled", u(0, 1), "cn_interval_ns", u(1e6, 32), "cn_ingress_bytes", u(0, 32), "cn_hold_ns", u(4e9, 32))
 	f, g := flowTo(hostB, 1000), flowTo(hostB, 1001)
 	f.dscp, g.dscp = rocev2DSCP, rocev2DSCP
-	inOrder := func(got []received) {
-		t.Helper()
-		last := map[uint16]int{}
-		for _, x := range got {
-			if s, ok := last[x.flow.sport]; ok && x.seq != s+1 {
-				t.Errorf("flow from port %d: frame %d after %d", x.flow.sport, x.seq, s)
-			}
-			last[x.flow.sport] = x.seq
-		}
-	}
 
 	for range 3 {
 		r.send(hostB, cnFrame(hostB, 63, f))
@@ -376,7 +366,7 @@ func TestPFCHoldAcrossRCCQueues(t *testing.T) {
 	if len(got) != 8 {
 		t.Fatalf("host B got %d of 8 held frames after XON", len(got))
 	}
-	inOrder(got)
+	inFlowOrder(t, got)
 
 	r.send(hostB, pauseFrame(hostB, pfcPriority, 0xffff))
 	r.waitCounter(p4.CounterPausesReceived, hostB, 3)
@@ -392,7 +382,7 @@ func TestPFCHoldAcrossRCCQueues(t *testing.T) {
 	if len(got) != 6 {
 		t.Fatalf("host B got %d of 6 frames of G", len(got))
 	}
-	inOrder(got)
+	inFlowOrder(t, got)
 }
 
 // rcmPort turns RCM on for an egress port: every packet is a CRD sample,
@@ -598,10 +588,17 @@ func TestRCMEdgeHoldsOnlyNamedFlows(t *testing.T) {
 	if n := r.counter(p4.CounterWindowHolds, hostC); n != 6 {
 		t.Errorf("window_holds[C] = %d, want 6: every frame of the named flow, none of the victim's", n)
 	}
+	inFlowOrder(t, got)
+}
+
+// inFlowOrder fails the test where a flow's frame does not follow the one
+// it received just before from that flow.
+func inFlowOrder(t *testing.T, got []received) {
+	t.Helper()
 	last := map[uint32]int{}
 	for _, g := range got {
 		if s, ok := last[g.flow.id()]; ok && g.seq != s+1 {
-			t.Errorf("flow %v: frame %d after %d", g.flow, g.seq, s)
+			t.Errorf("flow from port %d: frame %d after %d", g.flow.sport, g.seq, s)
 		}
 		last[g.flow.id()] = g.seq
 	}

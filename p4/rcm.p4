@@ -438,28 +438,33 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             cam_read(p);
             meta.contributor = meta.in_rcc && meta.cam_hits >= min_hits && meta.cam_hits != 0;
-            /* Entries written (0: never) and the flows among them. */
-            bit<8> n = (meta.cam0 != 0 ? 8w1 : 8w0) + (meta.cam1 != 0 ? 8w1 : 8w0)
-                     + (meta.cam2 != 0 ? 8w1 : 8w0) + (meta.cam3 != 0 ? 8w1 : 8w0)
-                     + (meta.cam4 != 0 ? 8w1 : 8w0) + (meta.cam5 != 0 ? 8w1 : 8w0)
-                     + (meta.cam6 != 0 ? 8w1 : 8w0) + (meta.cam7 != 0 ? 8w1 : 8w0);
-            bit<8> flows = (meta.cam0 != 0 ? 8w1 : 8w0)
-                + (meta.cam1 != 0 && meta.cam1 != meta.cam0 ? 8w1 : 8w0)
-                + (meta.cam2 != 0 && meta.cam2 != meta.cam0 && meta.cam2 != meta.cam1 ? 8w1 : 8w0)
-                + (meta.cam3 != 0 && meta.cam3 != meta.cam0 && meta.cam3 != meta.cam1
-                   && meta.cam3 != meta.cam2 ? 8w1 : 8w0)
-                + (meta.cam4 != 0 && meta.cam4 != meta.cam0 && meta.cam4 != meta.cam1
-                   && meta.cam4 != meta.cam2 && meta.cam4 != meta.cam3 ? 8w1 : 8w0)
-                + (meta.cam5 != 0 && meta.cam5 != meta.cam0 && meta.cam5 != meta.cam1
-                   && meta.cam5 != meta.cam2 && meta.cam5 != meta.cam3 && meta.cam5 != meta.cam4 ? 8w1 : 8w0)
-                + (meta.cam6 != 0 && meta.cam6 != meta.cam0 && meta.cam6 != meta.cam1
-                   && meta.cam6 != meta.cam2 && meta.cam6 != meta.cam3 && meta.cam6 != meta.cam4
-                   && meta.cam6 != meta.cam5 ? 8w1 : 8w0)
-                + (meta.cam7 != 0 && meta.cam7 != meta.cam0 && meta.cam7 != meta.cam1
-                   && meta.cam7 != meta.cam2 && meta.cam7 != meta.cam3 && meta.cam7 != meta.cam4
-                   && meta.cam7 != meta.cam5 && meta.cam7 != meta.cam6 ? 8w1 : 8w0);
-            meta.harmful = meta.contributor && flows >= 2 &&
-                           meta.cam_hits * (flows - 1) > (n - meta.cam_hits) << 1;
+            /* Only a contributor can be a heavy hitter: the flows are
+             * counted for it alone, not for every packet. */
+            meta.harmful = false;
+            if (meta.contributor) {
+                /* Entries written (0: never) and the flows among them. */
+                bit<8> n = (meta.cam0 != 0 ? 8w1 : 8w0) + (meta.cam1 != 0 ? 8w1 : 8w0)
+                         + (meta.cam2 != 0 ? 8w1 : 8w0) + (meta.cam3 != 0 ? 8w1 : 8w0)
+                         + (meta.cam4 != 0 ? 8w1 : 8w0) + (meta.cam5 != 0 ? 8w1 : 8w0)
+                         + (meta.cam6 != 0 ? 8w1 : 8w0) + (meta.cam7 != 0 ? 8w1 : 8w0);
+                bit<8> flows = (meta.cam0 != 0 ? 8w1 : 8w0)
+                    + (meta.cam1 != 0 && meta.cam1 != meta.cam0 ? 8w1 : 8w0)
+                    + (meta.cam2 != 0 && meta.cam2 != meta.cam0 && meta.cam2 != meta.cam1 ? 8w1 : 8w0)
+                    + (meta.cam3 != 0 && meta.cam3 != meta.cam0 && meta.cam3 != meta.cam1
+                       && meta.cam3 != meta.cam2 ? 8w1 : 8w0)
+                    + (meta.cam4 != 0 && meta.cam4 != meta.cam0 && meta.cam4 != meta.cam1
+                       && meta.cam4 != meta.cam2 && meta.cam4 != meta.cam3 ? 8w1 : 8w0)
+                    + (meta.cam5 != 0 && meta.cam5 != meta.cam0 && meta.cam5 != meta.cam1
+                       && meta.cam5 != meta.cam2 && meta.cam5 != meta.cam3 && meta.cam5 != meta.cam4 ? 8w1 : 8w0)
+                    + (meta.cam6 != 0 && meta.cam6 != meta.cam0 && meta.cam6 != meta.cam1
+                       && meta.cam6 != meta.cam2 && meta.cam6 != meta.cam3 && meta.cam6 != meta.cam4
+                       && meta.cam6 != meta.cam5 ? 8w1 : 8w0)
+                    + (meta.cam7 != 0 && meta.cam7 != meta.cam0 && meta.cam7 != meta.cam1
+                       && meta.cam7 != meta.cam2 && meta.cam7 != meta.cam3 && meta.cam7 != meta.cam4
+                       && meta.cam7 != meta.cam5 && meta.cam7 != meta.cam6 ? 8w1 : 8w0);
+                meta.harmful = flows >= 2 &&
+                               meta.cam_hits * (flows - 1) > (n - meta.cam_hits) << 1;
+            }
         }
     }
 
