@@ -156,6 +156,19 @@ func TestPlanTriangle(t *testing.T) {
 	if param(rcc, "high_priority") != 1 || param(rcc, "low_priority") != 0 {
 		t.Errorf("RCM with two queues per port: queues %d and %d, want 1 and 0", param(rcc, "high_priority"), param(rcc, "low_priority"))
 	}
+	// RCC work-conserving (the model's default): no rate limit. Without
+	// it, the limit's window is W's time at the port's rate.
+	if w := param(find(t, intents[0], p4.TableRCMConfig, u16(2)), "window_ns"); w != 0 {
+		t.Errorf("work-conserving RCC: window_ns %d, want 0", w)
+	}
+	cfg.RCM.WorkConserving = false
+	if intents, err = f.Plan(cfg); err != nil {
+		t.Fatal(err)
+	}
+	rcc = find(t, intents[0], p4.TableRCMConfig, u16(2))
+	if w, want := param(rcc, "window_ns"), math.Round(float64(param(rcc, "window_bytes"))*8/10e9*1e9); w == 0 || float64(w) != want {
+		t.Errorf("RCC as a rate limit on a 10 Gb/s port: window_ns %d, want %v (window_bytes %d at 10 Gb/s)", w, want, param(rcc, "window_bytes"))
+	}
 }
 
 // A k=4 fat tree: an edge switch reaches hosts of other pods through an

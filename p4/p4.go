@@ -63,7 +63,10 @@ const (
 	ActionSetRCM       = "RcmIngress.set_rcm"
 	CounterCAMHits     = "RcmIngress.cam_hits"
 	CounterWindowHolds = "RcmIngress.window_holds"
-	DigestCAM          = "cam_digest_t"
+	// CounterLimitHolds counts the times RCC's rate limit (set_rcm's
+	// window_ns) sent a packet round the recirculation port.
+	CounterLimitHolds = "RcmEgress.limit_holds"
+	DigestCAM         = "cam_digest_t"
 	// DigestNamed carries the flows CNs named on a port, after each
 	// naming CN: the same fields as DigestCAM.
 	DigestNamed = "named_digest_t"

@@ -36,12 +36,12 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 			{"quantum_ns", 32}, {"pfc_priority", 3}, {"cn_enabled", 1}, {"cn_interval_ns", 32},
 			{"cn_ingress_bytes", 32}, {"cn_hold_ns", 32}},
 		ActionSetRCM: {{"sample_every", 16}, {"qeq_bytes", 32}, {"wq_shift", 8}, {"fb_shift", 8},
-			{"cam_min_hits", 8}, {"window_bytes", 32}, {"high_priority", 3}, {"low_priority", 3}},
+			{"cam_min_hits", 8}, {"window_bytes", 32}, {"window_ns", 32}, {"high_priority", 3}, {"low_priority", 3}},
 		ActionSetRED: {{"kmin_bytes", 32}, {"kmax_bytes", 32}, {"pmax_slope", 32}, {"wred_k_bytes", 32}, {"buf_max_bytes", 32}},
 	}
 	counters := []string{CounterRxFrames, CounterNoRoute, CounterDetours, CounterPausesSent,
 		CounterPausesReceived, CounterCNsSent, CounterCNsReceived, CounterHeld, CounterCAMHits,
-		CounterWindowHolds, CounterECNMarks, CounterWREDDrops, CounterBufMaxDrops}
+		CounterWindowHolds, CounterLimitHolds, CounterECNMarks, CounterWREDDrops, CounterBufMaxDrops}
 
 	for name, want := range tables {
 		got := fieldsOf(info.Tables, name, (*p4configv1.Table).GetPreamble, func(x *p4configv1.Table) (f []field) {

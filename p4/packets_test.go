@@ -387,11 +387,17 @@ func TestPFCHoldAcrossRCCQueues(t *testing.T) {
 
 // rcmPort turns RCM on for an egress port: every packet is a CRD sample,
 // Q_eq two frames, a degree unit of 256 bytes, one CAM entry makes a
-// flow harmful, W two frames; queues 1 (normal) and 0 (past W_c).
-func (r *rig) rcmPort(port int) {
+// flow harmful, W two frames; queues 1 (normal) and 0 (past W_c); RCC
+// work-conserving.
+func (r *rig) rcmPort(port int) { r.rcmPortLimited(port, 0) }
+
+// rcmPortLimited is rcmPort with RCC a rate limit of W_c every window
+// at an edge (0: work-conserving).
+func (r *rig) rcmPortLimited(port int, window time.Duration) {
 	r.portConfig(p4.TableRCMConfig, port, p4.ActionSetRCM,
 		"sample_every", u(1, 16), "qeq_bytes", u(2*frameBytes, 32), "wq_shift", u(1, 8), "fb_shift", u(8, 8),
-		"cam_min_hits", u(1, 8), "window_bytes", u(2*frameBytes, 32), "high_priority", u(1, 3), "low_priority", u(0, 3))
+		"cam_min_hits", u(1, 8), "window_bytes", u(2*frameBytes, 32), "window_ns", u(int(window.Nanoseconds()), 32),
+		"high_priority", u(1, 3), "low_priority", u(0, 3))
 }
 
 // cnPort configures CNs on an ingress port: sent upstream (at most every
@@ -587,6 +593,104 @@ func TestRCMEdgeHoldsOnlyNamedFlows(t *testing.T) {
 	}
 	if n := r.counter(p4.CounterWindowHolds, hostC); n != 6 {
 		t.Errorf("window_holds[C] = %d, want 6: every frame of the named flow, none of the victim's", n)
+	}
+	inFlowOrder(t, got)
+}
+
+// RCC as a rate limit (set_rcm's window_ns): at an edge the named flow
+// sends W_c a window even though the link would idle. Three CNs of
+// degree 63 cut W_c to W/8, a quarter of a frame, so the named flow's
+// frames leave one a window (its first at once, on the credit a new
+// limit starts with), while the victim's, sent interleaved with them,
+// leave at once: the high queue never waits for the held ones, which
+// go round with tickets of their own.
+func TestRCCRateLimitAtEdge(t *testing.T) {
+	r := newRig(t)
+	const window = 100 * time.Millisecond
+	r.rcmPortLimited(hostC, window)
+	r.cnPort(hostC, false)
+	named, victim := flowTo(hostC, 1000), flowTo(hostC, 1001)
+	for range 3 {
+		r.send(hostC, cnFrame(hostC, 63, named))
+	}
+	if n := r.waitCounter(p4.CounterCNsReceived, hostC, 3); n != 3 {
+		t.Fatalf("cns_received[C] = %d, want 3", n)
+	}
+	var burst [][]byte
+	for i := range 6 {
+		burst = append(burst, victim.frame(2, i), named.frame(2, i))
+	}
+	start := time.Now()
+	r.send(hostA, burst...)
+	got := r.recvData(hostC, 12, 3*window)
+	if len(got) != 12 {
+		t.Fatalf("C got %d of 12 frames", len(got))
+	}
+	inFlowOrder(t, got)
+	var namedAt, victimAt []time.Duration
+	for _, g := range got {
+		if g.flow.id() == named.id() {
+			namedAt = append(namedAt, g.at.Sub(start))
+		} else {
+			victimAt = append(victimAt, g.at.Sub(start))
+		}
+	}
+	t.Logf("named flow's frames at %v, victim's at %v", namedAt, victimAt)
+	// Five windows from the first named frame to the last; the test
+	// asks for 3.5, room for a switch that wakes late.
+	if span := namedAt[len(namedAt)-1] - namedAt[0]; span < 35*window/10 {
+		t.Errorf("the named flow's 6 frames left within %v, want one a window of %v", span, window)
+	}
+	if last := victimAt[len(victimAt)-1]; last >= namedAt[1] {
+		t.Errorf("the victim's last frame left at %v, after the named flow's second (%v): it waited for the held ones", last, namedAt[1])
+	}
+	if n := r.counter(p4.CounterLimitHolds, hostC); n == 0 {
+		t.Errorf("limit_holds[C] = 0, want the held frames counted each time round")
+	}
+}
+
+// A flow that stops being harmful leaves the low queue in order: its
+// packets then go to the high queue, but egress holds them until the
+// older ones in the low queue have left (flow_in, flow_out). CNs name N;
+// its first six frames go low behind a victim's burst, which keeps the
+// high queue busy (on the Go target, where the queues share a link, for
+// more than HOLD_SKIP_NS); CNs naming other flows then make N no longer
+// harmful, and its last four frames go high. Without the hold they leave
+// right after the victim, before N's first six.
+func TestRCCFlowLeavesLowQueueInOrder(t *testing.T) {
+	r := newRig(t)
+	r.rcmPort(hostC)
+	r.cnPort(hostC, false)
+	victimFrames := 150
+	r.must(r.sw.SetQueueDepth(hostC, 1000))
+	if r.sw.Config().Target == bmv2.TargetGo {
+		r.must(r.sw.SetPortRate(hostC, 1e6)) // 125 frames a second
+		r.must(r.sw.SetRecirculationRate(2000))
+	} else {
+		r.must(r.sw.SetQueueRate(hostC, 125))
+		victimFrames = 40
+	}
+	named, victim := flowTo(hostC, 1000), flowTo(hostC, 1001)
+	for range 3 {
+		r.send(hostC, cnFrame(hostC, 63, named))
+	}
+	r.waitCounter(p4.CounterCNsReceived, hostC, 3)
+	r.send(hostA, frames(victim, 2, victimFrames)...)
+	r.send(hostA, frames(named, 2, 10)[:6]...)
+	if n := r.waitCounter(p4.CounterWindowHolds, hostC, 6); n != 6 {
+		t.Fatalf("window_holds[C] = %d, want the named flow's 6 frames in the low queue", n)
+	}
+	for i := range 8 {
+		r.send(hostC, cnFrame(hostC, 63, flowTo(hostC, uint16(2000+i))))
+	}
+	r.waitCounter(p4.CounterCNsReceived, hostC, 11)
+	r.send(hostA, frames(named, 2, 10)[6:]...)
+	got := r.recvData(hostC, victimFrames+10, 2*time.Second)
+	if len(got) != victimFrames+10 {
+		t.Fatalf("C got %d of %d frames", len(got), victimFrames+10)
+	}
+	if n := r.counter(p4.CounterWindowHolds, hostC); n != 6 {
+		t.Errorf("window_holds[C] = %d, want 6: the named flow's last four frames, no longer harmful, go high", n)
 	}
 	inFlowOrder(t, got)
 }

@@ -49,13 +49,17 @@ struct metadata_t {
     bit<32> cn_hold_ns;
 
     /* rcm_config, for the egress port */
+    @field_list(FL_HELD)
     bool    rcm_on;
     bit<16> sample_every;
     bit<32> qeq_bytes;
     bit<8>  wq_shift;
     bit<8>  fb_shift;
     bit<8>  cam_min_hits;
+    @field_list(FL_HELD)
     bit<32> window_bytes;
+    @field_list(FL_HELD)
+    bit<32> window_ns;   /* W at the port's rate; 0: RCC work-conserving */
     bit<3>  high_priority;
     bit<3>  low_priority;
 
@@ -106,11 +110,22 @@ struct metadata_t {
     @field_list(FL_HELD)
     bool    low;         /* sent to the low-priority queue */
     @field_list(FL_HELD)
-    bit<32> low_slot;    /* its flow's slot in low_flow_bytes */
+    bit<32> flow_slot;   /* its flow's slot in the per-flow registers */
+    @field_list(FL_HELD)
+    bit<3>  queue_prio;  /* the egress queue ingress chose */
     @field_list(FL_HELD)
     bool    ticketed;    /* held once: leaves when its ticket is served */
     @field_list(FL_HELD)
     bit<32> ticket;
+    @field_list(FL_HELD)
+    bool    lim_ticketed; /* held by RCC's rate limit: leaves in lim_ticket order */
+    @field_list(FL_HELD)
+    bit<32> lim_ticket;
+    @field_list(FL_HELD)
+    bool    lim_charged; /* harmful where RCC limits: needs the port's credit */
+    @field_list(FL_HELD)
+    bit<32> before;      /* packets its flow put in the other RCC queue before it */
+    bool    lim_ok;      /* LIM_TAKE: the rate limit let the packet go */
 }
 
 /* The 5-tuple hashed into a flow ID; a CN's flow entries hash the same
@@ -139,13 +154,16 @@ register<bit<32>>(NUM_PORTS) ingress_bytes;
 register<bit<1>>(NUM_PORTS) xoff_sent;
 register<bit<64>>(NUM_PORTS) xoff_sent_ns;
 register<bit<64>>(NUM_PORTS * 8) paused_until_ns;
-/* Packets held for a pause leave in the order they were held: per port
- * and PFC priority (port * 8 + priority), whichever queue they are in,
- * the next ticket to give, the ticket that leaves next, and when that
- * last changed (ns). */
-register<bit<32>>(NUM_PORTS * 8) hold_next;
-register<bit<32>>(NUM_PORTS * 8) hold_serve;
-register<bit<64>>(NUM_PORTS * 8) hold_moved_ns;
+/* Packets held for a pause leave in the order they were held, as from
+ * a paused FIFO: per port, PFC priority and RCC queue (port * 16 +
+ * priority * 2, + 1 for the low queue), the next ticket to give, the
+ * ticket that leaves next, and when that last changed (ns). */
+register<bit<32>>(NUM_PORTS * 16) hold_next;
+register<bit<32>>(NUM_PORTS * 16) hold_serve;
+register<bit<64>>(NUM_PORTS * 16) hold_moved_ns;
+/* Per-flow state is kept in FLOW_SLOTS slots, by the flow ID's low
+ * bits. */
+#define FLOW_SLOTS 1024
 /* How long a held queue waits for its next ticket, pauses aside, before
  * it gives up on it (lost on the way round: the recirculation queue was
  * full) and lets the next packet that comes round leave: 1 s, longer
@@ -180,11 +198,39 @@ register<bit<16>>(NUM_PORTS) wc_cut;
 register<bit<32>>(NUM_PORTS) window_sent;
 register<bit<32>>(NUM_PORTS) window_harmful;
 register<bit<32>>(NUM_PORTS) low_bytes;
-/* Bytes each flow has in low-priority queues (by the flow ID's low bits,
- * LOW_SLOTS of them): a flow with packets there sends the rest there too,
- * so that it stays in order when it stops being harmful or RCC ends. */
-#define LOW_SLOTS 1024
-register<bit<32>>(LOW_SLOTS) low_flow_bytes;
+/* Bytes of the harmful packets RCC's rate limit holds back at each port
+ * (charged, in the high queue, going round until there is credit). */
+register<bit<32>>(NUM_PORTS) limit_bytes;
+/* Per flow slot and RCC queue (slot * 2, + 1 for the low queue): the
+ * packets the flow put in the queue and how many of them have left. A
+ * packet leaves only once its flow's packets that went to the other
+ * queue before it have (it goes round meanwhile), so that a flow that
+ * moves between the queues (harmful, then not) stays in order. */
+register<bit<32>>(FLOW_SLOTS * 2) flow_in;
+register<bit<32>>(FLOW_SLOTS * 2) flow_out;
+/* When a flow's packets in a queue last showed life (one came, left, or
+ * was held for a pause or for credit): a packet waits for its flow's
+ * older ones in the other queue as long as they take (a rate-limited
+ * low queue may take seconds), but once they have shown none for
+ * HOLD_SKIP_NS one is taken for lost and it goes. */
+register<bit<64>>(FLOW_SLOTS * 2) flow_seen_ns;
+/* RCC's rate limit at an edge or inner point (set_rcm's window_ns not
+ * 0): per port, the bytes harmful packets may still send (at most W, and
+ * one packet more once any is left), topped up by W_c every window_ns
+ * from lim_start_ns. */
+register<bit<32>>(NUM_PORTS) lim_credit;
+register<bit<64>>(NUM_PORTS) lim_start_ns;
+/* Packets that must wait at egress (the rate limit, or a flow's older
+ * packets in its other queue) leave in the order they came, per flow
+ * slot and queue as flow_in: as for pauses, the next ticket to give and
+ * the ticket that leaves next; and how many times a later ticket came
+ * round since the next one last did. One flow never waits for another.
+ * A ticket is taken for lost by rounds, not time: the low queue may be
+ * served not at all for as long as the high one is busy, and its next
+ * ticket then need not be the first to come round afterwards. */
+register<bit<32>>(FLOW_SLOTS * 2) lim_next;
+register<bit<32>>(FLOW_SLOTS * 2) lim_serve;
+register<bit<32>>(FLOW_SLOTS * 2) lim_rounds;
 register<bit<64>>(NUM_PORTS) cn_next_ns;
 /* Whether a naming CN went out of the port since its account last fell
  * to cn_ingress_bytes: then a CN of degree 0 tells the neighbour the
@@ -194,6 +240,49 @@ register<bit<1>>(NUM_PORTS) cn_raised;
  * to (offset + 1; 0: the hash's). */
 register<bit<64>>(PIN_SLOTS) pin_seen_ns;
 register<bit<8>>(PIN_SLOTS) pin_member;
+
+/* W_c in bytes: W less the share wc_cut cut off. */
+bit<32> wc_of(in bit<32> w, in bit<16> cut) {
+    return w - (bit<32>)(((bit<64>)w * (bit<64>)cut) >> 10);
+}
+
+/* RCC's rate limit on port p: whether a harmful packet of len bytes may
+ * go at now (meta.lim_ok), taking its bytes from the port's credit if
+ * so. Each window_ns adds W_c to the credit, up to W; a packet goes while
+ * any credit is left, so that a W_c below a frame still lets one frame
+ * through a window, as the model's window does. The credit is topped up
+ * when a packet asks, one window at a time while packets keep asking (the
+ * windows stay aligned), twice W_c after a longer lull. Ingress and
+ * egress both take from it. */
+#define LIM_TAKE(p, len, now) \
+        { \
+            bit<16> lim_cut; \
+            wc_cut.read(lim_cut, (bit<32>)(p)); \
+            bit<64> lim_wc = (bit<64>)wc_of(meta.window_bytes, lim_cut); \
+            bit<32> lim_c; \
+            bit<64> lim_at; \
+            lim_credit.read(lim_c, (bit<32>)(p)); \
+            lim_start_ns.read(lim_at, (bit<32>)(p)); \
+            bit<64> lim_win = (bit<64>)meta.window_ns; \
+            bit<64> lim_credit64 = (bit<64>)lim_c; \
+            if ((now) - lim_at >= lim_win + lim_win) { \
+                lim_credit64 = lim_credit64 + lim_wc + lim_wc; \
+                lim_at = (now); \
+            } else if ((now) - lim_at >= lim_win) { \
+                lim_credit64 = lim_credit64 + lim_wc; \
+                lim_at = lim_at + lim_win; \
+            } \
+            if (lim_credit64 > (bit<64>)meta.window_bytes) { \
+                lim_credit64 = (bit<64>)meta.window_bytes; \
+            } \
+            lim_c = (bit<32>)lim_credit64; \
+            meta.lim_ok = lim_c != 0; \
+            if (meta.lim_ok) { \
+                lim_c = lim_c > (len) ? lim_c - (len) : 0; \
+            } \
+            lim_credit.write((bit<32>)(p), lim_c); \
+            lim_start_ns.write((bit<32>)(p), lim_at); \
+        }
 
 /* A port's CAM, sent to the controller when it changes. */
 struct cam_digest_t {
@@ -324,10 +413,14 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
      * while the port is in RCC the sample's flow goes into the CAM. A
      * flow with cam_min_hits entries is harmful. Harmful packets past
      * W_c in a window of window_bytes go to queue low_priority, all else
-     * to high_priority (both 0 without --priority-queues). */
+     * to high_priority (both 0 without --priority-queues). window_ns is
+     * W at the port's rate: where CNs named the harmful flows (an edge or
+     * inner point) they take at most W_c every window_ns, held back even
+     * when the link would idle. 0 leaves RCC work-conserving everywhere:
+     * the low queue goes whenever the high one is empty. */
     action set_rcm(bit<16> sample_every, bit<32> qeq_bytes, bit<8> wq_shift,
                    bit<8> fb_shift, bit<8> cam_min_hits, bit<32> window_bytes,
-                   bit<3> high_priority, bit<3> low_priority) {
+                   bit<32> window_ns, bit<3> high_priority, bit<3> low_priority) {
         meta.rcm_on = true;
         meta.sample_every = sample_every;
         meta.qeq_bytes = qeq_bytes;
@@ -335,6 +428,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         meta.fb_shift = fb_shift;
         meta.cam_min_hits = cam_min_hits;
         meta.window_bytes = window_bytes;
+        meta.window_ns = window_ns;
         meta.high_priority = high_priority;
         meta.low_priority = low_priority;
     }
@@ -572,16 +666,17 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
     apply {
         meta.now_ns = (bit<64>)standard_metadata.ingress_global_timestamp * 1000;
 
-        /* A packet held for a paused port comes back here: it goes to
-         * the same port again, already routed, and to the port's lowest
-         * queue, whichever it came from. Held packets leave in ticket
-         * order; going round in the queue each came from, those of the
-         * high queue would come round first (strict priority) while the
-         * ticket due may wait in the low one, and the loop would turn
-         * idly. A held packet never left its queue's byte counts. */
+        /* A packet held (for a pause, or by RCC's rate limit) comes
+         * back here: it goes to the same port and queue again, already
+         * routed. Held packets leave in ticket order per flow, and a
+         * flow never has a packet in a higher queue than an older one
+         * (once it has packets in the low queue the rest follow them),
+         * so a flow's due ticket comes round first, and strict priority
+         * still orders the flows. A held packet never left its queue's
+         * byte counts. */
         if (standard_metadata.instance_type == INSTANCE_RECIRC) {
             standard_metadata.egress_spec = meta.held_port;
-            standard_metadata.priority = 0;
+            standard_metadata.priority = meta.queue_prio;
             return;
         }
 
@@ -627,6 +722,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         }
         FLOW_ID(meta.flow_id, hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
                 meta.l4_src, meta.l4_dst, hdr.ipv4.protocol);
+        meta.flow_slot = meta.flow_id & (FLOW_SLOTS - 1);
 
         if (!ipv4_lpm.apply().hit) {
             no_route.count((bit<32>)standard_metadata.ingress_port);
@@ -716,11 +812,15 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                     /* F_b = (Q - Q_eq) + w (Q - Q_last), in unsigned
                      * halves: what raises it against what lowers it. Q
                      * leaves out the harmful packets RCC put in the low
-                     * queue, as the model's detector leaves out its held
-                     * ones: a port holding back the flows CNs named is
-                     * an edge of the region, not its root. */
-                    bit<32> held_back;
-                    low_bytes.read(held_back, (bit<32>)egress);
+                     * queue or holds to its rate, as the model's
+                     * detector leaves out its held ones: a port holding
+                     * back the flows CNs named is an edge of the region,
+                     * not its root. */
+                    bit<32> held_low;
+                    bit<32> held_limit;
+                    low_bytes.read(held_low, (bit<32>)egress);
+                    limit_bytes.read(held_limit, (bit<32>)egress);
+                    bit<32> held_back = held_low + held_limit;
                     bit<32> qd = q > held_back ? q - held_back : 0;
                     bit<32> last;
                     q_last.read(last, (bit<32>)egress);
@@ -775,15 +875,28 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                 }
             }
-            if (meta.in_rcc || meta.edge) {
+            if (meta.edge && meta.window_ns != 0) {
+                /* RCC as a rate limit: harmful packets stay in the high
+                 * queue, and egress lets them out at W_c a window, going
+                 * round meanwhile; the other flows pass them. (In the
+                 * low queue they would get nothing while the others
+                 * fill the link: the model gives them W_c even then.) */
+                if (harmful) {
+                    meta.lim_charged = true;
+                    @atomic {
+                        bit<32> held_limit;
+                        limit_bytes.read(held_limit, (bit<32>)egress);
+                        limit_bytes.write((bit<32>)egress, held_limit + len);
+                    }
+                }
+            } else if (meta.in_rcc || meta.edge) {
                 /* RCC: of every window_bytes that reach the port,
                  * harmful packets may take W_c in the high queue; past
                  * it, or while harmful packets wait in the low queue (so
                  * a flow stays in order), they go low. */
                 bit<16> cut;
                 wc_cut.read(cut, (bit<32>)egress);
-                bit<32> wc = meta.window_bytes -
-                    (bit<32>)(((bit<64>)meta.window_bytes * (bit<64>)cut) >> 10);
+                bit<32> wc = wc_of(meta.window_bytes, cut);
                 @atomic {
                     bit<32> sent;
                     bit<32> harm;
@@ -809,26 +922,25 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
                     window_harmful.write((bit<32>)egress, harm);
                 }
             }
-            /* A flow with packets in the low queue sends the rest after
-             * them, harmful or not, in RCC or not: a RoCE receiver takes
-             * a packet out of order for a loss. */
-            meta.low_slot = meta.flow_id & (LOW_SLOTS - 1);
+            /* A packet must not pass its flow's older ones in the
+             * other queue (a RoCE receiver takes a packet out of order
+             * for a loss): egress holds it until they have left. It
+             * still goes to its own queue: were the rest of a flow sent
+             * low after its harmful packets, a flow no longer harmful
+             * would stay behind the harmful ones for as long as the low
+             * queue never empties. */
             @atomic {
-                bit<32> mine;
-                low_flow_bytes.read(mine, meta.low_slot);
-                if (!meta.low && mine != 0) {
-                    meta.low = true;
-                    standard_metadata.priority = meta.low_priority;
-                    bit<32> waiting;
-                    low_bytes.read(waiting, (bit<32>)egress);
-                    low_bytes.write((bit<32>)egress, waiting + len);
-                    window_holds.count((bit<32>)egress);
-                }
-                if (meta.low) {
-                    low_flow_bytes.write(meta.low_slot, mine + len);
-                }
+                bit<32> mine = meta.flow_slot * 2 + (meta.low ? 32w1 : 32w0);
+                bit<32> other = meta.flow_slot * 2 + (meta.low ? 32w0 : 32w1);
+                bit<32> n;
+                flow_in.read(meta.before, other);
+                flow_in.read(n, mine);
+                flow_in.write(mine, n + 1);
+                flow_seen_ns.write(mine, meta.now_ns);
             }
         }
+
+        meta.queue_prio = standard_metadata.priority;
 
         /* PFC: the packet joins its ingress port's account; past XOFF
          * the port sends PAUSE upstream, again when half the pause has
@@ -901,6 +1013,7 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
     counter(NUM_PORTS, CounterType.packets) wred_drops;
     counter(NUM_PORTS, CounterType.packets) buf_max_drops;
     counter(NUM_PORTS, CounterType.packets) held;
+    counter(NUM_PORTS, CounterType.packets) limit_holds;
     counter(NUM_PORTS, CounterType.packets) pauses_sent; /* XOFF and XON */
 
     bit<32> kmin = 0;
@@ -1008,13 +1121,14 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
         /* PFC: packets of a priority the neighbour paused on this port
          * are held; they go round through the recirculation port until
          * the pause ends. Other priorities pass. A RoCE receiver answers
-         * a packet out of order with a NAK and go-back-N, so held packets
-         * keep their order: each takes a ticket for its port and
-         * priority the first time it is held; while tickets are out,
-         * every packet of the priority takes one and goes round, and
-         * only the next ticket leaves. The tickets are shared by the
-         * priority's queues (RCC's high and low): a harmful flow has
-         * packets in both, which must not pass each other either. The
+         * a packet out of order with a NAK and go-back-N, so held
+         * packets keep their order, as in a paused FIFO: each takes a
+         * ticket for its port, priority and RCC queue the first time it
+         * is held; while tickets are out, every packet for them takes
+         * one and goes round (back to the same queue), and only the
+         * next ticket leaves. Once the pause is over, strict priority orders
+         * the queues again (RCC's high one first), and a flow with
+         * packets in both is kept in order further on (flow_in). The
          * wait for a ticket counts only unpaused time; past
          * HOLD_SKIP_NS the ticket is taken as lost, the packet that came
          * round leaves, and any older ones leave when they come. */
@@ -1023,7 +1137,7 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
         bit<64> now = (bit<64>)standard_metadata.egress_global_timestamp * 1000;
         bool paused = now < until;
         bool hold = false;
-        bit<32> hq = (bit<32>)egress * 8 + (bit<32>)meta.pfc_class;
+        bit<32> hq = (bit<32>)egress * 16 + (bit<32>)meta.pfc_class * 2 + (meta.low ? 32w1 : 32w0);
         @atomic {
             bit<32> next;
             bit<32> serve;
@@ -1063,35 +1177,158 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
             hold_moved_ns.write(hq, moved);
         }
         if (hold) {
+            if (paused && !meta.low) {
+                /* While the high queue's paused packets go round, the
+                 * low queue is not served at all: its held packets are
+                 * not lost either. */
+                hold_moved_ns.write(hq + 1, now);
+            }
+            if (meta.rcm_on) {
+                /* A pause is no reason to take the flow's packets in
+                 * this queue for lost. */
+                flow_seen_ns.write(meta.flow_slot * 2 + (meta.low ? 32w1 : 32w0), now);
+            }
             meta.held_port = egress;
             held.count((bit<32>)egress);
             recirculate_preserving_field_list(FL_HELD);
             return;
         }
 
+        /* RCC's rate limit and a flow's order across its queues. Where
+         * CNs named the harmful flows, their packets leave at W_c a
+         * window (LIM_TAKE); any packet leaves only once its flow's
+         * older packets in the other queue have (flow_out); the others
+         * go round through the recirculation port. Those that wait
+         * leave in the order they came, by tickets per flow and queue
+         * as for a pause, so that one flow never waits for another's
+         * credit. Once the port is no longer an edge the held packets
+         * leave as they come. Waits for credit or for older packets are
+         * no reason to skip a ticket; older packets are taken for lost
+         * once their queue is empty and they have shown no life for
+         * HOLD_SKIP_NS (flow_seen_ns). */
+        if (meta.rcm_on) {
+            bit<32> tq = meta.flow_slot * 2 + (meta.low ? 32w1 : 32w0);
+            bit<32> other = meta.flow_slot * 2 + (meta.low ? 32w0 : 32w1);
+            bit<64> named_until;
+            named_until_ns.read(named_until, (bit<32>)egress);
+            bool limited = meta.lim_charged && meta.window_ns != 0 && named_until > now;
+            bit<32> gone;
+            bit<64> seen;
+            flow_out.read(gone, other);
+            flow_seen_ns.read(seen, other);
+            /* The other queue still holds packets: the flow's older ones
+             * may be among them, waiting their turn (strict priority can
+             * keep the low queue waiting for as long as the high one is
+             * busy). */
+            bit<32> in_low;
+            bit<32> in_all;
+            low_bytes.read(in_low, (bit<32>)egress);
+            queue_bytes.read(in_all, (bit<32>)egress);
+            bool other_busy = meta.low ? in_all > in_low : in_low != 0;
+            bool behind = (gone - meta.before)[31:31] == 1 &&
+                (other_busy || now - seen <= HOLD_SKIP_NS);
+            bool lim_hold = false;
+            @atomic {
+                bit<32> next;
+                bit<32> serve;
+                bit<32> rounds;
+                lim_next.read(next, tq);
+                lim_serve.read(serve, tq);
+                lim_rounds.read(rounds, tq);
+                if (!meta.lim_ticketed) {
+                    meta.lim_ok = false;
+                    if (next == serve) {
+                        meta.lim_ok = !behind;
+                        if (meta.lim_ok && limited) {
+                            LIM_TAKE(egress, len, now)
+                        }
+                        rounds = 0;
+                    }
+                    if (!meta.lim_ok) {
+                        lim_hold = true;
+                        meta.lim_ticketed = true;
+                        meta.lim_ticket = next;
+                        next = next + 1;
+                    }
+                } else {
+                    bit<32> ahead = meta.lim_ticket - serve;
+                    if (ahead == 0) {
+                        meta.lim_ok = !behind;
+                        if (meta.lim_ok && limited) {
+                            LIM_TAKE(egress, len, now)
+                        }
+                        if (meta.lim_ok) {
+                            serve = serve + 1;
+                        } else {
+                            lim_hold = true;
+                        }
+                        rounds = 0;
+                    } else if (ahead[31:31] == 1) {
+                        /* Older than the one served: its turn was skipped. */
+                    } else if (rounds > ((next - serve) << 2) + 16) {
+                        /* Every later ticket has come round four times
+                         * since the next one last did: it was lost (a
+                         * full recirculation queue). */
+                        serve = meta.lim_ticket + 1;
+                        rounds = 0;
+                    } else {
+                        lim_hold = true;
+                        rounds = rounds + 1;
+                    }
+                }
+                lim_next.write(tq, next);
+                lim_serve.write(tq, serve);
+                lim_rounds.write(tq, rounds);
+            }
+            if (lim_hold) {
+                flow_seen_ns.write(tq, now);
+                meta.held_port = egress;
+                limit_holds.count((bit<32>)egress);
+                recirculate_preserving_field_list(FL_HELD);
+                return;
+            }
+        }
+
         /* The packet leaves its queue. A held one stayed in the byte
-         * counts while it went round, as in a paused queue: RCC's low
-         * queue in particular, so that a harmful flow's later packets
-         * follow its held ones there and stay in order. */
+         * counts while it went round, as in a paused queue: in the low
+         * queue's in particular, so that harmful packets keep going low
+         * behind it and CRD keeps leaving it out. */
         bit<32> q;
         bit<32> waiting;
+        bit<32> limiting;
         @atomic {
             queue_bytes.read(q, (bit<32>)egress);
             queue_bytes.write((bit<32>)egress, q > len ? q - len : 0);
             low_bytes.read(waiting, (bit<32>)egress);
             if (meta.low) {
                 low_bytes.write((bit<32>)egress, waiting > len ? waiting - len : 0);
-                bit<32> mine;
-                low_flow_bytes.read(mine, meta.low_slot);
-                low_flow_bytes.write(meta.low_slot, mine > len ? mine - len : 0);
             }
+            limit_bytes.read(limiting, (bit<32>)egress);
+            if (meta.lim_charged) {
+                limit_bytes.write((bit<32>)egress, limiting > len ? limiting - len : 0);
+            }
+            if (meta.rcm_on) {
+                bit<32> left;
+                bit<32> mine = meta.flow_slot * 2 + (meta.low ? 32w1 : 32w0);
+                flow_out.read(left, mine);
+                flow_out.write(mine, left + 1);
+                flow_seen_ns.write(mine, now);
+            }
+        }
+        if (meta.rcm_on && !meta.low) {
+            /* The high queue is sending, so the low one may wait for
+             * as long as it does: no reason to take the ticket its
+             * held packets wait for as lost. */
+            hold_moved_ns.write(hq + 1, now);
         }
         /* RED, ECN and WRED judge a packet of the high queue by the
          * bytes ahead of it there, not by the harmful packets RCC put
-         * in the low queue: those would mark the flows RCC protects
-         * (the model's marking leaves held bytes out the same way). */
-        if (!meta.low) {
-            q = q > waiting ? q - waiting : 0;
+         * in the low queue or holds to its rate: those would mark the
+         * flows RCC protects (the model's marking leaves held bytes out
+         * the same way). */
+        if (!meta.low && !meta.lim_charged) {
+            bit<32> held_back = waiting + limiting;
+            q = q > held_back ? q - held_back : 0;
         }
 
         /* The packet leaves its ingress port's account; below XON the

@@ -101,8 +101,8 @@ func newRig(t *testing.T) *rig {
 	t.Cleanup(func() {
 		r.sw.Stop()
 		if t.Failed() {
-			if b, err := os.ReadFile(logs + "/s1.txt"); err == nil && len(b) > 4000 {
-				t.Logf("switch log tail:\n%s", b[len(b)-4000:])
+			if b, err := os.ReadFile(logs + "/s1.txt"); err == nil {
+				t.Logf("switch log tail:\n%s", b[max(0, len(b)-4000):])
 			}
 		}
 	})
@@ -240,6 +240,7 @@ type received struct {
 	ttl  uint8
 	eth  *layers.Ethernet
 	ip   *layers.IPv4
+	at   time.Time // when the host read it
 }
 
 // send sends frames from host n, in runs of at most 16 back to back:
@@ -277,6 +278,7 @@ func (r *rig) recvData(n, want int, quiet time.Duration) []received {
 			seq:  int(binary.BigEndian.Uint32(udp.Payload)),
 			ecn:  ip.TOS & 3, ttl: ip.TTL,
 			eth: p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet), ip: ip,
+			at: time.Now(),
 		})
 	}
 	return out

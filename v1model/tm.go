@@ -324,15 +324,20 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 		}
 		sw.runIngress(sw.arrive(port, f))
 	}
+	// What is ready goes out at once, up to a bound: a program that
+	// holds packets by recirculating them, with no recirculation rate,
+	// keeps packets ready until time passes, and the caller flushes
+	// what emit batched only once this returns (nor may the other
+	// ports' frames wait that long for the lock). Serve takes over.
 	wait := sw.serveReady(emit)
-	for wait == 0 {
+	for i := 1; wait == 0 && i < inlineServeMax; i++ {
 		wait = sw.serveReady(emit)
 	}
 	sw.inline = false
 	// Serve is woken only when what is left is due before the time it
 	// already waits for: every wake-up is a context switch, which on
 	// this class of machine costs more than the pipeline.
-	if sw.queuedLocked() > 0 && sw.cfg.Clock()+wait < sw.serveUntil {
+	if wait == 0 || sw.queuedLocked() > 0 && sw.cfg.Clock()+wait < sw.serveUntil {
 		sw.wake()
 	}
 	if sw.fatal != nil {
@@ -340,6 +345,10 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	}
 	return err
 }
+
+// inlineServeMax is the most packets ReceiveBatch sends itself, and
+// how many Serve sends back to back before it calls idle (flushes).
+const inlineServeMax = 64
 
 // wake tells Serve that a packet may be ready.
 func (sw *Switch) wake() {
@@ -392,14 +401,21 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 	sw.waiter.Store(w)
 	defer sw.waiter.Store(nil)
 	defer context.AfterFunc(ctx, w.Wake)()
-	for {
+	for busy := 0; ; {
 		sw.mu.Lock()
 		wait := sw.serveReady(emit)
 		sw.serveUntil = sw.cfg.Clock() + wait
 		sw.mu.Unlock()
 		if wait == 0 {
+			// Always busy (packets going round with no recirculation
+			// rate), it still hands on what emit batched.
+			if busy++; busy == inlineServeMax && idle != nil {
+				busy = 0
+				idle()
+			}
 			continue
 		}
+		busy = 0
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

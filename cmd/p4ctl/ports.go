@@ -175,7 +175,7 @@ func newRCMCmd() *cobra.Command {
 	var sf *switchFlags
 	var rate, mtu float64
 	var c settings.RCM
-	var cn bool
+	var cn, rateLimit bool
 	var cnInterval, cnHold time.Duration
 	var cnIngress float64
 	cmd := &cobra.Command{
@@ -186,8 +186,11 @@ setting defaults to the simulator's RCM defaults (package rcm) scaled to
 the port's --rate and --mtu, so the switch and the model start from the
 same figures; flags override them. --cn says the neighbour on PORT is a
 switch, to which CNs may go; its timing flags set how often and how long
-they hold.`,
+they hold. --rate-limit makes RCC a rate limit where CNs named the harmful
+flows: they send at most W_c in the time W takes at --rate, even when the
+link would idle (the simulator's work_conserving: false).`,
 		Example: `  p4ctl rcm set 2 --rate 100G
+  p4ctl rcm set 2 --rate 3M --rate-limit
   p4ctl rcm set 2 --qeq 25KB --window 8KB --cam-min-hits 2 --high 1 --low 0
   p4ctl rcm set 1 --cn --cn-interval 2us --cn-hold 20us`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -212,6 +215,9 @@ they hold.`,
 				if !fs.Changed(d.flag) {
 					d.set()
 				}
+			}
+			if rateLimit {
+				c.WindowTime = settings.WindowTime(c.Window, rate)
 			}
 			e, err := c.Entry(port)
 			if err != nil {
@@ -246,6 +252,9 @@ they hold.`,
 				what := fmt.Sprintf("port %d: RCM sampling 1 in %d, Q_eq %s, w_q %g, F_b quantum %s, CAM %d of %d, W %s, queues %d/%d",
 					port, c.SampleEvery, buffercalc.FormatSize(c.QEq), c.Wq, buffercalc.FormatSize(c.FbQuantum), c.CAMMinHits, p4.CAMDepth,
 					buffercalc.FormatSize(c.Window), c.High, c.Low)
+				if rateLimit {
+					what += fmt.Sprintf(", harmful flows at an edge limited to W_c every %v", c.WindowTime)
+				}
 				if changedAny(fs, "cn", "cn-interval", "cn-hold", "cn-ingress") {
 					what += fmt.Sprintf("; CNs to the neighbour %s", map[bool]string{true: "on", false: "off"}[cn])
 					if cn {
@@ -269,6 +278,7 @@ they hold.`,
 	valueFlag(fs, &c.Window, "window", "size", buffercalc.ParseSize, "RCC's window W")
 	fs.IntVar(&c.High, "high", 0, "egress queue of ordinary packets (with --priority-queues)")
 	fs.IntVar(&c.Low, "low", 0, "egress queue of harmful packets past W_c (with --priority-queues)")
+	fs.BoolVar(&rateLimit, "rate-limit", false, "at an edge, hold harmful flows to W_c every W at --rate, even when the link would idle")
 	fs.BoolVar(&cn, "cn", false, "the neighbour on PORT is a switch: CNs may be sent to it")
 	cnInterval, cnHold = time.Duration(rcm.Defaults().CNInterval/1000), time.Duration(rcm.Defaults().CNHold/1000)
 	fs.DurationVar(&cnInterval, "cn-interval", cnInterval, "least time between two CNs out of PORT")

@@ -114,6 +114,7 @@ var statColumns = []struct{ head, counter string }{
 	{"CNS_RX", p4.CounterCNsReceived},
 	{"CAM_HITS", p4.CounterCAMHits},
 	{"WINDOW_HOLDS", p4.CounterWindowHolds},
+	{"LIMIT_HOLDS", p4.CounterLimitHolds},
 	{"DETOURS", p4.CounterDetours},
 }
 

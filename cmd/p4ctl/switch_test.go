@@ -195,7 +195,7 @@ func TestPortCommands(t *testing.T) {
 		// a quantum at 100 Gb/s is 5.12 ns; the CN settings of rcm set kept
 		"RcmIngress.ingress_port_config standard_metadata.ingress_port=1 RcmIngress.set_port(mac=02:00:00:00:01:01, xoff_bytes=24000, xon_bytes=21000, pause_quanta=65535, quantum_ns=5, pfc_priority=3, cn_enabled=1, cn_interval_ns=3000, cn_ingress_bytes=0, cn_hold_ns=30000)",
 		// the simulator's defaults at 100 Gb/s: Q_eq 25 KB, F_b quantum 25 KB * 5 / 63 -> 2^11
-		"RcmIngress.rcm_config standard_metadata.egress_spec=2 RcmIngress.set_rcm(sample_every=10, qeq_bytes=25000, wq_shift=1, fb_shift=11, cam_min_hits=2, window_bytes=8000, high_priority=0, low_priority=0)",
+		"RcmIngress.rcm_config standard_metadata.egress_spec=2 RcmIngress.set_rcm(sample_every=10, qeq_bytes=25000, wq_shift=1, fb_shift=11, cam_min_hits=2, window_bytes=8000, window_ns=0, high_priority=0, low_priority=0)",
 	} {
 		if !strings.Contains(got, w) {
 			t.Errorf("dump lacks\n%s\nin\n%s", w, got)

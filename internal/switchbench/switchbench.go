@@ -246,7 +246,7 @@ const RCMEntries = `{"table_entries": [
    "pfc_priority": 3, "cn_enabled": 0, "cn_interval_ns": 1000000, "cn_ingress_bytes": 0, "cn_hold_ns": 1000000}},
  {"table": "RcmIngress.rcm_config", "match": {"standard_metadata.egress_spec": 2}, "action_name": "RcmIngress.set_rcm",
   "action_params": {"sample_every": 10, "qeq_bytes": 1000000, "wq_shift": 1, "fb_shift": 8, "cam_min_hits": 3,
-   "window_bytes": 100000, "high_priority": 0, "low_priority": 0}},
+   "window_bytes": 100000, "window_ns": 0, "high_priority": 0, "low_priority": 0}},
  {"table": "RcmEgress.red_config", "match": {"standard_metadata.egress_port": 2}, "action_name": "RcmEgress.set_red",
   "action_params": {"kmin_bytes": 1000000, "kmax_bytes": 2000000, "pmax_slope": 0, "wred_k_bytes": 0, "buf_max_bytes": 0}}
 ]}`

@@ -153,6 +153,12 @@ type RCM struct {
 	CAMMinHits int
 	// Window is W, bytes.
 	Window float64
+	// WindowTime is W at the port's rate, which makes RCC a rate limit
+	// where CNs named the harmful flows (an edge or inner point): they
+	// send at most W_c every WindowTime even when the link would idle,
+	// the model's RCC with WorkConserving off. 0 leaves RCC
+	// work-conserving, the model's default.
+	WindowTime time.Duration
 	// High and Low are the egress queues of ordinary packets and of
 	// harmful packets past W_c (both 0 without priority queues).
 	High, Low int
@@ -176,6 +182,10 @@ func (r RCM) Entry(port uint32) (controlplane.Entry, error) {
 	case r.High < 0 || r.High > 7 || r.Low < 0 || r.Low > 7:
 		return controlplane.Entry{}, fmt.Errorf("queues: high %d, low %d: want 0 to 7", r.High, r.Low)
 	}
+	windowNs, err := nanos("window-time", r.WindowTime)
+	if err != nil {
+		return controlplane.Entry{}, err
+	}
 	return entry(p4.TableRCMConfig, rcmKey, port, p4.ActionSetRCM, []controlplane.Param{
 		{Name: "sample_every", Value: uint16Bytes(uint16(r.SampleEvery))},
 		{Name: "qeq_bytes", Value: u32(r.QEq)},
@@ -183,6 +193,7 @@ func (r RCM) Entry(port uint32) (controlplane.Entry, error) {
 		{Name: "fb_shift", Value: []byte{byte(log2(r.FbQuantum))}},
 		{Name: "cam_min_hits", Value: []byte{byte(r.CAMMinHits)}},
 		{Name: "window_bytes", Value: u32(r.Window)},
+		{Name: "window_ns", Value: windowNs},
 		{Name: "high_priority", Value: []byte{byte(r.High)}},
 		{Name: "low_priority", Value: []byte{byte(r.Low)}},
 	}), nil
@@ -193,19 +204,31 @@ func (r RCM) Entry(port uint32) (controlplane.Entry, error) {
 // from p.RefRate, CRD sampling every p.SampleBytes as packets, the
 // model's degree quantum Q_eq (1 + 2 w_q) / 63, and the CAM threshold
 // as the same share of an 8-entry CAM as of the model's, at least 2 so
-// that one sample never makes a flow harmful. Priority queues are left
+// that one sample never makes a flow harmful. Without p.WorkConserving
+// RCC is a rate limit with W's time at rate. Priority queues are left
 // at 0.
 func RCMFromModel(p rcm.Params, rate, mtu float64) RCM {
 	scale := rate / p.RefRate
 	qeq := p.QEq * scale
+	window := max(mtu, p.Window*scale)
+	var windowTime time.Duration
+	if !p.WorkConserving {
+		windowTime = WindowTime(window, rate)
+	}
 	return RCM{
 		SampleEvery: max(1, int(math.Round(p.SampleBytes*scale/mtu))),
 		QEq:         qeq,
 		Wq:          p.Wq,
 		FbQuantum:   max(1, qeq*(1+2*p.Wq)/rcm.FbMax),
 		CAMMinHits:  min(p4.CAMDepth, max(2, int(math.Round(float64(p.CAMMinHits*p4.CAMDepth)/float64(p.CAMDepth))))),
-		Window:      max(mtu, p.Window*scale),
+		Window:      window,
+		WindowTime:  windowTime,
 	}
+}
+
+// WindowTime is how long window bytes take at rate (b/s), at least 1 ns.
+func WindowTime(window, rate float64) time.Duration {
+	return max(1, time.Duration(math.Round(window*8/rate*1e9)))
 }
 
 // RCMEntry is port's set_rcm entry with params.

@@ -3,6 +3,7 @@ package settings
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/p4rcm/p4rcm/rcm"
 )
@@ -31,6 +32,12 @@ func TestRCMFromModel(t *testing.T) {
 			t.Errorf("at %g b/s: shifts %v %v, want %v", c.rate, e.Params[2], e.Params[3], c.wantShifts)
 		}
 	}
+	// RCC as a rate limit: W's time at the rate, 8 KB at 100 Gb/s.
+	p := rcm.Defaults()
+	p.WorkConserving = false
+	if got := RCMFromModel(p, 100e9, 1000).WindowTime; got != 640*time.Nanosecond {
+		t.Errorf("not work-conserving at 100 Gb/s: window time %v, want 640ns", got)
+	}
 }
 
 // Settings out of range are refused naming the setting.
@@ -51,6 +58,10 @@ func TestRefused(t *testing.T) {
 			_, err := (RCM{SampleEvery: 1, Wq: 1, FbQuantum: 1, CAMMinHits: 9, Window: 1}).Entry(1)
 			return err
 		}(), "cam-min-hits"},
+		{func() error {
+			_, err := (RCM{SampleEvery: 1, Wq: 1, FbQuantum: 1, CAMMinHits: 2, Window: 1, WindowTime: 5 * time.Second}).Entry(1)
+			return err
+		}(), "window-time"},
 	} {
 		if c.err == nil || !strings.HasPrefix(c.err.Error(), c.want) {
 			t.Errorf("error %v, want one about %s", c.err, c.want)

@@ -165,7 +165,7 @@ write("rcm-pfc-honour", "PFC honoured (TestPFC): host 2 pauses priority 3 for 0x
        {"port": 2, "frame": pause(2, PFC_PRIO + 1, 0)}, {"port": 2, "frame": pause(2, PFC_PRIO, 0)},
        {"port": 2, "frame": pause(2, PFC_PRIO, 20000)}, {"port": 1, "frame": data(1, 2, 1, ecn=2, dscp=ROCE_DSCP)}],
       rates={"2": 2000},
-      skip_registers={"paused_until_ns": TIME, "hold_moved_ns": TIME},
+      skip_registers={"paused_until_ns": TIME, "hold_moved_ns": TIME, "flow_seen_ns": TIME},
       skip_counters={"RcmEgress.held": "counts recirculation passes of held packets: how many depends on how fast the target loops, not on the program"})
 
 def rcm_config(port):
@@ -175,7 +175,7 @@ def rcm_config(port):
     return {"table": "RcmIngress.rcm_config", "match": {"standard_metadata.egress_spec": port},
             "action_name": "RcmIngress.set_rcm",
             "action_params": {"sample_every": 1, "qeq_bytes": 2 * FRAME, "wq_shift": 1, "fb_shift": 8,
-                              "cam_min_hits": 1, "window_bytes": 2 * FRAME, "high_priority": 1, "low_priority": 0}}
+                              "cam_min_hits": 1, "window_bytes": 2 * FRAME, "window_ns": 0, "high_priority": 1, "low_priority": 0}}
 
 def cn_port(port, enabled):
     return port_config(port, cn=1 if enabled else 0, cn_interval=1000000, cn_hold=4000000000)
@@ -195,7 +195,7 @@ def cn(n, fb, flows):
     return (b + bytes(max(0, 60 - len(b)))).hex()
 
 RCM_TIME = dict((r, TIME) for r in ("xoff_sent_ns", "paused_until_ns", "remote_until_ns", "named_until_ns", "cn_next_ns",
-                                      "pin_seen_ns"))
+                                      "pin_seen_ns", "flow_seen_ns", "hold_moved_ns", "lim_start_ns"))
 write("rcm-cn-root", "RCM at a root (TestRCMRootSendsCN): 10 frames 5 ms apart (BMv2's receive path may pass two frames sent 2 ms apart to the pipeline less than the CN interval apart) into port 2 paced at 5 packets/s (so that every frame has come in before the second one leaves, however long the recorder takes to send them) make it congested; the flow enters port 2's CAM, and a CN naming it goes out of port 1, where the flow came from, and another each time one arrives over a millisecond after the last CN; once a frame of another flow (source port 1001) has come in after the fourth, the first flow is a heavy hitter, hits the CAM and is held past W_c",
       routes() + [rcm_config(2), cn_port(1, True)],
       primed([2], spaced(1, 5000, [data(1, 2, i, ecn=2) for i in range(4)] + [data(1, 2, 0, ecn=2, sport=1001)] +
