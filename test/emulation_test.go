@@ -297,6 +297,9 @@ func TestEmulateInterrupted(t *testing.T) {
 // run's victim ranges from 29 to 44 Gb/s) against DCQCN once (23 to 25).
 // The model gives 44.2 and 24.7.
 func TestVictimRCMBeatsDCQCN(t *testing.T) {
+	if os.Getenv(p4switchbin.TargetEnv) == "bmv2" {
+		t.Skip("the Go target's figure: BMv2 has no link delays, and forwards at about 1.7 Mb/s by default")
+	}
 	var dcqcn, rcm []float64
 	for _, scheme := range []string{"dcqcn", "rcm", "rcm"} {
 		s, err := scenario.LoadPreset("rcm-incast-victim")
