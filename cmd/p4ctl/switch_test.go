@@ -188,6 +188,7 @@ func TestPortCommands(t *testing.T) {
 	ok(t, addr, "pfc", "set", "1", "--xoff", "24KB", "--xon", "21KB", "--rate", "100G", "--mac", "02:00:00:00:01:01")
 	ok(t, addr, "rcm", "set", "2")
 	ok(t, addr, "rcm", "set", "1", "--cn", "--cn-interval", "3us", "--cn-hold", "30us")
+	ok(t, addr, "rcm", "set", "3", "--rate", "3M", "--rate-limit")
 	got := ok(t, addr, "table", "dump", "red_config", "ingress_port_config", "rcm_config")
 	for _, w := range []string{
 		// pmax 2^32 / (kmax - kmin) = 0.01 * 4294967296 / 195000
@@ -196,6 +197,8 @@ func TestPortCommands(t *testing.T) {
 		"RcmIngress.ingress_port_config standard_metadata.ingress_port=1 RcmIngress.set_port(mac=02:00:00:00:01:01, xoff_bytes=24000, xon_bytes=21000, pause_quanta=65535, quantum_ns=5, pfc_priority=3, cn_enabled=1, cn_interval_ns=3000, cn_ingress_bytes=0, cn_hold_ns=30000)",
 		// the simulator's defaults at 100 Gb/s: Q_eq 25 KB, F_b quantum 25 KB * 5 / 63 -> 2^11
 		"RcmIngress.rcm_config standard_metadata.egress_spec=2 RcmIngress.set_rcm(sample_every=10, qeq_bytes=25000, wq_shift=1, fb_shift=11, cam_min_hits=2, window_bytes=8000, window_ns=0, high_priority=0, low_priority=0)",
+		// at 3 Mb/s W is one 1000-byte frame, and the limit's window its time on the link
+		"RcmIngress.rcm_config standard_metadata.egress_spec=3 RcmIngress.set_rcm(sample_every=1, qeq_bytes=0, wq_shift=1, fb_shift=0, cam_min_hits=2, window_bytes=1000, window_ns=2666667, high_priority=0, low_priority=0)",
 	} {
 		if !strings.Contains(got, w) {
 			t.Errorf("dump lacks\n%s\nin\n%s", w, got)
