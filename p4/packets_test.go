@@ -573,16 +573,8 @@ func TestRCMEdgeHoldsOnlyNamedFlows(t *testing.T) {
 	r.rcmPort(hostC)
 	r.cnPort(hostC, false)
 	named, victim := flowTo(hostC, 1000), flowTo(hostC, 1001)
-	for range 3 {
-		r.send(hostC, cnFrame(hostC, 63, named))
-	}
-	if n := r.waitCounter(p4.CounterCNsReceived, hostC, 3); n != 3 {
-		t.Fatalf("cns_received[C] = %d, want 3", n)
-	}
-	var burst [][]byte
-	for i := range 6 {
-		burst = append(burst, victim.frame(2, i), named.frame(2, i))
-	}
+	r.nameFlow(hostC, named)
+	burst := interleaved(victim, named, 6)
 	r.send(hostA, burst...)
 	got := r.recvData(hostC, 12, quiet)
 	if len(got) != 12 {
@@ -610,16 +602,8 @@ func TestRCCRateLimitAtEdge(t *testing.T) {
 	r.rcmPortLimited(hostC, window)
 	r.cnPort(hostC, false)
 	named, victim := flowTo(hostC, 1000), flowTo(hostC, 1001)
-	for range 3 {
-		r.send(hostC, cnFrame(hostC, 63, named))
-	}
-	if n := r.waitCounter(p4.CounterCNsReceived, hostC, 3); n != 3 {
-		t.Fatalf("cns_received[C] = %d, want 3", n)
-	}
-	var burst [][]byte
-	for i := range 6 {
-		burst = append(burst, victim.frame(2, i), named.frame(2, i))
-	}
+	r.nameFlow(hostC, named)
+	burst := interleaved(victim, named, 6)
 	start := time.Now()
 	r.send(hostA, burst...)
 	got := r.recvData(hostC, 12, 3*window)
@@ -693,6 +677,27 @@ func TestRCCFlowLeavesLowQueueInOrder(t *testing.T) {
 		t.Errorf("window_holds[C] = %d, want 6: the named flow's last four frames, no longer harmful, go high", n)
 	}
 	inFlowOrder(t, got)
+}
+
+// nameFlow makes port an edge whose harmful flow is f: three CNs of the
+// highest degree name it, which cut W_c to W/8.
+func (r *rig) nameFlow(port int, f flow) {
+	r.t.Helper()
+	for range 3 {
+		r.send(port, cnFrame(port, 63, f))
+	}
+	if n := r.waitCounter(p4.CounterCNsReceived, port, 3); n != 3 {
+		r.t.Fatalf("cns_received[%d] = %d, want 3", port, n)
+	}
+}
+
+// interleaved is frames 0 to n-1 of a and b, alternating.
+func interleaved(a, b flow, n int) [][]byte {
+	var out [][]byte
+	for i := range n {
+		out = append(out, a.frame(2, i), b.frame(2, i))
+	}
+	return out
 }
 
 // inFlowOrder fails the test where a flow's frame does not follow the one
