@@ -118,7 +118,7 @@ struct metadata_t {
     @field_list(FL_HELD)
     bit<32> ticket;
     @field_list(FL_HELD)
-    bool    lim_ticketed; /* held by RCC's rate limit: leaves in lim_ticket order */
+    bool    lim_ticketed; /* waited at egress: leaves in lim_ticket order */
     @field_list(FL_HELD)
     bit<32> lim_ticket;
     @field_list(FL_HELD)
@@ -209,9 +209,9 @@ register<bit<32>>(NUM_PORTS) limit_bytes;
 register<bit<32>>(FLOW_SLOTS * 2) flow_in;
 register<bit<32>>(FLOW_SLOTS * 2) flow_out;
 /* When a flow's packets in a queue last showed life (one came, left, or
- * was held for a pause or for credit): a packet waits for its flow's
- * older ones in the other queue as long as they take (a rate-limited
- * low queue may take seconds), but once they have shown none for
+ * was held): a packet waits for its flow's older ones in the other queue
+ * as long as they take (a low queue behind a busy high one may take
+ * seconds), but once that queue is empty and they have shown none for
  * HOLD_SKIP_NS one is taken for lost and it goes. */
 register<bit<64>>(FLOW_SLOTS * 2) flow_seen_ns;
 /* RCC's rate limit at an edge or inner point (set_rcm's window_ns not
@@ -252,8 +252,7 @@ bit<32> wc_of(in bit<32> w, in bit<16> cut) {
  * any credit is left, so that a W_c below a frame still lets one frame
  * through a window, as the model's window does. The credit is topped up
  * when a packet asks, one window at a time while packets keep asking (the
- * windows stay aligned), twice W_c after a longer lull. Ingress and
- * egress both take from it. */
+ * windows stay aligned), twice W_c after a longer lull. */
 #define LIM_TAKE(p, len, now) \
         { \
             bit<16> lim_cut; \
@@ -666,14 +665,12 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
     apply {
         meta.now_ns = (bit<64>)standard_metadata.ingress_global_timestamp * 1000;
 
-        /* A packet held (for a pause, or by RCC's rate limit) comes
-         * back here: it goes to the same port and queue again, already
-         * routed. Held packets leave in ticket order per flow, and a
-         * flow never has a packet in a higher queue than an older one
-         * (once it has packets in the low queue the rest follow them),
-         * so a flow's due ticket comes round first, and strict priority
-         * still orders the flows. A held packet never left its queue's
-         * byte counts. */
+        /* A packet held (for a pause, for RCC's rate limit, or behind
+         * its flow's older packets in the other queue) comes back here:
+         * it goes to the same port and queue again, already routed, so
+         * that strict priority still orders the queues; egress keeps
+         * each queue's held packets, and each flow, in order. A held
+         * packet never left its queue's byte counts. */
         if (standard_metadata.instance_type == INSTANCE_RECIRC) {
             standard_metadata.egress_spec = meta.held_port;
             standard_metadata.priority = meta.queue_prio;
@@ -1126,9 +1123,10 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
          * ticket for its port, priority and RCC queue the first time it
          * is held; while tickets are out, every packet for them takes
          * one and goes round (back to the same queue), and only the
-         * next ticket leaves. Once the pause is over, strict priority orders
-         * the queues again (RCC's high one first), and a flow with
-         * packets in both is kept in order further on (flow_in). The
+         * next ticket leaves. Once the pause is over, strict priority
+         * orders the queues again (RCC's high one first), and a flow
+         * with packets in both is kept in order further on (flow_in).
+         * The
          * wait for a ticket counts only unpaused time; past
          * HOLD_SKIP_NS the ticket is taken as lost, the packet that came
          * round leaves, and any older ones leave when they come. */
