@@ -165,6 +165,12 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 	port := p.f.Ports[p.sw][i]
 	peerIsSwitch := t.Nodes[end.Peer.Node].Kind == topo.Switch
 	var out []controlplane.Entry
+	// The model's RCM parameters on this port (set_rcm, and Q_eq for the
+	// CN threshold).
+	var rs settings.RCM
+	if cfg.RCM != nil {
+		rs = settings.RCMFromModel(*cfg.RCM, link.Rate, p.frame)
+	}
 
 	pfc := settings.PFC{MAC: PortMAC(p.sw, port), LinkRate: link.Rate, PauseQuanta: cfg.PauseQuanta, Priority: scenario.DefaultPriority}
 	if pfc.PauseQuanta == 0 {
@@ -199,7 +205,7 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 		// The model's input detector finds congestion once the port's
 		// account passes Q_eq (its growth aside): CNs go up from there,
 		// and a CN of degree 0 once it falls back.
-		pfc.CNIngress = math.Floor(settings.RCMFromModel(*r, link.Rate, p.frame).QEq)
+		pfc.CNIngress = math.Floor(rs.QEq)
 	}
 	if cfg.PFC || pfc.CNs {
 		params, err := pfc.Params()
@@ -222,8 +228,7 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 		out = append(out, e)
 	}
 
-	if r := cfg.RCM; r != nil {
-		rs := settings.RCMFromModel(*r, link.Rate, p.frame)
+	if cfg.RCM != nil {
 		if p.f.PriorityQueues >= 2 {
 			rs.High, rs.Low = 1, 0
 		}

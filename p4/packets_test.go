@@ -514,10 +514,7 @@ func TestRCMRootHoldsOnlyHeavyHitters(t *testing.T) {
 	r.cnPort(hostA, true)
 	r.must(r.sw.SetQueueRate(hostB, 200))
 	a, b := flowTo(hostB, 1000), flowTo(hostB, 1001)
-	var burst [][]byte
-	for i := range 8 {
-		burst = append(burst, a.frame(2, i), b.frame(2, i))
-	}
+	burst := interleaved(a, b, 8)
 	r.send(hostA, burst...)
 	if got := r.recvData(hostB, 16, quiet); len(got) != 16 {
 		t.Fatalf("host B got %d of 16 frames", len(got))

@@ -1207,24 +1207,29 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
         if (meta.rcm_on) {
             bit<32> tq = meta.flow_slot * 2 + (meta.low ? 32w1 : 32w0);
             bit<32> other = meta.flow_slot * 2 + (meta.low ? 32w0 : 32w1);
-            bit<64> named_until;
-            named_until_ns.read(named_until, (bit<32>)egress);
-            bool limited = meta.lim_charged && meta.window_ns != 0 && named_until > now;
+            bool limited = false;
+            if (meta.lim_charged && meta.window_ns != 0) {
+                bit<64> named_until;
+                named_until_ns.read(named_until, (bit<32>)egress);
+                limited = named_until > now;
+            }
             bit<32> gone;
-            bit<64> seen;
             flow_out.read(gone, other);
-            flow_seen_ns.read(seen, other);
-            /* The other queue still holds packets: the flow's older ones
-             * may be among them, waiting their turn (strict priority can
-             * keep the low queue waiting for as long as the high one is
-             * busy). */
-            bit<32> in_low;
-            bit<32> in_all;
-            low_bytes.read(in_low, (bit<32>)egress);
-            queue_bytes.read(in_all, (bit<32>)egress);
-            bool other_busy = meta.low ? in_all > in_low : in_low != 0;
-            bool behind = (gone - meta.before)[31:31] == 1 &&
-                (other_busy || now - seen <= HOLD_SKIP_NS);
+            bool behind = false;
+            if ((gone - meta.before)[31:31] == 1) {
+                /* The other queue still holds packets: the flow's older
+                 * ones may be among them, waiting their turn (strict
+                 * priority can keep the low queue waiting for as long as
+                 * the high one is busy). */
+                bit<64> seen;
+                bit<32> in_low;
+                bit<32> in_all;
+                flow_seen_ns.read(seen, other);
+                low_bytes.read(in_low, (bit<32>)egress);
+                queue_bytes.read(in_all, (bit<32>)egress);
+                bool other_busy = meta.low ? in_all > in_low : in_low != 0;
+                behind = other_busy || now - seen <= HOLD_SKIP_NS;
+            }
             bool lim_hold = false;
             @atomic {
                 bit<32> next;
