@@ -649,7 +649,7 @@ func TestRCCFlowLeavesLowQueueInOrder(t *testing.T) {
 		r.must(r.sw.SetRecirculationRate(2000))
 	} else {
 		r.must(r.sw.SetQueueRate(hostC, 125))
-		victimFrames = 40
+		victimFrames = 20 // BMv2 paces each queue on its own: no starvation to test, and it loses frames of long runs
 	}
 	named, victim := flowTo(hostC, 1000), flowTo(hostC, 1001)
 	for range 3 {
@@ -657,6 +657,7 @@ func TestRCCFlowLeavesLowQueueInOrder(t *testing.T) {
 	}
 	r.waitCounter(p4.CounterCNsReceived, hostC, 3)
 	r.send(hostA, frames(victim, 2, victimFrames)...)
+	time.Sleep(5 * time.Millisecond) // BMv2 loses frames of long runs
 	r.send(hostA, frames(named, 2, 10)[:6]...)
 	if n := r.waitCounter(p4.CounterWindowHolds, hostC, 6); n != 6 {
 		t.Fatalf("window_holds[C] = %d, want the named flow's 6 frames in the low queue", n)

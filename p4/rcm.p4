@@ -1234,26 +1234,30 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
             @atomic {
                 bit<32> next;
                 bit<32> serve;
-                bit<32> rounds;
                 lim_next.read(next, tq);
                 lim_serve.read(serve, tq);
-                lim_rounds.read(rounds, tq);
                 if (!meta.lim_ticketed) {
+                    /* Most packets: none of the flow's wait, and nor
+                     * does this one; nothing to write. */
                     meta.lim_ok = false;
                     if (next == serve) {
                         meta.lim_ok = !behind;
                         if (meta.lim_ok && limited) {
                             LIM_TAKE(egress, len, now)
                         }
-                        rounds = 0;
+                        if (!meta.lim_ok) {
+                            lim_rounds.write(tq, 0);
+                        }
                     }
                     if (!meta.lim_ok) {
                         lim_hold = true;
                         meta.lim_ticketed = true;
                         meta.lim_ticket = next;
-                        next = next + 1;
+                        lim_next.write(tq, next + 1);
                     }
                 } else {
+                    bit<32> rounds;
+                    lim_rounds.read(rounds, tq);
                     bit<32> ahead = meta.lim_ticket - serve;
                     if (ahead == 0) {
                         meta.lim_ok = !behind;
@@ -1278,10 +1282,9 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
                         lim_hold = true;
                         rounds = rounds + 1;
                     }
+                    lim_serve.write(tq, serve);
+                    lim_rounds.write(tq, rounds);
                 }
-                lim_next.write(tq, next);
-                lim_serve.write(tq, serve);
-                lim_rounds.write(tq, rounds);
             }
             if (lim_hold) {
                 flow_seen_ns.write(tq, now);
