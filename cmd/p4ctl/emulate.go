@@ -184,18 +184,27 @@ func newEmulateCompareCmd() *cobra.Command {
 	var e emulateFlags
 	schemes := []string{"dcqcn", "rcm"}
 	var seeds seedsFlag
+	repeat := 1
 	var out string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "compare [SCENARIO.yaml]",
 		Short: "Compare schemes on one scenario emulated on real packets",
-		Long: `compare emulates a scenario once per scheme and seed, one run at a time (see
-'p4ctl emulate --help'), and compares the schemes as 'p4ctl experiment'
-does: FCT by flow-size class and goodput by flow class against the
-baseline, printed as a table and written as comparison.csv,
-comparison.json, plots, report.html and a directory per run.`,
+		Long: `compare emulates a scenario once per scheme and seed, --repeat times, one run
+at a time (see 'p4ctl emulate --help'), and compares the schemes as 'p4ctl
+experiment' does: FCT by flow-size class and goodput by flow class against
+the baseline, printed as a table and written as comparison.csv,
+comparison.json, plots, report.html and a directory per run.
+
+On real packets the machine, not the seed, is the noise: two runs of one
+scheme and seed differ as much as two schemes may. --repeat N runs each
+scheme N times per seed, the schemes taking turns (dcqcn, rcm, dcqcn, rcm,
+...) so that a change in the machine's load over the study hits all alike;
+figures are then means over the repetitions with their confidence
+intervals, and each scheme is compared with the baseline repetition by
+repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 		Example: `  p4ctl emulate compare
-  p4ctl emulate compare --preset rcm-incast-victim --schemes dcqcn,rcm --set stop=300us`,
+  p4ctl emulate compare --preset rcm-incast-victim --schemes dcqcn,rcm --repeat 5 --rate 3M`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := o.load(cmd, args)
@@ -216,7 +225,7 @@ comparison.json, plots, report.html and a directory per run.`,
 			}
 			ctx, stop := interrupted(cmd.Context())
 			defer stop()
-			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Jobs: 1,
+			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Repeat: repeat, Jobs: 1, Version: versionString(),
 				Runner: func(ctx context.Context, cfg sim.Config) (*sim.Results, error) {
 					res, err := emulate.Run(ctx, cfg, opts)
 					if err != nil {
@@ -262,6 +271,8 @@ comparison.json, plots, report.html and a directory per run.`,
 		"schemes", "schemes to compare, comma-separated: "+strings.Join(scenario.Schemes, ", "))
 	fs.Var(&parsedValue[seedsFlag]{dst: &seeds, parse: parseSeeds, typ: "seeds"},
 		"seeds", "seeds to run each scheme with: a list (1,2,3) or a count N; default the scenario's seed")
+	fs.Var(&parsedValue[int]{dst: &repeat, parse: parseCount, typ: "int", text: "1"},
+		"repeat", "runs of each scheme per seed, the schemes taking turns; from 2, figures carry confidence intervals")
 	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/emulated-<scenario name>)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON (comparison.json) instead of the table")
 	e.addFlags(fs)

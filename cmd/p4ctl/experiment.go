@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/p4rcm/p4rcm/internal/outdir"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/experiment"
 	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/stats"
 	"github.com/spf13/cobra"
 )
 
@@ -118,36 +120,67 @@ func parseSchemes(s string) ([]string, error) {
 }
 
 // newExperimentCmd is `p4ctl experiment`, the main job: it compares schemes
-// on a scenario with sim/experiment and writes its outputs.
+// on a scenario, optionally swept over some of its values, with
+// sim/experiment and writes its outputs.
 func newExperimentCmd() *cobra.Command {
 	o := &simOptions{}
 	schemes := append([]string(nil), defaultExperimentSchemes...)
 	var seeds seedsFlag
+	var vary []string
+	var shard experiment.Shard
+	level := stats.DefaultLevel
 	jobs := runtime.NumCPU()
 	var out string
-	var asJSON bool
+	var asJSON, listRuns bool
 	cmd := &cobra.Command{
 		Use:   "experiment [SCENARIO.yaml]",
-		Short: "Compare congestion-control schemes on one scenario over several seeds",
+		Short: "Compare congestion-control schemes over seeds and swept parameters, with confidence intervals",
 		Long: `experiment runs a scenario (a YAML file, or --preset for a built-in one) once
 per scheme and seed, several runs at a time, and compares the schemes by flow
 completion time for mice (< 1 MB), medium (1-10 MB) and elephant (>= 10 MB)
 flows and all flows, and by goodput per flow class, against the baseline
-(dcqcn when compared, else the first scheme). It prints the comparison and
-writes into the output directory: comparison.csv, comparison.json, plots
-(FCT slowdown by flow size, CDF of the mice flows' FCT, throughput over time
-when the scenario samples rates) as PNG and SVG, report.html (one page, no
-outside resources), and a directory <scheme>-seed<N> per run with what
-'p4ctl sim run' writes. The output directory is checked before anything
-runs and replaced whole when the experiment ends (see 'p4ctl sim run --help').
+(dcqcn when compared, else the first scheme).
 
-The scheme names, and the scenario under each scheme, are checked before
-anything runs: a bad one is a usage error and nothing is written. A run
-that fails or has faults (a drop under PFC, a deadlock) is left out of the
-comparison; the others complete and are written, and the command exits 1.`,
+Statistics take the run as the sample: each figure is the mean over seeds of
+each run's own figure (its mean FCT of mice, its p99, ...), with its
+confidence interval (Student t, --confidence, 95% by default); each scheme is
+compared with the baseline seed by seed (the same seed gives both the same
+flows), and the mean paired difference comes with its interval and the
+paired t test's verdict: better, worse, or no significant difference. One
+seed gives no interval; use --seeds 5 or more.
+
+--vary PATH=V1,V2,... sweeps any value --set reaches (or PATH=LO:HI:STEP, a
+range of numbers with both ends included); several --vary make their
+cartesian product, the first varying slowest. Each point is a comparison of
+its own, in a directory of its own, and the study adds curves of each metric
+against the first swept value (a line per scheme, its interval as a band),
+study.csv, study.json and report.html.
+
+Each run (point, seed, scheme) has a stable index; --list-runs prints them
+and writes nothing. --shard i/N runs only the i-th of N near-equal blocks of
+runs (from 0) and writes a partial directory that records the study it
+belongs to; 'p4ctl experiment merge' joins the parts into what one machine
+would have written. deploy/slurm and deploy/kubernetes run shards as a Slurm
+job array or a Kubernetes Indexed Job.
+
+The output directory holds comparison.csv, comparison.json, plots (FCT
+slowdown by flow size, CDF of the mice flows' FCT, throughput over time when
+the scenario samples rates) as PNG and SVG, report.html (one page, no
+outside resources), and a directory <scheme>-seed<N> per run with what 'p4ctl
+sim run' writes; a sweep has these per point. It is checked before anything
+runs and replaced whole when the study ends (see 'p4ctl sim run --help').
+
+The scheme names, the swept values and the scenario under each scheme at
+each point are checked before anything runs: a bad one is a usage error and
+nothing is written. A run that fails or has faults (a drop under PFC, a
+deadlock) is left out of the comparison; the others complete and are
+written, and the command exits 1.`,
 		Example: `  p4ctl experiment
-  p4ctl experiment --schemes dcqcn,pfc --seeds 3 --jobs 2
-  p4ctl experiment my.yaml --seeds 1,5,9 --load 0.7 --workload datamining -o results/dm70`,
+  p4ctl experiment --schemes dcqcn,pfc --seeds 5 --jobs 2
+  p4ctl experiment --preset rcm-fct-websearch --vary workload.load=0.3,0.6 --seeds 5 --schemes dcqcn,rcm
+  p4ctl experiment --vary workload.load=0.3:0.9:0.2 --vary topology.k=4,6 --seeds 3 --list-runs
+  p4ctl experiment --vary workload.load=0.3,0.6 --seeds 5 --shard 0/4 -o parts/0
+  p4ctl experiment merge parts/0 parts/1 parts/2 parts/3 -o results/load`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -165,29 +198,48 @@ comparison; the others complete and are written, and the command exits 1.`,
 			if err != nil {
 				return err
 			}
+			var sweep []experiment.Vary
+			for _, v := range vary {
+				x, err := experiment.ParseVary(v)
+				if err != nil {
+					return usageErrorf("--vary %v", err)
+				}
+				sweep = append(sweep, x)
+			}
+			p := newProgress(cmd.ErrOrStderr(), o.quiet)
+			spec := experiment.Spec{Scenario: s, Vary: sweep, Schemes: schemes, Seeds: list, Level: level, Jobs: jobs,
+				Shard: shard, Version: versionString(), Progress: p.runs}
+			if err := experiment.Check(spec); err != nil {
+				return usageErrorf("%v", trimPrefix(err))
+			}
+			if listRuns {
+				return listStudyRuns(cmd, spec, asJSON)
+			}
 			if out == "" {
 				out = filepath.Join("p4rcm-out", strings.TrimSuffix("experiment-"+s.Name, "-"))
-			}
-
-			p := newProgress(cmd.ErrOrStderr(), o.quiet)
-			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Jobs: jobs, Progress: p.runs}
-			if err := experiment.Check(spec); err != nil {
-				return usageErrorf("%v", err)
-			}
-			// Each scheme's own parameters (rcm:, say) are checked before
-			// anything runs, so that a bad value writes nothing.
-			// The memory check takes the largest scheme's as every run's.
-			cfgs, err := buildSchemes(s, schemes)
-			if err != nil {
-				return err
-			}
-			var biggest sim.Config
-			for _, cfg := range cfgs {
-				if biggest.Topology == nil || sim.EstimateMemory(cfg).Total() > sim.EstimateMemory(biggest).Total() {
-					biggest = cfg
+				if shard.Count > 0 {
+					out += fmt.Sprintf("-shard%dof%d", shard.Index, shard.Count)
 				}
 			}
-			atOnce := min(jobs, len(schemes)*len(list))
+			// Each scheme's own parameters (rcm:, say) are checked at each
+			// point before anything runs, so that a bad value writes
+			// nothing. The memory check takes the largest run's as every
+			// run's.
+			cfgs, err := experiment.Configs(spec)
+			if err != nil {
+				return usageErrorf("%v", trimPrefix(err))
+			}
+			var biggest sim.Config
+			for _, c := range cfgs {
+				if biggest.Topology == nil || sim.EstimateMemory(c.Config).Total() > sim.EstimateMemory(biggest).Total() {
+					biggest = c.Config
+				}
+			}
+			planned, _, err := experiment.Plan(spec)
+			if err != nil {
+				return usageErrorf("%v", trimPrefix(err))
+			}
+			atOnce := min(jobs, len(planned))
 			what := "this scenario"
 			if atOnce > 1 {
 				what = fmt.Sprintf("%d runs at once (--jobs)", atOnce)
@@ -200,12 +252,15 @@ comparison; the others complete and are written, and the command exits 1.`,
 				return err
 			}
 			defer dir.Abort()
-			res, err := experiment.Run(cmd.Context(), spec)
+			st, err := experiment.Run(cmd.Context(), spec)
 			p.finish()
 			if err != nil {
 				return err
 			}
-			return writeExperiment(cmd, dir, out, res, asJSON, "")
+			if st.Shard != nil {
+				return writeShard(cmd, dir, out, st)
+			}
+			return writeExperiment(cmd, dir, out, st, asJSON, "")
 		},
 	}
 	o.addFlags(cmd, defaultExperimentPreset)
@@ -216,10 +271,132 @@ comparison; the others complete and are written, and the command exits 1.`,
 		"schemes", "schemes to compare, comma-separated: "+strings.Join(scenario.Schemes, ", "))
 	fs.Var(&parsedValue[seedsFlag]{dst: &seeds, parse: parseSeeds, typ: "seeds"},
 		"seeds", "seeds to run each scheme with: a list (1,2,3) or a count N (N seeds from the scenario's seed); default the scenario's seed")
+	fs.StringArrayVar(&vary, "vary", nil, "sweep a scenario value: PATH=V1,V2,... or PATH=LO:HI:STEP, e.g. workload.load=0.3:0.9:0.2 (repeatable: the cartesian product)")
+	fs.BoolVar(&listRuns, "list-runs", false, "print the study's runs with their indexes (of --shard's only, if given) and write nothing")
+	fs.Var(&parsedValue[experiment.Shard]{dst: &shard, parse: experiment.ParseShard, typ: "i/N"},
+		"shard", "run only shard i of N (from 0) and write a partial directory for 'p4ctl experiment merge'")
+	fs.Var(&parsedValue[float64]{dst: &level, parse: parseLevel, typ: "fraction", text: strconv.FormatFloat(level, 'f', -1, 64)},
+		"confidence", "confidence level of the intervals and tests")
 	fs.Var(&parsedValue[int]{dst: &jobs, parse: parseCount, typ: "int", text: strconv.Itoa(jobs)},
 		"jobs", "how many runs go at once; the default is the number of CPUs")
-	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/experiment-<scenario name>)")
-	fs.BoolVar(&asJSON, "json", false, "print the result as JSON (comparison.json) instead of the table")
+	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/experiment-<scenario name>[-shard<i>of<N>])")
+	fs.BoolVar(&asJSON, "json", false, "print the result as JSON (comparison.json, or study.json for a sweep) instead of the table")
+	cmd.AddCommand(newExperimentMergeCmd())
+	return cmd
+}
+
+// parseLevel reads a confidence level, a fraction strictly between 0 and
+// 1.
+func parseLevel(s string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !(f > 0 && f < 1) {
+		return 0, fmt.Errorf("%q: want a fraction between 0 and 1, such as 0.95", s)
+	}
+	return f, nil
+}
+
+// trimPrefix drops the package's "experiment: " from a message for the
+// user.
+func trimPrefix(err error) string { return strings.TrimPrefix(err.Error(), "experiment: ") }
+
+// listStudyRuns prints the study's runs, one a line, or as JSON.
+func listStudyRuns(cmd *cobra.Command, spec experiment.Spec, asJSON bool) error {
+	runs, id, err := experiment.Plan(spec)
+	if err != nil {
+		return usageErrorf("%v", trimPrefix(err))
+	}
+	w := cmd.OutOrStdout()
+	if asJSON {
+		return writeJSON(w, struct {
+			Study string                   `json:"study"`
+			Runs  []experiment.PlannedRun `json:"runs"`
+		}{id, runs})
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "index\t"
+	if len(spec.Vary) > 0 {
+		head += "point\t"
+	}
+	fmt.Fprintf(tw, "%sscheme\tseed\n", head)
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%d\t", r.Index)
+		if len(spec.Vary) > 0 {
+			fmt.Fprintf(tw, "%s\t", experiment.PointName(r.Point))
+		}
+		fmt.Fprintf(tw, "%s\t%d\n", r.Scheme, r.Seed)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	what := "runs"
+	if spec.Shard.Count > 0 {
+		what = "runs of shard " + spec.Shard.String()
+	}
+	_, err = fmt.Fprintf(w, "%d %s of study %s; nothing written\n", len(runs), what, id)
+	return err
+}
+
+// writeShard writes a shard's runs into dir and says how to merge them.
+func writeShard(cmd *cobra.Command, dir *outdir.Dir, out string, st *experiment.Study) error {
+	if _, err := experiment.WriteShard(dir.Path(), st); err != nil {
+		return err
+	}
+	if err := dir.Commit(); err != nil {
+		return err
+	}
+	n := 0
+	for _, p := range st.Points {
+		n += len(p.Runs)
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "shard %s of study %s (%s): %d of %d runs in %.2f s\n", st.Shard, st.ID, st.Scenario, n, st.Runs(), st.WallSeconds)
+	_, err := fmt.Fprintf(w, "results in %s; when every shard is done: p4ctl experiment merge DIR... (the %d shards' directories)\n", out, st.Shard.Count)
+	if err != nil {
+		return err
+	}
+	return st.Err()
+}
+
+// newExperimentMergeCmd is `p4ctl experiment merge`: shards into a study.
+func newExperimentMergeCmd() *cobra.Command {
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "merge SHARD_DIR...",
+		Short: "Merge the shards of a study into its comparison, as one machine would have written it",
+		Long: `merge reads the directories written by 'p4ctl experiment --shard i/N' for
+every i and writes the study into the output directory exactly as
+'p4ctl experiment' without --shard would have (wall times aside): the
+comparison, intervals, verdicts, plots, report.html and each run's
+directory. Shards of different studies (another scenario, sweep, schemes,
+seeds or confidence level) or different p4ctl versions, a run in two shards
+and a study with runs missing are refused, by name, and nothing is written.`,
+		Example: `  p4ctl experiment merge parts/0 parts/1 parts/2 parts/3 -o results/load
+  p4ctl experiment merge parts/* -o results/load`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("give the shards' directories; see '%s --help'", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := experiment.Merge(args)
+			if err != nil {
+				return usageErrorf("%v", trimPrefix(err))
+			}
+			if out == "" {
+				out = filepath.Join("p4rcm-out", strings.TrimSuffix("experiment-"+st.Scenario, "-"))
+			}
+			dir, err := prepareOut(out)
+			if err != nil {
+				return err
+			}
+			defer dir.Abort()
+			return writeExperiment(cmd, dir, out, st, asJSON, fmt.Sprintf("merged from %d shards", len(args)))
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/experiment-<scenario name>)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON instead of the table")
 	return cmd
 }
 
@@ -244,11 +421,11 @@ func buildSchemes(s *scenario.Scenario, schemes []string) ([]sim.Config, error) 
 	return out, nil
 }
 
-// writeExperiment writes an experiment's results into dir, replacing its
-// target whole, and prints the comparison (or its JSON) with where the
-// results are; what says what ran them, if not the simulator.
-func writeExperiment(cmd *cobra.Command, dir *outdir.Dir, out string, res *experiment.Result, asJSON bool, what string) error {
-	paths, err := experiment.WriteDir(dir.Path(), res)
+// writeExperiment writes a study's results into dir, replacing its target
+// whole, and prints the comparison (or its JSON) with where the results
+// are; what says what ran them, if not the simulator.
+func writeExperiment(cmd *cobra.Command, dir *outdir.Dir, out string, st *experiment.Study, asJSON bool, what string) error {
+	paths, err := experiment.WriteDir(dir.Path(), st)
 	if err != nil {
 		return err
 	}
@@ -257,28 +434,35 @@ func writeExperiment(cmd *cobra.Command, dir *outdir.Dir, out string, res *exper
 	}
 	w := cmd.OutOrStdout()
 	if asJSON {
-		if err := writeJSON(w, res); err != nil {
+		var err error
+		if st.Swept() {
+			err = experiment.WriteStudyJSON(w, st)
+		} else {
+			err = experiment.WriteJSON(w, st.Points[0])
+		}
+		if err != nil {
 			return err
 		}
-		return res.Err()
+		return st.Err()
 	}
-	if err := experiment.WriteComparisonText(w, res); err != nil {
+	if err := experiment.WriteStudyText(w, st); err != nil {
 		return err
 	}
 	pr := &printer{w: w}
 	if what != "" {
 		what += "; "
 	}
-	pr.f("%sresults in %s (%s)\n", what, out, describeOutputs(dir.Path(), paths))
+	pr.f("%sresults in %s (%s)\n", what, out, describeOutputs(dir.Path(), paths, st))
 	if pr.err != nil {
 		return pr.err
 	}
-	return res.Err()
+	return st.Err()
 }
 
 // describeOutputs names what WriteDir wrote in dir: its own files, the
-// number of plots and of run directories.
-func describeOutputs(dir string, paths []string) string {
+// number of plots and of run directories, and for a sweep the number of
+// point directories.
+func describeOutputs(dir string, paths []string, st *experiment.Study) string {
 	var files []string
 	plots, runs := 0, map[string]bool{}
 	for _, p := range paths {
@@ -286,9 +470,13 @@ func describeOutputs(dir string, paths []string) string {
 		if err != nil {
 			continue
 		}
-		switch d, name := filepath.Split(rel); {
-		case d != "":
-			runs[d] = true
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		name := parts[len(parts)-1]
+		switch {
+		case len(parts) > 1 && st.Swept() && len(parts) > 2 || len(parts) > 1 && !st.Swept():
+			runs[strings.Join(parts[:len(parts)-1], "/")] = true
+		case len(parts) > 1:
+			// a point's own files
 		case strings.HasSuffix(name, ".png"):
 			plots++
 		case strings.HasSuffix(name, ".svg"):
@@ -296,7 +484,11 @@ func describeOutputs(dir string, paths []string) string {
 			files = append(files, name)
 		}
 	}
-	files = append(files, fmt.Sprintf("%d plots as PNG and SVG", plots), fmt.Sprintf("%d run directories", len(runs)))
+	files = append(files, fmt.Sprintf("%d plots as PNG and SVG", plots))
+	if st.Swept() {
+		files = append(files, fmt.Sprintf("%d point directories", len(st.Points)))
+	}
+	files = append(files, fmt.Sprintf("%d run directories", len(runs)))
 	return strings.Join(files, ", ")
 }
 

@@ -11,38 +11,124 @@ import (
 )
 
 // The names of the files WriteDir writes besides each run's directory and
-// the plots (Figure.Name plus ".png" and ".svg").
+// the plots (Figure.Name plus ".png" and ".svg"): at each point, and for
+// a sweep at the top.
 const (
 	ComparisonCSVFile  = "comparison.csv"
 	ComparisonJSONFile = "comparison.json"
 	HTMLFile           = "report.html"
+	StudyCSVFile       = "study.csv"
+	StudyJSONFile      = "study.json"
 )
 
-// WriteDir writes the experiment into dir, creating it if needed: for
-// each run with results, its directory RunResult.Dir with what
-// report.WriteDir writes (faulty runs included, to look into them); the
-// plots of Figures as PNG and SVG; comparison.csv, comparison.json and,
-// last, report.html, which links to the rest. It returns the paths of the
-// files written, in that order.
+// WriteDir writes the study into dir, creating it if needed. Without a
+// sweep, dir holds the one point's files (WritePointDir). With one, each
+// point's go into its own directory ("p0_workload.load=0.3"), and dir
+// holds the curves of the metrics against the swept value (PNG and SVG),
+// study.csv, study.json and, last, report.html, which links to the rest.
+// It returns the paths of the files written, in that order.
 //
 // Every file is written whole or not at all: to a temporary file in its
 // directory, synced, then renamed into place; other files in dir are left
 // alone. On an error WriteDir stops and returns the paths written so far.
-func WriteDir(dir string, r *Result) ([]string, error) {
-	for _, s := range r.Schemes {
-		if err := CheckScheme(s); err != nil {
-			return nil, fmt.Errorf("experiment: %w", err)
+func WriteDir(dir string, st *Study) ([]string, error) {
+	if !st.Swept() {
+		return WritePointDir(dir, st.Points[0])
+	}
+	curves, err := Curves(st)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for i, r := range st.Points {
+		ps, err := WritePointDir(filepath.Join(dir, pointDir(i, len(st.Points), r.Point)), r)
+		paths = append(paths, ps...)
+		if err != nil {
+			return paths, err
 		}
 	}
-	for i := range r.Runs {
-		if run := &r.Runs[i]; run.Results != nil && run.Dir != RunDir(run.Scheme, run.Seed) {
-			return nil, fmt.Errorf("experiment: run %s: directory %q is not %q", run.Name(), run.Dir, RunDir(run.Scheme, run.Seed))
+	add := func(name string, write func(io.Writer) error) error {
+		p, err := writeFileAtomic(dir, name, write)
+		if err != nil {
+			return err
 		}
+		paths = append(paths, p)
+		return nil
+	}
+	if err := writeFigures(add, curves); err != nil {
+		return paths, err
+	}
+	if err := add(StudyCSVFile, func(w io.Writer) error { return WriteStudyCSV(w, st) }); err != nil {
+		return paths, err
+	}
+	if err := add(StudyJSONFile, func(w io.Writer) error { return WriteStudyJSON(w, st) }); err != nil {
+		return paths, err
+	}
+	if err := add(HTMLFile, func(w io.Writer) error { return WriteStudyHTML(w, st, curves) }); err != nil {
+		return paths, err
+	}
+	return paths, nil
+}
+
+// WritePointDir writes one point's comparison into dir, creating it if
+// needed: for each run with results, its directory RunResult.Dir with
+// what report.WriteDir writes (faulty runs included, to look into them);
+// the plots of Figures as PNG and SVG; comparison.csv, comparison.json
+// and, last, report.html. It returns the paths of the files written, in
+// that order, as WriteDir does.
+func WritePointDir(dir string, r *Result) ([]string, error) {
+	if err := checkNames(r); err != nil {
+		return nil, err
 	}
 	figs, err := Figures(r)
 	if err != nil {
 		return nil, err
 	}
+	paths, err := writeRunDirs(dir, r)
+	if err != nil {
+		return paths, err
+	}
+	add := func(name string, write func(io.Writer) error) error {
+		p, err := writeFileAtomic(dir, name, write)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	}
+	if err := writeFigures(add, figs); err != nil {
+		return paths, err
+	}
+	if err := add(ComparisonCSVFile, func(w io.Writer) error { return WriteComparisonCSV(w, r) }); err != nil {
+		return paths, err
+	}
+	if err := add(ComparisonJSONFile, func(w io.Writer) error { return WriteJSON(w, r) }); err != nil {
+		return paths, err
+	}
+	if err := add(HTMLFile, func(w io.Writer) error { return WriteHTML(w, r, figs) }); err != nil {
+		return paths, err
+	}
+	return paths, nil
+}
+
+// checkNames refuses schemes and run directories that could write
+// outside the point's directory.
+func checkNames(r *Result) error {
+	for _, s := range r.Schemes {
+		if err := CheckScheme(s); err != nil {
+			return fmt.Errorf("experiment: %w", err)
+		}
+	}
+	for i := range r.Runs {
+		if run := &r.Runs[i]; run.Results != nil && run.Dir != RunDir(run.Scheme, run.Seed, run.Rep) {
+			return fmt.Errorf("experiment: run %s: directory %q is not %q", run.Name(), run.Dir, RunDir(run.Scheme, run.Seed, run.Rep))
+		}
+	}
+	return nil
+}
+
+// writeRunDirs writes each run's report into its directory under dir.
+func writeRunDirs(dir string, r *Result) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("experiment: %w", err)
 	}
@@ -59,34 +145,22 @@ func WriteDir(dir string, r *Result) ([]string, error) {
 			return paths, fmt.Errorf("experiment: run %s: %w", run.Name(), err)
 		}
 	}
-	add := func(name string, write func(io.Writer) error) error {
-		p, err := writeFileAtomic(dir, name, write)
-		if err != nil {
-			return err
-		}
-		paths = append(paths, p)
-		return nil
-	}
+	return paths, nil
+}
+
+// writeFigures writes each figure as PNG and SVG through add.
+func writeFigures(add func(string, func(io.Writer) error) error, figs []Figure) error {
 	for _, f := range figs {
 		for _, out := range []struct {
 			ext  string
 			data []byte
 		}{{".png", f.PNG}, {".svg", f.SVG}} {
 			if err := add(f.Name+out.ext, func(w io.Writer) error { _, err := w.Write(out.data); return err }); err != nil {
-				return paths, err
+				return err
 			}
 		}
 	}
-	if err := add(ComparisonCSVFile, func(w io.Writer) error { return WriteComparisonCSV(w, r) }); err != nil {
-		return paths, err
-	}
-	if err := add(ComparisonJSONFile, func(w io.Writer) error { return WriteJSON(w, r) }); err != nil {
-		return paths, err
-	}
-	if err := add(HTMLFile, func(w io.Writer) error { return WriteHTML(w, r, figs) }); err != nil {
-		return paths, err
-	}
-	return paths, nil
+	return nil
 }
 
 // writeFileAtomic writes dir/name through a temporary file in dir that is

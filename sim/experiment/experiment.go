@@ -1,24 +1,35 @@
-// Package experiment compares congestion-control schemes on one scenario:
-// it runs the simulator once per (scheme, seed), in parallel, and sets the
-// schemes side by side by flow completion time per flow-size class (the
-// RCM paper's mice, medium and elephant flows) and by goodput per flow
-// class, against a baseline scheme. It writes the comparison as CSV, JSON,
-// plots (PNG and SVG) and a self-contained HTML page, beside each run's own
-// report (sim/report).
+// Package experiment runs parameter studies of congestion-control
+// schemes: one scenario, optionally swept over the cartesian product of
+// some of its values (the points), every scheme run with every seed (and,
+// on emulated runs, repeated) at every point, in parallel. At each point
+// it sets the schemes side by side by flow completion time per flow-size
+// class (the RCM paper's mice, medium and elephant flows) and by goodput
+// per flow class, against a baseline scheme, with confidence intervals
+// over the runs and paired significance tests (package stats); across
+// points it draws each metric against the swept value. It writes CSV,
+// JSON, plots (PNG and SVG) and self-contained HTML pages beside each
+// run's own report (sim/report).
+//
+// Every run has a stable index, so that a study can be cut into shards
+// run on different machines (Spec.Shard, WriteShard) and merged
+// (Merge) into exactly what one machine would have written.
 //
 // Scheme names are opaque: each is handed to the scenario as
 // Set("scheme", name), and a scheme the simulator does not know fails its
 // runs with the scenario's message while the others complete.
 //
-// The same Spec gives the same comparison whatever the parallelism: every
-// run works on its own copy of the scenario and its own simulator, and
-// results are kept in (scheme, seed) order, not in completion order. Only
-// wall times differ from one execution to the next.
+// The same Spec gives the same study whatever the parallelism or the
+// sharding: every run works on its own copy of the scenario and its own
+// simulator, and results are kept in index order, not in completion
+// order. Only wall times differ from one execution to the next.
 package experiment
 
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -33,6 +44,7 @@ import (
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/report"
 	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/stats"
 )
 
 // DefaultBaseline is the scheme the others are compared with when it is
@@ -43,9 +55,13 @@ const DefaultBaseline = "dcqcn"
 // Spec says what to run.
 type Spec struct {
 	// Scenario is the scenario, loaded and overridden by the caller. Run
-	// does not modify it: each run works on its own copy, with the scheme
-	// and seed set as if by Set("scheme", ...) and Set("seed", ...).
+	// does not modify it: each run works on its own copy, with the swept
+	// values, the scheme and the seed set as if by Set.
 	Scenario *scenario.Scenario
+	// Vary are the swept values; their cartesian product, the first path
+	// varying slowest, gives the study's points. None: one point, the
+	// scenario as it is.
+	Vary []Vary
 	// Schemes are the schemes to compare, in the order to report them.
 	// Names must be unique and usable in a file name (letters, digits,
 	// '.', '_', '-'), since each run gets a directory "<scheme>-seed<N>".
@@ -53,11 +69,25 @@ type Spec struct {
 	// Seeds are the seeds to run each scheme with; empty means the
 	// scenario's own seed. They are reported in ascending order.
 	Seeds []uint64
+	// Repeat runs each (point, scheme, seed) this many times, 0 meaning
+	// once. The simulator gives the same results every time, so repeats
+	// are for emulated runs, where the machine is the noise.
+	Repeat int
 	// Baseline is the scheme the changes are relative to: empty means
 	// DefaultBaseline if it is among Schemes, else the first scheme.
 	Baseline string
+	// Level is the confidence level of intervals and tests, 0 meaning
+	// stats.DefaultLevel (95%).
+	Level float64
 	// Jobs is how many runs go at once; 0 means runtime.NumCPU().
 	Jobs int
+	// Shard, if Count is set, runs only the shard's share of the runs
+	// (see Shard); the Study then holds those runs and no comparison, to
+	// be written with WriteShard and merged with the others.
+	Shard Shard
+	// Version is the program's version, recorded in shards: shards of
+	// different versions are not merged.
+	Version string
 	// Runner runs one configuration (sim.Run if nil): p4ctl emulate
 	// compare gives the emulation's, so that emulated runs are compared
 	// and reported as simulated ones are.
@@ -66,6 +96,42 @@ type Spec struct {
 	// under way, every ProgressInterval. Calls come one at a time, from
 	// the goroutine that called Run.
 	Progress func(Progress)
+}
+
+// Shard is the part Index (0 <= Index < Count) of a study cut into Count
+// parts: the runs whose indexes fall in the Index-th of Count contiguous,
+// near-equal blocks. Consecutive indexes are the schemes and seeds of one
+// point, so every part gets a fair mix of fast and slow schemes.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// String is "i/N", the form --shard takes.
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// ParseShard reads "i/N" with 0 <= i < N.
+func ParseShard(s string) (Shard, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	switch {
+	case !ok || err1 != nil || err2 != nil:
+		return Shard{}, fmt.Errorf("%q: want INDEX/COUNT, e.g. 0/4 for the first of four shards", s)
+	case n < 1:
+		return Shard{}, fmt.Errorf("%q: the count of shards must be at least 1", s)
+	case i < 0 || i >= n:
+		return Shard{}, fmt.Errorf("%q: the index must be from 0 to %d", s, n-1)
+	}
+	return Shard{Index: i, Count: n}, nil
+}
+
+// runs are the indexes [lo, hi) of the shard in a study of total runs.
+func (s Shard) runs(total int) (lo, hi int) {
+	if s.Count == 0 {
+		return 0, total
+	}
+	return s.Index * total / s.Count, (s.Index + 1) * total / s.Count
 }
 
 // ProgressInterval is how often Spec.Progress hears of the runs in flight.
@@ -80,12 +146,19 @@ type Progress struct {
 	FlowsDone, Flows int
 }
 
-// RunResult is one simulation of the experiment.
+// RunResult is one run of the study.
 type RunResult struct {
+	// Index is the run's place in the study, stable for a given study:
+	// points in order, then seeds, repetitions and schemes, the scheme
+	// varying fastest (so that the schemes of one seed run side by side).
+	Index  int    `json:"index"`
 	Scheme string `json:"scheme"`
 	Seed   uint64 `json:"seed"`
-	// Dir is the run's output directory under the experiment's, empty
-	// when the run produced no results to write.
+	// Rep is the repetition, from 1, when the study repeats runs; 0
+	// otherwise.
+	Rep int `json:"rep,omitempty"`
+	// Dir is the run's output directory under its point's, empty when the
+	// run produced no results to write.
 	Dir string `json:"dir,omitempty"`
 	// Hosts and Flows size the run's network and workload.
 	Hosts int `json:"hosts"`
@@ -110,17 +183,39 @@ type RunResult struct {
 // faults.
 func (r *RunResult) OK() bool { return r.Error == "" && r.Results != nil }
 
-// Name is how messages refer to the run: "dcqcn seed 1".
-func (r *RunResult) Name() string { return fmt.Sprintf("%s seed %d", r.Scheme, r.Seed) }
+// Name is how messages refer to the run: "dcqcn seed 1", "rcm seed 2 rep 3".
+func (r *RunResult) Name() string {
+	if r.Rep > 0 {
+		return fmt.Sprintf("%s seed %d rep %d", r.Scheme, r.Seed, r.Rep)
+	}
+	return fmt.Sprintf("%s seed %d", r.Scheme, r.Seed)
+}
 
-// Result is an experiment's outcome.
+// pairKey is what pairs a scheme's run with the baseline's: the same seed
+// (the same flows) and, when runs are repeated, the same repetition (run
+// side by side in time).
+type pairKey struct {
+	seed uint64
+	rep  int
+}
+
+func (r *RunResult) pair() pairKey { return pairKey{r.Seed, r.Rep} }
+
+// Result is the comparison at one point of a study: today's experiment
+// when the study sweeps nothing.
 type Result struct {
-	Scenario    string   `json:"scenario"`
-	Description string   `json:"description"`
-	Schemes     []string `json:"schemes"`
-	Seeds       []uint64 `json:"seeds"`
-	Baseline    string   `json:"baseline"`
-	// Runs are in (scheme as in Schemes, seed ascending) order.
+	Scenario    string `json:"scenario"`
+	Description string `json:"description"`
+	// Point are the swept values of this point, none without a sweep.
+	Point    []Assignment `json:"point,omitempty"`
+	Schemes  []string     `json:"schemes"`
+	Seeds    []uint64     `json:"seeds"`
+	Repeat   int          `json:"repeat,omitempty"`
+	Baseline string       `json:"baseline"`
+	// Level is the confidence level of the intervals and tests.
+	Level float64 `json:"confidence"`
+	// Runs are in (scheme as in Schemes, seed ascending, repetition)
+	// order.
 	Runs []RunResult `json:"runs"`
 	// SizeClasses compares the schemes per flow-size class (SizeClasses
 	// order, then scheme order); FlowClasses per flow class label (by
@@ -149,7 +244,76 @@ func (r *Result) Err() error {
 	if len(failed) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d of %d runs failed; %s: %s", len(failed), len(r.Runs), failed[0].Name(), failed[0].Error)
+	where := ""
+	if len(r.Point) > 0 {
+		where = " at " + PointName(r.Point)
+	}
+	return fmt.Errorf("%d of %d runs failed%s; %s: %s", len(failed), len(r.Runs), where, failed[0].Name(), failed[0].Error)
+}
+
+// Study is a whole parameter study: the comparison at each point.
+type Study struct {
+	Scenario    string   `json:"scenario"`
+	Description string   `json:"description"`
+	Vary        []Vary   `json:"vary"`
+	Schemes     []string `json:"schemes"`
+	Seeds       []uint64 `json:"seeds"`
+	Repeat      int      `json:"repeat,omitempty"`
+	Baseline    string   `json:"baseline"`
+	Level       float64  `json:"confidence"`
+	// ID identifies the study: a hash of the scenario (with every
+	// override), the sweep, the schemes, the seeds, the repetitions, the
+	// baseline and the level. Shards of one study share it.
+	ID      string `json:"id"`
+	Version string `json:"version,omitempty"`
+	// Points are the points in order; each holds its runs.
+	Points []*Result `json:"-"`
+	// Shard is set for a part of the study run by Spec.Shard.
+	Shard *Shard `json:"shard,omitempty"`
+	// WallSeconds is the time the study took.
+	WallSeconds float64 `json:"wall_seconds"`
+}
+
+// Swept tells whether the study sweeps values, and so has a directory
+// per point.
+func (s *Study) Swept() bool { return len(s.Vary) > 0 }
+
+// Runs is the number of runs of the whole study.
+func (s *Study) Runs() int {
+	return len(points(s.Vary)) * len(s.Schemes) * len(s.Seeds) * max(1, s.Repeat)
+}
+
+// Failed lists the runs that failed, by point in order.
+func (s *Study) Failed() []*RunResult {
+	var out []*RunResult
+	for _, p := range s.Points {
+		out = append(out, p.Failed()...)
+	}
+	return out
+}
+
+// Err summarises the failed runs of all points as one error, nil if none
+// failed.
+func (s *Study) Err() error {
+	var errs []error
+	n := 0
+	for _, p := range s.Points {
+		n += len(p.Runs)
+		if err := p.Err(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) <= 1 || len(s.Points) == 1 {
+		return errors.Join(errs...)
+	}
+	return fmt.Errorf("%d of %d runs failed; first %w", len(s.Failed()), n, errs[0])
+}
+
+// Compare (re)computes every point's comparison (Result.Compare).
+func (s *Study) Compare() {
+	for _, p := range s.Points {
+		p.Compare()
+	}
 }
 
 // schemeName is what a scheme may be called: it names directories and
@@ -165,16 +329,26 @@ func CheckScheme(name string) error {
 	return nil
 }
 
+// maxRuns bounds a study, which a few long sweeps would otherwise make
+// too large to list, let alone run.
+const maxRuns = 1_000_000
+
 // runPlan is a checked Spec with its defaults resolved.
 type runPlan struct {
+	vary     []Vary
+	points   [][]Assignment
 	schemes  []string
 	seeds    []uint64 // ascending
+	repeat   int      // at least 1
 	baseline string
+	level    float64
 	jobs     int
+	shard    Shard
 	src      *scenario.Scenario // the caller's; each run works on a Clone
 }
 
-// plan checks spec and resolves its defaults, without the scenario.
+// plan checks spec and resolves its defaults, without building the
+// scenario.
 func plan(spec Spec) (*runPlan, error) {
 	if spec.Scenario == nil {
 		return nil, errors.New("experiment: no scenario")
@@ -190,7 +364,20 @@ func plan(spec Spec) (*runPlan, error) {
 			return nil, fmt.Errorf("experiment: scheme %q given twice", s)
 		}
 	}
-	p := &runPlan{schemes: slices.Clone(spec.Schemes), seeds: slices.Clone(spec.Seeds), baseline: spec.Baseline, jobs: spec.Jobs}
+	p := &runPlan{vary: slices.Clone(spec.Vary), schemes: slices.Clone(spec.Schemes), seeds: slices.Clone(spec.Seeds),
+		repeat: max(1, spec.Repeat), baseline: spec.Baseline, level: spec.Level, jobs: spec.Jobs, shard: spec.Shard,
+		src: spec.Scenario}
+	for i, v := range p.vary {
+		if len(v.Values) == 0 {
+			return nil, fmt.Errorf("experiment: --vary %s: no values", v.Path)
+		}
+		if slices.ContainsFunc(p.vary[:i], func(w Vary) bool { return w.Path == v.Path }) {
+			return nil, fmt.Errorf("experiment: --vary %s given twice; list its values in one: %s=a,b,c", v.Path, v.Path)
+		}
+		if by := spec.Scenario.SetBy(v.Path); by != "" {
+			return nil, fmt.Errorf("experiment: %s and --vary %s both set %s; drop one", by, v.Path, v.Path)
+		}
+	}
 	if len(p.seeds) == 0 {
 		seed := spec.Scenario.Seed
 		if seed == 0 {
@@ -215,21 +402,122 @@ func plan(spec Spec) (*runPlan, error) {
 	case !slices.Contains(p.schemes, p.baseline):
 		return nil, fmt.Errorf("experiment: baseline %q is not among the schemes %s", p.baseline, strings.Join(p.schemes, ", "))
 	}
+	if p.level == 0 {
+		p.level = stats.DefaultLevel
+	}
+	if !(p.level > 0 && p.level < 1) {
+		return nil, fmt.Errorf("experiment: confidence level %v: want a fraction between 0 and 1, such as 0.95", p.level)
+	}
+	if spec.Repeat < 0 {
+		return nil, fmt.Errorf("experiment: repetitions must not be negative, got %d", spec.Repeat)
+	}
 	if p.jobs < 0 {
 		return nil, fmt.Errorf("experiment: jobs must not be negative, got %d", p.jobs)
 	}
 	if p.jobs == 0 {
 		p.jobs = runtime.NumCPU()
 	}
+	// The product's size, checked before it is made.
+	total := len(p.schemes) * len(p.seeds) * p.repeat
+	for _, v := range p.vary {
+		if total > maxRuns/len(v.Values) {
+			return nil, fmt.Errorf("experiment: the study has over %d runs; sweep fewer values", maxRuns)
+		}
+		total *= len(v.Values)
+	}
+	if s := p.shard; s.Count > 0 {
+		if s.Index < 0 || s.Index >= s.Count {
+			return nil, fmt.Errorf("experiment: shard %s: the index must be from 0 to %d", s, s.Count-1)
+		}
+		if s.Count > total {
+			return nil, fmt.Errorf("experiment: shard %s: the study has %d runs, so at most %d shards", s, total, total)
+		}
+	}
+	p.points = points(p.vary)
 	return p, nil
 }
 
+// total is the number of runs of the whole study.
+func (p *runPlan) total() int { return len(p.points) * len(p.seeds) * p.repeat * len(p.schemes) }
+
+// run is the run of index i: its point, seed, repetition (0 without
+// repeats) and scheme.
+func (p *runPlan) run(i int) (point int, r RunResult) {
+	ns := len(p.schemes)
+	r.Index = i
+	r.Scheme = p.schemes[i%ns]
+	i /= ns
+	if p.repeat > 1 {
+		r.Rep = i%p.repeat + 1
+	}
+	i /= p.repeat
+	r.Seed = p.seeds[i%len(p.seeds)]
+	return i / len(p.seeds), r
+}
+
+// pointScenario is a copy of the caller's scenario with point i's values
+// set, each as if by --vary.
+func (p *runPlan) pointScenario(i int) (*scenario.Scenario, error) {
+	s, err := p.src.Clone()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range p.points[i] {
+		if err := s.SetFrom("--vary "+a.Path+"="+a.Value, a.Path, a.Value); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// id is the study's identity (Study.ID): a hash of what decides its
+// results, the scenario as YAML with every override applied.
+func (p *runPlan) id() (string, error) {
+	yaml, err := p.src.Canonical()
+	if err != nil {
+		return "", err
+	}
+	data, err := json.Marshal(struct {
+		Scenario string   `json:"scenario"`
+		Vary     []Vary   `json:"vary"`
+		Schemes  []string `json:"schemes"`
+		Seeds    []uint64 `json:"seeds"`
+		Repeat   int      `json:"repeat"`
+		Baseline string   `json:"baseline"`
+		Level    float64  `json:"level"`
+	}{string(yaml), p.vary, p.schemes, p.seeds, p.repeat, p.baseline, p.level})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// newStudy is the study of p, with every point's Result and no runs.
+func (p *runPlan) newStudy(version string) (*Study, error) {
+	id, err := p.id()
+	if err != nil {
+		return nil, err
+	}
+	st, err := studyOf(shardStudy{ID: id, Version: version, Scenario: p.src.Name, Description: p.src.Description,
+		Vary: p.vary, Schemes: p.schemes, Seeds: p.seeds, Repeat: p.repeat, Baseline: p.baseline, Level: p.level})
+	if err != nil {
+		return nil, err
+	}
+	if p.shard.Count > 0 {
+		sh := p.shard
+		st.Shard = &sh
+	}
+	return st, nil
+}
+
 // Check reports what would stop Run before any simulation: a spec it
-// cannot run, or a scenario that does not build (say, an unknown workload
-// CDF), which would fail every run the same way. It builds a copy of the
-// scenario once with scenario.DefaultScheme, which every simulator knows,
-// and the first seed, so that a scheme the simulator does not know still
-// fails only its own runs.
+// cannot run, or a point whose scenario does not build (a swept value the
+// scenario refuses, an unknown workload CDF), which would fail every run
+// of it the same way. It builds each point once with
+// scenario.DefaultScheme, which every simulator knows, and the first
+// seed, so that a scheme the simulator does not know still fails only its
+// own runs.
 func Check(spec Spec) error {
 	_, err := check(spec)
 	return err
@@ -241,65 +529,153 @@ func check(spec Spec) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.src = spec.Scenario
-	s, err := p.src.Clone()
-	if err == nil {
-		err = s.Set("scheme", scenario.DefaultScheme)
-	}
-	if err == nil {
-		err = s.Set("seed", strconv.FormatUint(p.seeds[0], 10))
-	}
-	if err == nil {
-		_, err = s.Build()
-	}
-	if err != nil {
-		return nil, err
+	for i := range p.points {
+		s, err := p.pointScenario(i)
+		if err == nil {
+			err = s.Set("scheme", scenario.DefaultScheme)
+		}
+		if err == nil {
+			err = s.Set("seed", strconv.FormatUint(p.seeds[0], 10))
+		}
+		if err == nil {
+			_, err = s.Build()
+		}
+		if err != nil {
+			return nil, pointErr(p.points[i], err)
+		}
 	}
 	return p, nil
 }
 
-// Run runs every (scheme, seed) of spec, at most spec.Jobs at a time, and
-// compares the schemes. A run that fails (it cannot be built, the
-// simulator returns an error or panics, or the run has faults) is
-// recorded with its error in the Result and left out of the comparison;
-// the other runs still complete, and Result.Err reports the failures. The
-// error Run returns is Check's: for a spec it cannot run at all.
+// pointErr names the point an error is about, if the study sweeps.
+func pointErr(pt []Assignment, err error) error {
+	if len(pt) == 0 {
+		return err
+	}
+	return fmt.Errorf("point %s: %w", PointName(pt), err)
+}
+
+// Config is one point's scenario built under one scheme.
+type Config struct {
+	Point  []Assignment
+	Scheme string
+	Config sim.Config
+}
+
+// Configs builds every point under every scheme with the first seed, so
+// that a caller that knows its schemes can check their own parameters
+// (rcm:, say) and size the largest run before anything runs. An error
+// names the point and the scheme.
+func Configs(spec Spec) ([]Config, error) {
+	p, err := check(spec)
+	if err != nil {
+		return nil, err
+	}
+	var out []Config
+	for i, pt := range p.points {
+		for _, sc := range p.schemes {
+			s, err := p.pointScenario(i)
+			if err == nil {
+				err = s.Set("scheme", sc)
+			}
+			if err == nil {
+				err = s.Set("seed", strconv.FormatUint(p.seeds[0], 10))
+			}
+			var cfg sim.Config
+			if err == nil {
+				cfg, err = s.Build()
+			}
+			if err != nil {
+				return nil, pointErr(pt, fmt.Errorf("%s: %w", sc, err))
+			}
+			out = append(out, Config{Point: pt, Scheme: sc, Config: cfg})
+		}
+	}
+	return out, nil
+}
+
+// PlannedRun is a run of the study as --list-runs shows it.
+type PlannedRun struct {
+	Index  int          `json:"index"`
+	Point  []Assignment `json:"point,omitempty"`
+	Scheme string       `json:"scheme"`
+	Seed   uint64       `json:"seed"`
+	Rep    int          `json:"rep,omitempty"`
+	// Shard is the shard the run falls in, when the spec cuts the study.
+	Shard *int `json:"shard,omitempty"`
+}
+
+// Plan lists the study's runs in index order, those of spec.Shard only
+// when it is set, and the study's ID; nothing is built or run.
+func Plan(spec Spec) ([]PlannedRun, string, error) {
+	p, err := plan(spec)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := p.id()
+	if err != nil {
+		return nil, "", err
+	}
+	lo, hi := p.shard.runs(p.total())
+	var out []PlannedRun
+	for i := lo; i < hi; i++ {
+		pt, r := p.run(i)
+		out = append(out, PlannedRun{Index: i, Point: p.points[pt], Scheme: r.Scheme, Seed: r.Seed, Rep: r.Rep})
+	}
+	return out, id, nil
+}
+
+// Run runs the study's runs (those of spec.Shard, when set), at most
+// spec.Jobs at a time, and compares the schemes at each point (not for a
+// shard, whose comparison comes with Merge). A run that fails (it cannot
+// be built, the simulator returns an error or panics, or the run has
+// faults) is recorded with its error in its point's Result and left out
+// of the comparison; the other runs still complete, and Study.Err reports
+// the failures. The error Run returns is Check's: for a spec it cannot
+// run at all.
 //
 // If ctx is cancelled, runs not yet started fail with ctx's error and Run
-// returns the partial Result with that error; a simulation under way runs
+// returns the partial Study with that error; a simulation under way runs
 // to its end, since the simulator cannot be interrupted.
-func Run(ctx context.Context, spec Spec) (*Result, error) {
+func Run(ctx context.Context, spec Spec) (*Study, error) {
 	start := time.Now()
 	p, err := check(spec)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Scenario: spec.Scenario.Name, Description: spec.Scenario.Description,
-		Schemes: p.schemes, Seeds: p.seeds, Baseline: p.baseline}
-	for _, sc := range p.schemes {
-		for _, seed := range p.seeds {
-			res.Runs = append(res.Runs, RunResult{Scheme: sc, Seed: seed})
-		}
+	st, err := p.newStudy(spec.Version)
+	if err != nil {
+		return nil, err
 	}
-	total := len(res.Runs)
-	jobs := min(p.jobs, total)
+	lo, hi := p.shard.runs(p.total())
+	type job struct {
+		point int
+		run   RunResult
+	}
+	jobs := make([]job, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		pt, r := p.run(i)
+		jobs = append(jobs, job{pt, r})
+	}
+	total := len(jobs)
+	workers := min(p.jobs, total)
 
-	// Workers take run indexes and fill in their own element of res.Runs
-	// and of flows; nothing else is shared between them.
+	// Workers take job indexes and fill in their own job and flows
+	// element; nothing else is shared between them.
 	flows := make([]runFlows, total)
 	next := make(chan int)
 	done := make(chan int)
 	var wg sync.WaitGroup
-	for range jobs {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				r := &res.Runs[i]
+				j := &jobs[i]
 				if err := ctx.Err(); err != nil {
-					r.Error = err.Error()
+					j.run.Error = err.Error()
 				} else {
-					runOne(ctx, p.src, spec.Runner, r, &flows[i])
+					runOne(ctx, p, j.point, spec.Runner, &j.run, &flows[i])
 				}
 				done <- i
 			}
@@ -336,9 +712,21 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			}
 		}
 	}
-	res.Compare()
-	res.WallSeconds = time.Since(start).Seconds()
-	return res, ctx.Err()
+	for _, j := range jobs {
+		st.Points[j.point].Runs = append(st.Points[j.point].Runs, j.run)
+	}
+	for _, pt := range st.Points {
+		slices.SortFunc(pt.Runs, runOrder(pt.Schemes))
+	}
+	wall := time.Since(start).Seconds()
+	if st.Shard == nil {
+		st.Compare()
+	}
+	st.WallSeconds = wall
+	for _, pt := range st.Points {
+		pt.WallSeconds = wall
+	}
+	return st, ctx.Err()
 }
 
 // runFlows is one run's flows, total and completed, written by its
@@ -367,9 +755,9 @@ func progressOf(flows []runFlows, ended int) Progress {
 	return p
 }
 
-// runOne builds and simulates one run on its own copy of the scenario,
-// keeping its flow counts in f.
-func runOne(ctx context.Context, src *scenario.Scenario, runner func(context.Context, sim.Config) (*sim.Results, error), r *RunResult, f *runFlows) {
+// runOne builds and simulates one run on its own copy of the scenario at
+// its point, keeping its flow counts in f.
+func runOne(ctx context.Context, p *runPlan, point int, runner func(context.Context, sim.Config) (*sim.Results, error), r *RunResult, f *runFlows) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.Error = fmt.Sprintf("the simulator panicked: %v", p)
@@ -377,7 +765,7 @@ func runOne(ctx context.Context, src *scenario.Scenario, runner func(context.Con
 		}
 	}()
 	fail := func(err error) { r.Error = err.Error() }
-	s, err := src.Clone()
+	s, err := p.pointScenario(point)
 	if err != nil {
 		fail(err)
 		return
@@ -409,20 +797,33 @@ func runOne(ctx context.Context, src *scenario.Scenario, runner func(context.Con
 		return
 	}
 	f.done.Store(int64(out.Completed))
+	r.setResults(out)
+}
+
+// setResults keeps a run's results, its summary and its directory, and
+// fails it if the results have faults.
+func (r *RunResult) setResults(out *sim.Results) {
 	sum := report.Summarize(out, report.SummaryOptions{})
-	r.Results, r.Summary, r.Dir = out, &sum, RunDir(r.Scheme, r.Seed)
-	if len(out.Faults) > 0 {
-		fail(fmt.Errorf("the run has %d fault(s): %s", len(out.Faults), out.Faults[0]))
+	r.Results, r.Summary, r.Dir = out, &sum, RunDir(r.Scheme, r.Seed, r.Rep)
+	if len(out.Faults) > 0 && r.Error == "" {
+		r.Error = fmt.Sprintf("the run has %d fault(s): %s", len(out.Faults), out.Faults[0])
 	}
 }
 
-// RunDir is the name of a run's directory under the experiment's output
-// directory.
-func RunDir(scheme string, seed uint64) string { return fmt.Sprintf("%s-seed%d", scheme, seed) }
+// RunDir is the name of a run's directory under its point's output
+// directory: "dcqcn-seed1", or "dcqcn-seed1-rep2" when runs repeat.
+func RunDir(scheme string, seed uint64, rep int) string {
+	if rep > 0 {
+		return fmt.Sprintf("%s-seed%d-rep%d", scheme, seed, rep)
+	}
+	return fmt.Sprintf("%s-seed%d", scheme, seed)
+}
 
-// runOrder sorts runs by scheme position in schemes, then seed.
+// runOrder sorts runs by scheme position in schemes, then seed, then
+// repetition.
 func runOrder(schemes []string) func(a, b RunResult) int {
 	return func(a, b RunResult) int {
-		return cmp.Or(cmp.Compare(slices.Index(schemes, a.Scheme), slices.Index(schemes, b.Scheme)), cmp.Compare(a.Seed, b.Seed))
+		return cmp.Or(cmp.Compare(slices.Index(schemes, a.Scheme), slices.Index(schemes, b.Scheme)),
+			cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.Rep, b.Rep))
 	}
 }

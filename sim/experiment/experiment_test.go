@@ -59,13 +59,17 @@ func smallDefault(t *testing.T) *scenario.Scenario {
 	return s
 }
 
+// run runs a study without sweep and returns its one point.
 func run(t *testing.T, spec Spec) *Result {
 	t.Helper()
-	r, err := Run(context.Background(), spec)
+	st, err := Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	if len(st.Points) != 1 {
+		t.Fatalf("%d points, want 1", len(st.Points))
+	}
+	return st.Points[0]
 }
 
 func TestCopiesBuildLikeTheOriginal(t *testing.T) {
@@ -173,7 +177,7 @@ func TestParallelAndSequentialRunsAgree(t *testing.T) {
 					t.Fatal(err)
 				}
 				dir := t.TempDir()
-				if _, err := WriteDir(dir, r); err != nil {
+				if _, err := WritePointDir(dir, r); err != nil {
 					t.Fatal(err)
 				}
 				trees = append(trees, readTree(t, dir))
@@ -236,7 +240,7 @@ func TestRunOrder(t *testing.T) {
 			var got []string
 			for _, run := range r.Runs {
 				got = append(got, run.Name())
-				if run.Dir != RunDir(run.Scheme, run.Seed) {
+				if run.Dir != RunDir(run.Scheme, run.Seed, 0) {
 					t.Errorf("%s: dir %q", run.Name(), run.Dir)
 				}
 			}
@@ -283,12 +287,12 @@ func TestFailedRunsAreReported(t *testing.T) {
 		t.Errorf("Err() = %v", err)
 	}
 	for _, row := range r.SizeClasses {
-		if row.Scheme == "nosuch" && (row.Runs != 0 || row.Count != 0 || row.MeanFCTChangePct != nil) {
+		if row.Scheme == "nosuch" && (row.Runs != 0 || row.Completed != 0 || row.Metric("mean_fct_us").Mean != nil || row.Metric("mean_fct_us").VsBaseline != nil) {
 			t.Errorf("failed scheme has figures: %+v", row)
 		}
 	}
 	dir := t.TempDir()
-	if _, err := WriteDir(dir, r); err != nil {
+	if _, err := WritePointDir(dir, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"dcqcn-seed1/flows.csv", "dcqcn-seed2/summary.json", ComparisonCSVFile, HTMLFile} {
@@ -304,9 +308,9 @@ func TestFailedRunsAreReported(t *testing.T) {
 func TestCancelledRunsDoNotStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r, err := Run(ctx, Spec{Scenario: parse(t, tinyScenario), Schemes: []string{"dcqcn"}, Seeds: []uint64{1, 2}})
-	if !errors.Is(err, context.Canceled) || r == nil || len(r.Failed()) != 2 {
-		t.Fatalf("err %v, result %+v", err, r)
+	st, err := Run(ctx, Spec{Scenario: parse(t, tinyScenario), Schemes: []string{"dcqcn"}, Seeds: []uint64{1, 2}})
+	if !errors.Is(err, context.Canceled) || st == nil || len(st.Failed()) != 2 {
+		t.Fatalf("err %v, result %+v", err, st)
 	}
 }
 
@@ -352,7 +356,7 @@ func flow(id int, size, fctNs int64, slowdown float64, class string) sim.FlowRec
 func handMade(runs ...RunResult) *Result {
 	r := &Result{Scenario: "hand", Schemes: []string{"a", "dcqcn", "c"}, Seeds: []uint64{1, 2}, Baseline: "dcqcn", Runs: runs}
 	for i := range r.Runs {
-		r.Runs[i].Dir = RunDir(r.Runs[i].Scheme, r.Runs[i].Seed)
+		r.Runs[i].Dir = RunDir(r.Runs[i].Scheme, r.Runs[i].Seed, 0)
 	}
 	r.Compare()
 	return r
@@ -363,10 +367,14 @@ func results(flows ...sim.FlowRecord) *sim.Results {
 }
 
 func TestCompareAgainstTheBaseline(t *testing.T) {
-	// dcqcn: mice FCT 100 and 300 ns (mean 200), slowdown 2 and 4 (3);
-	// one elephant of 1000 ns. a: mice 50 and 250 ns (150: -25%),
-	// slowdown 1.5 and 3 (2.25: -25%); its elephant run failed. c: no
-	// good run.
+	// Each run gives its own figures; a scheme's are their mean over its
+	// runs, compared with the baseline's seed by seed. dcqcn: mice FCT
+	// 0.1 us (seed 1) and 0.3 us (seed 2), mean 0.2; slowdown 2 and 4.
+	// Its seed 2 also has an elephant of 1 us. a: mice 0.05 and 0.25 us,
+	// each 0.05 us below dcqcn's of its seed (-25% of 0.2, a shift
+	// the paired test finds at two seeds); slowdown 1.5 and 3, 0.5 and 1
+	// below (-25%, but too uneven for two seeds to decide). c: no good
+	// run.
 	r := handMade(
 		RunResult{Scheme: "c", Seed: 1, Error: "boom"},
 		RunResult{Scheme: "dcqcn", Seed: 2, Results: results(flow(0, 1000, 300, 4, "x"), flow(1, 20_000_000, 1000, 1, "y"))},
@@ -381,59 +389,73 @@ func TestCompareAgainstTheBaseline(t *testing.T) {
 		}
 		return rows[i]
 	}
-	pct := func(p *float64) any {
+	val := func(p *float64) any {
 		if p == nil {
 			return nil
 		}
 		return *p
 	}
+	near := func(got, want any) bool {
+		g, ok1 := got.(float64)
+		w, ok2 := want.(float64)
+		if ok1 && ok2 {
+			return g-w < 1e-9 && w-g < 1e-9
+		}
+		return got == want
+	}
 	tests := []struct {
-		rows          []Row
-		class, scheme string
-		runs, count   int
-		mean, slow    float64
-		fctChange     any
-		slowChange    any
+		rows             []Row
+		class, scheme    string
+		runs, completed  int
+		mean, slow       any
+		fctPct, slowPct  any
+		fctVerdict, slowVerdict string
 	}{
-		{r.SizeClasses, "mice", "a", 2, 2, 150, 2.25, -25.0, -25.0},
-		{r.SizeClasses, "mice", "dcqcn", 2, 2, 200, 3, 0.0, 0.0},
-		{r.SizeClasses, "mice", "c", 0, 0, 0, 0, nil, nil},
-		{r.SizeClasses, "elephants", "a", 2, 0, 0, 0, nil, nil},
-		{r.SizeClasses, "elephants", "dcqcn", 2, 1, 1000, 1, 0.0, 0.0},
-		{r.SizeClasses, "medium", "dcqcn", 2, 0, 0, 0, nil, nil},
-		{r.SizeClasses, "all", "a", 2, 2, 150, 2.25, 150/(1400.0/3)*100 - 100, 2.25/(7.0/3)*100 - 100},
-		{r.FlowClasses, "x", "a", 2, 2, 150, 2.25, -25.0, -25.0},
-		{r.FlowClasses, "y", "dcqcn", 2, 1, 1000, 1, 0.0, 0.0},
+		{r.SizeClasses, "mice", "a", 2, 2, 0.15, 2.25, -25.0, -25.0, "better", "no significant difference"},
+		{r.SizeClasses, "mice", "dcqcn", 2, 2, 0.2, 3.0, nil, nil, "", ""},
+		{r.SizeClasses, "mice", "c", 0, 0, nil, nil, nil, nil, "", ""},
+		{r.SizeClasses, "elephants", "a", 2, 0, nil, nil, nil, nil, "", ""},
+		{r.SizeClasses, "elephants", "dcqcn", 2, 1, 1.0, 1.0, nil, nil, "", ""},
+		{r.SizeClasses, "medium", "dcqcn", 2, 0, nil, nil, nil, nil, "", ""},
+		// all: dcqcn 0.1 and 0.65 us (mean 0.375), a 0.05 and 0.25: the
+		// differences -0.05 and -0.4 average -0.225, -60% of 0.375. The
+		// slowdowns, 2 and 2.5 against 1.5 and 3, average the same.
+		{r.SizeClasses, "all", "a", 2, 2, 0.15, 2.25, -60.0, 0.0, "no significant difference", "no significant difference"},
+		{r.FlowClasses, "x", "a", 2, 2, 0.15, 2.25, -25.0, -25.0, "better", "no significant difference"},
+		{r.FlowClasses, "y", "dcqcn", 2, 1, 1.0, 1.0, nil, nil, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.class+" "+tt.scheme, func(t *testing.T) {
 			row := get(tt.rows, tt.class, tt.scheme)
-			if row.Runs != tt.runs || row.Count != tt.count || row.MeanFCTNs != tt.mean || row.MeanSlowdown != tt.slow {
-				t.Errorf("runs %d count %d mean %v slowdown %v; want %d %d %v %v", row.Runs, row.Count, row.MeanFCTNs, row.MeanSlowdown,
-					tt.runs, tt.count, tt.mean, tt.slow)
+			fct, slow := row.Metric("mean_fct_us"), row.Metric("mean_slowdown")
+			if row.Runs != tt.runs || row.Completed != tt.completed || !near(val(fct.Mean), tt.mean) || !near(val(slow.Mean), tt.slow) {
+				t.Errorf("runs %d completed %d mean %v slowdown %v; want %d %d %v %v", row.Runs, row.Completed, val(fct.Mean), val(slow.Mean),
+					tt.runs, tt.completed, tt.mean, tt.slow)
 			}
-			fc, sc := pct(row.MeanFCTChangePct), pct(row.MeanSlowdownChangePct)
-			near := func(got, want any) bool {
-				g, ok1 := got.(float64)
-				w, ok2 := want.(float64)
-				if ok1 && ok2 {
-					return g-w < 1e-9 && w-g < 1e-9
-				}
-				return got == want
+			var fc, sc any
+			var fv, sv string
+			if c := fct.VsBaseline; c != nil {
+				fc, fv = val(c.Pct), c.Verdict
 			}
-			if !near(fc, tt.fctChange) || !near(sc, tt.slowChange) {
-				t.Errorf("changes %v %v, want %v %v", fc, sc, tt.fctChange, tt.slowChange)
+			if c := slow.VsBaseline; c != nil {
+				sc, sv = val(c.Pct), c.Verdict
+			}
+			if !near(fc, tt.fctPct) || !near(sc, tt.slowPct) || fv != tt.fctVerdict || sv != tt.slowVerdict {
+				t.Errorf("changes %v (%s) %v (%s), want %v (%s) %v (%s)", fc, fv, sc, sv, tt.fctPct, tt.fctVerdict, tt.slowPct, tt.slowVerdict)
 			}
 		})
 	}
 	// Goodput: class x of dcqcn delivers 1000 B in 300 ns and 500 B in
 	// 100 ns: 26.67 and 40 Gb/s, 33.33 on average over the two runs.
-	g := get(r.FlowClasses, "x", "dcqcn").GoodputGbps
-	if g == nil || *g < 33.33 || *g > 33.34 {
-		t.Errorf("goodput %v, want 33.33", g)
+	g := get(r.FlowClasses, "x", "dcqcn").Metric("goodput_gbps")
+	if g == nil || g.Mean == nil || *g.Mean < 33.33 || *g.Mean > 33.34 || len(g.Values) != 2 {
+		t.Errorf("goodput %+v, want 33.33 over 2 runs", g)
 	}
-	if get(r.FlowClasses, "x", "c").GoodputGbps != nil {
+	if get(r.FlowClasses, "x", "c").Metric("goodput_gbps").Mean != nil {
 		t.Error("goodput for a scheme without runs")
+	}
+	if get(r.SizeClasses, "mice", "a").Metric("goodput_gbps") != nil {
+		t.Error("goodput for a size class")
 	}
 
 	var buf bytes.Buffer
@@ -441,14 +463,14 @@ func TestCompareAgainstTheBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := buf.String()
-	for _, want := range []string{"FCT vs dcqcn", "slowdown vs dcqcn", "mice       a       2      0.150", "-25.0%", "baseline",
-		"goodput Gb/s", "33.333", "c seed 1", "FAILED: boom"} {
+	for _, want := range []string{"FCT vs dcqcn", "slowdown vs dcqcn", "mice       a       2      0.150 ± ", "-25.0% [-25.0, -25.0] better",
+		"-25.0% [", "] n.s.", "baseline", "goodput Gb/s", "33.333 ± ", "c seed 1", "FAILED: boom", "paired by seed"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "incomplete") {
-		t.Errorf("text speaks of incomplete flows where there are none:\n%s", text)
+	if strings.Contains(text, "incomplete") || strings.Contains(text, "no interval") {
+		t.Errorf("text speaks of incomplete flows or of no interval where there are none:\n%s", text)
 	}
 }
 
@@ -489,7 +511,7 @@ func TestBaselineDefaults(t *testing.T) {
 func TestWriteDirOutputs(t *testing.T) {
 	r := run(t, Spec{Scenario: parse(t, tinyScenario), Schemes: []string{"dcqcn", "pfc"}, Jobs: 2})
 	dir := t.TempDir()
-	paths, err := WriteDir(dir, r)
+	paths, err := WritePointDir(dir, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,8 +588,10 @@ func TestWriteDirOutputs(t *testing.T) {
 
 	t.Run("csv", func(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(string(files[ComparisonCSVFile])), "\n")
-		if len(lines) != 1+8+6 || lines[0] != strings.Join(csvHeader, ",") || !strings.HasPrefix(lines[1], "size,mice,dcqcn,1,") ||
-			!strings.HasPrefix(lines[9], "class,background,dcqcn,1,2,2,0,") {
+		// 8 size rows of 8 metrics, 6 flow-class rows of 9 (goodput too).
+		if len(lines) != 1+8*8+6*9 || lines[0] != strings.Join(csvHeader, ",") || !strings.HasPrefix(lines[1], "size,mice,dcqcn,1,") ||
+			!strings.HasPrefix(lines[1+8*8], "class,background,dcqcn,1,2,2,0,mean_fct_us,1,") ||
+			!strings.Contains(lines[1+8*8+9+8], ",pfc,1,2,2,0,goodput_gbps,1,") || !strings.HasSuffix(lines[1+8*8+9+8], ",,,too few runs") {
 			t.Errorf("comparison.csv:\n%s", strings.Join(lines, "\n"))
 		}
 	})
@@ -596,7 +620,7 @@ func TestThroughputPerFlowWithoutClasses(t *testing.T) {
 func TestWriteDirRefusesBadNames(t *testing.T) {
 	r := handMade(RunResult{Scheme: "a", Seed: 1, Results: results(flow(0, 1000, 300, 4, ""))})
 	r.Schemes = []string{"../a"}
-	if _, err := WriteDir(t.TempDir(), r); err == nil {
+	if _, err := WritePointDir(t.TempDir(), r); err == nil {
 		t.Error("wrote a scheme named ../a")
 	}
 }

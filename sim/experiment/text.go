@@ -2,40 +2,142 @@ package experiment
 
 import (
 	"bytes"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/p4rcm/p4rcm/stats"
 )
 
-// WriteComparisonText writes the comparison for people: a headline, one
-// table with a line per size class and scheme (completed flows, mean, p50
-// and p99 FCT in microseconds, mean, p50 and p99 slowdown, and the changes of
-// the mean FCT and mean slowdown against the baseline, "-12.3%" being
-// better), the mean goodput of each flow class per scheme if the flows
-// have classes, and each run's wall time or error, with its drops and
-// go-back-N retransmissions when any run had some. Statistics of an empty
-// set show as "-".
+// WriteStudyText writes the study for people: without a sweep, what
+// WriteComparisonText writes; with one, each point's tables under its
+// values, a summary of the mean FCT changes at every point, and one table
+// of all runs.
+func WriteStudyText(w io.Writer, st *Study) error {
+	if !st.Swept() {
+		return WriteComparisonText(w, st.Points[0])
+	}
+	var buf bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&buf, format, args...) }
+	paths := make([]string, len(st.Vary))
+	for i, v := range st.Vary {
+		paths[i] = v.Path + " = " + strings.Join(v.Values, ", ")
+	}
+	p("study %s: %d points (%s); schemes %s; %s; baseline %s\n", st.Scenario, len(st.Points), strings.Join(paths, "; "),
+		strings.Join(st.Schemes, ", "), seedsText(st.Seeds, st.Repeat), st.Baseline)
+	p("%s\n", legend(st.Points[0]))
+	for i, r := range st.Points {
+		p("\npoint %d of %d: %s\n", i+1, len(st.Points), PointName(r.Point))
+		if err := writeTables(&buf, r); err != nil {
+			return err
+		}
+	}
+	if err := writeSweepSummary(&buf, st); err != nil {
+		return err
+	}
+	p("\n")
+	var runs []*RunResult
+	var names []string
+	for _, r := range st.Points {
+		for i := range r.Runs {
+			runs = append(runs, &r.Runs[i])
+			names = append(names, PointName(r.Point))
+		}
+	}
+	if err := writeRunsTable(&buf, runs, names); err != nil {
+		return err
+	}
+	p("wall time %.2f s for %d runs\n", st.WallSeconds, len(runs))
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// WriteComparisonText writes one point's comparison for people: a
+// headline, one table with a line per size class and scheme (completed
+// flows; mean, p50 and p99 FCT in microseconds; mean, p50 and p99
+// slowdown; the changes of the mean FCT and mean slowdown against the
+// baseline, "-12.3%" being better), the goodput of each flow class per
+// scheme if the flows have classes, and each run's wall time or error,
+// with its drops and go-back-N retransmissions when any run had some.
+//
+// Every figure is the mean over the scheme's runs of each run's own
+// figure. From two runs on, means carry "± h" (half their confidence
+// interval) and changes their interval and the paired test's verdict
+// ("better", "worse", "n.s."); with one, the text says that no interval
+// can be given. Statistics of an empty set show as "-".
 func WriteComparisonText(w io.Writer, r *Result) error {
 	var buf bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&buf, format, args...) }
-	p("experiment %s: schemes %s; seeds %s; baseline %s\n", r.Scenario, strings.Join(r.Schemes, ", "), joinSeeds(r.Seeds, ", "), r.Baseline)
+	p("experiment %s: schemes %s; %s; baseline %s\n", r.Scenario, strings.Join(r.Schemes, ", "), seedsText(r.Seeds, r.Repeat), r.Baseline)
+	p("%s\n\n", legend(r))
+	if err := writeTables(&buf, r); err != nil {
+		return err
+	}
+	p("\n")
+	runs := make([]*RunResult, len(r.Runs))
+	for i := range r.Runs {
+		runs[i] = &r.Runs[i]
+	}
+	if err := writeRunsTable(&buf, runs, nil); err != nil {
+		return err
+	}
+	p("wall time %.2f s for %d runs\n", r.WallSeconds, len(r.Runs))
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// legend says what the tables hold.
+func legend(r *Result) string {
 	var classes []string
 	for _, c := range SizeClasses {
 		if c.Name != "all" {
 			classes = append(classes, c.Name+" "+c.Label)
 		}
 	}
-	p("size classes: %s; FCT in us\n\n", strings.Join(classes, ", "))
+	s := fmt.Sprintf("size classes: %s; FCT in us", strings.Join(classes, ", "))
+	if runsPerScheme(r) > 1 {
+		by := "seed"
+		if r.Repeat > 1 {
+			by = "seed and repetition"
+		}
+		s += fmt.Sprintf("\nfigures are means over runs, ± half their %s interval (Student t); changes against %s are paired by %s: mean [%s interval] and the paired t test's verdict (n.s.: no significant difference)",
+			levelText(r.Level), r.Baseline, by, levelText(r.Level))
+	}
+	return s
+}
 
+// runsPerScheme is the number of runs each scheme has at a point.
+func runsPerScheme(r *Result) int { return len(r.Seeds) * max(1, r.Repeat) }
+
+// seedsText is "seeds 1, 2, 3" and, with repetitions, "x 5 repetitions".
+func seedsText(seeds []uint64, repeat int) string {
+	s := "seeds " + joinSeeds(seeds, ", ")
+	if repeat > 1 {
+		s += fmt.Sprintf(" x %d repetitions", repeat)
+	}
+	return s
+}
+
+// levelText is "95%".
+func levelText(level float64) string {
+	if level == 0 {
+		level = stats.DefaultLevel
+	}
+	return strconv.FormatFloat(level*100, 'f', -1, 64) + "%"
+}
+
+// writeTables writes a point's size-class table and, if the flows have
+// classes, its goodput table.
+func writeTables(buf *bytes.Buffer, r *Result) error {
+	p := func(format string, args ...any) { fmt.Fprintf(buf, format, args...) }
 	incomplete := false
 	for _, row := range r.SizeClasses {
 		incomplete = incomplete || row.Incomplete > 0
 	}
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	t := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
 	t("class\tscheme\tflows\t")
 	if incomplete {
@@ -43,13 +145,14 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 	}
 	t("mean FCT\tp50 FCT\tp99 FCT\tmean slowdown\tp50 slowdown\tp99 slowdown\tFCT vs %s\tslowdown vs %s\n", r.Baseline, r.Baseline)
 	for _, row := range r.SizeClasses {
-		t("%s\t%s\t%d\t", row.Class, row.Scheme, row.Count)
+		t("%s\t%s\t%d\t", row.Class, row.Scheme, row.Completed)
 		if incomplete {
 			t("%d\t", row.Incomplete)
 		}
-		t("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", usText(row, row.MeanFCTNs), usText(row, row.P50FCTNs), usText(row, row.P99FCTNs),
-			slowText(row, row.MeanSlowdown), slowText(row, row.P50Slowdown), slowText(row, row.P99Slowdown),
-			changeText(row, r.Baseline, row.MeanFCTChangePct), changeText(row, r.Baseline, row.MeanSlowdownChangePct))
+		t("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			meanText(row.Metric("mean_fct_us"), 3, true), meanText(row.Metric("p50_fct_us"), 3, false), meanText(row.Metric("p99_fct_us"), 3, false),
+			meanText(row.Metric("mean_slowdown"), 2, true), meanText(row.Metric("p50_slowdown"), 2, false), meanText(row.Metric("p99_slowdown"), 2, false),
+			changeText(row, r.Baseline, row.Metric("mean_fct_us")), changeText(row, r.Baseline, row.Metric("mean_slowdown")))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -57,44 +160,97 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 	if incomplete {
 		p("flows counts the completed flows, whose FCTs these are; the incomplete ones (greedy, or cut off by stop) have none: each run's flows.csv gives the bytes they delivered and, when rates are sampled, rates.csv and the throughput plot their rate over time\n")
 	}
+	if runsPerScheme(r) < 2 {
+		p("one run per scheme: no interval or significance can be given (they need at least 2 seeds; give --seeds 5 or more for intervals narrow enough to decide)\n")
+	}
 
 	if len(r.FlowClasses) > 0 {
-		p("\ngoodput Gb/s per flow class (mean over runs)\n")
-		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-		t("class\t%s\n", strings.Join(r.Schemes, "\t"))
-		for i := 0; i < len(r.FlowClasses); i += len(r.Schemes) {
-			t("%s", classText(r.FlowClasses[i].Class))
-			for _, row := range r.FlowClasses[i : i+len(r.Schemes)] {
-				if row.GoodputGbps == nil {
-					t("\t-")
-				} else {
-					t("\t%.3f", *row.GoodputGbps)
-				}
-			}
-			t("\n")
+		p("\ngoodput Gb/s per flow class\n")
+		tw = tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+		t("class\tscheme\truns\tgoodput\tvs %s\n", r.Baseline)
+		for _, row := range r.FlowClasses {
+			g := row.Metric("goodput_gbps")
+			t("%s\t%s\t%d\t%s\t%s\n", classText(row.Class), row.Scheme, len(g.Values), meanText(g, 3, true), changeText(row, r.Baseline, g))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	p("\n")
-	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	// Drops and go-back-N show only when some run had them (lossy and
-	// LDCP runs), so that lossless comparisons keep their short table.
+// writeSweepSummary writes the change of each size class's mean FCT (and
+// each flow class's goodput) against the baseline at every point.
+func writeSweepSummary(buf *bytes.Buffer, st *Study) error {
+	if len(st.Schemes) < 2 {
+		return nil
+	}
+	for _, part := range []struct {
+		title, metric string
+		rows          func(*Result) []Row
+	}{
+		{"mean FCT", "mean_fct_us", func(r *Result) []Row { return r.SizeClasses }},
+		{"goodput", "goodput_gbps", func(r *Result) []Row { return r.FlowClasses }},
+	} {
+		if len(part.rows(st.Points[0])) == 0 {
+			continue
+		}
+		fmt.Fprintf(buf, "\n%s against %s at each point\n", part.title, st.Baseline)
+		tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+		for _, v := range st.Vary {
+			fmt.Fprintf(tw, "%s\t", v.Path)
+		}
+		fmt.Fprintf(tw, "class")
+		for _, s := range st.Schemes {
+			if s != st.Baseline {
+				fmt.Fprintf(tw, "\t%s", s)
+			}
+		}
+		fmt.Fprintln(tw)
+		for _, r := range st.Points {
+			rows := part.rows(r)
+			for i := 0; i < len(rows); i += len(st.Schemes) {
+				for _, a := range r.Point {
+					fmt.Fprintf(tw, "%s\t", a.Value)
+				}
+				fmt.Fprintf(tw, "%s", classText(rows[i].Class))
+				for _, row := range rows[i : i+len(st.Schemes)] {
+					if row.Scheme != st.Baseline {
+						fmt.Fprintf(tw, "\t%s", changeText(row, st.Baseline, row.Metric(part.metric)))
+					}
+				}
+				fmt.Fprintln(tw)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRunsTable lists runs with their size, wall time and status, with
+// drops and go-back-N retransmissions when some run had them (lossy and
+// LDCP runs), so that lossless comparisons keep their short table; points
+// names each run's point, nil without sweep.
+func writeRunsTable(buf *bytes.Buffer, runs []*RunResult, points []string) error {
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	t := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
 	lossy := false
-	for i := range r.Runs {
-		if sum := r.Runs[i].Summary; sum != nil && (sum.Drops.Total > 0 || sum.Run.Retransmits > 0) {
+	for _, run := range runs {
+		if sum := run.Summary; sum != nil && (sum.Drops.Total > 0 || sum.Run.Retransmits > 0) {
 			lossy = true
 		}
+	}
+	if points != nil {
+		t("point\t")
 	}
 	t("run\thosts\tflows\tcompleted\t")
 	if lossy {
 		t("drops\tretransmits\t")
 	}
 	t("wall s\tstatus\n")
-	for i := range r.Runs {
-		run := &r.Runs[i]
+	for i, run := range runs {
 		completed, wall := "-", "-"
 		drops, retx := "-", "-"
 		if run.Summary != nil {
@@ -109,47 +265,63 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 		if !run.OK() {
 			status = "FAILED: " + run.Error
 		}
+		if points != nil {
+			t("%s\t", points[i])
+		}
 		t("%s\t%s\t%s\t%s\t", run.Name(), countText(run.Hosts), countText(run.Flows), completed)
 		if lossy {
 			t("%s\t%s\t", drops, retx)
 		}
 		t("%s\t%s\n", wall, status)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	p("wall time %.2f s for %d runs\n", r.WallSeconds, len(r.Runs))
-	_, err := w.Write(buf.Bytes())
-	return err
+	return tw.Flush()
 }
 
-// usText shows a time in microseconds, "-" without completed flows
-// (whose zero statistics mean nothing).
-func usText(row Row, ns float64) string {
-	if row.Count == 0 {
+// meanText shows a metric's mean with the given decimals, "-" without
+// values, and "± h" after it when withCI and the interval is defined.
+func meanText(m *MetricStats, decimals int, withCI bool) string {
+	if m == nil || m.Mean == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%.3f", ns/1e3)
-}
-
-// slowText shows a slowdown, "-" without completed flows.
-func slowText(row Row, x float64) string {
-	if row.Count == 0 {
-		return "-"
+	s := strconv.FormatFloat(*m.Mean, 'f', decimals, 64)
+	if iv := m.Interval(); withCI && iv.Defined() {
+		s += " ± " + strconv.FormatFloat(iv.HalfWidth(), 'f', decimals, 64)
 	}
-	return fmt.Sprintf("%.2f", x)
+	return s
 }
 
-// changeText shows a change against the baseline, "+4.0%" or "-12.3%";
-// the baseline's own row says so rather than "+0.0%".
-func changeText(row Row, baseline string, c *float64) string {
+// changeText shows a change against the baseline: "+4.0%" for one pair,
+// "-12.3% [-14.0, -10.6] better" from two; the baseline's own row says
+// "baseline".
+func changeText(row Row, baseline string, m *MetricStats) string {
 	switch {
-	case c == nil:
+	case m == nil || m.Mean == nil:
 		return "-"
 	case row.Scheme == baseline:
 		return "baseline"
+	case m.VsBaseline == nil || m.VsBaseline.Pct == nil:
+		return "-"
 	}
-	return fmt.Sprintf("%+.1f%%", *c)
+	c := m.VsBaseline
+	s := fmt.Sprintf("%+.1f%%", *c.Pct)
+	if c.PctLo == nil || c.PctHi == nil {
+		return s
+	}
+	verdict := c.Verdict
+	if verdict == string(stats.Same) {
+		verdict = "n.s."
+	}
+	return fmt.Sprintf("%s [%s, %s] %s", s, signed(*c.PctLo), signed(*c.PctHi), verdict)
+}
+
+// signed is a percentage bound, "+1.2" or "-3.4"; one that would round
+// to zero keeps two significant digits ("+0.012"), so that a bound just
+// past zero does not read as zero beside a verdict that it decides.
+func signed(x float64) string {
+	if r := math.Round(x*10) / 10; r != 0 || x == 0 {
+		return fmt.Sprintf("%+.1f", r)
+	}
+	return fmt.Sprintf("%+.2g", x)
 }
 
 // classText shows a flow class label, "(none)" for flows without one.
@@ -175,83 +347,4 @@ func joinSeeds(seeds []uint64, sep string) string {
 		s[i] = strconv.FormatUint(seed, 10)
 	}
 	return strings.Join(s, sep)
-}
-
-// csvHeader is the header of WriteComparisonCSV.
-var csvHeader = []string{"group", "class", "scheme", "runs", "flows", "completed", "incomplete",
-	"mean_fct_us", "p50_fct_us", "p95_fct_us", "p99_fct_us", "mean_slowdown", "p50_slowdown", "p95_slowdown", "p99_slowdown",
-	"mean_fct_change_pct", "mean_slowdown_change_pct", "goodput_gbps"}
-
-// WriteComparisonCSV writes one row per class and scheme: the size classes
-// (group "size") then the flow classes (group "class"), under csvHeader's
-// names. Times are microseconds with six decimals (the simulator's
-// picoseconds), changes in percent with three, goodput in Gb/s with six,
-// slowdowns in the shortest form that reads back as the same float64; a
-// statistic of no completed flows, an undefined change and the goodput of
-// a size class are empty. The output depends only on the runs' results,
-// not on wall times or run order.
-func WriteComparisonCSV(w io.Writer, r *Result) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
-		return err
-	}
-	us := func(row Row, ns float64) string {
-		if row.Count == 0 {
-			return ""
-		}
-		return strconv.FormatFloat(ns/1e3, 'f', 6, 64)
-	}
-	num := func(row Row, x float64) string {
-		if row.Count == 0 {
-			return ""
-		}
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	opt := func(x *float64, decimals int) string {
-		if x == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*x, 'f', decimals, 64)
-	}
-	for _, rows := range [][]Row{r.SizeClasses, r.FlowClasses} {
-		for _, row := range rows {
-			rec := []string{row.Group, row.Class, row.Scheme, strconv.Itoa(row.Runs), strconv.Itoa(row.Flows),
-				strconv.Itoa(row.Count), strconv.Itoa(row.Incomplete),
-				us(row, row.MeanFCTNs), us(row, row.P50FCTNs), us(row, row.P95FCTNs), us(row, row.P99FCTNs),
-				num(row, row.MeanSlowdown), num(row, row.P50Slowdown), num(row, row.P95Slowdown), num(row, row.P99Slowdown),
-				opt(row.MeanFCTChangePct, 3), opt(row.MeanSlowdownChangePct, 3), opt(row.GoodputGbps, 6)}
-			if err := cw.Write(rec); err != nil {
-				return err
-			}
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// WriteJSON writes r as indented JSON: everything but the raw results
-// (flows, ports, samples), which are in each run's directory. Empty lists
-// are written as [], never null.
-func WriteJSON(w io.Writer, r *Result) error {
-	c := *r
-	c.Schemes, c.Seeds, c.Runs = nonNil(c.Schemes), nonNil(c.Seeds), nonNil(c.Runs)
-	c.SizeClasses, c.FlowClasses = nonNil(c.SizeClasses), nonNil(c.FlowClasses)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&c); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
-
-// nonNil returns s, or an empty slice for nil, so that JSON has [] and
-// never null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

@@ -404,6 +404,34 @@ func (s *Scenario) SetFrom(origin, path, value string) error {
 	return err
 }
 
+// Canonical is the scenario as YAML with every override applied and no
+// comments: two scenarios that say the same give the same bytes, which
+// is what identifies a study's scenario across machines.
+func (s *Scenario) Canonical() ([]byte, error) {
+	root := cloneNode(s.root)
+	if root == nil {
+		return nil, nil
+	}
+	var strip func(n *yaml.Node)
+	strip = func(n *yaml.Node) {
+		n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+		for _, c := range n.Content {
+			strip(c)
+		}
+	}
+	strip(root)
+	blockStyle(root)
+	data, err := yaml.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.file, err)
+	}
+	return data, nil
+}
+
+// SetBy names what set path on the command line ("--set workload.load=0.5",
+// "--load 0.5"), or "" if nothing did.
+func (s *Scenario) SetBy(path string) string { return s.sets[path] }
+
 // blockStyle turns flow-style sections ({a: 1, b: 2}) into block style.
 func blockStyle(n *yaml.Node) {
 	n.Style &^= yaml.FlowStyle
