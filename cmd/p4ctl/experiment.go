@@ -308,7 +308,7 @@ func listStudyRuns(cmd *cobra.Command, spec experiment.Spec, asJSON bool) error 
 	w := cmd.OutOrStdout()
 	if asJSON {
 		return writeJSON(w, struct {
-			Study string                   `json:"study"`
+			Study string                  `json:"study"`
 			Runs  []experiment.PlannedRun `json:"runs"`
 		}{id, runs})
 	}

@@ -404,11 +404,11 @@ func TestCompareAgainstTheBaseline(t *testing.T) {
 		return got == want
 	}
 	tests := []struct {
-		rows             []Row
-		class, scheme    string
-		runs, completed  int
-		mean, slow       any
-		fctPct, slowPct  any
+		rows                    []Row
+		class, scheme           string
+		runs, completed         int
+		mean, slow              any
+		fctPct, slowPct         any
 		fctVerdict, slowVerdict string
 	}{
 		{r.SizeClasses, "mice", "a", 2, 2, 0.15, 2.25, -25.0, -25.0, "better", "no significant difference"},

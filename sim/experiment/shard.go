@@ -30,7 +30,7 @@ type shardManifest struct {
 	Study shardStudy `json:"study"`
 	Shard Shard      `json:"shard"`
 	// WallSeconds is the time the shard took.
-	WallSeconds float64     `json:"wall_seconds"`
+	WallSeconds float64    `json:"wall_seconds"`
 	Runs        []shardRun `json:"runs"`
 }
 
