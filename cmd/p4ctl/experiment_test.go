@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -122,6 +123,18 @@ func TestExperimentUsageErrors(t *testing.T) {
 		{[]string{"--preset", "nosuch"}, "unknown preset"},
 		{[]string{filepath.Join(dir, "missing.yaml")}, "does not exist"},
 		{[]string{scen, scen}, "at most 1 argument"},
+		{[]string{"--vary", "topology.dealy=1us,2us"}, "topology.dealy"},
+		{[]string{"--vary", "topology.delay=1us,slow"}, "point topology.delay=slow: --vary topology.delay=slow"},
+		{[]string{"--vary", "topology.delay="}, "--vary \"topology.delay=\": empty value"},
+		{[]string{"--vary", "workload.load=0.3:0.9"}, "--vary"},
+		{[]string{"--vary", "host.mtu=1000:500:100"}, "end is below the start"},
+		{[]string{"--vary", "seed=1,2"}, "--seeds"},
+		{[]string{"--vary", "host.mtu=1000", "--vary", "host.mtu=1500"}, "--vary host.mtu given twice"},
+		{[]string{"--vary", "host.mtu=1000,1500", "--set", "host.mtu=9000"}, "--set host.mtu=9000 and --vary host.mtu both set host.mtu"},
+		{[]string{"--shard", "2/2"}, "--shard"},
+		{[]string{"--shard", "0/100"}, "the study has 3 runs, so at most 3 shards"},
+		{[]string{"--shard", "x"}, "--shard"},
+		{[]string{"--confidence", "95"}, "--confidence"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -173,5 +186,84 @@ func TestDefaultExperiment(t *testing.T) {
 	}
 	if f := cmd.Flags().Lookup("schemes"); f == nil || f.DefValue != "dcqcn,rcm,pfc" {
 		t.Errorf("--schemes default %v", f)
+	}
+}
+
+// A sweep prints each point's comparison and the changes at every point,
+// and writes a directory per point beside the curves; --list-runs writes
+// nothing.
+func TestExperimentSweep(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "tiny5.yaml", experimentScenario)
+	out := filepath.Join(dir, "out")
+	args := []string{"experiment", scen, "--schemes", "dcqcn,pfc", "--seeds", "2", "--vary", "topology.delay=1us,2us", "-q"}
+	code, stdout, stderr := p4ctl(append(args, "--list-runs", "-o", out)...)
+	if code != 0 || !strings.Contains(stdout, "7      topology.delay=2us  pfc     2") || !strings.Contains(stdout, "8 runs of study ") {
+		t.Errorf("--list-runs: exit %d: %s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--list-runs wrote %s (%v)", out, err)
+	}
+	code, stdout, stderr = p4ctl(append(args, "-o", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"study tiny5: 2 points (topology.delay = 1us, 2us); schemes dcqcn, pfc; seeds 1, 2; baseline dcqcn",
+		"point 1 of 2: topology.delay=1us", "mean FCT against dcqcn at each point", "2 point directories, 8 run directories"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, f := range []string{"study.csv", "study.json", "report.html", "curve-mean-fct-us.png", "p1_topology.delay=2us/pfc-seed2/flows.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// Shards run apart and merged write what the whole study writes; a merge
+// of the wrong parts is a usage error that writes nothing.
+func TestExperimentShardsAndMerge(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "tiny5.yaml", experimentScenario)
+	args := []string{"experiment", scen, "--schemes", "dcqcn,pfc", "--seeds", "2", "--vary", "topology.delay=1us,2us", "-q"}
+	var parts []string
+	for i := range 2 {
+		part := filepath.Join(dir, "part", strconv.Itoa(i))
+		code, stdout, stderr := p4ctl(append(args, "--shard", strconv.Itoa(i)+"/2", "-o", part)...)
+		if code != 0 || !strings.Contains(stdout, "shard "+strconv.Itoa(i)+"/2 of study ") || !strings.Contains(stdout, "4 of 8 runs") {
+			t.Fatalf("shard %d: exit %d: %s%s", i, code, stdout, stderr)
+		}
+		parts = append(parts, part)
+	}
+	merged := filepath.Join(dir, "merged")
+	if code, _, stderr := p4ctl("experiment", "merge", parts[0], "-o", merged); code != exitUsage ||
+		!strings.Contains(stderr, "missing runs 4, 5, 6, 7 (of shard 1 of 2)") {
+		t.Errorf("merge of one shard: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := p4ctl("experiment", "merge", scen, "-o", merged); code != exitUsage || !strings.Contains(stderr, "tiny5.yaml: is a file, not a shard's directory") {
+		t.Errorf("merge of a file: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := p4ctl("experiment", "merge"); code != exitUsage || !strings.Contains(stderr, "give the shards' directories") {
+		t.Errorf("merge of nothing: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(merged); !os.IsNotExist(err) {
+		t.Errorf("a refused merge wrote %s (%v)", merged, err)
+	}
+	code, stdout, stderr := p4ctl("experiment", "merge", parts[1], parts[0], "-o", merged)
+	if code != 0 || !strings.Contains(stdout, "merged from 2 shards; results in "+merged) {
+		t.Fatalf("merge: exit %d: %s%s", code, stdout, stderr)
+	}
+	whole := filepath.Join(dir, "whole")
+	if code, _, stderr := p4ctl(append(args, "-o", whole)...); code != 0 {
+		t.Fatalf("whole: exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"study.csv", "p0_topology.delay=1us/comparison.csv", "p1_topology.delay=2us/pfc-seed1/flows.csv",
+		"curve-p99-fct-us.svg"} {
+		a, errA := os.ReadFile(filepath.Join(whole, f))
+		b, errB := os.ReadFile(filepath.Join(merged, f))
+		if errA != nil || errB != nil || string(a) != string(b) {
+			t.Errorf("%s differs between the whole study and the merge (%v, %v)", f, errA, errB)
+		}
 	}
 }

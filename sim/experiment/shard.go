@@ -144,11 +144,13 @@ func decodeResults(path string) (*sim.Results, error) {
 
 // readManifest reads dir's shard.json.
 func readManifest(dir string) (*shardManifest, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, unwrapPathError(err))
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: is a file, not a shard's directory", dir)
+	}
 	data, err := os.ReadFile(filepath.Join(dir, ShardFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(dir); serr != nil {
-			return nil, fmt.Errorf("%s: %w", dir, unwrapPathError(serr))
-		}
 		if _, serr := os.Stat(filepath.Join(dir, StudyJSONFile)); serr == nil {
 			return nil, fmt.Errorf("%s: is a whole study's output, not a shard's (no %s)", dir, ShardFile)
 		}
@@ -220,7 +222,9 @@ func Merge(dirs []string) (*Study, error) {
 			if sr.Index < 0 || sr.Index >= total || sr.Point < 0 || sr.Point >= len(st.Points) {
 				return nil, fmt.Errorf("%s: run %d is not a run of this study of %d runs", filepath.Join(dir, ShardFile), sr.Index, total)
 			}
-			if d, ok := owner[sr.Index]; ok {
+			if d, ok := owner[sr.Index]; ok && d == dir {
+				return nil, fmt.Errorf("%s is given twice: merge each shard once", dir)
+			} else if ok {
 				return nil, fmt.Errorf("run %d (%s seed %d) is in both %s and %s: merge each shard once", sr.Index, sr.Scheme, sr.Seed, d, dir)
 			}
 			owner[sr.Index] = dir

@@ -65,7 +65,8 @@ func ParseVary(s string) (Vary, error) {
 var plainNumber = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 
 // parseRange reads LO:HI:STEP into the values LO, LO+STEP, ... up to HI,
-// each printed with as many decimals as the most precise of the three.
+// each printed as short as it is ("0.5", "1"), with at most as many
+// decimals as the most precise of the three.
 func parseRange(s string) ([]string, error) {
 	parts := strings.Split(s, ":")
 	var x [3]float64
@@ -97,7 +98,9 @@ func parseRange(s string) ([]string, error) {
 	}
 	out := make([]string, n)
 	for i := range out {
-		out[i] = strconv.FormatFloat((l+float64(i)*st)/scale, 'f', decimals, 64)
+		// A whole number over a power of ten rounds to the double
+		// nearest the decimal, which prints back as that decimal.
+		out[i] = strconv.FormatFloat((l+float64(i)*st)/scale, 'f', -1, 64)
 	}
 	return out, nil
 }
