@@ -126,7 +126,7 @@ func newExperimentCmd() *cobra.Command {
 	o := &simOptions{}
 	schemes := append([]string(nil), defaultExperimentSchemes...)
 	var seeds seedsFlag
-	var vary []string
+	var vary, variants []string
 	var shard experiment.Shard
 	level := stats.DefaultLevel
 	jobs := runtime.NumCPU()
@@ -155,6 +155,10 @@ cartesian product, the first varying slowest. Each point is a comparison of
 its own, in a directory of its own, and the study adds curves of each metric
 against the first swept value (a line per scheme, its interval as a band),
 study.csv, study.json and report.html.
+
+--variant NAME=SCHEME,PATH=VALUE,... compares, under NAME, a scheme run with
+values of its own (an ablation such as no-sar=rcm,rcm.sar=false, or a
+tuning) beside the schemes.
 
 Each run (point, seed, scheme) has a stable index; --list-runs prints them
 and writes nothing. --shard i/N runs only the i-th of N near-equal blocks of
@@ -206,8 +210,24 @@ written, and the command exits 1.`,
 				}
 				sweep = append(sweep, x)
 			}
+			all := slices.Clone(schemes)
+			var vs []experiment.Variant
+			for _, v := range variants {
+				x, err := experiment.ParseVariant(v)
+				if err != nil {
+					return usageErrorf("--variant %v", err)
+				}
+				if !slices.Contains(scenario.Schemes, x.Scheme) {
+					return usageErrorf("--variant %s: unknown scheme %q (known: %s)", v, x.Scheme, strings.Join(scenario.Schemes, ", "))
+				}
+				if slices.Contains(all, x.Name) {
+					return usageErrorf("--variant %s: %s is already a scheme or variant; name it otherwise", v, x.Name)
+				}
+				all = append(all, x.Name)
+				vs = append(vs, x)
+			}
 			p := newProgress(cmd.ErrOrStderr(), o.quiet)
-			spec := experiment.Spec{Scenario: s, Vary: sweep, Schemes: schemes, Seeds: list, Level: level, Jobs: jobs,
+			spec := experiment.Spec{Scenario: s, Vary: sweep, Schemes: all, Variants: vs, Seeds: list, Level: level, Jobs: jobs,
 				Shard: shard, Version: versionString(), Progress: p.runs}
 			if err := experiment.Check(spec); err != nil {
 				return usageErrorf("%v", trimPrefix(err))
@@ -272,6 +292,7 @@ written, and the command exits 1.`,
 	fs.Var(&parsedValue[seedsFlag]{dst: &seeds, parse: parseSeeds, typ: "seeds"},
 		"seeds", "seeds to run each scheme with: a list (1,2,3) or a count N (N seeds from the scenario's seed); default the scenario's seed")
 	fs.StringArrayVar(&vary, "vary", nil, "sweep a scenario value: PATH=V1,V2,... or PATH=LO:HI:STEP, e.g. workload.load=0.3:0.9:0.2 (repeatable: the cartesian product)")
+	fs.StringArrayVar(&variants, "variant", nil, "also compare a scheme with values of its own: NAME=SCHEME,PATH=VALUE,..., e.g. no-sar=rcm,rcm.sar=false (repeatable; compared after --schemes)")
 	fs.BoolVar(&listRuns, "list-runs", false, "print the study's runs with their indexes (of --shard's only, if given) and write nothing")
 	fs.Var(&parsedValue[experiment.Shard]{dst: &shard, parse: experiment.ParseShard, typ: "i/N"},
 		"shard", "run only shard i of N (from 0) and write a partial directory for 'p4ctl experiment merge'")

@@ -135,6 +135,10 @@ func TestExperimentUsageErrors(t *testing.T) {
 		{[]string{"--shard", "0/100"}, "the study has 3 runs, so at most 3 shards"},
 		{[]string{"--shard", "x"}, "--shard"},
 		{[]string{"--confidence", "95"}, "--confidence"},
+		{[]string{"--variant", "fast=nosuch"}, `unknown scheme "nosuch"`},
+		{[]string{"--variant", "dcqcn=pfc,host.mtu=1000"}, "dcqcn is already a scheme or variant"},
+		{[]string{"--variant", "x=pfc,host.mtu"}, `"host.mtu" is not PATH=VALUE`},
+		{[]string{"--variant", "x=pfc,host.mtu=big"}, "variant x: --variant x: host.mtu=big"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -196,9 +200,10 @@ func TestExperimentSweep(t *testing.T) {
 	dir := t.TempDir()
 	scen := writeFile(t, dir, "tiny5.yaml", experimentScenario)
 	out := filepath.Join(dir, "out")
-	args := []string{"experiment", scen, "--schemes", "dcqcn,pfc", "--seeds", "2", "--vary", "topology.delay=1us,2us", "-q"}
+	args := []string{"experiment", scen, "--schemes", "dcqcn,pfc", "--seeds", "2", "--vary", "topology.delay=1us,2us", "-q",
+		"--variant", "pfc-jumbo=pfc,host.mtu=4000"}
 	code, stdout, stderr := p4ctl(append(args, "--list-runs", "-o", out)...)
-	if code != 0 || !strings.Contains(stdout, "7      topology.delay=2us  pfc     2") || !strings.Contains(stdout, "8 runs of study ") {
+	if code != 0 || !strings.Contains(stdout, "11     topology.delay=2us  pfc-jumbo  2") || !strings.Contains(stdout, "12 runs of study ") {
 		t.Errorf("--list-runs: exit %d: %s%s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -208,8 +213,9 @@ func TestExperimentSweep(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"study tiny5: 2 points (topology.delay = 1us, 2us); schemes dcqcn, pfc; seeds 1, 2; baseline dcqcn",
-		"point 1 of 2: topology.delay=1us", "mean FCT against dcqcn at each point", "2 point directories, 8 run directories"} {
+	for _, want := range []string{"study tiny5: 2 points (topology.delay = 1us, 2us); schemes dcqcn, pfc, pfc-jumbo; seeds 1, 2; baseline dcqcn",
+		"point 1 of 2: topology.delay=1us", "mean FCT against dcqcn at each point", "2 point directories, 12 run directories",
+		"variant pfc-jumbo: pfc with host.mtu=4000"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

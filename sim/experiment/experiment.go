@@ -62,10 +62,15 @@ type Spec struct {
 	// varying slowest, gives the study's points. None: one point, the
 	// scenario as it is.
 	Vary []Vary
-	// Schemes are the schemes to compare, in the order to report them.
-	// Names must be unique and usable in a file name (letters, digits,
-	// '.', '_', '-'), since each run gets a directory "<scheme>-seed<N>".
+	// Schemes are the schemes to compare, in the order to report them:
+	// the simulator's schemes and the names of Variants. Names must be
+	// unique and usable in a file name (letters, digits, '.', '_', '-'),
+	// since each run gets a directory "<scheme>-seed<N>".
 	Schemes []string
+	// Variants are schemes run with scenario values of their own, each
+	// compared under its name: an ablation ("rcm without SAR") or a
+	// tuning beside the schemes. Each must be named in Schemes.
+	Variants []Variant
 	// Seeds are the seeds to run each scheme with; empty means the
 	// scenario's own seed. They are reported in ascending order.
 	Seeds []uint64
@@ -96,6 +101,38 @@ type Spec struct {
 	// under way, every ProgressInterval. Calls come one at a time, from
 	// the goroutine that called Run.
 	Progress func(Progress)
+}
+
+// Variant is a scheme run with some scenario values of its own, compared
+// under its own name.
+type Variant struct {
+	Name   string       `json:"name"`
+	Scheme string       `json:"scheme"`
+	Set    []Assignment `json:"set"`
+}
+
+// ParseVariant reads "NAME=SCHEME,PATH=VALUE,...", for instance
+// "no-sar=rcm,rcm.sar=false".
+func ParseVariant(s string) (Variant, error) {
+	name, rest, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	parts := strings.Split(rest, ",")
+	v := Variant{Name: name, Scheme: strings.TrimSpace(parts[0])}
+	if !ok || name == "" || v.Scheme == "" || strings.Contains(v.Scheme, "=") {
+		return Variant{}, fmt.Errorf("%q: want NAME=SCHEME,PATH=VALUE,..., e.g. no-sar=rcm,rcm.sar=false", s)
+	}
+	if err := CheckScheme(name); err != nil {
+		return Variant{}, fmt.Errorf("%q: %w", s, err)
+	}
+	for _, kv := range parts[1:] {
+		path, value, ok := strings.Cut(kv, "=")
+		path = strings.TrimSpace(path)
+		if !ok || path == "" {
+			return Variant{}, fmt.Errorf("%q: %q is not PATH=VALUE", s, strings.TrimSpace(kv))
+		}
+		v.Set = append(v.Set, Assignment{Path: path, Value: strings.TrimSpace(value)})
+	}
+	return v, nil
 }
 
 // Shard is the part Index (0 <= Index < Count) of a study cut into Count
@@ -209,6 +246,7 @@ type Result struct {
 	// Point are the swept values of this point, none without a sweep.
 	Point    []Assignment `json:"point,omitempty"`
 	Schemes  []string     `json:"schemes"`
+	Variants []Variant    `json:"variants,omitempty"`
 	Seeds    []uint64     `json:"seeds"`
 	Repeat   int          `json:"repeat,omitempty"`
 	Baseline string       `json:"baseline"`
@@ -253,14 +291,15 @@ func (r *Result) Err() error {
 
 // Study is a whole parameter study: the comparison at each point.
 type Study struct {
-	Scenario    string   `json:"scenario"`
-	Description string   `json:"description"`
-	Vary        []Vary   `json:"vary"`
-	Schemes     []string `json:"schemes"`
-	Seeds       []uint64 `json:"seeds"`
-	Repeat      int      `json:"repeat,omitempty"`
-	Baseline    string   `json:"baseline"`
-	Level       float64  `json:"confidence"`
+	Scenario    string    `json:"scenario"`
+	Description string    `json:"description"`
+	Vary        []Vary    `json:"vary"`
+	Schemes     []string  `json:"schemes"`
+	Variants    []Variant `json:"variants,omitempty"`
+	Seeds       []uint64  `json:"seeds"`
+	Repeat      int       `json:"repeat,omitempty"`
+	Baseline    string    `json:"baseline"`
+	Level       float64   `json:"confidence"`
 	// ID identifies the study: a hash of the scenario (with every
 	// override), the sweep, the schemes, the seeds, the repetitions, the
 	// baseline and the level. Shards of one study share it.
@@ -338,6 +377,7 @@ type runPlan struct {
 	vary     []Vary
 	points   [][]Assignment
 	schemes  []string
+	variants map[string]Variant
 	seeds    []uint64 // ascending
 	repeat   int      // at least 1
 	baseline string
@@ -366,7 +406,24 @@ func plan(spec Spec) (*runPlan, error) {
 	}
 	p := &runPlan{vary: slices.Clone(spec.Vary), schemes: slices.Clone(spec.Schemes), seeds: slices.Clone(spec.Seeds),
 		repeat: max(1, spec.Repeat), baseline: spec.Baseline, level: spec.Level, jobs: spec.Jobs, shard: spec.Shard,
-		src: spec.Scenario}
+		src: spec.Scenario, variants: map[string]Variant{}}
+	for _, v := range spec.Variants {
+		if _, ok := p.variants[v.Name]; ok {
+			return nil, fmt.Errorf("experiment: variant %q given twice", v.Name)
+		}
+		if !slices.Contains(p.schemes, v.Name) {
+			return nil, fmt.Errorf("experiment: variant %q is not among the schemes %s", v.Name, strings.Join(p.schemes, ", "))
+		}
+		for _, a := range v.Set {
+			switch {
+			case a.Path == "scheme" || a.Path == "seed":
+				return nil, fmt.Errorf("experiment: variant %s sets %s; a variant's scheme is its own (%s) and runs every seed", v.Name, a.Path, v.Scheme)
+			case slices.ContainsFunc(spec.Vary, func(w Vary) bool { return w.Path == a.Path }):
+				return nil, fmt.Errorf("experiment: variant %s sets %s, which --vary sweeps; drop one", v.Name, a.Path)
+			}
+		}
+		p.variants[v.Name] = v
+	}
 	for i, v := range p.vary {
 		if len(v.Values) == 0 {
 			return nil, fmt.Errorf("experiment: --vary %s: no values", v.Path)
@@ -478,19 +535,56 @@ func (p *runPlan) id() (string, error) {
 		return "", err
 	}
 	data, err := json.Marshal(struct {
-		Scenario string   `json:"scenario"`
-		Vary     []Vary   `json:"vary"`
-		Schemes  []string `json:"schemes"`
-		Seeds    []uint64 `json:"seeds"`
-		Repeat   int      `json:"repeat"`
-		Baseline string   `json:"baseline"`
-		Level    float64  `json:"level"`
-	}{string(yaml), p.vary, p.schemes, p.seeds, p.repeat, p.baseline, p.level})
+		Scenario string    `json:"scenario"`
+		Vary     []Vary    `json:"vary"`
+		Schemes  []string  `json:"schemes"`
+		Variants []Variant `json:"variants"`
+		Seeds    []uint64  `json:"seeds"`
+		Repeat   int       `json:"repeat"`
+		Baseline string    `json:"baseline"`
+		Level    float64   `json:"level"`
+	}{string(yaml), p.vary, p.schemes, p.variantList(), p.seeds, p.repeat, p.baseline, p.level})
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:16]), nil
+}
+
+// variantList is the variants in the order of the schemes.
+func (p *runPlan) variantList() []Variant {
+	var out []Variant
+	for _, s := range p.schemes {
+		if v, ok := p.variants[s]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// runScenario is the scenario of one run: the point's, under a scheme or
+// a variant, with a seed.
+func (p *runPlan) runScenario(point int, scheme string, seed uint64) (*scenario.Scenario, error) {
+	s, err := p.pointScenario(point)
+	if err != nil {
+		return nil, err
+	}
+	v, isVariant := p.variants[scheme]
+	if isVariant {
+		scheme = v.Scheme
+	}
+	if err := s.Set("scheme", scheme); err != nil {
+		return nil, err
+	}
+	for _, a := range v.Set {
+		if err := s.SetFrom(fmt.Sprintf("--variant %s: %s=%s", v.Name, a.Path, a.Value), a.Path, a.Value); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.Set("seed", strconv.FormatUint(seed, 10)); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // newStudy is the study of p, with every point's Result and no runs.
@@ -500,7 +594,8 @@ func (p *runPlan) newStudy(version string) (*Study, error) {
 		return nil, err
 	}
 	st, err := studyOf(shardStudy{ID: id, Version: version, Scenario: p.src.Name, Description: p.src.Description,
-		Vary: p.vary, Schemes: p.schemes, Seeds: p.seeds, Repeat: p.repeat, Baseline: p.baseline, Level: p.level})
+		Vary: p.vary, Schemes: p.schemes, Variants: p.variantList(), Seeds: p.seeds, Repeat: p.repeat, Baseline: p.baseline,
+		Level: p.level})
 	if err != nil {
 		return nil, err
 	}
@@ -544,6 +639,16 @@ func check(spec Spec) (*runPlan, error) {
 			return nil, pointErr(p.points[i], err)
 		}
 	}
+	// A variant's own values are checked once, at the first point.
+	for _, v := range p.variantList() {
+		s, err := p.runScenario(0, v.Name, p.seeds[0])
+		if err == nil {
+			_, err = s.Build()
+		}
+		if err != nil {
+			return nil, pointErr(p.points[0], fmt.Errorf("variant %s: %w", v.Name, err))
+		}
+	}
 	return p, nil
 }
 
@@ -574,13 +679,7 @@ func Configs(spec Spec) ([]Config, error) {
 	var out []Config
 	for i, pt := range p.points {
 		for _, sc := range p.schemes {
-			s, err := p.pointScenario(i)
-			if err == nil {
-				err = s.Set("scheme", sc)
-			}
-			if err == nil {
-				err = s.Set("seed", strconv.FormatUint(p.seeds[0], 10))
-			}
+			s, err := p.runScenario(i, sc, p.seeds[0])
 			var cfg sim.Config
 			if err == nil {
 				cfg, err = s.Build()
@@ -765,16 +864,8 @@ func runOne(ctx context.Context, p *runPlan, point int, runner func(context.Cont
 		}
 	}()
 	fail := func(err error) { r.Error = err.Error() }
-	s, err := p.pointScenario(point)
+	s, err := p.runScenario(point, r.Scheme, r.Seed)
 	if err != nil {
-		fail(err)
-		return
-	}
-	if err := s.Set("scheme", r.Scheme); err != nil {
-		fail(err)
-		return
-	}
-	if err := s.Set("seed", strconv.FormatUint(r.Seed, 10)); err != nil {
 		fail(err)
 		return
 	}

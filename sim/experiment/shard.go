@@ -37,16 +37,17 @@ type shardManifest struct {
 // shardStudy is what a shard records of its study: enough to rebuild the
 // Study without the scenario.
 type shardStudy struct {
-	ID          string   `json:"id"`
-	Version     string   `json:"version,omitempty"`
-	Scenario    string   `json:"scenario"`
-	Description string   `json:"description"`
-	Vary        []Vary   `json:"vary"`
-	Schemes     []string `json:"schemes"`
-	Seeds       []uint64 `json:"seeds"`
-	Repeat      int      `json:"repeat,omitempty"`
-	Baseline    string   `json:"baseline"`
-	Level       float64  `json:"confidence"`
+	ID          string    `json:"id"`
+	Version     string    `json:"version,omitempty"`
+	Scenario    string    `json:"scenario"`
+	Description string    `json:"description"`
+	Vary        []Vary    `json:"vary"`
+	Schemes     []string  `json:"schemes"`
+	Variants    []Variant `json:"variants,omitempty"`
+	Seeds       []uint64  `json:"seeds"`
+	Repeat      int       `json:"repeat,omitempty"`
+	Baseline    string    `json:"baseline"`
+	Level       float64   `json:"confidence"`
 }
 
 // shardRun is one run of a shard. Path is the directory of its report
@@ -75,7 +76,7 @@ func WriteShard(dir string, st *Study) ([]string, error) {
 	}
 	m := shardManifest{Shard: *st.Shard, WallSeconds: st.WallSeconds, Runs: []shardRun{},
 		Study: shardStudy{ID: st.ID, Version: st.Version, Scenario: st.Scenario, Description: st.Description,
-			Vary: nonNil(st.Vary), Schemes: st.Schemes, Seeds: st.Seeds, Repeat: st.Repeat, Baseline: st.Baseline, Level: st.Level}}
+			Vary: nonNil(st.Vary), Schemes: st.Schemes, Variants: st.Variants, Seeds: st.Seeds, Repeat: st.Repeat, Baseline: st.Baseline, Level: st.Level}}
 	var paths []string
 	for i, r := range st.Points {
 		if err := checkNames(r); err != nil {
@@ -294,14 +295,14 @@ func studyOf(s shardStudy) (*Study, error) {
 		}
 	}
 	p.points = points(p.vary)
-	st := &Study{Scenario: s.Scenario, Description: s.Description, Vary: s.Vary, Schemes: s.Schemes, Seeds: s.Seeds,
-		Baseline: s.Baseline, Level: s.Level, ID: s.ID, Version: s.Version}
+	st := &Study{Scenario: s.Scenario, Description: s.Description, Vary: s.Vary, Schemes: s.Schemes, Variants: s.Variants,
+		Seeds: s.Seeds, Baseline: s.Baseline, Level: s.Level, ID: s.ID, Version: s.Version}
 	if p.repeat > 1 {
 		st.Repeat = p.repeat
 	}
 	for _, pt := range p.points {
 		st.Points = append(st.Points, &Result{Scenario: st.Scenario, Description: st.Description, Point: pt,
-			Schemes: st.Schemes, Seeds: st.Seeds, Repeat: st.Repeat, Baseline: st.Baseline, Level: st.Level})
+			Schemes: st.Schemes, Variants: st.Variants, Seeds: st.Seeds, Repeat: st.Repeat, Baseline: st.Baseline, Level: st.Level})
 	}
 	return st, nil
 }

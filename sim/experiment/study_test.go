@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -429,5 +430,63 @@ func TestOneSeedHasNoInterval(t *testing.T) {
 	m := findRow(r.SizeClasses, "mice", "pfc").Metric("mean_fct_us")
 	if m.CILo != nil || m.SD != nil || m.VsBaseline.Verdict != string(stats.TooFew) {
 		t.Errorf("one seed: %+v, %+v", m, m.VsBaseline)
+	}
+}
+
+// A variant is its scheme with values of its own, compared under its
+// name: pfc with longer links is slower than pfc.
+func TestVariants(t *testing.T) {
+	slow := Variant{Name: "slow-links", Scheme: "pfc", Set: []Assignment{{"topology.delay", "5us"}}}
+	spec := Spec{Scenario: parse(t, tinyScenario), Schemes: []string{"pfc", "slow-links"}, Variants: []Variant{slow},
+		Seeds: []uint64{1, 2}, Jobs: 2}
+	r := run(t, spec)
+	base, v := findRow(r.SizeClasses, "mice", "pfc").Metric("mean_fct_us"), findRow(r.SizeClasses, "mice", "slow-links").Metric("mean_fct_us")
+	if *v.Mean < *base.Mean+8 || v.VsBaseline.Verdict != string(stats.Worse) {
+		t.Errorf("mice FCT: pfc %.3f us, slow-links %.3f (%s); want slow-links 8 us slower and worse", *base.Mean, *v.Mean, v.VsBaseline.Verdict)
+	}
+	var text bytes.Buffer
+	if err := WriteComparisonText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "variant slow-links: pfc with topology.delay=5us\n") || !strings.Contains(text.String(), "slow-links seed 2") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	_, id, _ := Plan(spec)
+	spec.Variants[0].Set[0].Value = "6us"
+	if _, id2, _ := Plan(spec); id2 == id {
+		t.Error("a variant's values do not change the study's ID")
+	}
+
+	s := parse(t, tinyScenario)
+	for _, tt := range []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{"not a scheme", Spec{Scenario: s, Schemes: []string{"pfc"}, Variants: []Variant{slow}}, `variant "slow-links" is not among the schemes pfc`},
+		{"sets the scheme", Spec{Scenario: s, Schemes: []string{"pfc", "x"}, Variants: []Variant{{Name: "x", Scheme: "pfc", Set: []Assignment{{"scheme", "rcm"}}}}},
+			"variant x sets scheme"},
+		{"sets a swept value", Spec{Scenario: s, Schemes: []string{"pfc", "slow-links"}, Variants: []Variant{slow},
+			Vary: []Vary{{"topology.delay", []string{"1us", "2us"}}}}, "variant slow-links sets topology.delay, which --vary sweeps"},
+		{"bad value", Spec{Scenario: s, Schemes: []string{"pfc", "x"}, Variants: []Variant{{Name: "x", Scheme: "pfc", Set: []Assignment{{"topology.delay", "soon"}}}}},
+			"variant x: --variant x: topology.delay=soon"},
+	} {
+		if err := Check(tt.spec); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v; want %q", tt.name, err, tt.want)
+		}
+	}
+	for in, want := range map[string]string{
+		"no-sar=rcm,rcm.sar=false": "no-sar rcm [{rcm.sar false}]",
+		"plain=pfc":                "plain pfc []",
+	} {
+		v, err := ParseVariant(in)
+		if got := fmt.Sprintf("%s %s %v", v.Name, v.Scheme, v.Set); err != nil || got != want {
+			t.Errorf("ParseVariant(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"rcm", "=rcm", "x=", "x=rcm,rcm.sar", "../x=rcm", "x=rcm.sar=false"} {
+		if _, err := ParseVariant(in); err == nil {
+			t.Errorf("ParseVariant(%q) accepted", in)
+		}
 	}
 }

@@ -28,7 +28,7 @@ func WriteStudyText(w io.Writer, st *Study) error {
 	}
 	p("study %s: %d points (%s); schemes %s; %s; baseline %s\n", st.Scenario, len(st.Points), strings.Join(paths, "; "),
 		strings.Join(st.Schemes, ", "), seedsText(st.Seeds, st.Repeat), st.Baseline)
-	p("%s\n", legend(st.Points[0]))
+	p("%s%s\n", variantsText(st.Variants), legend(st.Points[0]))
 	for i, r := range st.Points {
 		p("\npoint %d of %d: %s\n", i+1, len(st.Points), PointName(r.Point))
 		if err := writeTables(&buf, r); err != nil {
@@ -72,7 +72,7 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 	var buf bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&buf, format, args...) }
 	p("experiment %s: schemes %s; %s; baseline %s\n", r.Scenario, strings.Join(r.Schemes, ", "), seedsText(r.Seeds, r.Repeat), r.Baseline)
-	p("%s\n\n", legend(r))
+	p("%s%s\n\n", variantsText(r.Variants), legend(r))
 	if err := writeTables(&buf, r); err != nil {
 		return err
 	}
@@ -87,6 +87,24 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 	p("wall time %.2f s for %d runs\n", r.WallSeconds, len(r.Runs))
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// variantsText says what each variant is, a line each: "variant no-sar:
+// rcm with rcm.sar=false".
+func variantsText(vs []Variant) string {
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, "variant %s: %s", v.Name, v.Scheme)
+		for i, a := range v.Set {
+			sep := ", "
+			if i == 0 {
+				sep = " with "
+			}
+			fmt.Fprintf(&b, "%s%s=%s", sep, a.Path, a.Value)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // legend says what the tables hold.
