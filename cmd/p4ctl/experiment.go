@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/p4rcm/p4rcm/internal/outdir"
 	"github.com/p4rcm/p4rcm/sim"
@@ -446,6 +447,7 @@ func buildSchemes(s *scenario.Scenario, schemes []string) ([]sim.Config, error) 
 // whole, and prints the comparison (or its JSON) with where the results
 // are; what says what ran them, if not the simulator.
 func writeExperiment(cmd *cobra.Command, dir *outdir.Dir, out string, st *experiment.Study, asJSON bool, what string) error {
+	start := time.Now()
 	paths, err := experiment.WriteDir(dir.Path(), st)
 	if err != nil {
 		return err
@@ -453,6 +455,7 @@ func writeExperiment(cmd *cobra.Command, dir *outdir.Dir, out string, st *experi
 	if err := dir.Commit(); err != nil {
 		return err
 	}
+	st.AddReportTime(time.Since(start))
 	w := cmd.OutOrStdout()
 	if asJSON {
 		var err error

@@ -262,6 +262,9 @@ type Result struct {
 	FlowClasses []Row `json:"flow_classes"`
 	// WallSeconds is the whole experiment's time.
 	WallSeconds float64 `json:"wall_seconds"`
+	// ReportSeconds is the part of WallSeconds spent comparing, plotting
+	// and writing, not running (see Study.AddReportTime).
+	ReportSeconds float64 `json:"-"`
 }
 
 // Failed lists the runs that failed, in run order.
@@ -311,6 +314,19 @@ type Study struct {
 	Shard *Shard `json:"shard,omitempty"`
 	// WallSeconds is the time the study took.
 	WallSeconds float64 `json:"wall_seconds"`
+	// ReportSeconds is the part of WallSeconds spent comparing, plotting
+	// and writing, not running.
+	ReportSeconds float64 `json:"-"`
+}
+
+// AddReportTime counts d, spent comparing, plotting or writing the study,
+// in its wall time and its report time (and its points').
+func (s *Study) AddReportTime(d time.Duration) {
+	s.WallSeconds += d.Seconds()
+	s.ReportSeconds += d.Seconds()
+	for _, p := range s.Points {
+		p.WallSeconds, p.ReportSeconds = s.WallSeconds, s.ReportSeconds
+	}
 }
 
 // Swept tells whether the study sweeps values, and so has a directory
@@ -817,13 +833,13 @@ func Run(ctx context.Context, spec Spec) (*Study, error) {
 	for _, pt := range st.Points {
 		slices.SortFunc(pt.Runs, runOrder(pt.Schemes))
 	}
-	wall := time.Since(start).Seconds()
+	st.WallSeconds = time.Since(start).Seconds()
 	if st.Shard == nil {
+		compare := time.Now()
 		st.Compare()
-	}
-	st.WallSeconds = wall
-	for _, pt := range st.Points {
-		pt.WallSeconds = wall
+		st.AddReportTime(time.Since(compare))
+	} else {
+		st.AddReportTime(0)
 	}
 	return st, ctx.Err()
 }

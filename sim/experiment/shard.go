@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/p4rcm/p4rcm/sim"
 )
@@ -261,9 +262,10 @@ func Merge(dirs []string) (*Study, error) {
 	}
 	for _, pt := range st.Points {
 		slices.SortFunc(pt.Runs, runOrder(pt.Schemes))
-		pt.WallSeconds = st.WallSeconds
 	}
+	compare := time.Now()
 	st.Compare()
+	st.AddReportTime(time.Since(compare))
 	return st, nil
 }
 

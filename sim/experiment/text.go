@@ -50,7 +50,7 @@ func WriteStudyText(w io.Writer, st *Study) error {
 	if err := writeRunsTable(&buf, runs, names); err != nil {
 		return err
 	}
-	p("wall time %.2f s for %d runs\n", st.WallSeconds, len(runs))
+	p("%s\n", wallText(st.WallSeconds, st.ReportSeconds, len(runs)))
 	_, err := w.Write(buf.Bytes())
 	return err
 }
@@ -84,7 +84,7 @@ func WriteComparisonText(w io.Writer, r *Result) error {
 	if err := writeRunsTable(&buf, runs, nil); err != nil {
 		return err
 	}
-	p("wall time %.2f s for %d runs\n", r.WallSeconds, len(r.Runs))
+	p("%s\n", wallText(r.WallSeconds, r.ReportSeconds, len(r.Runs)))
 	_, err := w.Write(buf.Bytes())
 	return err
 }
@@ -105,6 +105,16 @@ func variantsText(vs []Variant) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// wallText is the study's wall time, and how much of it went into
+// comparing, plotting and writing rather than running.
+func wallText(wall, report float64, runs int) string {
+	s := fmt.Sprintf("wall time %.2f s for %d runs", wall, runs)
+	if report > 0 && wall > 0 {
+		s += fmt.Sprintf(", %.2f s of it (%.1f%%) comparing, plotting and writing", report, 100*report/wall)
+	}
+	return s
 }
 
 // legend says what the tables hold.
