@@ -7,7 +7,7 @@
 // usual), each run's metric (its mean FCT of mice, say) is an average of
 // many flows and so close to normal, and the runs' spread is unknown and
 // estimated from the same runs. The normal quantile (1.96) would then give
-// intervals too narrow by a factor of 2.2 at 3 runs and 1.3 at 5; t
+// intervals too narrow by a factor of 2.2 at 3 runs and 1.4 at 5; t
 // accounts for the estimated spread exactly under normality and is
 // robust to moderate departures from it. A bootstrap needs tens of
 // samples to say anything and is badly biased at 3 to 5.
