@@ -132,7 +132,7 @@ func TestExperimentUsageErrors(t *testing.T) {
 		{[]string{"--vary", "host.mtu=1000", "--vary", "host.mtu=1500"}, "--vary host.mtu given twice"},
 		{[]string{"--vary", "host.mtu=1000,1500", "--set", "host.mtu=9000"}, "--set host.mtu=9000 and --vary host.mtu both set host.mtu"},
 		{[]string{"--shard", "2/2"}, "--shard"},
-		{[]string{"--shard", "0/100"}, "the study has 3 runs, so at most 3 shards"},
+		{[]string{"--shard", "0/100"}, "the study has 15 runs, so at most 15 shards"},
 		{[]string{"--shard", "x"}, "--shard"},
 		{[]string{"--confidence", "95"}, "--confidence"},
 		{[]string{"--variant", "fast=nosuch"}, `unknown scheme "nosuch"`},
@@ -190,6 +190,11 @@ func TestDefaultExperiment(t *testing.T) {
 	}
 	if f := cmd.Flags().Lookup("schemes"); f == nil || f.DefValue != "dcqcn,rcm,pfc" {
 		t.Errorf("--schemes default %v", f)
+	}
+	// Five seeds from the scenario's, listed as such.
+	code, stdout, stderr := p4ctl("experiment", "--list-runs")
+	if code != 0 || !strings.Contains(stdout, "14     pfc     5") || !strings.Contains(stdout, "15 runs of study") {
+		t.Errorf("default study: exit %d: %s%s", code, stdout, stderr)
 	}
 }
 
