@@ -28,12 +28,12 @@ const testRate = 20e6 // b/s: 1062-byte frames (1086 on the wire) every 434 us
 
 // rigRTO is the agents' retransmission timeout unless a test sets its
 // own. A sender times out when no ACK has moved its window for an RTO,
-// and on a busy two-core machine the test process has been seen to go
-// unscheduled for about 200 ms (a timeout with every ACK already sent),
-// so an RTO near that makes timeouts that no loss caused. At 1 s it is
-// five times that, and fifteen times the longest flow any test sends
-// without a loss (150 KB, 65 ms at testRate); tests whose flows lose
-// nothing, or recover by a NAK, never wait for it.
+// and on a busy two-core machine the test process has gone unscheduled
+// long enough for a 150 KB flow (65 ms of pacing) to time out at an RTO
+// of 200 ms with all its ACKs sent and none read: an RTO near that makes
+// timeouts that no loss caused. At 1 s it is fifteen times the longest
+// flow any test sends without a loss; tests whose flows lose nothing, or
+// recover by a NAK, never wait for it.
 const rigRTO = time.Second
 
 var (

@@ -170,10 +170,11 @@ func (h *Host) Netns() string { return h.netns }
 // is named hostIf (at most 15 characters) and gets MAC address mac, or, if
 // mac is nil, a locally administered address derived from the lab suffix and
 // a per-lab link counter. The root end gets a unique name, returned in
-// Link.SwitchIf, for the software switch to use as a port. Both ends are up,
-// with IPv6 off and transmit checksum offload turned off (best effort: if
-// the ethtool ioctl fails the link is still usable, only frames the kernel
-// itself generates may carry unfinished checksums).
+// Link.SwitchIf, for the software switch to use as a port. Both ends are up
+// and carry frames when Link returns (waitUp), with IPv6 off and transmit
+// checksum offload turned off (best effort: if the ethtool ioctl fails the
+// link is still usable, only frames the kernel itself generates may carry
+// unfinished checksums).
 func (l *Lab) Link(h *Host, hostIf string, mac net.HardwareAddr) (*Link, error) {
 	if len(hostIf) == 0 || len(hostIf) > maxIfName {
 		return nil, fmt.Errorf("netlab: invalid interface name %q (1-%d characters)", hostIf, maxIfName)
