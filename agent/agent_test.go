@@ -436,7 +436,7 @@ func TestCNPsCutTheRate(t *testing.T) {
 	// The flow starts 1 s in, so that the CNPs, sent now, arrive before it
 	// even when the machine leaves the test unscheduled for a while.
 	const start, size = time.Second, 100_000
-	r := newRig(t, &cc, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: size, Start: int64(start / time.Nanosecond * 1000)}}, nil)
+	r := newRig(t, &cc, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: size, Start: start.Nanoseconds() * 1000}}, nil)
 	cnp := cnpFrame(t, 1)
 	if err := r.ports[0].Send(cnp, cnp); err != nil {
 		t.Fatal(err)
