@@ -104,10 +104,9 @@ func TestLDCPFirstRTTNotECT(t *testing.T) {
 func TestLDCPECEHalvesWindow(t *testing.T) {
 	var mu sync.Mutex
 	data, becn := map[uint32]sent{}, map[uint32]bool{}
-	mark := markFor(time.Hour)
 	r := ldcpRig(t, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: 20_000}}, watch(&mu, data, becn, func(from int, f []byte) bool {
-		if _, n, ok := psn(f); ok && from == 0 && n >= ldcpIW {
-			return mark(from, f)
+		if op, n, ok := psn(f); ok && from == 0 && op != roce.OpAck && n >= ldcpIW {
+			markCE(f)
 		}
 		return true
 	}))

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -169,10 +170,11 @@ func (h *Host) Netns() string { return h.netns }
 // is named hostIf (at most 15 characters) and gets MAC address mac, or, if
 // mac is nil, a locally administered address derived from the lab suffix and
 // a per-lab link counter. The root end gets a unique name, returned in
-// Link.SwitchIf, for the software switch to use as a port. Both ends are up,
-// with IPv6 off and transmit checksum offload turned off (best effort: if
-// the ethtool ioctl fails the link is still usable, only frames the kernel
-// itself generates may carry unfinished checksums).
+// Link.SwitchIf, for the software switch to use as a port. Both ends are up
+// and carry frames when Link returns (waitUp), with IPv6 off and transmit
+// checksum offload turned off (best effort: if the ethtool ioctl fails the
+// link is still usable, only frames the kernel itself generates may carry
+// unfinished checksums).
 func (l *Lab) Link(h *Host, hostIf string, mac net.HardwareAddr) (*Link, error) {
 	if len(hostIf) == 0 || len(hostIf) > maxIfName {
 		return nil, fmt.Errorf("netlab: invalid interface name %q (1-%d characters)", hostIf, maxIfName)
@@ -256,6 +258,11 @@ func (l *Lab) Trunk() (a, b string, err error) {
 				return fmt.Errorf("set %s up: %w", name, err)
 			}
 		}
+		for _, name := range []string{a, b} {
+			if err := waitUp(l.rootNL, name); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	// A trunk is kept as a Link without a host, so that Close deletes it.
@@ -321,7 +328,42 @@ func (l *Lab) setupLink(lk *Link) error {
 	if err := lk.Host.nl.LinkSetUp(hl); err != nil {
 		return fmt.Errorf("set %s up: %w", lk.HostIf, err)
 	}
-	return nil
+	if err := waitUp(l.rootNL, lk.SwitchIf); err != nil {
+		return err
+	}
+	return waitUp(lk.Host.nl, lk.HostIf)
+}
+
+// upTimeout is how long waitUp waits for an end to come up: the kernel's
+// link-watch work is normally done within a millisecond, but it runs on a
+// shared worker under the RTNL lock, which a busy machine (namespaces
+// being made and deleted by other tests) can hold for a long time.
+const upTimeout = 10 * time.Second
+
+// waitUp returns when the interface ifName can carry frames. Setting a
+// veth end up is not enough: the end brought up first gets its carrier
+// only when its peer comes up, and the kernel attaches its transmit queue
+// discipline in the link-watch work that this schedules; until that work
+// has run, every frame sent on the end is dropped (counted in its TX
+// dropped). Under load the agents' tests lost their first dozens of frames
+// that way. The same work sets the operational state up, so an end that
+// reads as up is ready (reading the link also runs its pending work at
+// once on recent kernels, 6.18 here).
+func waitUp(h *netlink.Handle, ifName string) error {
+	deadline := time.Now().Add(upTimeout)
+	for {
+		link, err := h.LinkByName(ifName)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", ifName, err)
+		}
+		if link.Attrs().OperState == netlink.OperUp {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is %v %v after being set up", ifName, link.Attrs().OperState, upTimeout)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }
 
 // deleteSwitchIf deletes a switch-side veth end created by this lab (which
