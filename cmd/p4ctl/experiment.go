@@ -514,12 +514,20 @@ func describeOutputs(dir string, paths []string, st *experiment.Study) string {
 			files = append(files, name)
 		}
 	}
-	files = append(files, fmt.Sprintf("%d plots as PNG and SVG", plots))
+	files = append(files, count(plots, "plot", "plots")+" as PNG and SVG")
 	if st.Swept() {
-		files = append(files, fmt.Sprintf("%d point directories", len(st.Points)))
+		files = append(files, count(len(st.Points), "point directory", "point directories"))
 	}
-	files = append(files, fmt.Sprintf("%d run directories", len(runs)))
+	files = append(files, count(len(runs), "run directory", "run directories"))
 	return strings.Join(files, ", ")
+}
+
+// count is "1 plot", "2 plots".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // runs shows an experiment's progress once it has taken two seconds: the
