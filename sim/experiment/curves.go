@@ -44,7 +44,11 @@ func Curves(st *Study) ([]Figure, error) {
 		m, _ := MetricByName(name)
 		var panels []curvePanel
 		for _, c := range SizeClasses {
-			panels = append(panels, curvePanel{title: c.Name + " (" + c.Label + ")",
+			title := c.Name + " (" + c.Label + ")"
+			if c.HiBytes == 0 && c.LoBytes == 0 {
+				title = "all flows"
+			}
+			panels = append(panels, curvePanel{title: title,
 				rows: func(r *Result) []Row { return r.SizeClasses }, class: c.Name})
 		}
 		f, err := curveFigure(st, m, panels)
