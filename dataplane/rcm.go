@@ -441,7 +441,12 @@ func (s *Switch) rcmOutputSample(now int64, out int, q uint8) {
 			if ro.cam.Written()-ro.camMark < uint64(r.p.CAMDepth) {
 				break
 			}
-			ro.local, ro.rootFound = ro.cam.Heavy(ro.local), true
+			if r.p.CFR {
+				ro.local = ro.cam.Heavy(ro.local)
+			} else {
+				ro.local = ro.cam.Flows(ro.local) // an ablation: every contributor
+			}
+			ro.rootFound = true
 			r.trace(RCMFlag, now, out, ro.out.Q, ro.local, ro.cam.Entries())
 		}
 		ro.win.Cut(now, ro.out.Q, ro.sent.Share(ro.local))

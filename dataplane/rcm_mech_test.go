@@ -316,3 +316,68 @@ func TestRCCHoldSwitchedOff(t *testing.T) {
 		t.Errorf("%d packets held with hold off", h)
 	}
 }
+
+// loadFour sends s 3 us of flows a, b, c and d into its busy port 2, a
+// with half the packets and the others a sixth each: the queue passes
+// Q_eq within the first 10 KB, and the CAM fills with samples taken
+// since long before the first cut (2 us after the root is found). It
+// returns the flows the root flagged.
+func loadFour(s *Switch, env *fakeEnv, evs *[]RCMEvent) []rcm.FlowID {
+	env.idle[2] = false
+	for i := range 300 {
+		flow := int32(1) // a
+		if i%2 == 1 {
+			flow = 2 + int32(i/2%3) // b, c, d in turn
+		}
+		s.Receive(int64(i)*10*ns, i%2, dataPkt(flow, 9, 3, 1000, ECT0))
+	}
+	var flagged []rcm.FlowID
+	for _, e := range *evs {
+		if e.Kind == RCMFlag && e.Port == 2 {
+			flagged = e.Flows
+		}
+	}
+	return flagged
+}
+
+// heldOf sends 5 more packets of each of flows 1 to 4 to port 2 and
+// returns how many of each the switch held back.
+func heldOf(s *Switch) [5]int64 {
+	var n [5]int64
+	held := s.RCMStats().Held
+	for f := int32(1); f <= 4; f++ {
+		for range 5 {
+			s.Receive(3*us, 0, dataPkt(f, 9, 3, 1000, ECT0))
+		}
+		now := s.RCMStats().Held
+		n[f], held = now-held, now
+	}
+	return n
+}
+
+// CFR at a root: of flows a, b, c and d loading a congested port, a with
+// half the packets and the others a sixth each, the root flags a, the
+// heavy hitter, and holds back its packets and none of the others'. With
+// CFR's heavy-hitter test off (rcm.cfr=false) it flags and holds all
+// four, each a contributor.
+func TestCFRRootHoldsHeavyHitterOnly(t *testing.T) {
+	p := rcm.Defaults()
+	p.SAR = false
+	s, env, evs := tracedRoot(t, p)
+	a := flowID(dataPkt(1, 9, 3, 1000, ECT0))
+	if flagged := loadFour(s, env, evs); len(flagged) != 1 || flagged[0] != a {
+		t.Fatalf("the root flagged %v; want a (%d) alone", flagged, a)
+	}
+	if n := heldOf(s); n != [5]int64{0, 5, 0, 0, 0} {
+		t.Errorf("of 5 packets each of a, b, c and d the root held %v; want a's alone", n[1:])
+	}
+
+	p.CFR = false
+	s, env, evs = tracedRoot(t, p)
+	if flagged := loadFour(s, env, evs); len(flagged) != 4 {
+		t.Fatalf("with the heavy-hitter test off the root flagged %v; want all four", flagged)
+	}
+	if n := heldOf(s); n != [5]int64{0, 5, 5, 5, 5} {
+		t.Errorf("with the heavy-hitter test off the root held %v of 5 packets each of a, b, c and d; want all", n[1:])
+	}
+}

@@ -102,6 +102,12 @@ type Params struct {
 	// RCC and only a root starts RCC where no CN came, nothing else
 	// starts either and RCM changes no packet's fate.
 	CRD bool
+	// CFR: a root counts as harmful only the heavy hitters among the
+	// flows its CAM names (see CAM). Off, every contributor is harmful
+	// there, held back and named in CNs: the paper's reading of the CAM,
+	// which keeps CFR's sampling and leaves out only the precision the
+	// heavy-hitter test adds.
+	CFR bool
 	// Hold: RCC holds harmful packets back. Off, detection, CFR, the
 	// window's cuts and the CNs all run but no packet is held.
 	Hold bool
@@ -141,7 +147,7 @@ func Defaults() Params {
 		Window: 8e3, MinShare: 1.0 / 16, WorkConserving: true,
 		CNInterval: 2 * us, CNHold: 20 * us,
 		RegionCNs: 2, RegionWindow: 20 * us,
-		CRD: true, Hold: true, Limit: true, CN: true, SAR: true, PinIdle: 100 * us,
+		CRD: true, CFR: true, Hold: true, Limit: true, CN: true, SAR: true, PinIdle: 100 * us,
 		RefRate: 100e9,
 	}
 }

@@ -426,6 +426,7 @@ func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
 	p.SAR = sar
 	overrideBool(&p.SAR, o.SAR)
 	overrideBool(&p.CRD, o.CRD)
+	overrideBool(&p.CFR, o.CFR)
 	overrideBool(&p.Hold, o.RCC)
 	overrideBool(&p.Hold, o.Hold)
 	overrideBool(&p.Limit, o.Limit)

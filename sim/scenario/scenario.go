@@ -191,6 +191,7 @@ type RCM struct {
 	// The mechanisms, each on unless set false (rcm.Params documents
 	// each ablation). rcc is hold's older name.
 	CRD   *bool `yaml:"crd"`
+	CFR   *bool `yaml:"cfr"`
 	Hold  *bool `yaml:"hold"`
 	RCC   *bool `yaml:"rcc"`
 	Limit *bool `yaml:"limit"`

@@ -277,27 +277,28 @@ func TestRCMMechanismSwitches(t *testing.T) {
 		cfg, err := s.Build()
 		return &cfg, err
 	}
-	type on struct{ crd, hold, limit, cn, sar bool }
+	type on struct{ crd, cfr, hold, limit, cn, sar bool }
 	get := func(c *sim.Config) on {
 		p := c.RCM
-		return on{p.CRD, p.Hold, p.Limit, p.CN, p.SAR}
+		return on{p.CRD, p.CFR, p.Hold, p.Limit, p.CN, p.SAR}
 	}
-	all := on{true, true, true, true, true}
+	all := on{true, true, true, true, true, true}
 	tests := []struct {
 		scheme string
 		sets   []string
 		want   on
 	}{
 		{"rcm", nil, all},
-		{"rcm", []string{"rcm.crd=false"}, on{false, true, true, true, true}},
-		{"rcm", []string{"rcm.hold=false"}, on{true, false, true, true, true}},
-		{"rcm", []string{"rcm.rcc=false"}, on{true, false, true, true, true}},
-		{"rcm", []string{"rcm.rcc=false", "rcm.hold=false"}, on{true, false, true, true, true}},
-		{"rcm", []string{"rcm.limit=false"}, on{true, true, false, true, true}},
-		{"rcm", []string{"rcm.cn=false"}, on{true, true, true, false, true}},
-		{"rcm", []string{"rcm.sar=false"}, on{true, true, true, true, false}},
-		{"rcm-rcc", nil, on{true, true, true, true, false}},
-		{"rcm-rcc", []string{"rcm.sar=false"}, on{true, true, true, true, false}},
+		{"rcm", []string{"rcm.crd=false"}, on{false, true, true, true, true, true}},
+		{"rcm", []string{"rcm.cfr=false"}, on{true, false, true, true, true, true}},
+		{"rcm", []string{"rcm.hold=false"}, on{true, true, false, true, true, true}},
+		{"rcm", []string{"rcm.rcc=false"}, on{true, true, false, true, true, true}},
+		{"rcm", []string{"rcm.rcc=false", "rcm.hold=false"}, on{true, true, false, true, true, true}},
+		{"rcm", []string{"rcm.limit=false"}, on{true, true, true, false, true, true}},
+		{"rcm", []string{"rcm.cn=false"}, on{true, true, true, true, false, true}},
+		{"rcm", []string{"rcm.sar=false"}, on{true, true, true, true, true, false}},
+		{"rcm-rcc", nil, on{true, true, true, true, true, false}},
+		{"rcm-rcc", []string{"rcm.sar=false"}, on{true, true, true, true, true, false}},
 	}
 	for _, tt := range tests {
 		cfg, err := build(tt.scheme, tt.sets...)
@@ -306,7 +307,7 @@ func TestRCMMechanismSwitches(t *testing.T) {
 			continue
 		}
 		if got := get(cfg); got != tt.want {
-			t.Errorf("%s %v: crd, hold, limit, cn, sar = %v, want %v", tt.scheme, tt.sets, got, tt.want)
+			t.Errorf("%s %v: crd, cfr, hold, limit, cn, sar = %v, want %v", tt.scheme, tt.sets, got, tt.want)
 		}
 	}
 	for _, bad := range []struct {
