@@ -71,6 +71,48 @@ type RCMStats struct {
 	Detours                            int64 // flows SAR sent off their ECMP port
 }
 
+// RCMEventKind says what an RCMEvent reports.
+type RCMEventKind uint8
+
+const (
+	// RCMRoot: output port Port found congestion with no CN naming flows
+	// and became a root; RCC starts measuring its flows.
+	RCMRoot RCMEventKind = iota
+	// RCMFlag: a root's first cut. Flows are the flows it holds back
+	// (CFR's heavy hitters), CAM the CAM entries it chose them from.
+	RCMFlag
+	// RCMEdge: a CN with degree Fb naming Flows started RCC on Port.
+	RCMEdge
+	// RCMCN: a CN with degree Fb naming Flows left Port.
+	RCMCN
+	// RCMClear: a CN of degree 0 left Port.
+	RCMClear
+	// RCMExit: RCC quit on Port.
+	RCMExit
+)
+
+var rcmEventNames = [...]string{"root", "flag", "edge", "cn", "clear", "exit"}
+
+func (k RCMEventKind) String() string { return rcmEventNames[k] }
+
+// RCMEvent is one of RCM's decisions about flows (Config.RCMTrace). Its
+// slices are the switch's own and valid only during the call.
+type RCMEvent struct {
+	Kind  RCMEventKind
+	Time  int64
+	Port  int
+	Fb    uint8
+	Flows []rcm.FlowID
+	CAM   []rcm.FlowID
+}
+
+// trace reports an event when a trace is set.
+func (r *rcmState) trace(kind RCMEventKind, now int64, port int, fb uint8, flows, cam []rcm.FlowID) {
+	if r.traceFn != nil {
+		r.traceFn(&RCMEvent{Kind: kind, Time: now, Port: port, Fb: fb, Flows: flows, CAM: cam})
+	}
+}
+
 // rcmPort is one port's RCM state.
 type rcmPort struct {
 	// The fields every packet reads come first, to share cache lines.
@@ -134,10 +176,11 @@ type rcmState struct {
 	// rcmRelease, kept to reuse their buffers.
 	merged    ring
 	stay, rel heldQueue
+	traceFn   func(*RCMEvent) // Config.RCMTrace
 }
 
 func newRCM(p rcm.Params, cfg *Config) *rcmState {
-	r := &rcmState{p: p, store: cfg.CNs, pins: rcm.NewPins(12, p.PinIdle), cnTimes: make([]int64, p.RegionCNs)}
+	r := &rcmState{p: p, store: cfg.CNs, pins: rcm.NewPins(12, p.PinIdle), cnTimes: make([]int64, p.RegionCNs), traceFn: cfg.RCMTrace}
 	for i := range r.cnTimes {
 		r.cnTimes[i] = math.MinInt64 / 2
 	}
@@ -265,7 +308,7 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 		s.rcmOutputSample(now, out, q)
 	}
 	op := &s.ports[out]
-	if !r.p.RCC || !ro.win.Active && op.heldMask == 0 {
+	if !r.p.Hold || !ro.win.Active && op.heldMask == 0 {
 		return false
 	}
 	// A flow with packets held stays held, even once RCC has quit, so
@@ -294,14 +337,15 @@ func (s *Switch) rcmEnqueue(now int64, in, out int, q uint8, p *Packet) bool {
 func (s *Switch) rcmInputSample(now int64, in, out int) {
 	r := s.rcm
 	ri, ro := &r.ports[in], &r.ports[out]
-	if !ri.peerIsSwitch {
-		return // hosts learn of congestion from DCQCN
+	if !ri.peerIsSwitch || !r.p.CN {
+		return // hosts learn of congestion from DCQCN; CN off is an ablation
 	}
 	if !ri.in.Congested() {
 		if ri.inCongested {
 			ri.inCongested = false
 			s.sendCN(now, in, 0, nil)
 			ri.stats.clearCNs++
+			r.trace(RCMClear, now, in, 0, nil, nil)
 		}
 		return
 	}
@@ -347,6 +391,7 @@ func (s *Switch) rcmInputSample(now int64, in, out int) {
 	ri.inCongested, ri.lastCN = true, now
 	s.sendCN(now, in, fb, ids[:n])
 	ri.stats.cnsSent++
+	r.trace(RCMCN, now, in, fb, ids[:n], nil)
 }
 
 // rcmOutputSample acts on a sample of port out's output queue: congestion
@@ -356,7 +401,9 @@ func (s *Switch) rcmInputSample(now int64, in, out int) {
 func (s *Switch) rcmOutputSample(now int64, out int, q uint8) {
 	r := s.rcm
 	ro := &r.ports[out]
-	congested := ro.out.Congested()
+	// Without CRD (an ablation) no output port is ever congested: none
+	// becomes a root.
+	congested := r.p.CRD && ro.out.Congested()
 	if congested != ro.localOut {
 		ro.localOut = congested
 		if congested {
@@ -386,6 +433,7 @@ func (s *Switch) rcmOutputSample(now int64, out int, q uint8) {
 		ro.win.Start(now)
 		ro.camMark = ro.cam.Written()
 		ro.lastStep = now
+		r.trace(RCMRoot, now, out, ro.out.Q, nil, nil)
 	case congested:
 		// A root: its harmful flows are the heavy hitters measured
 		// since it found the congestion (see harmful).
@@ -393,7 +441,13 @@ func (s *Switch) rcmOutputSample(now int64, out int, q uint8) {
 			if ro.cam.Written()-ro.camMark < uint64(r.p.CAMDepth) {
 				break
 			}
-			ro.local, ro.rootFound = ro.cam.Heavy(ro.local), true
+			if r.p.CFR {
+				ro.local = ro.cam.Heavy(ro.local)
+			} else {
+				ro.local = ro.cam.Flows(ro.local) // an ablation: every contributor
+			}
+			ro.rootFound = true
+			r.trace(RCMFlag, now, out, ro.out.Q, ro.local, ro.cam.Entries())
 		}
 		ro.win.Cut(now, ro.out.Q, ro.sent.Share(ro.local))
 		ro.lastStep = now
@@ -417,6 +471,7 @@ func (s *Switch) rcmRecover(now int64, port int) {
 	if rp.win.Recover() {
 		rp.win.Exit()
 		s.rcmUnhold(port)
+		s.rcm.trace(RCMExit, now, port, 0, nil, nil)
 	}
 }
 
@@ -463,6 +518,8 @@ func (s *Switch) receiveCN(now int64, port int, p *Packet) {
 	share := 1.0
 	if ro.win.Active {
 		_, share = ro.harmful(now)
+	} else {
+		r.trace(RCMEdge, now, port, info.Fb, info.Flows[:info.N], nil)
 	}
 	ro.win.Cut(now, info.Fb, share)
 	if s.ports[port].heldMask != 0 {

@@ -101,6 +101,10 @@ type Config struct {
 	// must share it (nil: the switch makes its own).
 	RCM *rcm.Params
 	CNs *CNStore
+	// RCMTrace, if set, is told of RCM's decisions about flows (roots
+	// found, the flows they flag, CNs sent, RCC's end), to see which
+	// flows RCM acts on; nil costs nothing on the packet path.
+	RCMTrace func(*RCMEvent)
 }
 
 // DropReason says why a packet was dropped.

@@ -62,6 +62,10 @@ func (c *CAM) Add(id FlowID) {
 	c.n = min(c.n+1, len(c.ids))
 }
 
+// Entries are the CAM's entries, in no particular order; the slice is
+// the CAM's own.
+func (c *CAM) Entries() []FlowID { return c.ids[:c.n] }
+
 // Written counts the entries ever written.
 func (c *CAM) Written() uint64 { return c.written }
 

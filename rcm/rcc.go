@@ -17,8 +17,11 @@ package rcm
 // back.
 type Window struct {
 	w, minWc float64
-	period   int64 // ps: W at line rate
-	gd       float64
+	// limit is Params.Limit: false, an ablation, lets harmful packets go
+	// as if W_c were W, while W_c itself is computed as usual.
+	limit  bool
+	period int64 // ps: W at line rate
+	gd     float64
 	// Wc is the harmful flows' share of the window, bytes.
 	Wc     float64
 	Active bool
@@ -35,7 +38,7 @@ type Window struct {
 // NewWindow makes the window of a port of the given rate.
 func NewWindow(p *Params, rate float64) Window {
 	w := p.Window * rate / p.RefRate
-	return Window{w: w, minWc: p.MinShare * w, period: int64(w * 8 / rate * 1e12), gd: p.Gd, Wc: w}
+	return Window{w: w, minWc: p.MinShare * w, period: int64(w * 8 / rate * 1e12), gd: p.Gd, Wc: w, limit: p.Limit}
 }
 
 // Start turns RCC on, if it is off, with W_c = W: nothing is held back
@@ -82,13 +85,13 @@ func (x *Window) roll(now int64) {
 // MayHarmful reports whether a harmful packet may go now.
 func (x *Window) MayHarmful(now int64) bool {
 	x.roll(now)
-	return x.sentC < x.Wc
+	return x.sentC < x.Wc || !x.limit
 }
 
 // HarmfulAt is the earliest time at or after at when a harmful packet may
 // go, leaving the window as it is.
 func (x *Window) HarmfulAt(at int64) int64 {
-	if at >= x.start+x.period || x.sentC+x.sentNC >= x.w || x.sentC < x.Wc {
+	if at >= x.start+x.period || x.sentC+x.sentNC >= x.w || x.sentC < x.Wc || !x.limit {
 		return at
 	}
 	return x.start + x.period
@@ -97,7 +100,7 @@ func (x *Window) HarmfulAt(at int64) int64 {
 // PreferHarmful reports whether, with both kinds waiting, the next packet
 // should be harmful: it keeps the harmful share of the window near W_c/W.
 func (x *Window) PreferHarmful() bool {
-	return x.sentC*x.w <= x.Wc*(x.sentC+x.sentNC)
+	return x.sentC*x.w <= x.Wc*(x.sentC+x.sentNC) || !x.limit
 }
 
 // OnSent counts a packet the port sent.

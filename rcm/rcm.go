@@ -94,11 +94,31 @@ type Params struct {
 	// the paper says "several".
 	RegionCNs    int
 	RegionWindow int64
-	// RCC applies the window to packets (on by default). Off, detection,
-	// CFR, the window's cuts and the CNs all run as usual but no packet is
-	// ever held back: an ablation that measures what RCC contributes, as
-	// SAR = false measures SAR's share.
-	RCC bool
+	// The mechanisms, each on by default; turning one off is an ablation
+	// that measures what it contributes, the others running as usual.
+	//
+	// CRD: an output port whose queue is congested declares itself a
+	// root. Off, no port ever does; since CNs are sent only for ports in
+	// RCC and only a root starts RCC where no CN came, nothing else
+	// starts either and RCM changes no packet's fate.
+	CRD bool
+	// CFR: a root counts as harmful only the heavy hitters among the
+	// flows its CAM names (see CAM). Off, every contributor is harmful
+	// there, held back and named in CNs: the paper's reading of the CAM,
+	// which keeps CFR's sampling and leaves out only the precision the
+	// heavy-hitter test adds.
+	CFR bool
+	// Hold: RCC holds harmful packets back. Off, detection, CFR, the
+	// window's cuts and the CNs all run but no packet is held.
+	Hold bool
+	// Limit: RCC's window limits what harmful flows send to W_c of each
+	// window W. Off, held packets still leave the output queue that
+	// detection and ECN see, but go out in arrival order with the rest,
+	// as if W_c were W: the window never limits them.
+	Limit bool
+	// CN: congested input queues send CNs upstream. Off, none is sent,
+	// neither naming flows nor clearing: no port becomes an edge.
+	CN bool
 	// SAR turns on switch-level adaptive routing. SARExisting lets it move
 	// flows already under way, not only new ones; moving a flow mid-way can
 	// reorder its packets, which go-back-N receivers answer with NACKs, so
@@ -117,7 +137,8 @@ const us = int64(1e6) // picoseconds
 // FbMax is the largest quantised degree (6 bits, as QCN's feedback).
 const FbMax = 63
 
-// Defaults returns the parameters documented on Params, RCC and SAR on.
+// Defaults returns the parameters documented on Params, every mechanism
+// on.
 func Defaults() Params {
 	return Params{
 		QEq: 25e3, Wq: 2, W: 0.5, Gd: 1.0 / (2 * FbMax),
@@ -126,7 +147,7 @@ func Defaults() Params {
 		Window: 8e3, MinShare: 1.0 / 16, WorkConserving: true,
 		CNInterval: 2 * us, CNHold: 20 * us,
 		RegionCNs: 2, RegionWindow: 20 * us,
-		RCC: true, SAR: true, PinIdle: 100 * us,
+		CRD: true, CFR: true, Hold: true, Limit: true, CN: true, SAR: true, PinIdle: 100 * us,
 		RefRate: 100e9,
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/p4rcm/p4rcm/dataplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/rcm"
@@ -100,6 +101,10 @@ type Config struct {
 	// Progress, if set, is called every few thousand events with the
 	// simulated time and the number of completed flows.
 	Progress func(now int64, done, total int)
+	// RCMTrace, if set, is told of every switch's RCM decisions about
+	// flows, with the switch's name (dataplane.Config.RCMTrace). Flow IDs
+	// are 5-tuple hashes; Network.FlowsWithHash maps them to flows.
+	RCMTrace func(sw string, ev *dataplane.RCMEvent)
 	// BuildProgress, if set, is called while New builds the network: with
 	// stage "routes" after each edge switch's routes (done of total edge
 	// switches) and "switches" after each switch (done of total).

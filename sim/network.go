@@ -29,6 +29,7 @@ type Network struct {
 	hostRate float64
 	lossless uint8 // priorities with PFC
 	cns      *dataplane.CNStore
+	byHash   map[uint32][]int // FlowsWithHash, made on first use
 	ldcp     ldcpState
 	// cnpInterval is the NPs' least time between CNPs of a flow: DCQCN's
 	// N, or LDCP's for its rate variant.
@@ -233,6 +234,10 @@ func New(cfg Config) (*Network, error) {
 			Name: nd.Name, Buffer: cfg.Buffer, Lossless: lossless, XONOffset: xon,
 			PauseQuanta: cfg.PauseQuanta, QueueLimit: cfg.QueueLimit,
 			Seed: cfg.Seed ^ mixSeed(uint64(nd.ID)), RCM: cfg.RCM, CNs: cns,
+		}
+		if cfg.RCMTrace != nil {
+			name := nd.Name
+			sc.RCMTrace = func(ev *dataplane.RCMEvent) { cfg.RCMTrace(name, ev) }
 		}
 		for i, p := range ports {
 			pc := dataplane.PortConfig{Rate: p.rate, Marking: n.marking(p.rate),

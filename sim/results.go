@@ -373,3 +373,16 @@ func (n *Network) FlowPath(id int) []topo.PortRef {
 	}
 	return path
 }
+
+// FlowsWithHash returns the flows whose data packets carry 5-tuple hash
+// h, the flow ID RCM's switches know them by (RCMTrace): usually one,
+// more when hashes collide, none for a hash no flow has.
+func (n *Network) FlowsWithHash(h uint32) []int {
+	if n.byHash == nil {
+		n.byHash = make(map[uint32][]int, len(n.flows))
+		for i := range n.flows {
+			n.byHash[n.flows[i].hash] = append(n.byHash[n.flows[i].hash], i)
+		}
+	}
+	return n.byHash[h]
+}

@@ -310,7 +310,7 @@ func (p *progress) finish() {
 func newSimRunCmd() *cobra.Command {
 	o := &simOptions{}
 	var out string
-	var asJSON bool
+	var asJSON, rcmTraceOn bool
 	cmd := &cobra.Command{
 		Use:   "run [SCENARIO.yaml]",
 		Short: "Run a scenario file or a built-in scenario and print the FCT summary",
@@ -319,7 +319,8 @@ writes its results into an output directory: flows.csv (one row per flow:
 FCT, ideal FCT, slowdown), fct.txt (the same in the ns-3 RDMA simulator's
 format), ports.csv (per switch port: ECN marks, PFC pauses and paused time,
 drops, queue peaks), summary.txt and summary.json, and on request
-queues.csv, rates.csv and cc.csv. The summary is printed on stdout.
+queues.csv, rates.csv, cc.csv and rcm_trace.csv. The summary is printed
+on stdout.
 
 The output directory is checked before the run starts. The results are
 written into a new directory beside it and replace it whole when the run
@@ -349,11 +350,24 @@ fault and exits 1.`,
 			if err != nil {
 				return err
 			}
+			var trace *rcmTrace
+			if rcmTraceOn {
+				if cfg.RCM == nil {
+					return usageErrorf("--rcm-trace: scheme %s runs no RCM", schemeOf(s))
+				}
+				if trace, err = newRCMTrace(filepath.Join(dir.Path(), RCMTraceFile)); err != nil {
+					return err
+				}
+				cfg.RCMTrace = trace.event
+			}
 			p := newProgress(cmd.ErrOrStderr(), o.quiet)
 			start := time.Now()
 			n, err := newNetwork(cmd, cfg, p, o.quiet)
 			if err != nil {
 				return err
+			}
+			if trace != nil {
+				trace.net = n
 			}
 			n.Run()
 			p.finish()
@@ -363,6 +377,12 @@ fault and exits 1.`,
 			files, err := report.WriteDir(dir.Path(), res, report.DirOptions{RateInterval: cfg.RateSampling.Interval})
 			if err != nil {
 				return err
+			}
+			if trace != nil {
+				if err := trace.Close(); err != nil {
+					return err
+				}
+				files = append(files, filepath.Join(dir.Path(), RCMTraceFile))
 			}
 			if err := dir.Commit(); err != nil {
 				return err
@@ -391,6 +411,7 @@ fault and exits 1.`,
 	cmd.Flags().Bool("ns3-fct", false, "")
 	_ = cmd.Flags().MarkDeprecated("ns3-fct", "fct.txt is always written")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cmd.Flags().BoolVar(&rcmTraceOn, "rcm-trace", false, "also write "+RCMTraceFile+": every RCM root, the flows it flags, each CN and the flows it names, RCC's end (schemes rcm, rcm-rcc)")
 	return cmd
 }
 

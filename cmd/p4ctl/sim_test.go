@@ -313,3 +313,62 @@ func TestSimPresetsJSON(t *testing.T) {
 		t.Errorf("first preset %v; want the keys name and description", ps[0])
 	}
 }
+
+// --rcm-trace writes RCM's decisions with flows numbered as in flows.csv:
+// four flows into one host make that host's switch port a root whose
+// CAM holds them all. A scheme without RCM has nothing to trace.
+func TestSimRunRCMTrace(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "incast.yaml", `name: incast
+topology: {kind: star, hosts: 5, host_rate: 100G, delay: 1us}
+workload:
+  kind: flows
+  flows:
+    - {src: 0, dst: 4, size: 500KB}
+    - {src: 1, dst: 4, size: 500KB}
+    - {src: 2, dst: 4, size: 500KB}
+    - {src: 3, dst: 4, size: 500KB}
+`)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := p4ctl("sim", "run", scen, "--scheme", "rcm", "--rcm-trace", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "rcm_trace.csv") {
+		t.Errorf("the summary does not list rcm_trace.csv:\n%s", stdout)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "rcm_trace.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if lines[0] != "time_ns,switch,port,event,fb,flows,cam" {
+		t.Fatalf("header %q", lines[0])
+	}
+	var root, flag bool
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 7 {
+			t.Fatalf("row %q: %d fields, want 7", l, len(f))
+		}
+		switch f[3] {
+		case "root":
+			root = true
+		case "flag":
+			// The CAM holds the four senders' flows, 0 to 3.
+			for _, id := range []string{"0:", "1:", "2:", "3:"} {
+				if !strings.Contains(" "+f[6], " "+id) {
+					t.Errorf("flag row %q: the CAM lacks flow %s", l, strings.TrimSuffix(id, ":"))
+				}
+			}
+			flag = true
+		}
+	}
+	if !root || !flag {
+		t.Errorf("root rows %v, flag rows %v; want both:\n%s", root, flag, data)
+	}
+	code, _, stderr = p4ctl("sim", "run", scen, "--scheme", "dcqcn", "--rcm-trace", "--out", filepath.Join(dir, "out2"))
+	if code != exitUsage || !strings.Contains(stderr, "--rcm-trace: scheme dcqcn runs no RCM") {
+		t.Errorf("dcqcn with --rcm-trace: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}

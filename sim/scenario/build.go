@@ -412,10 +412,25 @@ func (s *Scenario) buildLDCP() (ldcp.Params, error) {
 	return p, nil
 }
 
+// buildRCM resolves the rcm section; scheme rcm-rcc is rcm with SAR off
+// (sar false), which rcm.sar cannot turn back on.
 func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
 	o := s.RCM
 	p := rcm.Defaults()
+	if o.SAR != nil && *o.SAR && !sar {
+		return p, s.errorf("rcm.sar", "scheme rcm-rcc is rcm without SAR; use scheme rcm")
+	}
+	if o.RCC != nil && o.Hold != nil && *o.RCC != *o.Hold {
+		return p, s.errorf("rcm.rcc", "rcc is hold's older name and says %t where hold says %t", *o.RCC, *o.Hold)
+	}
 	p.SAR = sar
+	overrideBool(&p.SAR, o.SAR)
+	overrideBool(&p.CRD, o.CRD)
+	overrideBool(&p.CFR, o.CFR)
+	overrideBool(&p.Hold, o.RCC)
+	overrideBool(&p.Hold, o.Hold)
+	overrideBool(&p.Limit, o.Limit)
+	overrideBool(&p.CN, o.CN)
 	override(&p.QEq, o.QEq)
 	override(&p.Wq, o.Wq)
 	override(&p.W, o.W)
@@ -432,7 +447,6 @@ func (s *Scenario) buildRCM(sar bool) (rcm.Params, error) {
 	override(&p.RegionCNs, o.RegionCNs)
 	override(&p.RegionWindow, o.RegionWindow)
 	overrideBool(&p.WorkConserving, o.WorkConserving)
-	overrideBool(&p.RCC, o.RCC)
 	overrideBool(&p.SARExisting, o.SARExisting)
 	override(&p.PinIdle, o.PinIdle)
 	override(&p.RefRate, o.RefRate)

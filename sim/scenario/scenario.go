@@ -180,7 +180,6 @@ type RCM struct {
 	Window         *Size     `yaml:"window"`
 	MinShare       *Fraction `yaml:"min_share"`
 	WorkConserving *bool     `yaml:"work_conserving"`
-	RCC            *bool     `yaml:"rcc"`
 	CNInterval     *Duration `yaml:"cn_interval"`
 	CNHold         *Duration `yaml:"cn_hold"`
 	RegionCNs      *int      `yaml:"region_cns"`
@@ -188,6 +187,16 @@ type RCM struct {
 	SARExisting    *bool     `yaml:"sar_existing"`
 	PinIdle        *Duration `yaml:"pin_idle"`
 	RefRate        *Rate     `yaml:"ref_rate"`
+
+	// The mechanisms, each on unless set false (rcm.Params documents
+	// each ablation). rcc is hold's older name.
+	CRD   *bool `yaml:"crd"`
+	CFR   *bool `yaml:"cfr"`
+	Hold  *bool `yaml:"hold"`
+	RCC   *bool `yaml:"rcc"`
+	Limit *bool `yaml:"limit"`
+	CN    *bool `yaml:"cn"`
+	SAR   *bool `yaml:"sar"`
 }
 
 // Host configures the NICs.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,5 +255,120 @@ func TestCloneIsIndependent(t *testing.T) {
 	// The copy still names the override in its messages.
 	if err := c.Set("switch.buffer", "x"); err == nil || !strings.HasPrefix(err.Error(), "--set switch.buffer=x") {
 		t.Errorf("copy's error %v", err)
+	}
+}
+
+// Each of RCM's mechanisms is switched off by its own key, the rest
+// staying on; rcc is hold's older name; scheme rcm-rcc is rcm with SAR
+// off, which rcm.sar cannot contradict.
+func TestRCMMechanismSwitches(t *testing.T) {
+	build := func(scheme string, sets ...string) (*sim.Config, error) {
+		t.Helper()
+		s, err := Parse([]byte("scheme: "+scheme+"\ntopology: {kind: fattree, k: 4}\nworkload: {kind: poisson, cdf: websearch, load: 0.5, duration: 100us}\n"), "x.yaml", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range sets {
+			k, v, _ := strings.Cut(kv, "=")
+			if err := s.Set(k, v); err != nil {
+				return nil, err
+			}
+		}
+		cfg, err := s.Build()
+		return &cfg, err
+	}
+	type on struct{ crd, cfr, hold, limit, cn, sar bool }
+	get := func(c *sim.Config) on {
+		p := c.RCM
+		return on{p.CRD, p.CFR, p.Hold, p.Limit, p.CN, p.SAR}
+	}
+	all := on{true, true, true, true, true, true}
+	tests := []struct {
+		scheme string
+		sets   []string
+		want   on
+	}{
+		{"rcm", nil, all},
+		{"rcm", []string{"rcm.crd=false"}, on{false, true, true, true, true, true}},
+		{"rcm", []string{"rcm.cfr=false"}, on{true, false, true, true, true, true}},
+		{"rcm", []string{"rcm.hold=false"}, on{true, true, false, true, true, true}},
+		{"rcm", []string{"rcm.rcc=false"}, on{true, true, false, true, true, true}},
+		{"rcm", []string{"rcm.rcc=false", "rcm.hold=false"}, on{true, true, false, true, true, true}},
+		{"rcm", []string{"rcm.limit=false"}, on{true, true, true, false, true, true}},
+		{"rcm", []string{"rcm.cn=false"}, on{true, true, true, true, false, true}},
+		{"rcm", []string{"rcm.sar=false"}, on{true, true, true, true, true, false}},
+		{"rcm-rcc", nil, on{true, true, true, true, true, false}},
+		{"rcm-rcc", []string{"rcm.sar=false"}, on{true, true, true, true, true, false}},
+	}
+	for _, tt := range tests {
+		cfg, err := build(tt.scheme, tt.sets...)
+		if err != nil {
+			t.Errorf("%s %v: %v", tt.scheme, tt.sets, err)
+			continue
+		}
+		if got := get(cfg); got != tt.want {
+			t.Errorf("%s %v: crd, cfr, hold, limit, cn, sar = %v, want %v", tt.scheme, tt.sets, got, tt.want)
+		}
+	}
+	for _, bad := range []struct {
+		scheme string
+		sets   []string
+		want   string
+	}{
+		{"rcm-rcc", []string{"rcm.sar=true"}, "rcm.sar: scheme rcm-rcc is rcm without SAR"},
+		{"rcm", []string{"rcm.rcc=false", "rcm.hold=true"}, "rcm.rcc: rcc is hold's older name"},
+		{"rcm", []string{"rcm.cn=maybe"}, "rcm.cn"},
+	} {
+		if _, err := build(bad.scheme, bad.sets...); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s %v: error %v, want one saying %q", bad.scheme, bad.sets, err, bad.want)
+		}
+	}
+}
+
+// With CRD off no port becomes a root, and so nothing of RCM starts: an
+// incast under rcm with rcm.crd=false completes every flow at the same
+// picosecond as under dcqcn. With CRD on it does not: host 0's flow has
+// half the port and the root holds it back.
+func TestRCMWithoutCRDIsDCQCN(t *testing.T) {
+	run := func(scheme string, sets ...string) []int64 {
+		t.Helper()
+		s, err := Parse([]byte(`topology: {kind: star, hosts: 5, host_rate: 100G, delay: 1us}
+workload:
+  kind: flows
+  flows:
+    - {src: 0, dst: 4, size: 500KB}
+    - {src: 1, dst: 4, size: 200KB}
+    - {src: 1, dst: 4, size: 200KB}
+    - {src: 1, dst: 4, size: 200KB}
+`), "x.yaml", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range append([]string{"scheme=" + scheme}, sets...) {
+			k, v, _ := strings.Cut(kv, "=")
+			if err := s.Set(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg, err := s.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fin []int64
+		for _, f := range res.Flows {
+			fin = append(fin, f.Finish)
+		}
+		return fin
+	}
+	dcqcn := run("dcqcn")
+	if off := run("rcm", "rcm.crd=false"); !slices.Equal(off, dcqcn) {
+		t.Errorf("finish times with CRD off %v; want DCQCN's %v", off, dcqcn)
+	}
+	if on := run("rcm"); slices.Equal(on, dcqcn) {
+		t.Errorf("finish times with CRD on %v are DCQCN's: the incast should make a root", on)
 	}
 }
