@@ -17,6 +17,7 @@ import (
 	"github.com/p4rcm/p4rcm/sim/experiment"
 	"github.com/p4rcm/p4rcm/sim/report"
 	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/stats"
 )
 
 // runPreset runs a preset under scheme with the given overrides.
@@ -97,8 +98,9 @@ func burstRates(t *testing.T, preset, scheme string, sets ...string) [4]float64 
 // The model shows that with the DCQCN paper's parameters and a steep
 // 40-100 KB curve (rcm-incast-burst-dcqcn-paper), not under the settings
 // the RCM paper names: with the Mellanox 100G defaults the figure does not
-// reproduce with either marking curve tried (docs/rcm.md), and the test
-// asserts what the model gives there.
+// reproduce with either marking curve tried, and there the burst keeps
+// what it takes under RCM as under DCQCN. docs/rcm.md records those runs;
+// they are not tests, since no breakage of RCM changes them.
 func TestPaperFig6IncastBurst(t *testing.T) {
 	race.SkipLong(t)
 	t.Run("dcqcn-paper settings", func(t *testing.T) {
@@ -115,34 +117,6 @@ func TestPaperFig6IncastBurst(t *testing.T) {
 		}
 		if r[2] < d[2]+15 {
 			t.Errorf("RCM: the incast flows got %.1f Gb/s, DCQCN %.1f; want them to regain the port", r[2], d[2])
-		}
-	})
-	// The Mellanox defaults cut every 4 us while CNPs come; with NVIDIA's
-	// switch curve (150-1500 KB) the queue behind PFC's 100 KB ingress
-	// limit still reaches the marking range, the incast flows fall to a
-	// few Gb/s in all before the burst, and the burst then takes almost
-	// the whole port under either scheme: nothing is left for RCM to
-	// protect.
-	t.Run("mellanox, NVIDIA curve", func(t *testing.T) {
-		for _, scheme := range []string{"dcqcn", "rcm"} {
-			x := burstRates(t, "rcm-incast-burst", scheme)
-			if x[3] > 20 || x[0] < 80 || x[1] < 0.9*x[0] {
-				t.Errorf("%s: incast %.1f Gb/s before the burst, burst %.1f then %.1f; the model gives under 20, over 80, kept", scheme, x[3], x[0], x[1])
-			}
-		}
-	})
-	// With the Mellanox set's own curve (the DCQCN paper's, scaled to
-	// 100 Gb/s) the incast flows keep the port busy before the burst, the
-	// port is already a root holding them back as its harmful flows, and
-	// the burst arrives as a new flow that RCC does not count among them:
-	// it keeps its half under RCM as under DCQCN.
-	t.Run("mellanox, DCQCN paper curve", func(t *testing.T) {
-		sets := []string{"switch.ecn.kmin=12.5KB", "switch.ecn.kmax=500KB", "switch.ecn.pmax=0.01"}
-		for _, scheme := range []string{"dcqcn", "rcm"} {
-			x := burstRates(t, "rcm-incast-burst", scheme, sets...)
-			if x[3] < 80 || x[0] < 35 || x[1] < 0.8*x[0] {
-				t.Errorf("%s: incast %.1f Gb/s before the burst, burst %.1f then %.1f; the model gives over 80, about half the port, kept", scheme, x[3], x[0], x[1])
-			}
 		}
 	})
 }
@@ -193,33 +167,112 @@ func hotspotGoodput(t *testing.T, k, seeds int, dur, scheme string, sets ...stri
 	return sum
 }
 
-// Figure 8: hot spots. Background flows get more throughput under RCM
-// than under DCQCN (the paper: 12.2% more). Each of RCC and SAR must
-// contribute: RCM ahead of RCM without RCC (rcm.rcc=false: no packet
-// held) and of RCM without SAR (rcm-rcc), and with both off the gain is
-// gone. On 54 hosts (k = 6), 3 ms of arrivals, seeds 1-6.
+// study runs a preset as a study of schemes and variants over seeds, with
+// the overrides sets, and returns its one point.
+func study(t *testing.T, preset string, seeds []uint64, schemes []string, variants []experiment.Variant, sets ...string) *experiment.Result {
+	t.Helper()
+	s, err := scenario.LoadPreset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range sets {
+		path, value, _ := strings.Cut(kv, "=")
+		if err := s.Set(path, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := experiment.Run(context.Background(), experiment.Spec{Scenario: s, Schemes: schemes, Variants: variants, Seeds: seeds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return st.Points[0]
+}
+
+// without is the variant of rcm with the given mechanisms off.
+func without(name string, knobs ...string) experiment.Variant {
+	v := experiment.Variant{Name: name, Scheme: "rcm"}
+	for _, k := range knobs {
+		v.Set = append(v.Set, experiment.Assignment{Path: "rcm." + k, Value: "false"})
+	}
+	return v
+}
+
+// metricOf is a class's metric of one scheme; group "size" or "class".
+func metricOf(t *testing.T, r *experiment.Result, group, class, scheme, metric string) *experiment.MetricStats {
+	t.Helper()
+	rows := r.SizeClasses
+	if group == experiment.GroupClass {
+		rows = r.FlowClasses
+	}
+	for _, row := range rows {
+		if row.Class == class && row.Scheme == scheme {
+			if m := row.Metric(metric); m != nil && m.Mean != nil {
+				return m
+			}
+		}
+	}
+	t.Fatalf("no %s of %s %s", metric, class, scheme)
+	return nil
+}
+
+// pairedGain compares scheme a with scheme b on a metric, seed by seed,
+// in percent of the baseline's mean over the same seeds (so that shares
+// of a gain add up), by the paired t test at 95%.
+func pairedGain(t *testing.T, r *experiment.Result, group, class, metric, a, b string, dir stats.Direction) (pct, lo, hi float64, v stats.Verdict) {
+	t.Helper()
+	x, y := metricOf(t, r, group, class, a, metric), metricOf(t, r, group, class, b, metric)
+	base := metricOf(t, r, group, class, r.Baseline, metric)
+	if len(x.Values) != len(y.Values) || len(x.Values) != len(base.Values) {
+		t.Fatalf("%s and %s: %d and %d runs", a, b, len(x.Values), len(y.Values))
+	}
+	xs, ys := make([]float64, len(x.Values)), make([]float64, len(y.Values))
+	for i := range xs {
+		xs[i], ys[i] = x.Values[i].Value, y.Values[i].Value
+	}
+	p := stats.PairedT(xs, ys, 0.95, dir)
+	s := 100 / *base.Mean
+	return p.Diff.Mean * s, p.Diff.Lo * s, p.Diff.Hi * s, p.Verdict
+}
+
+// Figure 8: hot spots, on 54 hosts (k = 6) with 3 ms of arrivals, seeds
+// 1-6, the background and hot flows' goodput paired by seed. The paper:
+// background flows get 12.2% more under RCM than under DCQCN, and the hot
+// flows slightly less. The test asks for RCM's background gain to be
+// better with its whole 95% interval above +5%; for SAR, RCC's hold and
+// RCC's window each to add to it (RCM better than RCM without it,
+// paired); and for the
+// hot flows, which RCM paces as the harmful ones, not to lose more than
+// 5% (the interval's low end), whatever the model gives them above that.
 func TestPaperFig8HotSpot(t *testing.T) {
 	race.SkipLong(t)
 	t.Parallel()
-	const k, seeds, dur = 6, 6, "3ms"
-	base := hotspotGoodput(t, k, seeds, dur, "dcqcn")
-	gain := func(scheme string, sets ...string) float64 {
-		return hotspotGoodput(t, k, seeds, dur, scheme, sets...)/base - 1
+	r := study(t, "rcm-hotspot", []uint64{1, 2, 3, 4, 5, 6}, []string{"dcqcn", "rcm", "no-sar", "no-hold", "no-limit"},
+		[]experiment.Variant{without("no-sar", "sar"), without("no-hold", "hold"), without("no-limit", "limit")}, "workload.duration=3ms")
+	const g = "goodput_gbps"
+	gain := metricOf(t, r, experiment.GroupClass, "background", "rcm", g).VsBaseline
+	hot := metricOf(t, r, experiment.GroupClass, "hot", "rcm", g).VsBaseline
+	sar, sarLo, sarHi, sarV := pairedGain(t, r, experiment.GroupClass, "background", g, "rcm", "no-sar", stats.HigherIsBetter)
+	hold, holdLo, holdHi, holdV := pairedGain(t, r, experiment.GroupClass, "background", g, "rcm", "no-hold", stats.HigherIsBetter)
+	limit, limitLo, limitHi, limitV := pairedGain(t, r, experiment.GroupClass, "background", g, "rcm", "no-limit", stats.HigherIsBetter)
+	t.Logf("background goodput against DCQCN: RCM %+.1f%% [%+.1f, %+.1f]; SAR adds %+.1f points [%+.1f, %+.1f], RCC's hold %+.1f [%+.1f, %+.1f], RCC's window %+.1f [%+.1f, %+.1f]; hot flows %+.1f%% [%+.1f, %+.1f]",
+		*gain.Pct, *gain.PctLo, *gain.PctHi, sar, sarLo, sarHi, hold, holdLo, holdHi, limit, limitLo, limitHi, *hot.Pct, *hot.PctLo, *hot.PctHi)
+	if gain.Verdict != string(stats.Better) || *gain.PctLo < 5 {
+		t.Errorf("RCM gains %+.1f%% [%+.1f, %+.1f] for background flows; want better, the interval above +5%% (the paper: 12.2%%)", *gain.Pct, *gain.PctLo, *gain.PctHi)
 	}
-	full, noSAR, noRCC, none := gain("rcm"), gain("rcm-rcc"), gain("rcm", "rcm.rcc=false"), gain("rcm-rcc", "rcm.rcc=false")
-	t.Logf("background gain over DCQCN: RCM %+.1f%%, without SAR %+.1f%%, without RCC %+.1f%%, without either %+.1f%%",
-		100*full, 100*noSAR, 100*noRCC, 100*none)
-	if full < 0.08 {
-		t.Errorf("RCM gains %+.1f%% for background flows; want at least 8%% (the paper: 12.2%%)", 100*full)
+	if sarV != stats.Better {
+		t.Errorf("SAR adds %+.1f points [%+.1f, %+.1f]; want RCM significantly ahead of RCM without SAR", sar, sarLo, sarHi)
 	}
-	if full-noSAR < 0.04 {
-		t.Errorf("SAR adds %.1f points (%+.1f%% without it); want at least 4", 100*(full-noSAR), 100*noSAR)
+	if holdV != stats.Better {
+		t.Errorf("RCC's hold adds %+.1f points [%+.1f, %+.1f]; want RCM significantly ahead of RCM without it", hold, holdLo, holdHi)
 	}
-	if full-noRCC < 0.02 {
-		t.Errorf("RCC adds %.1f points (%+.1f%% without it); want at least 2", 100*(full-noRCC), 100*noRCC)
+	if limitV != stats.Better {
+		t.Errorf("RCC's window adds %+.1f points [%+.1f, %+.1f]; want RCM significantly ahead of RCM without it", limit, limitLo, limitHi)
 	}
-	if math.Abs(none) > 0.02 {
-		t.Errorf("with RCC and SAR off RCM still moves background goodput by %+.1f%%; want within 2%%", 100*none)
+	if *hot.PctLo < -5 {
+		t.Errorf("the hot flows' goodput changes by %+.1f%% [%+.1f, %+.1f] under RCM; want no loss beyond 5%%", *hot.Pct, *hot.PctLo, *hot.PctHi)
 	}
 }
 
