@@ -47,27 +47,10 @@ func WriteDir(dir string, st *Study) ([]string, error) {
 			return paths, err
 		}
 	}
-	add := func(name string, write func(io.Writer) error) error {
-		p, err := writeFileAtomic(dir, name, write)
-		if err != nil {
-			return err
-		}
-		paths = append(paths, p)
-		return nil
-	}
-	if err := writeFigures(add, curves); err != nil {
-		return paths, err
-	}
-	if err := add(StudyCSVFile, func(w io.Writer) error { return WriteStudyCSV(w, st) }); err != nil {
-		return paths, err
-	}
-	if err := add(StudyJSONFile, func(w io.Writer) error { return WriteStudyJSON(w, st) }); err != nil {
-		return paths, err
-	}
-	if err := add(HTMLFile, func(w io.Writer) error { return WriteStudyHTML(w, st, curves) }); err != nil {
-		return paths, err
-	}
-	return paths, nil
+	return writeFiles(dir, paths, curves,
+		file{StudyCSVFile, func(w io.Writer) error { return WriteStudyCSV(w, st) }},
+		file{StudyJSONFile, func(w io.Writer) error { return WriteStudyJSON(w, st) }},
+		file{HTMLFile, func(w io.Writer) error { return WriteStudyHTML(w, st, curves) }})
 }
 
 // WritePointDir writes one point's comparison into dir, creating it if
@@ -88,27 +71,39 @@ func WritePointDir(dir string, r *Result) ([]string, error) {
 	if err != nil {
 		return paths, err
 	}
-	add := func(name string, write func(io.Writer) error) error {
-		p, err := writeFileAtomic(dir, name, write)
+	return writeFiles(dir, paths, figs,
+		file{ComparisonCSVFile, func(w io.Writer) error { return WriteComparisonCSV(w, r) }},
+		file{ComparisonJSONFile, func(w io.Writer) error { return WriteJSON(w, r) }},
+		file{HTMLFile, func(w io.Writer) error { return WriteHTML(w, r, figs) }})
+}
+
+// file is a file of an output directory and what writes it.
+type file struct {
+	name  string
+	write func(io.Writer) error
+}
+
+// writeFiles writes each figure as PNG and SVG, then files in order, into
+// dir, each whole or not at all, and returns paths with theirs added; on
+// an error it stops.
+func writeFiles(dir string, paths []string, figs []Figure, files ...file) ([]string, error) {
+	var all []file
+	for _, f := range figs {
+		all = append(all, file{f.Name + ".png", writeBytes(f.PNG)}, file{f.Name + ".svg", writeBytes(f.SVG)})
+	}
+	for _, f := range append(all, files...) {
+		p, err := writeFileAtomic(dir, f.name, f.write)
 		if err != nil {
-			return err
+			return paths, err
 		}
 		paths = append(paths, p)
-		return nil
-	}
-	if err := writeFigures(add, figs); err != nil {
-		return paths, err
-	}
-	if err := add(ComparisonCSVFile, func(w io.Writer) error { return WriteComparisonCSV(w, r) }); err != nil {
-		return paths, err
-	}
-	if err := add(ComparisonJSONFile, func(w io.Writer) error { return WriteJSON(w, r) }); err != nil {
-		return paths, err
-	}
-	if err := add(HTMLFile, func(w io.Writer) error { return WriteHTML(w, r, figs) }); err != nil {
-		return paths, err
 	}
 	return paths, nil
+}
+
+// writeBytes writes data.
+func writeBytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := w.Write(data); return err }
 }
 
 // checkNames refuses schemes and run directories that could write
@@ -146,21 +141,6 @@ func writeRunDirs(dir string, r *Result) ([]string, error) {
 		}
 	}
 	return paths, nil
-}
-
-// writeFigures writes each figure as PNG and SVG through add.
-func writeFigures(add func(string, func(io.Writer) error) error, figs []Figure) error {
-	for _, f := range figs {
-		for _, out := range []struct {
-			ext  string
-			data []byte
-		}{{".png", f.PNG}, {".svg", f.SVG}} {
-			if err := add(f.Name+out.ext, func(w io.Writer) error { _, err := w.Write(out.data); return err }); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // writeFileAtomic writes dir/name through a temporary file in dir that is

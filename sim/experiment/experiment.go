@@ -236,22 +236,34 @@ type pairKey struct {
 	rep  int
 }
 
-func (r *RunResult) pair() pairKey { return pairKey{r.Seed, r.Rep} }
+// About says what a study is: what decides its results (the scenario,
+// the sweep, the schemes and variants, the seeds and repetitions, the
+// baseline, the confidence level) and the program that ran it.
+type About struct {
+	Scenario    string    `json:"scenario"`
+	Description string    `json:"description"`
+	Vary        []Vary    `json:"vary"`
+	Schemes     []string  `json:"schemes"`
+	Variants    []Variant `json:"variants,omitempty"`
+	Seeds       []uint64  `json:"seeds"`
+	Repeat      int       `json:"repeat,omitempty"`
+	Baseline    string    `json:"baseline"`
+	// Level is the confidence level of the intervals and tests.
+	Level float64 `json:"confidence"`
+	// ID identifies the study: a hash of the scenario (with every
+	// override), the sweep, the schemes and variants, the seeds, the
+	// repetitions, the baseline and the level. Shards of one study share
+	// it.
+	ID      string `json:"id"`
+	Version string `json:"version,omitempty"`
+}
 
 // Result is the comparison at one point of a study: today's experiment
 // when the study sweeps nothing.
 type Result struct {
-	Scenario    string `json:"scenario"`
-	Description string `json:"description"`
+	About
 	// Point are the swept values of this point, none without a sweep.
-	Point    []Assignment `json:"point,omitempty"`
-	Schemes  []string     `json:"schemes"`
-	Variants []Variant    `json:"variants,omitempty"`
-	Seeds    []uint64     `json:"seeds"`
-	Repeat   int          `json:"repeat,omitempty"`
-	Baseline string       `json:"baseline"`
-	// Level is the confidence level of the intervals and tests.
-	Level float64 `json:"confidence"`
+	Point []Assignment `json:"point,omitempty"`
 	// Runs are in (scheme as in Schemes, seed ascending, repetition)
 	// order.
 	Runs []RunResult `json:"runs"`
@@ -294,20 +306,7 @@ func (r *Result) Err() error {
 
 // Study is a whole parameter study: the comparison at each point.
 type Study struct {
-	Scenario    string    `json:"scenario"`
-	Description string    `json:"description"`
-	Vary        []Vary    `json:"vary"`
-	Schemes     []string  `json:"schemes"`
-	Variants    []Variant `json:"variants,omitempty"`
-	Seeds       []uint64  `json:"seeds"`
-	Repeat      int       `json:"repeat,omitempty"`
-	Baseline    string    `json:"baseline"`
-	Level       float64   `json:"confidence"`
-	// ID identifies the study: a hash of the scenario (with every
-	// override), the sweep, the schemes, the seeds, the repetitions, the
-	// baseline and the level. Shards of one study share it.
-	ID      string `json:"id"`
-	Version string `json:"version,omitempty"`
+	About
 	// Points are the points in order; each holds its runs.
 	Points []*Result `json:"-"`
 	// Shard is set for a part of the study run by Spec.Shard.
@@ -609,8 +608,12 @@ func (p *runPlan) newStudy(version string) (*Study, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := studyOf(shardStudy{ID: id, Version: version, Scenario: p.src.Name, Description: p.src.Description,
-		Vary: p.vary, Schemes: p.schemes, Variants: p.variantList(), Seeds: p.seeds, Repeat: p.repeat, Baseline: p.baseline,
+	repeat := p.repeat
+	if repeat == 1 {
+		repeat = 0
+	}
+	st, err := studyOf(About{ID: id, Version: version, Scenario: p.src.Name, Description: p.src.Description,
+		Vary: p.vary, Schemes: p.schemes, Variants: p.variantList(), Seeds: p.seeds, Repeat: repeat, Baseline: p.baseline,
 		Level: p.level})
 	if err != nil {
 		return nil, err

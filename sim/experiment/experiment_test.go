@@ -354,7 +354,7 @@ func flow(id int, size, fctNs int64, slowdown float64, class string) sim.FlowRec
 }
 
 func handMade(runs ...RunResult) *Result {
-	r := &Result{Scenario: "hand", Schemes: []string{"a", "dcqcn", "c"}, Seeds: []uint64{1, 2}, Baseline: "dcqcn", Runs: runs}
+	r := &Result{About: About{Scenario: "hand", Schemes: []string{"a", "dcqcn", "c"}, Seeds: []uint64{1, 2}, Baseline: "dcqcn"}, Runs: runs}
 	for i := range r.Runs {
 		r.Runs[i].Dir = RunDir(r.Runs[i].Scheme, r.Runs[i].Seed, 0)
 	}

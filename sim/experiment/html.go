@@ -21,19 +21,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <title>p4rcm experiment {{.Name}}</title>
-<style>
-body { font-family: sans-serif; margin: 2em; max-width: 80em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
-th { background: #f0f0f0; }
-td.name, th.name { text-align: left; }
-td.better { color: #060; }
-td.worse { color: #a00; }
-tr.first td { border-top: 2px solid #888; }
-.failed { color: #a00; }
-figure { margin: 1.5em 0; }
-img { max-width: 100%; border: 1px solid #ddd; }
-</style>
+{{template "style"}}
 </head>
 <body>
 <h1>p4rcm experiment: {{.Name}}</h1>
@@ -65,6 +53,19 @@ Data: <a href="comparison.csv">comparison.csv</a>, <a href="comparison.json">com
 {{end}}</table>
 </body>
 </html>
+{{define "style"}}<style>
+body { font-family: sans-serif; margin: 2em; max-width: 80em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f0f0f0; }
+td.name, th.name { text-align: left; }
+td.better { color: #060; }
+td.worse { color: #a00; }
+tr.first td { border-top: 2px solid #888; }
+.failed { color: #a00; }
+figure { margin: 1.5em 0; }
+img { max-width: 100%; border: 1px solid #ddd; }
+</style>{{end}}
 {{define "row"}}<tr{{if .First}} class="first"{{end}}><td class="name">{{.Class}}</td><td class="name">{{.Scheme}}</td><td>{{.Runs}}</td><td>{{.Flows}}</td><td>{{.Incomplete}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td{{with .FCTChange.Class}} class="{{.}}"{{end}}>{{.FCTChange.Text}}</td><td{{with .SlowChange.Class}} class="{{.}}"{{end}}>{{.SlowChange.Text}}</td>{{if .HasGoodput}}<td>{{.Goodput}}</td><td{{with .GoodputChange.Class}} class="{{.}}"{{end}}>{{.GoodputChange.Text}}</td>{{end}}</tr>
 {{end}}`))
 
@@ -258,19 +259,7 @@ var studyTemplate = template.Must(template.Must(pageTemplate.Clone()).New("study
 <head>
 <meta charset="utf-8">
 <title>p4rcm study {{.Name}}</title>
-<style>
-body { font-family: sans-serif; margin: 2em; max-width: 80em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
-th { background: #f0f0f0; }
-td.name, th.name { text-align: left; }
-td.better { color: #060; }
-td.worse { color: #a00; }
-tr.first td { border-top: 2px solid #888; }
-.failed { color: #a00; }
-figure { margin: 1.5em 0; }
-img { max-width: 100%; border: 1px solid #ddd; }
-</style>
+{{template "style"}}
 </head>
 <body>
 <h1>p4rcm study: {{.Name}}</h1>

@@ -28,27 +28,11 @@ const (
 // shardManifest is shard.json: the study the shard belongs to, which part
 // of it, and its runs.
 type shardManifest struct {
-	Study shardStudy `json:"study"`
-	Shard Shard      `json:"shard"`
+	Study About `json:"study"`
+	Shard Shard `json:"shard"`
 	// WallSeconds is the time the shard took.
 	WallSeconds float64    `json:"wall_seconds"`
 	Runs        []shardRun `json:"runs"`
-}
-
-// shardStudy is what a shard records of its study: enough to rebuild the
-// Study without the scenario.
-type shardStudy struct {
-	ID          string    `json:"id"`
-	Version     string    `json:"version,omitempty"`
-	Scenario    string    `json:"scenario"`
-	Description string    `json:"description"`
-	Vary        []Vary    `json:"vary"`
-	Schemes     []string  `json:"schemes"`
-	Variants    []Variant `json:"variants,omitempty"`
-	Seeds       []uint64  `json:"seeds"`
-	Repeat      int       `json:"repeat,omitempty"`
-	Baseline    string    `json:"baseline"`
-	Level       float64   `json:"confidence"`
 }
 
 // shardRun is one run of a shard. Path is the directory of its report
@@ -75,9 +59,8 @@ func WriteShard(dir string, st *Study) ([]string, error) {
 	if st.Shard == nil {
 		return nil, errors.New("experiment: WriteShard of a whole study; use WriteDir")
 	}
-	m := shardManifest{Shard: *st.Shard, WallSeconds: st.WallSeconds, Runs: []shardRun{},
-		Study: shardStudy{ID: st.ID, Version: st.Version, Scenario: st.Scenario, Description: st.Description,
-			Vary: nonNil(st.Vary), Schemes: st.Schemes, Variants: st.Variants, Seeds: st.Seeds, Repeat: st.Repeat, Baseline: st.Baseline, Level: st.Level}}
+	m := shardManifest{Study: st.About, Shard: *st.Shard, WallSeconds: st.WallSeconds, Runs: []shardRun{}}
+	m.Study.Vary = nonNil(m.Study.Vary)
 	var paths []string
 	for i, r := range st.Points {
 		if err := checkNames(r); err != nil {
@@ -285,26 +268,19 @@ func missingShards(total, count int, owner map[int]string) string {
 }
 
 // studyOf makes an empty Study, every point's Result and no runs, from
-// its record (a shard's, or a new study's).
-func studyOf(s shardStudy) (*Study, error) {
-	p := &runPlan{vary: s.Vary, schemes: s.Schemes, seeds: s.Seeds, repeat: max(1, s.Repeat), baseline: s.Baseline, level: s.Level}
-	if p.level <= 0 || p.level >= 1 || !slices.Contains(p.schemes, p.baseline) {
+// what it is (a shard's record, or a new study's).
+func studyOf(a About) (*Study, error) {
+	if a.Level <= 0 || a.Level >= 1 || !slices.Contains(a.Schemes, a.Baseline) {
 		return nil, errors.New("not a complete shard manifest (confidence level or baseline)")
 	}
-	for _, sc := range s.Schemes {
+	for _, sc := range a.Schemes {
 		if err := CheckScheme(sc); err != nil {
 			return nil, err
 		}
 	}
-	p.points = points(p.vary)
-	st := &Study{Scenario: s.Scenario, Description: s.Description, Vary: s.Vary, Schemes: s.Schemes, Variants: s.Variants,
-		Seeds: s.Seeds, Baseline: s.Baseline, Level: s.Level, ID: s.ID, Version: s.Version}
-	if p.repeat > 1 {
-		st.Repeat = p.repeat
-	}
-	for _, pt := range p.points {
-		st.Points = append(st.Points, &Result{Scenario: st.Scenario, Description: st.Description, Point: pt,
-			Schemes: st.Schemes, Variants: st.Variants, Seeds: st.Seeds, Repeat: st.Repeat, Baseline: st.Baseline, Level: st.Level})
+	st := &Study{About: a}
+	for _, pt := range points(a.Vary) {
+		st.Points = append(st.Points, &Result{About: a, Point: pt})
 	}
 	return st, nil
 }

@@ -99,7 +99,7 @@ func opt(x *float64) string {
 // directory. Empty lists are written as [], never null.
 func WriteJSON(w io.Writer, r *Result) error {
 	c := *r
-	c.Schemes, c.Seeds, c.Runs = nonNil(c.Schemes), nonNil(c.Seeds), nonNil(c.Runs)
+	c.Vary, c.Schemes, c.Seeds, c.Runs = nonNil(c.Vary), nonNil(c.Schemes), nonNil(c.Seeds), nonNil(c.Runs)
 	c.SizeClasses, c.FlowClasses = nonNil(c.SizeClasses), nonNil(c.FlowClasses)
 	return writeIndented(w, &c)
 }
