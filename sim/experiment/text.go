@@ -342,14 +342,18 @@ func changeText(row Row, baseline string, m *MetricStats) string {
 	return fmt.Sprintf("%s [%s, %s] %s", s, signed(*c.PctLo), signed(*c.PctHi), verdict)
 }
 
-// signed is a percentage bound, "+1.2" or "-3.4"; one that would round
-// to zero keeps two significant digits ("+0.012"), so that a bound just
-// past zero does not read as zero beside a verdict that it decides.
+// signed is a percentage bound, "+1.2" or "-3.4". One that would round to
+// zero shows three decimals ("+0.012"), so that a bound just past zero
+// does not read as zero beside a verdict it decides; below a thousandth
+// of a percent, floating-point noise of equal runs, it is "0.0".
 func signed(x float64) string {
-	if r := math.Round(x*10) / 10; r != 0 || x == 0 {
+	switch r := math.Round(x*10) / 10; {
+	case r != 0:
 		return fmt.Sprintf("%+.1f", r)
+	case math.Abs(x) >= 0.001:
+		return fmt.Sprintf("%+.3f", x)
 	}
-	return fmt.Sprintf("%+.2g", x)
+	return "0.0"
 }
 
 // classText shows a flow class label, "(none)" for flows without one.
