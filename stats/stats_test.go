@@ -89,6 +89,15 @@ func TestIdenticalAndShifted(t *testing.T) {
 			t.Errorf("shift %v: verdict %q, diff %v, p %v; want %q", shift, p.Verdict, p.Diff.Mean, p.P, want)
 		}
 	}
+	// Equal outcomes summed differently differ in their last bits: that
+	// is no difference, even when it is the same in every pair.
+	noisy := make([]float64, len(base))
+	for i := range noisy {
+		noisy[i] = base[i] * (1 + 3e-15)
+	}
+	if p := PairedT(noisy, base, 0.95, LowerIsBetter); p.Verdict != Same || p.Diff.Mean != 0 {
+		t.Errorf("rounding noise: %+v", p)
+	}
 	// Noise twice the shift: no verdict at five seeds.
 	x := []float64{81.5 + 2, 77.2 - 1.5, 90.3 + 1, 85.0 - 2, 79.9 + 0.8}
 	if p := PairedT(x, base, 0.95, LowerIsBetter); p.Verdict != Same {
