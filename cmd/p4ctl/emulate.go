@@ -46,7 +46,7 @@ DCQCN timers, RCM intervals, link delays) multiplied by K, every size in
 bytes kept. The results are written as 'p4ctl sim run' writes them, with
 times divided by K again, so that they compare with a simulation of the
 same scenario. It needs root (namespaces and packet sockets), and removes
-everything it created when it ends, on Ctrl-C too.
+everything it created when it ends, on Ctrl-C, SIGTERM and SIGHUP too.
 
 A scenario larger than one machine emulates (more than 16 hosts or 20
 switches, a host with more than one link) is refused before anything is
@@ -56,6 +56,10 @@ created.`,
   p4ctl emulate --target bmv2 --rate 2M`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Signals first: one that comes while the output directory
+			// is staged or the fabric is built must clean up too.
+			ctx, stop := interrupted(cmd.Context())
+			defer stop()
 			s, err := o.load(cmd, args)
 			if err != nil {
 				return err
@@ -79,8 +83,6 @@ created.`,
 				return err
 			}
 			defer dir.Abort()
-			ctx, stop := interrupted(cmd.Context())
-			defer stop()
 			errOut := cmd.ErrOrStderr()
 			if !o.quiet {
 				opts.Log = func(line string) { fmt.Fprintf(errOut, "emulate: %s\n", line) }

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/p4rcm/p4rcm/controlplane"
@@ -140,10 +141,14 @@ func statusText(err error) string {
 	return controlplane.CodeName(st.Code()) + ": " + msg
 }
 
-// interrupted is a context that ends on Ctrl-C or SIGTERM, for the
-// commands that run until stopped.
+// interrupted is a context that ends on Ctrl-C (SIGINT), SIGTERM (kill,
+// timeout, CI) or SIGHUP (a closed terminal or SSH session), for the
+// commands that run until stopped or make what must be removed: each
+// then cleans up and returns, where the signal's default action would
+// kill the process and leave its namespaces, links and switch processes
+// behind.
 func interrupted(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt)
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
 // changedAny reports whether any of the named flags was given.
