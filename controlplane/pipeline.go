@@ -26,8 +26,11 @@ type Pipeline struct {
 // SetPipeline installs p on the switch (VERIFY_AND_COMMIT), which
 // empties its tables, and makes p's P4Info the one names resolve in.
 func (s *Session) SetPipeline(ctx context.Context, p Pipeline) error {
+	if s.Reader() {
+		return errReader
+	}
 	_, err := s.c.SetForwardingPipelineConfig(ctx, &p4v1.SetForwardingPipelineConfigRequest{
-		DeviceId: s.deviceID, ElectionId: s.electionProto(),
+		DeviceId: s.deviceID, Role: s.role, ElectionId: s.electionProto(),
 		Action: p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT,
 		Config: &p4v1.ForwardingPipelineConfig{P4Info: p.Info, P4DeviceConfig: p.DeviceConfig,
 			Cookie: &p4v1.ForwardingPipelineConfig_Cookie{Cookie: p.Cookie}},

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4rcm/p4rcm/controlplane"
@@ -104,17 +106,33 @@ func applyOne(ctx context.Context, in Intent, targets map[string]Target, o Apply
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	s, err := controlplane.Dial(dctx, t.Addr, t.DeviceID, o.Election)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("no P4Runtime server answered at %s within %v", t.Addr, o.Timeout)
+	var s *controlplane.Session
+	var err error
+	if o.DryRun {
+		// A dry run only reads: it takes no part in arbitration.
+		s, err = controlplane.DialReader(dctx, t.Addr, t.DeviceID)
+	} else {
+		s, err = controlplane.Dial(dctx, t.Addr, t.DeviceID, o.Election, controlplane.WaitWhileHeld())
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded):
+		r.Err = fmt.Errorf("no P4Runtime server answered at %s within %v", t.Addr, o.Timeout)
+		return r
+	case status.Code(err) == codes.InvalidArgument:
+		r.Err = fmt.Errorf("election ID %v was another controller's all of %v at %s: give another --election-id", o.Election, o.Timeout, t.Addr)
+		return r
+	default:
 		r.Err = err
 		return r
 	}
 	defer s.Close()
 	if !o.DryRun && !s.Primary() {
-		r.Err = fmt.Errorf("%s: another controller is primary (election ID above %v): only the primary writes", t.Addr, o.Election)
+		holder := "another controller"
+		if id, ok := s.PrimaryElection(); ok {
+			holder += " (election ID " + id.String() + ")"
+		}
+		r.Err = fmt.Errorf("%s is primary at %s, above election ID %v, and only the primary writes: wait for it to leave, or give a higher --election-id", holder, t.Addr, o.Election)
 		return r
 	}
 	if o.DryRun {

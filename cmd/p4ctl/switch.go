@@ -14,6 +14,7 @@ import (
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -27,13 +28,26 @@ type switchFlags struct {
 	timeout  time.Duration
 }
 
-// addSwitchFlags defines the connection flags on a command.
+// addSwitchFlags defines the connection flags of a command that writes.
 func addSwitchFlags(cmd *cobra.Command) *switchFlags {
+	f := addReadFlags(cmd)
+	fs := cmd.Flags()
+	fs.Lookup("election-id").Hidden = false
+	fs.Lookup("election-id").Deprecated = ""
+	return f
+}
+
+// addReadFlags defines the connection flags of a command that only
+// reads. Reads need no arbitration, so such a command takes no election
+// ID and runs beside any controller, primary or not; --election-id is
+// still accepted, for scripts written before, and ignored.
+func addReadFlags(cmd *cobra.Command) *switchFlags {
 	f := &switchFlags{}
 	fs := cmd.Flags()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:9559", "the switch's P4Runtime server, HOST:PORT")
 	fs.Uint64Var(&f.deviceID, "device-id", 1, "the switch's P4Runtime device ID")
-	fs.StringVar(&f.election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW; the highest is primary")
+	fs.StringVar(&f.election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW; the highest is primary, and only the primary writes")
+	_ = fs.MarkDeprecated("election-id", "this command only reads, and reads need no election ID; it is ignored")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for the switch")
 	return f
 }
@@ -55,7 +69,40 @@ func (f *switchFlags) electionID() (controlplane.ElectionID, error) {
 	return controlplane.ElectionID{High: h, Low: l}, nil
 }
 
-// dial opens a session, without a pipeline.
+// noAnswer is the error for a switch that did not answer in time.
+func (f *switchFlags) noAnswer() error {
+	return fmt.Errorf("no P4Runtime server answered at %s within %v", f.addr, f.timeout)
+}
+
+// dialReader opens a reader: no stream, no arbitration.
+func (f *switchFlags) dialReader(ctx context.Context) (*controlplane.Session, error) {
+	dctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	s, err := controlplane.DialReader(dctx, f.addr, f.deviceID)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, f.noAnswer()
+	}
+	return s, err
+}
+
+// read opens a reader on the pipeline the switch runs, for the commands
+// that only read.
+func (f *switchFlags) read(ctx context.Context) (*controlplane.Session, error) {
+	s, err := f.dialReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.AdoptPipeline(ctx, 0); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dial opens a session that takes part in arbitration, without a
+// pipeline. Another live controller holding the same election ID is, as
+// a rule, another p4ctl command that writes and is done within a
+// moment: dial waits for it, up to --timeout.
 func (f *switchFlags) dial(ctx context.Context) (*controlplane.Session, error) {
 	id, err := f.electionID()
 	if err != nil {
@@ -63,39 +110,40 @@ func (f *switchFlags) dial(ctx context.Context) (*controlplane.Session, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	s, err := controlplane.Dial(dctx, f.addr, f.deviceID, id)
-	if errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("no P4Runtime server answered at %s within %v", f.addr, f.timeout)
+	s, err := controlplane.Dial(dctx, f.addr, f.deviceID, id, controlplane.WaitWhileHeld())
+	switch {
+	case err == nil:
+		return s, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case status.Code(err) == codes.InvalidArgument:
+		return nil, fmt.Errorf("election ID %s was another controller's all of %v on device %d at %s (a p4ctl that writes, or a controller that stays): give another --election-id; the highest is primary, and only the primary writes",
+			f.election, f.timeout, f.deviceID, f.addr)
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, f.noAnswer()
 	}
-	return s, err
+	return nil, err
 }
 
-// open opens a session on the pipeline the switch runs.
-func (f *switchFlags) open(ctx context.Context) (*controlplane.Session, error) {
-	return f.connect(ctx, false, true)
-}
-
-// openPrimary is open for commands that write: a backup is told so
-// before it sends anything.
+// openPrimary opens a primary session on the pipeline the switch runs,
+// for the commands that write: a backup is told so before it sends
+// anything.
 func (f *switchFlags) openPrimary(ctx context.Context) (*controlplane.Session, error) {
-	return f.connect(ctx, true, true)
+	return f.connect(ctx, true)
 }
 
 // dialPrimary is openPrimary without a pipeline, for setting one.
 func (f *switchFlags) dialPrimary(ctx context.Context) (*controlplane.Session, error) {
-	return f.connect(ctx, true, false)
+	return f.connect(ctx, false)
 }
 
-// connect dials; refuses a backup when primary; adopts the switch's
-// pipeline when adopt.
-func (f *switchFlags) connect(ctx context.Context, primary, adopt bool) (*controlplane.Session, error) {
+// connect dials as primary; adopts the switch's pipeline when adopt.
+func (f *switchFlags) connect(ctx context.Context, adopt bool) (*controlplane.Session, error) {
 	s, err := f.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if primary {
-		err = f.mustBePrimary(s)
-	}
+	err = f.mustBePrimary(s)
 	if err == nil && adopt {
 		err = s.AdoptPipeline(ctx, 0)
 	}
@@ -111,7 +159,12 @@ func (f *switchFlags) mustBePrimary(s *controlplane.Session) error {
 	if s.Primary() {
 		return nil
 	}
-	return fmt.Errorf("PERMISSION_DENIED: election ID %s is not the highest on device %d at %s: another controller is primary, and only the primary writes", f.election, f.deviceID, f.addr)
+	holder := "another controller"
+	if id, ok := s.PrimaryElection(); ok {
+		holder += " (election ID " + id.String() + ")"
+	}
+	return fmt.Errorf("PERMISSION_DENIED: %s is primary on device %d at %s, above election ID %s, and only the primary writes: wait for it to leave, or give a higher --election-id to take over",
+		holder, f.deviceID, f.addr, f.election)
 }
 
 // statusText is an error as the switch commands print it: a status's

@@ -297,6 +297,93 @@ func TestTwoControllers(t *testing.T) {
 	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop", "--election-id", "0,5")
 }
 
+// startCtl starts p4ctl with args against addr, and waits until its
+// stderr says want.
+func startCtl(t *testing.T, addr, want string, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(p4ctlBin(t), append(args, "--addr", addr)...)
+	var out syncBuffer
+	errOut := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &out, errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(errOut.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("p4ctl %s: no %q in 15 s: %q", strings.Join(args, " "), want, errOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd, errOut
+}
+
+// stopCtl interrupts a p4ctl startCtl started and fails the test unless
+// it exits 0.
+func stopCtl(t *testing.T, cmd *exec.Cmd, errOut *syncBuffer) {
+	t.Helper()
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("p4ctl %s: %v: %s", strings.Join(cmd.Args[1:], " "), err, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("p4ctl %s still runs 10 s after Ctrl-C", strings.Join(cmd.Args[1:], " "))
+	}
+}
+
+// watch runs beside every other command: the reads take no part in
+// arbitration, the writes are the default role's primary while watch is
+// its own role's, commands that write at once wait for each other, and
+// a second watch runs beside the first.
+func TestWatchBesideOthers(t *testing.T) {
+	addr, _ := startTarget(t)
+	ok(t, addr, "pipeline", "set")
+	watch, watchErr := startCtl(t, addr, "digests, packet-ins and CNs", "watch")
+	ok(t, addr, "table", "dump")
+	ok(t, addr, "table", "list")
+	ok(t, addr, "stats")
+	ok(t, addr, "counter", "read", "ecn_marks")
+	ok(t, addr, "pipeline", "get")
+	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", route)
+	ok(t, addr, "ecn", "set", "2", "--kmin", "5KB", "--kmax", "200KB")
+	// Four commands that write at once, with the same election ID.
+	var wg sync.WaitGroup
+	results := make([]result, 4)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = ctl(t, addr, "table", "add", "ipv4_lpm", fmt.Sprintf("dst_addr=10.0.%d.0/24", 10+i), "--action", "drop")
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.code != 0 {
+			t.Errorf("table add %d beside three others: exit %d: %s", i, r.code, r.errOut)
+		}
+	}
+	if got := ok(t, addr, "table", "dump", "ipv4_lpm"); strings.Count(got, "\n") != 6 {
+		t.Errorf("after the writes beside watch, ipv4_lpm holds:\n%s", got)
+	}
+	second, secondErr := startCtl(t, addr, "election ID 2", "watch")
+	ok(t, addr, "table", "delete", "ipv4_lpm", "dst_addr=10.0.1.0/24")
+	stopCtl(t, second, secondErr)
+	stopCtl(t, watch, watchErr)
+	if strings.Contains(watchErr.String(), "rror") {
+		t.Errorf("watch said %q", watchErr.String())
+	}
+}
+
 // The switch cannot be reached, or is another device: exit 1, saying so.
 func TestSwitchUnreachable(t *testing.T) {
 	addr := freeAddr(t) // nothing listens
@@ -310,7 +397,7 @@ func TestSwitchUnreachable(t *testing.T) {
 	}
 	fails(t, live, 1, wrongDevice, "table", "list", "--device-id", "7")
 	fails(t, live, 1, []string{"FAILED_PRECONDITION"}, "table", "list") // no pipeline yet
-	fails(t, live, 2, []string{"--election-id"}, "table", "list", "--election-id", "x")
+	fails(t, live, 2, []string{"--election-id"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop", "--election-id", "x")
 }
 
 // startFabric starts a switch for each name and writes the --switches
@@ -534,6 +621,9 @@ func TestWatchDigests(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- watch.Wait() }()
 	time.Sleep(500 * time.Millisecond) // watch has enabled the digest
+	// Reads and writes beside watch leave it the digests.
+	ok(t, addr, "table", "dump", "ipv4_lpm")
+	ok(t, addr, "ecn", "set", "1", "--kmin", "5KB", "--kmax", "200KB")
 	for i := range 20 {
 		if err := tx.Send(udpFrame(net.HardwareAddr{2, 0, 0, 0, 1, 1}, net.IPv4(10, 0, 0, 2), uint16(5000+i%2))); err != nil {
 			t.Fatal(err)

@@ -44,7 +44,7 @@ func newTableListCmd() *cobra.Command {
 		Example: `  p4ctl table list --addr 127.0.0.1:9559`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sf.open(cmd.Context())
+			s, err := sf.read(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ func newTableListCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	sf = addSwitchFlags(cmd)
+	sf = addReadFlags(cmd)
 	return cmd
 }
 
@@ -88,7 +88,7 @@ tutorials' format that 'p4ctl apply' installs again.`,
 		Example: `  p4ctl table dump ipv4_lpm
   p4ctl table dump --json > s1-runtime.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sf.open(cmd.Context())
+			s, err := sf.read(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -96,7 +96,7 @@ tutorials' format that 'p4ctl apply' installs again.`,
 			return dumpTables(cmd, s, args, asJSON)
 		},
 	}
-	sf = addSwitchFlags(cmd)
+	sf = addReadFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a runtime file (table_entries) instead of lines")
 	return cmd
 }
