@@ -196,6 +196,9 @@ until Ctrl-C.`,
 				if ctx.Err() != nil {
 					return nil
 				}
+				if status.Code(err) == codes.Unavailable {
+					return sf.gone(err)
+				}
 				if err != nil {
 					return err
 				}
@@ -294,7 +297,10 @@ and --role "" puts it among the default role's controllers.`,
 				select {
 				case <-ctx.Done():
 					return nil
-				case now := <-roles:
+				case now, open := <-roles:
+					if !open {
+						return sf.gone(ev.Err())
+					}
 					// The channel also carries the change Dial settled.
 					if now == primary {
 						continue
@@ -311,12 +317,18 @@ and --role "" puts it among the default role's controllers.`,
 						}
 						return err
 					}
-				case d := <-digests:
+				case d, open := <-digests:
+					if !open { // the stream ended: the switch went away
+						return sf.gone(ev.Err())
+					}
 					for _, line := range describeDigest(r, d) {
 						fmt.Fprintln(out, line)
 						seen++
 					}
-				case p := <-packetIns:
+				case p, open := <-packetIns:
+					if !open {
+						return sf.gone(ev.Err())
+					}
 					fmt.Fprintln(out, describePacketIn(p))
 					seen++
 				case <-tick.C:
@@ -324,6 +336,9 @@ and --role "" puts it among the default role's controllers.`,
 						cells, err := r.Counters(ctx, c)
 						if ctx.Err() != nil {
 							return nil
+						}
+						if status.Code(err) == codes.Unavailable {
+							return sf.gone(err)
 						}
 						if err != nil {
 							return err

@@ -74,6 +74,21 @@ func (f *switchFlags) noAnswer() error {
 	return fmt.Errorf("no P4Runtime server answered at %s within %v", f.addr, f.timeout)
 }
 
+// gone is the error for a switch that stopped answering (a stream that
+// ended, a read the transport could not deliver), with why.
+func (f *switchFlags) gone(why error) error {
+	if why == nil {
+		return fmt.Errorf("the switch at %s went away", f.addr)
+	}
+	// The status itself, not gRPC's wording of the errors wrapped round it.
+	var st interface{ GRPCStatus() *status.Status }
+	msg := why.Error()
+	if errors.As(why, &st) {
+		msg = st.GRPCStatus().Message()
+	}
+	return fmt.Errorf("the switch at %s went away (%s)", f.addr, msg)
+}
+
 // dialReader opens a reader: no stream, no arbitration.
 func (f *switchFlags) dialReader(ctx context.Context) (*controlplane.Session, error) {
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -382,6 +383,30 @@ func TestWatchBesideOthers(t *testing.T) {
 	if strings.Contains(watchErr.String(), "rror") {
 		t.Errorf("watch said %q", watchErr.String())
 	}
+}
+
+// A switch that stops under watch ends it with exit 1, saying so.
+func TestWatchSwitchStops(t *testing.T) {
+	addr, sw := startTarget(t)
+	ok(t, addr, "pipeline", "set")
+	watch, errOut := startCtl(t, addr, "digests, packet-ins and CNs", "watch", "--interval", "100ms")
+	sw.Stop()
+	done := make(chan error, 1)
+	go func() { done <- watch.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("watch: %v, want exit 1", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("watch still runs 10 s after the switch stopped: %s", errOut)
+	}
+	got := errOut.String()
+	if strings.Contains(got, "panic") || !strings.Contains(got, "p4ctl watch: the switch at "+addr+" went away") {
+		t.Errorf("watch said %q, want one line saying the switch went away", got)
+	}
+	t.Logf("%s", got)
 }
 
 // The switch cannot be reached, or is another device: exit 1, saying so.
