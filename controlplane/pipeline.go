@@ -69,6 +69,19 @@ func (s *Session) getPipeline(ctx context.Context, what p4v1.GetForwardingPipeli
 	return &Pipeline{Info: cfg.GetP4Info(), DeviceConfig: cfg.GetP4DeviceConfig(), Cookie: cfg.GetCookie().GetCookie()}, nil
 }
 
+// RunningCookie is the cookie of the pipeline the switch runs; running
+// is false for a switch that runs none (one just started, or restarted).
+func (s *Session) RunningCookie(ctx context.Context) (cookie uint64, running bool, err error) {
+	p, err := s.getPipeline(ctx, p4v1.GetForwardingPipelineConfigRequest_COOKIE_ONLY)
+	switch {
+	case status.Code(err) == codes.FailedPrecondition:
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
+	}
+	return p.Cookie, true, nil
+}
+
 // AdoptPipeline takes the pipeline already on the switch as this
 // session's, without touching its tables, when its cookie is cookie (0:
 // any pipeline). A switch with no pipeline, or another cookie, is

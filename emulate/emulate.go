@@ -197,7 +197,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	pipeline, err := fabric.Pipeline()
+	pipeline, err := f.Pipeline()
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,11 +37,57 @@ func Pipeline() (controlplane.Pipeline, error) {
 	return controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(text, p4.DeviceConfig())}, nil
 }
 
+// Pipeline is rcm.p4's pipeline as this fabric installs it: the
+// program of Pipeline, under a cookie of its own, made from the
+// program's and the fabric's shape (its nodes, links, ports and
+// addresses, not the thresholds a scenario sets). A switch running it
+// runs this fabric's program: Apply reconciles its entries. One running
+// another cookie (another fabric's, or rcm.p4 set by hand) is not this
+// fabric's to take unless asked (ApplyOptions.Replace).
+func (f *Fabric) Pipeline() (controlplane.Pipeline, error) {
+	p, err := Pipeline()
+	if err != nil {
+		return p, err
+	}
+	text, err := prototext.Marshal(p.Info)
+	if err != nil {
+		return p, err
+	}
+	p.Cookie = controlplane.Cookie(text, p.DeviceConfig, f.shape())
+	return p, nil
+}
+
+// shape is the fabric's nodes, links, port numbers and addresses as
+// text, the part of a fabric that says whose a switch is.
+func (f *Fabric) shape() []byte {
+	var b strings.Builder
+	t := f.Topology
+	for id, n := range t.Nodes {
+		fmt.Fprintf(&b, "node %d %d %s %v %v\n", id, n.Kind, n.Name, f.HostIP[id], f.HostMAC[id])
+	}
+	adj := t.Adjacency()
+	for id := range t.Nodes {
+		for i, p := range adj[id] {
+			port := uint32(0)
+			if i < len(f.Ports[id]) {
+				port = f.Ports[id][i]
+			}
+			fmt.Fprintf(&b, "end %s %d link %d\n", t.Nodes[id].Name, port, p.Link)
+		}
+	}
+	return []byte(b.String())
+}
+
 // ApplyOptions say how Apply reaches the switches and what it installs.
 type ApplyOptions struct {
-	// Pipeline is installed on a switch that does not run it (by
-	// cookie), which empties the switch's tables first.
+	// Pipeline is installed on a switch that runs none (it started or
+	// restarted), which empties the switch's tables first; a switch
+	// running it (by cookie) keeps it. Fabric.Pipeline is the fabric's.
 	Pipeline controlplane.Pipeline
+	// Replace installs Pipeline on a switch that runs another pipeline
+	// too (another fabric's, or one set by hand), emptying its tables;
+	// without it such a switch is refused, left as it was.
+	Replace  bool
 	Election controlplane.ElectionID
 	// DryRun reads the switches and reports what would change.
 	DryRun bool
@@ -135,16 +182,34 @@ func applyOne(ctx context.Context, in Intent, targets map[string]Target, o Apply
 		r.Err = fmt.Errorf("%s is primary at %s, above election ID %v, and only the primary writes: wait for it to leave, or give a higher --election-id", holder, t.Addr, o.Election)
 		return r
 	}
-	if o.DryRun {
-		if err := s.AdoptPipeline(ctx, o.Pipeline.Cookie); err != nil {
-			// Not running the pipeline: applying would install it and
-			// insert everything.
+	cookie, running, err := s.RunningCookie(ctx)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if running && cookie != o.Pipeline.Cookie && !o.Replace {
+		r.Err = fmt.Errorf("%s runs another pipeline (cookie %#x, this fabric's is %#x): another fabric's, or a program set by hand; --replace installs this fabric's, which empties its tables", t.Addr, cookie, o.Pipeline.Cookie)
+		return r
+	}
+	if !running || cookie != o.Pipeline.Cookie {
+		// Installing the pipeline empties the switch: everything is
+		// inserted.
+		if o.DryRun {
 			r.PipelineSet = true
 			r.Applied.Inserted = len(in.Entries) + len(in.Clones)
-			r.Changes = []string{fmt.Sprintf("SET PIPELINE cookie %#x (%v), then %d inserts", o.Pipeline.Cookie, err, r.Applied.Inserted)}
+			why := "it runs none"
+			if running {
+				why = fmt.Sprintf("replacing cookie %#x", cookie)
+			}
+			r.Changes = []string{fmt.Sprintf("SET PIPELINE cookie %#x (%s), then %d inserts", o.Pipeline.Cookie, why, r.Applied.Inserted)}
 			return r
 		}
-	} else if r.PipelineSet, err = s.EnsurePipeline(ctx, o.Pipeline); err != nil {
+		if err := s.SetPipeline(ctx, o.Pipeline); err != nil {
+			r.Err = err
+			return r
+		}
+		r.PipelineSet = true
+	} else if err := s.AdoptPipeline(ctx, o.Pipeline.Cookie); err != nil {
 		r.Err = err
 		return r
 	}

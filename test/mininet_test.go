@@ -3,14 +3,20 @@
 package test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/netlab"
@@ -38,16 +44,15 @@ func TestMininetDumbbell(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", p4ctl, "../cmd/p4ctl").CombinedOutput(); err != nil {
 		t.Fatalf("go build p4ctl: %v: %s", err, out)
 	}
-	base, err := bmv2.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := leftovers(t) + mininetLinks(t) + running(t, p4ctl, p4switch)
+	before := leftovers(t) + running(t, p4ctl, p4switch)
 	outDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command("/usr/bin/python3", "../mininet/run.py", "--topology", "../mininet/dumbbell.json",
 		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--p4switch", p4switch,
-		"--timeout", "90", "--grpc-port-base", strconv.Itoa(base))
-	out, err := cmd.CombinedOutput()
+		"--timeout", "90")
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err = cmd.Run()
+	out := buf.String()
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("mininet/run.py: %v", err)
@@ -61,27 +66,29 @@ func TestMininetDumbbell(t *testing.T) {
 			t.Errorf("%s: no counters written when it stopped: %v", h, err)
 		}
 	}
-	if after := leftovers(t) + mininetLinks(t) + running(t, p4ctl, p4switch); after != before {
+	if after := leftovers(t) + running(t, p4ctl, p4switch); after != before {
 		t.Errorf("left behind:\nbefore %s\nafter  %s", before, after)
+	}
+	if links := mininetLinks(t, cmd.Process.Pid); links != nil {
+		t.Errorf("left behind: Mininet's links %v", links)
 	}
 }
 
-// mininetLinks lists the interfaces Mininet names after the dumbbell's
-// nodes.
-func mininetLinks(t *testing.T) string {
+// mininetLinks lists the interfaces of the switches run.py, as process
+// pid, made: their names start with 'r' and pid in base 36.
+func mininetLinks(t *testing.T, pid int) []string {
 	t.Helper()
-	out, err := exec.Command("ip", "-o", "link").Output()
+	ifs, err := net.Interfaces()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 1 && (strings.HasPrefix(f[1], "s1-eth") || strings.HasPrefix(f[1], "s2-eth")) {
-			names = append(names, f[1])
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, "r"+strconv.FormatInt(int64(pid), 36)+"s") {
+			names = append(names, i.Name)
 		}
 	}
-	return " mininet " + strings.Join(names, " ")
+	return names
 }
 
 // running lists the processes running one of the binaries: the script's
@@ -104,4 +111,68 @@ func running(t *testing.T, binaries ...string) string {
 		}
 	}
 	return " processes " + strings.Join(found, " ")
+}
+
+// run.py told to use a port another switch listens on refuses before it
+// builds anything, saying so, and leaves that switch as it was: it never
+// programs a switch it did not start.
+func TestMininetPortTaken(t *testing.T) {
+	if err := netlab.Available(); err != nil {
+		t.Skip(err)
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
+		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
+	}
+	p4switch, err := p4switchbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another user's switch, device 0 as the tutorials number the first.
+	base, err := bmv2.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	thrift, err := bmv2.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(base)
+	other, err := bmv2.Start(context.Background(), bmv2.Config{Name: "theirs", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
+		Target: bmv2.TargetGo, Binary: p4switch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
+	p4ctl := p4ctlBinary(t, t.TempDir())
+	outDir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command("/usr/bin/python3", "../mininet/run.py", "--topology", "../mininet/dumbbell.json",
+		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--p4switch", p4switch,
+		"--timeout", "10", "--grpc-port-base", strconv.Itoa(base))
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err = cmd.Run()
+	out := buf.String()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("run.py with port %d taken: %v, want exit 1", base, err)
+	}
+	if want := fmt.Sprintf("run.py: port %d (--grpc-port-base %d + 0, for s1) is taken", base, base); !strings.Contains(out, want) || strings.Contains(out, "Traceback") {
+		t.Errorf("run.py said %q, want one line with %q", out, want)
+	}
+	if _, err := os.Stat(outDir); err == nil {
+		t.Error("run.py made its output directory before refusing")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := controlplane.DialReader(ctx, addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if cookie, running, err := s.RunningCookie(ctx); err != nil || running {
+		t.Errorf("the other switch runs pipeline %#x (%v): run.py programmed it", cookie, err)
+	}
+	if links := mininetLinks(t, cmd.Process.Pid); links != nil {
+		t.Errorf("left behind: Mininet's links %v", links)
+	}
 }

@@ -31,7 +31,7 @@ func newFabricApplyCmd() *cobra.Command {
 	var tutorial, switchesFile, host, election string
 	var portBase int
 	var deviceBase uint64
-	var dryRun bool
+	var dryRun, replace bool
 	var parallel int
 	var timeout, keep time.Duration
 	cmd := &cobra.Command{
@@ -53,8 +53,14 @@ kept; simulator hosts get 10.0.0.0 + node ID + 1. Switches are reached as
 else the i-th switch (from 0, in node order) at --host:--grpc-port-base+i,
 device --device-id-base+i, as the tutorials number them.
 
-A switch that does not run rcm.p4 gets it first. A second apply changes
-nothing and says so; a switch restarted in the middle gets everything
+A switch that runs no program gets rcm.p4 first, under a cookie made from
+the program and the fabric's shape (its switches, links, ports and
+addresses): the cookie says the switch is this fabric's. A switch that
+runs another pipeline (another fabric's, or a program set by hand) is
+refused and left as it was, so that a fabric never programs switches
+that are not its own by accident (another user's on the same ports);
+--replace installs this fabric's pipeline there too, emptying its
+tables. A second apply changes nothing and says so; a switch restarted in the middle gets everything
 again; --keep 1s applies every second until Ctrl-C, so switches that
 restart are programmed again within a second. --dry-run prints what would
 change and writes nothing. Exit 1 if any switch failed (the others are
@@ -104,11 +110,11 @@ still programmed).`,
 			if err != nil {
 				return err
 			}
-			pipe, err := fabric.Pipeline()
+			pipe, err := f.Pipeline()
 			if err != nil {
 				return err
 			}
-			opts := fabric.ApplyOptions{Pipeline: pipe, Election: id, DryRun: dryRun, Parallel: parallel, Timeout: timeout}
+			opts := fabric.ApplyOptions{Pipeline: pipe, Replace: replace, Election: id, DryRun: dryRun, Parallel: parallel, Timeout: timeout}
 			start := time.Now()
 			results := fabric.Apply(cmd.Context(), intents, targets, opts)
 			err = writeFabricResults(cmd, results, targets, dryRun, time.Since(start))
@@ -149,6 +155,7 @@ still programmed).`,
 	fs.Uint64Var(&deviceBase, "device-id-base", 0, "device ID of the first switch; the i-th is this + i")
 	fs.StringVar(&election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW")
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would change on each switch, write nothing")
+	fs.BoolVar(&replace, "replace", false, "program switches that run another pipeline (another fabric's, or one set by hand) too: their tables are emptied")
 	fs.IntVar(&parallel, "parallel", 8, "switches programmed at once")
 	fs.DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for each switch to answer")
 	fs.DurationVar(&keep, "keep", 0, "apply again every this long until Ctrl-C, printing what changed: restarted switches converge")

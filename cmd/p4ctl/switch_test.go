@@ -522,6 +522,43 @@ func TestFabricApply(t *testing.T) {
 	}
 }
 
+// fabric apply programs only switches that run no program or its own
+// fabric's: one running rcm.p4 set by hand, or another fabric's, is
+// refused and left as it was, until --replace.
+func TestFabricApplyRefusesOthersSwitches(t *testing.T) {
+	switches, sws := startFabric(t, []string{"s1", "s2", "s3"})
+	triangle := []string{"--topology", "../../fabric/testdata/triangle.json", "--switches", switches}
+	s1 := sws["s1"].Config().GRPCAddr
+	ok(t, s1, "pipeline", "set") // by hand
+	ok(t, s1, "table", "add", "ipv4_lpm", "dst_addr=10.9.0.0/16", "--action", "drop")
+	out := fabricApply(t, 1, triangle...)
+	if !strings.Contains(out, "runs another pipeline") || !strings.Contains(out, "--replace") || !strings.Contains(out, "1 of 3 switches failed") {
+		t.Errorf("fabric apply on a switch set by hand:\n%s", out)
+	}
+	if dump := ok(t, s1, "table", "dump", "ipv4_lpm"); !strings.Contains(dump, "10.9.0.0/16") || strings.Count(dump, "\n") != 2 {
+		t.Errorf("the refused switch changed:\n%s", dump)
+	}
+	// Another fabric (the triangle's first two switches as a line of
+	// two) finds the triangle's switches not its own.
+	line := filepath.Join(t.TempDir(), "line.json")
+	os.WriteFile(line, []byte(`{"hosts": {"h1": {"ip": "10.0.1.1/24", "mac": "08:00:00:00:01:11"}, "h2": {"ip": "10.0.2.2/24", "mac": "08:00:00:00:02:22"}},
+ "switches": {"s2": {}, "s3": {}}, "links": [["h1", "s2-p1"], ["h2", "s3-p1"], ["s2-p2", "s3-p2"]]}`), 0o644)
+	out = fabricApply(t, 1, "--topology", line, "--switches", switches)
+	if strings.Count(out, "runs another pipeline") != 2 {
+		t.Errorf("another fabric's apply on the triangle's switches:\n%s", out)
+	}
+	if out := fabricApply(t, 1, append(triangle, "--dry-run")...); !strings.Contains(out, "runs another pipeline") {
+		t.Errorf("dry run:\n%s", out)
+	}
+	out = fabricApply(t, 0, append(triangle, "--replace")...)
+	if !strings.Contains(out, "applied: 3 switches") {
+		t.Errorf("--replace:\n%s", out)
+	}
+	if dump := ok(t, s1, "table", "dump", "ipv4_lpm"); strings.Contains(dump, "10.9.0.0/16") {
+		t.Errorf("--replace kept the entries set by hand:\n%s", dump)
+	}
+}
+
 // fabric apply on a k=4 fat tree of 20 switches, then again.
 func TestFabricApplyFatTree(t *testing.T) {
 	sc, err := scenario.LoadPreset("default")
