@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,9 +111,12 @@ type Config struct {
 	LogLevel string
 	PcapDir  string
 	// Target picks the program (TargetBMv2 if empty); Binary, if set, is
-	// its path instead of the PATH's.
-	Target Target
-	Binary string
+	// its path instead of the PATH's, and BinaryArgs come before the
+	// switch's own arguments: for a program that runs the switch as one
+	// of its commands ('p4ctl p4switch').
+	Target     Target
+	Binary     string
+	BinaryArgs []string
 	// Control is the Go target's control socket (Start picks one).
 	Control string
 }
@@ -233,7 +237,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	}
 	s.cfg = c
 	var err error
-	s.cmd = exec.Command(bin, c.Args()...)
+	s.cmd = exec.Command(bin, append(slices.Clip(c.BinaryArgs), c.Args()...)...)
 	// Its own process group, so that stopping it reaches no one else.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var tail bytes.Buffer

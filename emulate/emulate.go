@@ -54,9 +54,12 @@ const (
 // Options say how a scenario is emulated.
 type Options struct {
 	// Target runs the switches (TargetGo if empty); Binary is its
-	// program (empty: the PATH's p4switch or simple_switch_grpc).
-	Target bmv2.Target
-	Binary string
+	// program (empty: the PATH's p4switch or simple_switch_grpc), run
+	// with BinaryArgs before the switch's own arguments ('p4ctl
+	// p4switch': Binary p4ctl, BinaryArgs ["p4switch"]).
+	Target     bmv2.Target
+	Binary     string
+	BinaryArgs []string
 	// Rate is the emulated rate of the hosts' links, b/s (0:
 	// DefaultRate). The scenario is scaled to it (Scale).
 	Rate float64
@@ -311,7 +314,7 @@ func (e *emulation) build(ctx context.Context) error {
 			return err
 		}
 		c := bmv2.Config{Name: name, DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
-			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, LogDir: e.o.LogDir,
+			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, BinaryArgs: e.o.BinaryArgs, LogDir: e.o.LogDir,
 			PriorityQueues: e.f.PriorityQueues}
 		if e.o.LogDir != "" {
 			c.PcapDir = filepath.Join(e.o.LogDir, name+"-pcap")

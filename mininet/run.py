@@ -2,8 +2,8 @@
 """Run a p4lang tutorials topology.json in Mininet with p4rcm's switches and
 host agents, and print each flow's completion time.
 
-Each switch is a process (p4rcm's Go target, p4switch, or BMv2's
-simple_switch_grpc) started with no program; `p4ctl fabric apply` installs
+Each switch is a process (p4rcm's Go target, `p4ctl p4switch` or a
+p4switch, or BMv2's simple_switch_grpc) started with no program; `p4ctl fabric apply` installs
 rcm.p4 and its tables on all of them over P4Runtime; each host runs
 `p4ctl host`, the RoCEv2 agent, on its interface. The run ends when every
 flow of the flow file has completed (or at --timeout).
@@ -137,10 +137,11 @@ class P4Switch(Switch):
     P4Runtime server on 127.0.0.1:grpc_port. topo_name is its name in the
     topology.json; its Mininet name carries the run's tag."""
 
-    def __init__(self, name, binary=None, grpc_port=None, thrift_port=None, device_id=0, queue_rate=None,
+    def __init__(self, name, command=None, go=True, grpc_port=None, thrift_port=None, device_id=0, queue_rate=None,
                  queue_depth=None, log_dir=None, topo_name=None, **params):
         Switch.__init__(self, name, **params)
-        self.binary = binary
+        self.command = command
+        self.go = go
         self.grpc_port = grpc_port
         self.thrift_port = thrift_port
         self.device_id = device_id
@@ -154,12 +155,12 @@ class P4Switch(Switch):
         return os.path.join(self.log_dir, self.topo_name + '.out')
 
     def start(self, controllers):
-        args = [self.binary]
+        args = list(self.command)
         for port, intf in sorted(self.intfs.items()):
             if intf.name != 'lo':
                 args += ['-i', '%d@%s' % (port, intf.name)]
         args += ['--device-id', str(self.device_id), '--thrift-port', str(self.thrift_port), '--no-p4']
-        if 'p4switch' in os.path.basename(self.binary):
+        if self.go:
             args += ['--queue-rate', str(self.queue_rate), '--queue-depth', str(self.queue_depth)]
         args += ['--', '--grpc-server-addr', '127.0.0.1:%d' % self.grpc_port]
         out = open(self.out_path(), 'w')
@@ -272,7 +273,8 @@ def main():
     ap.add_argument('--out', required=True, help='directory for the agents\' records and the switches\' output (must not exist)')
     ap.add_argument('--switch', choices=['go', 'bmv2'], default='go', help='p4switch (go) or simple_switch_grpc (bmv2)')
     ap.add_argument('--p4ctl', default='p4ctl', help='the p4ctl binary')
-    ap.add_argument('--p4switch', default='p4switch', help='the p4switch binary (--switch go)')
+    ap.add_argument('--p4switch', default='',
+                    help="the p4switch binary (--switch go; default: the Go target built into --p4ctl, 'p4ctl p4switch')")
     ap.add_argument('--rate', default='', help='host line rate for the agents, e.g. 50M (default: p4ctl host\'s)')
     ap.add_argument('--queue-rate', type=int, default=8000, help='switch egress rate, packets per second (p4switch)')
     ap.add_argument('--queue-depth', type=int, default=4096,
@@ -289,8 +291,14 @@ def main():
         spec = json.load(f)
     plan = plan_switches(spec, args.grpc_port_base)
     os.makedirs(args.out)
-    binary = args.p4switch if args.switch == 'go' else 'simple_switch_grpc'
-    topo = TutorialTopo(spec=spec, plan=plan, switch_opts={'binary': binary, 'queue_rate': args.queue_rate,
+    if args.switch == 'bmv2':
+        command = ['simple_switch_grpc']
+    elif args.p4switch:
+        command = [args.p4switch]
+    else:
+        command = [args.p4ctl, 'p4switch']
+    topo = TutorialTopo(spec=spec, plan=plan, switch_opts={'command': command, 'go': args.switch == 'go',
+                                                           'queue_rate': args.queue_rate,
                                                            'queue_depth': args.queue_depth, 'log_dir': args.out})
     # cleanup=False: never Mininet's global cleanup (see the top).
     net = Mininet(topo=topo, controller=None, autoSetMacs=False, autoStaticArp=False, build=False, cleanup=False)

@@ -36,22 +36,15 @@ func TestMininetDumbbell(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
 		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
 	}
-	p4switch, err := p4switchbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p4ctl := filepath.Join(t.TempDir(), "p4ctl")
-	if out, err := exec.Command("go", "build", "-o", p4ctl, "../cmd/p4ctl").CombinedOutput(); err != nil {
-		t.Fatalf("go build p4ctl: %v: %s", err, out)
-	}
-	before := leftovers(t) + running(t, p4ctl, p4switch)
+	// The switches are p4ctl too ('p4ctl p4switch').
+	p4ctl := p4ctlBinary(t, t.TempDir())
+	before := leftovers(t) + running(t, p4ctl)
 	outDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command("/usr/bin/python3", "../mininet/run.py", "--topology", "../mininet/dumbbell.json",
-		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--p4switch", p4switch,
-		"--timeout", "90")
+		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--timeout", "90")
 	var buf strings.Builder
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err = cmd.Run()
+	err := cmd.Run()
 	out := buf.String()
 	t.Logf("%s", out)
 	if err != nil {
@@ -66,7 +59,7 @@ func TestMininetDumbbell(t *testing.T) {
 			t.Errorf("%s: no counters written when it stopped: %v", h, err)
 		}
 	}
-	if after := leftovers(t) + running(t, p4ctl, p4switch); after != before {
+	if after := leftovers(t) + running(t, p4ctl); after != before {
 		t.Errorf("left behind:\nbefore %s\nafter  %s", before, after)
 	}
 	if links := mininetLinks(t, cmd.Process.Pid); links != nil {

@@ -22,7 +22,6 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/netlab"
 )
@@ -50,10 +49,6 @@ func TestEmulateSignalsLeaveNothing(t *testing.T) {
 	if race.Enabled {
 		t.Skip("real packets and processes: runs in make test's pass without -race")
 	}
-	p4switch, err := p4switchbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := p4ctlBinary(t, t.TempDir())
 	for _, c := range []struct {
 		sig   syscall.Signal
@@ -74,7 +69,7 @@ func TestEmulateSignalsLeaveNothing(t *testing.T) {
 			}
 			defer os.RemoveAll(tmp)
 			work := t.TempDir()
-			cmd := exec.Command(bin, "emulate", "--set", "workload.size=100MB", "--switch-binary", p4switch, "-o", filepath.Join(work, "out"))
+			cmd := exec.Command(bin, "emulate", "--set", "workload.size=100MB", "-o", filepath.Join(work, "out"))
 			// The switches' temporary directories go here, where this
 			// test can see that none is left.
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)

@@ -216,3 +216,16 @@ func TestBinaryExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// 'p4ctl p4switch' is the p4switch command, its flags and exit statuses
+// its own: a wrong start exits 2 naming what is wrong.
+func TestP4switchCommand(t *testing.T) {
+	code, _, errOut := p4ctl("p4switch", "-i", "1", "../../p4/build/rcm.json")
+	if code != 2 || !strings.Contains(errOut, "p4switch: -i \"1\": want PORT@IFACE") {
+		t.Errorf("exit %d, %q; want 2 and p4switch's own message", code, errOut)
+	}
+	code, out, _ := p4ctl("p4switch", "--help")
+	if code != 0 || !strings.Contains(out, "simple_switch_grpc") {
+		t.Errorf("--help: exit %d, %q", code, out)
+	}
+}

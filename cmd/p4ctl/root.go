@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/p4rcm/p4rcm/internal/p4switch"
 )
 
 // newRootCmd builds the command tree writing to out and errOut.
@@ -32,8 +35,19 @@ Exit status: 0 success, 1 failure at run time, 2 wrong usage.`,
 	return root
 }
 
+// switchCommand runs p4rcm's Go P4 target as the p4switch command does,
+// with its command line: 'p4ctl p4switch -i 1@veth1 ... rcm.json'. It is
+// how emulate (and mininet/run.py) start switches where no p4switch is
+// installed: the target this p4ctl was built with. Not a cobra command,
+// so that p4switch's flags, help and exit statuses are its own; not in
+// --help, since p4switch is the command users are told of.
+const switchCommand = "p4switch"
+
 // run executes the command line and returns the process exit status.
 func run(args []string, out, errOut io.Writer) int {
+	if len(args) > 0 && args[0] == switchCommand {
+		return runSwitch(args[1:], out, errOut)
+	}
 	root := newRootCmd(out, errOut)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
@@ -42,4 +56,12 @@ func run(args []string, out, errOut io.Writer) int {
 	}
 	fmt.Fprintf(errOut, "%s: %s\n", cmd.CommandPath(), statusText(err))
 	return exitCode(err)
+}
+
+// runSwitch is 'p4ctl p4switch': the Go target until SIGINT, SIGTERM or
+// SIGHUP.
+func runSwitch(args []string, out, errOut io.Writer) int {
+	ctx, stop := interrupted(context.Background())
+	defer stop()
+	return p4switch.Run(ctx, args, out, errOut)
 }

@@ -1,4 +1,4 @@
-package main
+package p4switch
 
 import (
 	"context"
@@ -14,10 +14,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// Exit statuses of Run, the command's.
 const (
-	exitOK      = 0
-	exitRuntime = 1
-	exitUsage   = 2
+	ExitOK      = 0 // stopped by SIGINT or SIGTERM
+	ExitRuntime = 1 // failed while running
+	ExitUsage   = 2 // started wrongly
 )
 
 // usageError is a switch started wrongly; it exits 2.
@@ -57,7 +58,12 @@ type options struct {
 	priorityQueues int
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Run is the p4switch command: it parses args (p4switch's command line,
+// without the program's name), runs the switch until ctx ends and
+// returns the exit status. cmd/p4switch is this function; so is 'p4ctl
+// p4switch', with which p4ctl runs the Go target it is built with where
+// no p4switch is installed.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
 	cmd := &cobra.Command{
 		Use:   "p4switch [options] <program.json> [-- --grpc-server-addr ADDR --cpu-port N --priority-queues N]",
@@ -129,11 +135,11 @@ the p4lang tutorials (--entries).`,
 		fmt.Fprintf(stderr, "p4switch: %v\n", err)
 		var ue *usageError
 		if errors.As(err, &ue) {
-			return exitUsage
+			return ExitUsage
 		}
-		return exitRuntime
+		return ExitRuntime
 	}
-	return exitOK
+	return ExitOK
 }
 
 // targetFlags parses the options after "--", simple_switch_grpc's own.
