@@ -45,7 +45,7 @@ func addReadFlags(cmd *cobra.Command) *switchFlags {
 	f := &switchFlags{}
 	fs := cmd.Flags()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:9559", "the switch's P4Runtime server, HOST:PORT")
-	fs.Uint64Var(&f.deviceID, "device-id", 1, "the switch's P4Runtime device ID")
+	fs.Uint64Var(&f.deviceID, "device-id", 0, "the switch's P4Runtime device ID (simple_switch_grpc's and p4switch's --device-id, 0 unless given)")
 	fs.StringVar(&f.election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW; the highest is primary, and only the primary writes")
 	_ = fs.MarkDeprecated("election-id", "this command only reads, and reads need no election ID; it is ignored")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for the switch")

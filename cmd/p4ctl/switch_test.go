@@ -104,7 +104,7 @@ func startTarget(t *testing.T) (string, *bmv2.Switch) {
 	t.Helper()
 	target, bin := p4switchbin.Choose(t)
 	addr, thrift := freeAddr(t), freePortNumber(t)
-	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 1, GRPCAddr: addr, ThriftPort: thrift,
+	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
 		LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ const route = `set_nexthop(port=2, src_mac=02:00:00:00:01:02, dst_mac=02:00:00:0
 // widths refused before anything is sent, the switch left as it was.
 func TestTableCommands(t *testing.T) {
 	addr, _ := startTarget(t)
-	if out := ok(t, addr, "pipeline", "set"); !strings.Contains(out, "pipeline set on device 1") {
+	if out := ok(t, addr, "pipeline", "set"); !strings.Contains(out, "pipeline set on device 0") {
 		t.Errorf("pipeline set said %q", out)
 	}
 	if out := ok(t, addr, "pipeline", "get"); !strings.Contains(out, "6 tables") {
@@ -283,7 +283,7 @@ func TestTwoControllers(t *testing.T) {
 	addr, _ := startTarget(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	primary, err := controlplane.Dial(ctx, addr, 1, controlplane.ElectionID{Low: 10})
+	primary, err := controlplane.Dial(ctx, addr, 0, controlplane.ElectionID{Low: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func startFabric(t *testing.T, names []string) (string, map[string]*bmv2.Switch)
 	for _, n := range names {
 		addr, sw := startTarget(t)
 		sws[n] = sw
-		parts = append(parts, fmt.Sprintf("%q: {\"addr\": %q, \"device_id\": 1}", n, addr))
+		parts = append(parts, fmt.Sprintf("%q: {\"addr\": %q, \"device_id\": 0}", n, addr))
 	}
 	file := filepath.Join(t.TempDir(), "switches.json")
 	if err := os.WriteFile(file, []byte("{"+strings.Join(parts, ",\n")+"}\n"), 0o644); err != nil {
@@ -660,7 +660,7 @@ func TestWatchDigests(t *testing.T) {
 	}
 	target, bin := p4switchbin.Choose(t)
 	addr := freeAddr(t)
-	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: addr,
+	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 0, Ports: ports, GRPCAddr: addr,
 		ThriftPort: freePortNumber(t), LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/google/gopacket/layers"
 
 	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
@@ -228,4 +230,98 @@ func TestBadStarts(t *testing.T) {
 		}
 		t.Logf("%v: %s", c.args, strings.TrimSpace(stderr.String()))
 	}
+}
+
+// A program given on the command line, its P4Info beside it, is
+// P4Runtime's pipeline from the start, with the files' cookie and the
+// --entries in its tables, for a controller to read; --p4info names
+// another P4Info, and a missing one is a wrong start.
+func TestProgramIsP4RuntimePipeline(t *testing.T) {
+	dir := t.TempDir()
+	rt := filepath.Join(dir, "s1-runtime.json")
+	if err := os.WriteFile(rt, []byte(entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := func(t *testing.T, args ...string) (string, func() string) {
+		t.Helper()
+		port, err := bmv2.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		ctx, cancel := context.WithCancel(context.Background())
+		var stdout, stderr syncBuf
+		done := make(chan int)
+		go func() { done <- run(ctx, append(args, "--", "--grpc-server-addr", addr), &stdout, &stderr) }()
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stdout.String(), "p4switch: running"); {
+			if time.Now().After(deadline) {
+				t.Fatalf("not started in 20 s: %s %s", stdout.String(), stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return addr, func() string {
+			cancel()
+			if code := <-done; code != exitOK {
+				t.Errorf("exit %d: %s", code, stderr.String())
+			}
+			return stdout.String()
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	addr, stop := start(t, rcmJSON, "--entries", rt)
+	r, err := controlplane.DialReader(ctx, addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := controlplane.ReadPipeline("../../p4/build/rcm.p4info.txtpb", rcmJSON, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cookie, running, err := r.RunningCookie(ctx); err != nil || !running || cookie != want.Cookie {
+		t.Errorf("pipeline cookie %#x, running %v, %v; want %#x", cookie, running, err, want.Cookie)
+	}
+	if err := r.AdoptPipeline(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.ReadEntries(ctx, "ipv4_lpm"); err != nil || len(got) != 2 {
+		t.Errorf("ipv4_lpm holds %d entries (%v), want the 2 of --entries", len(got), err)
+	}
+	r.Close()
+	if out := stop(); !strings.Contains(out, fmt.Sprintf("P4Runtime pipeline cookie %#x", want.Cookie)) {
+		t.Errorf("start line: %s", out)
+	}
+
+	// --p4info elsewhere.
+	other := filepath.Join(dir, "other.p4info.txtpb")
+	info, _ := os.ReadFile("../../p4/build/rcm.p4info.txtpb")
+	os.WriteFile(other, info, 0o644)
+	_, stop = start(t, rcmJSON, "--p4info", other)
+	if out := stop(); !strings.Contains(out, "with "+other) {
+		t.Errorf("start line: %s", out)
+	}
+
+	var so, se bytes.Buffer
+	if code := run(context.Background(), []string{rcmJSON, "--p4info", filepath.Join(dir, "missing.txtpb")}, &so, &se); code != exitUsage || !strings.Contains(se.String(), "missing.txtpb") {
+		t.Errorf("a missing --p4info: exit %d, %q", code, se.String())
+	}
+}
+
+// syncBuf is a bytes.Buffer for one writer and one reader.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -42,6 +42,7 @@ type options struct {
 	pcap       string
 	noP4       bool
 	entries    string
+	p4info     string
 	queueRate  []string
 	portRate   []string
 	portDelay  []string
@@ -76,7 +77,10 @@ priority queues, rates in packets per second, depths in packets).
 Entries come from a P4Runtime controller (--grpc-server-addr, after "--"),
 which pushes its pipeline first, as with simple_switch_grpc, or, for the
 program given on the command line, from a runtime JSON in the format of
-the p4lang tutorials (--entries).`,
+the p4lang tutorials (--entries). A program given on the command line,
+with its P4Info beside it (or --p4info), is P4Runtime's pipeline from
+the start, its entries in it: controllers read and write it as one they
+set.`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -119,6 +123,7 @@ the p4lang tutorials (--entries).`,
 	f.StringVar(&o.pcap, "pcap", "", "write each port's received and sent frames to `DIR`/<iface>_in.pcap and _out.pcap")
 	f.BoolVar(&o.noP4, "no-p4", false, "start without a program, for the controller to push one over P4Runtime")
 	f.StringVar(&o.entries, "entries", "", "table entries, multicast groups and clone sessions from a tutorials-style runtime JSON `FILE`")
+	f.StringVar(&o.p4info, "p4info", "", "the program's P4Info (text) `FILE`, which makes it P4Runtime's pipeline, for controllers to read and write (default: the one p4c wrote beside the JSON, NAME.p4info.txtpb or .txt, if there is one)")
 	f.StringArrayVar(&o.queueRate, "queue-rate", nil, "egress rate in packets per second: `PPS` for every port or PORT:PPS (repeatable), as set_queue_rate")
 	f.StringArrayVar(&o.portRate, "port-rate", nil, "make egress ports links of `BPS` bits per second shared by their priority queues (a frame's bytes plus 24 for FCS, preamble and gap): BPS for every port or PORT:BPS (repeatable); the Go target's own, BMv2's queue rates count packets")
 	f.StringArrayVar(&o.portDelay, "port-delay", nil, "give egress ports' links a propagation delay: `DUR` (e.g. 5ms) for every port or PORT:DUR (repeatable); a frame arrives DUR after its last bit left; the Go target's own")

@@ -87,17 +87,36 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			return usage("%v", err)
 		}
 	}
+	var rt *v1model.Runtime
 	if o.entries != "" {
 		if sw == nil {
 			return usage("--entries with --no-p4: entries need a program")
 		}
-		rt, err := v1model.LoadRuntime(o.entries)
-		if err != nil {
+		if rt, err = v1model.LoadRuntime(o.entries); err != nil {
 			return usage("--entries: %v", err)
 		}
 		if err := sw.Install(rt); err != nil {
 			return usage("--entries: %v", err)
 		}
+	}
+	// The program given on the command line is also P4Runtime's pipeline
+	// when its P4Info is at hand, so that a controller (p4ctl stats)
+	// reads the switch it finds. The switch above has checked the JSON
+	// and the entries, with the target's own messages.
+	p4info := o.p4info
+	if p4info == "" && sw != nil {
+		p4info = p4infoBeside(o.json)
+	}
+	if o.p4info != "" && o.noP4 {
+		return usage("--p4info with --no-p4: the P4Info goes with a program")
+	}
+	noPreload := ""
+	switch {
+	case sw == nil:
+	case p4info == "":
+		noPreload = fmt.Sprintf("no P4Info beside %s (--p4info names one)", o.json)
+	case rt != nil && profilesOrMeters(rt) != "":
+		noPreload = fmt.Sprintf("--entries has %s, which P4Runtime's runtime files do not", profilesOrMeters(rt))
 	}
 	// portSetting has checked the values; the settings apply to every
 	// switch the datapath runs.
@@ -215,6 +234,14 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 	}
 	srv = p4rt.New(rtCfg)
+	var cookie uint64
+	if sw != nil && noPreload == "" {
+		if cookie, err = preload(ctx, srv, o.deviceID, p4info, o.json, rt); err != nil {
+			closeAll()
+			return usage("--p4info %s: %v", p4info, err)
+		}
+		sw = nil // the pipeline's own switch runs the ports now
+	}
 	// The control socket is up before the P4Runtime port accepts, so
 	// that a harness that waits for the port (bmv2.Start) finds both.
 	if o.control != "" {
@@ -281,8 +308,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		names = []string{"no interfaces"}
 	}
 	program := o.json
-	if o.noP4 {
+	switch {
+	case o.noP4:
 		program = "no program (waiting for one over P4Runtime)"
+	case noPreload != "":
+		program += fmt.Sprintf(" (P4Runtime serves no pipeline: %s)", noPreload)
+	default:
+		program += fmt.Sprintf(" (P4Runtime pipeline cookie %#x, with %s)", cookie, p4info)
 	}
 	fmt.Fprintf(stdout, "p4switch: running %s on %s; P4Runtime on %s, device %d\n", program, strings.Join(names, ", "), lis.Addr(), o.deviceID)
 	var runErr error
