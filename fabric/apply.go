@@ -153,6 +153,14 @@ func applyOne(ctx context.Context, in Intent, targets map[string]Target, o Apply
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	// What does not listen is told at once, for what it is.
+	if err := controlplane.Reach(dctx, t.Addr); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("%s did not answer within %v: a host that is down, or a firewall that drops?", t.Addr, o.Timeout)
+		}
+		r.Err = err
+		return r
+	}
 	var s *controlplane.Session
 	var err error
 	if o.DryRun {
@@ -164,7 +172,7 @@ func applyOne(ctx context.Context, in Intent, targets map[string]Target, o Apply
 	switch {
 	case err == nil:
 	case errors.Is(err, context.DeadlineExceeded):
-		r.Err = fmt.Errorf("no P4Runtime server answered at %s within %v", t.Addr, o.Timeout)
+		r.Err = fmt.Errorf("%s takes connections, but no P4Runtime server answered there within %v: is it the switch's P4Runtime port, and %d its device?", t.Addr, o.Timeout, t.DeviceID)
 		return r
 	case status.Code(err) == codes.InvalidArgument:
 		r.Err = fmt.Errorf("election ID %v was another controller's all of %v at %s: give another --election-id", o.Election, o.Timeout, t.Addr)

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/tutorialjson"
 	"github.com/spf13/cobra"
@@ -101,9 +102,16 @@ still programmed).`,
 					return err
 				}
 			} else {
-				for i, name := range f.SwitchNames() {
+				names := f.SwitchNames()
+				if last := portBase + len(names) - 1; portBase < 1 || last > 65535 {
+					return usageErrorf("--grpc-port-base %d: the %d switches' ports run to %d; want ports 1 to 65535", portBase, len(names), last)
+				}
+				for i, name := range names {
 					targets[name] = fabric.Target{Addr: net.JoinHostPort(host, strconv.Itoa(portBase+i)), DeviceID: deviceBase + uint64(i)}
 				}
+			}
+			if parallel < 1 {
+				return usageErrorf("--parallel %d: want 1 or more switches at once", parallel)
 			}
 			sf := switchFlags{election: election}
 			id, err := sf.electionID()
@@ -183,8 +191,8 @@ func readTargets(path string) (map[string]fabric.Target, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	for name, t := range out {
-		if _, _, err := net.SplitHostPort(t.Addr); err != nil {
-			return nil, fmt.Errorf("%s: %s.addr %q: want HOST:PORT", path, name, t.Addr)
+		if err := controlplane.CheckAddr(t.Addr); err != nil {
+			return nil, fmt.Errorf("%s: %s.addr %v", path, name, err)
 		}
 	}
 	return out, nil

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/p4rcm/p4rcm/internal/p4switch"
 )
@@ -26,6 +28,7 @@ Exit status: 0 success, 1 failure at run time, 2 wrong usage.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	root.PersistentPreRunE = checkDurations
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(flagError)
@@ -64,4 +67,28 @@ func runSwitch(args []string, out, errOut io.Writer) int {
 	ctx, stop := interrupted(context.Background())
 	defer stop()
 	return p4switch.Run(ctx, args, out, errOut)
+}
+
+// mustBePositive are the duration flags 0 makes no sense for: the time
+// to wait for a switch, or between two reads.
+var mustBePositive = map[string]bool{"timeout": true, "interval": true}
+
+// checkDurations refuses a negative duration in any flag (no flag of
+// p4ctl's takes one: "--watch -1s" would read as fast as it could), and
+// 0 where a wait or an interval is needed.
+func checkDurations(cmd *cobra.Command, _ []string) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil || f.Value.Type() != "duration" {
+			return
+		}
+		d, _ := time.ParseDuration(f.Value.String())
+		switch {
+		case d < 0:
+			err = usageErrorf("--%s %s: want a duration of 0 or more, such as 1s; see '%s --help'", f.Name, f.Value, cmd.CommandPath())
+		case d == 0 && mustBePositive[f.Name]:
+			err = usageErrorf("--%s 0: want a duration above 0, such as 1s; see '%s --help'", f.Name, cmd.CommandPath())
+		}
+	})
+	return err
 }

@@ -388,6 +388,9 @@ func watchStream(ctx context.Context, cmd *cobra.Command, sf *switchFlags, role 
 			return nil, err
 		}
 	}
+	if err := sf.reach(ctx); err != nil {
+		return nil, err
+	}
 	dctx, cancel := context.WithTimeout(ctx, sf.timeout)
 	defer cancel()
 	var s *controlplane.Session

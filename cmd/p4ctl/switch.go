@@ -69,9 +69,29 @@ func (f *switchFlags) electionID() (controlplane.ElectionID, error) {
 	return controlplane.ElectionID{High: h, Low: l}, nil
 }
 
-// noAnswer is the error for a switch that did not answer in time.
+// noAnswer is the error for a switch that takes connections but did not
+// answer as a P4Runtime server in time.
 func (f *switchFlags) noAnswer() error {
-	return fmt.Errorf("no P4Runtime server answered at %s within %v", f.addr, f.timeout)
+	return fmt.Errorf("%s takes connections, but no P4Runtime server answered there within %v: is it the switch's P4Runtime port (and --device-id its device)?", f.addr, f.timeout)
+}
+
+// reach checks the flags and that something listens at --addr, so that
+// a malformed address (exit 2), a host that does not resolve and a port
+// where nothing listens are told at once, for what they are.
+func (f *switchFlags) reach(ctx context.Context) error {
+	if err := controlplane.CheckAddr(f.addr); err != nil {
+		return usageErrorf("--addr %v", err)
+	}
+	if f.timeout <= 0 {
+		return usageErrorf("--timeout %v: want a time to wait, more than 0, such as 10s", f.timeout)
+	}
+	dctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	err := controlplane.Reach(dctx, f.addr)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("%s did not answer within %v: a host that is down, or a firewall that drops?", f.addr, f.timeout)
+	}
+	return err
 }
 
 // gone is the error for a switch that stopped answering (a stream that
@@ -91,6 +111,9 @@ func (f *switchFlags) gone(why error) error {
 
 // dialReader opens a reader: no stream, no arbitration.
 func (f *switchFlags) dialReader(ctx context.Context) (*controlplane.Session, error) {
+	if err := f.reach(ctx); err != nil {
+		return nil, err
+	}
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	s, err := controlplane.DialReader(dctx, f.addr, f.deviceID)
@@ -121,6 +144,9 @@ func (f *switchFlags) read(ctx context.Context) (*controlplane.Session, error) {
 func (f *switchFlags) dial(ctx context.Context) (*controlplane.Session, error) {
 	id, err := f.electionID()
 	if err != nil {
+		return nil, err
+	}
+	if err := f.reach(ctx); err != nil {
 		return nil, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)

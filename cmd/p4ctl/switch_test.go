@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -57,10 +58,14 @@ type result struct {
 	out, errOut string
 }
 
-// ctl runs p4ctl with args against the switch at addr.
+// ctl runs p4ctl with args against the switch at addr, unless args
+// name an --addr of their own.
 func ctl(t *testing.T, addr string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(p4ctlBin(t), append(args, "--addr", addr)...)
+	if !slices.Contains(args, "--addr") {
+		args = append(args, "--addr", addr)
+	}
+	cmd := exec.Command(p4ctlBin(t), args...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -409,10 +414,44 @@ func TestWatchSwitchStops(t *testing.T) {
 	t.Logf("%s", got)
 }
 
-// The switch cannot be reached, or is another device: exit 1, saying so.
+// The switch cannot be reached, or is another device: exit 1, saying so;
+// a malformed address or timeout: exit 2. Each is told at once, for what
+// it is, not after the timeout as "no answer".
 func TestSwitchUnreachable(t *testing.T) {
 	addr := freeAddr(t) // nothing listens
-	fails(t, addr, 1, []string{"no P4Runtime server answered at " + addr}, "table", "list", "--timeout", "1s")
+	quick := func(code int, want []string, args ...string) {
+		t.Helper()
+		start := time.Now()
+		fails(t, addr, code, want, args...)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("p4ctl %s took %v, want an answer at once", strings.Join(args, " "), d)
+		}
+	}
+	quick(1, []string{addr + ": nothing listens there (connection refused)"}, "table", "list")
+	quick(1, []string{"nothing listens there"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop")
+	quick(2, []string{"--addr \"127.0.0.1\": want HOST:PORT"}, "stats", "--addr", "127.0.0.1")
+	quick(2, []string{"port \"99999\" is not a port number"}, "stats", "--addr", "127.0.0.1:99999")
+	quick(1, []string{"host \"no-such-host.invalid\" does not resolve"}, "stats", "--addr", "no-such-host.invalid:9559")
+	quick(2, []string{"--timeout -1s: want a duration of 0 or more"}, "stats", "--timeout", "-1s")
+	quick(2, []string{"--timeout 0: want a duration above 0"}, "pipeline", "set", "--timeout", "0")
+	quick(2, []string{"--watch -1s"}, "stats", "--watch", "-1s")
+	quick(2, []string{"--interval 0"}, "watch", "--interval", "0")
+	// Something listens, but it is no P4Runtime server.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	fails(t, l.Addr().String(), 1, []string{"takes connections, but no P4Runtime server answered there within 1s"}, "stats", "--timeout", "1s")
 	live, sw := startTarget(t)
 	wrongDevice := []string{"NOT_FOUND", "device 7"}
 	if sw.Config().Target == bmv2.TargetBMv2 {
@@ -595,7 +634,7 @@ func TestFabricApplyUnreachable(t *testing.T) {
 	patched := strings.Replace(string(data), "}\n", ",\n\"s3\": {\"addr\": \""+freeAddr(t)+"\", \"device_id\": 1}}\n", 1)
 	os.WriteFile(switches, []byte(patched), 0o644)
 	out := fabricApply(t, 1, "--topology", "../../fabric/testdata/triangle.json", "--switches", switches, "--timeout", "1s")
-	if !strings.Contains(out, "no P4Runtime server answered") || !strings.Contains(out, "1 of 3 switches failed") {
+	if !strings.Contains(out, "nothing listens there (connection refused)") || !strings.Contains(out, "1 of 3 switches failed") {
 		t.Errorf("output:\n%s", out)
 	}
 	if strings.Count(out, " set ") != 2 {
