@@ -313,3 +313,18 @@ func TestSimPresetsJSON(t *testing.T) {
 		t.Errorf("first preset %v; want the keys name and description", ps[0])
 	}
 }
+
+// A flag the scenario has no use for is refused, not ignored.
+func TestFlagsTheScenarioIgnores(t *testing.T) {
+	// -o under a file: should --k be taken, the command fails there,
+	// before it builds or runs anything.
+	for _, args := range [][]string{
+		{"emulate", "--k", "6", "-o", "/dev/null/out"},
+		{"sim", "run", "--preset", "dcqcn-incast", "--k", "6", "-o", "/dev/null/out"},
+	} {
+		code, _, errOut := p4ctl(args...)
+		if code != 2 || !strings.Contains(errOut, "--k sets a fat tree's arity; this scenario's topology is") {
+			t.Errorf("p4ctl %s: exit %d, %q; want 2 saying --k has nothing to set", strings.Join(args, " "), code, errOut)
+		}
+	}
+}

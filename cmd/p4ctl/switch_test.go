@@ -163,6 +163,8 @@ func TestTableCommands(t *testing.T) {
 	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "want FIELD=VALUE"}, "table", "add", "ipv4_lpm", "10.0.3.0/24", "--action", "drop")
 	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "prefix length \"2x\""}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/2x", "--action", "drop")
 	fails(t, addr, 2, []string{"--action is required"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24")
+	fails(t, addr, 2, []string{"no match given", "hdr.ipv4.dst_addr (lpm)", "dst_addr=0.0.0.0/0", "--default"}, "table", "add", "ipv4_lpm", "--action", "drop")
+	fails(t, addr, 2, []string{"no match given"}, "table", "delete", "ipv4_lpm")
 	fails(t, addr, 2, []string{"unknown flag"}, "table", "add", "ipv4_lpm", "--bogus")
 	if got := ok(t, addr, "table", "dump", "ipv4_lpm"); got != strings.Join(want, "\n")+"\n" {
 		t.Errorf("after refused writes, dump:\n%s\nwant it unchanged", got)
@@ -223,6 +225,14 @@ func TestPortCommands(t *testing.T) {
 	fails(t, addr, 2, []string{"--xon is required"}, "pfc", "set", "1", "--xoff", "24KB")
 	fails(t, addr, 2, []string{"port \"600\""}, "ecn", "set", "600", "--kmin", "1KB", "--kmax", "2KB")
 	fails(t, addr, 2, []string{"cam-min-hits"}, "rcm", "set", "2", "--cam-min-hits", "9")
+	fails(t, addr, 2, []string{"--mtu 10 B: want a frame size of 64 B"}, "rcm", "set", "2", "--mtu", "10")
+	fails(t, addr, 2, []string{`--rate: "0": must be greater than zero`}, "rcm", "set", "2", "--rate", "0")
+	fails(t, addr, 2, []string{"--off turns PFC off on the port: --xoff would set nothing"}, "pfc", "set", "1", "--off", "--xoff", "10KB")
+	fails(t, addr, 2, []string{`"10": missing length unit, such as 10m`}, "pfc", "set", "1", "--xoff", "auto", "--cable", "10")
+	fails(t, addr, 2, []string{"is a step", "--pmax"}, "ecn", "set", "2", "--kmin", "5KB", "--kmax", "5KB", "--pmax", "0.5")
+	if out := ok(t, addr, "ecn", "set", "3", "--kmin", "5KB", "--kmax", "5KB"); !strings.Contains(out, "marks every ECN-capable packet past 5 KB (a step") {
+		t.Errorf("ecn set with Kmin = Kmax said %q", out)
+	}
 
 	ok(t, addr, "clone", "set", "2", "1")
 	if out := ok(t, addr, "stats"); !strings.HasPrefix(strings.TrimSpace(out), "PORT") || !strings.Contains(out, "ECN_MARKS") {

@@ -193,6 +193,11 @@ func newTableWriteCmd(verb string) *cobra.Command {
 				return err
 			}
 			defer s.Close()
+			if len(args) == 1 && !isDefault {
+				if err := needMatch(s, verb, args[0]); err != nil {
+					return err
+				}
+			}
 			e, err := s.ParseEntry(args[0], args[1:], action, priority)
 			if err != nil {
 				return err
@@ -211,6 +216,44 @@ func newTableWriteCmd(verb string) *cobra.Command {
 		fs.BoolVar(&isDefault, "default", false, "the table's default entry")
 	}
 	return cmd
+}
+
+// needMatch refuses an entry of table given with no match, where the
+// table has match fields: P4Runtime takes it as the entry that matches
+// everything (an LPM of /0, every ternary bit masked off), which is
+// seldom what a command line without a match means.
+func needMatch(s *controlplane.Session, verb, table string) error {
+	t, err := s.Table(table)
+	if err != nil {
+		return usageErrorf("%s", statusText(err))
+	}
+	if len(t.MatchFields) == 0 {
+		return nil
+	}
+	var fields []string
+	for _, f := range t.MatchFields {
+		fields = append(fields, fmt.Sprintf("%s (%s)", f.Name, strings.ToLower(f.GetMatchType().String())))
+	}
+	return usageErrorf("table %s %s: no match given; %s matches on %s: give FIELD=VALUE (an entry for every key is an explicit one, such as %s), or --default for the table's default action",
+		verb, table, t.Preamble.Name, strings.Join(fields, ", "), wildcard(t.MatchFields[0]))
+}
+
+// wildcard is a match of f that takes every value, as the command line
+// writes it.
+func wildcard(f *p4configv1.MatchField) string {
+	name := f.Name[strings.LastIndex(f.Name, ".")+1:]
+	switch f.GetMatchType() {
+	case p4configv1.MatchField_LPM:
+		if f.Bitwidth == 32 {
+			return name + "=0.0.0.0/0"
+		}
+		return name + "=0/0"
+	case p4configv1.MatchField_TERNARY:
+		return name + "=0&&&0"
+	case p4configv1.MatchField_RANGE:
+		return fmt.Sprintf("%s=0..%d", name, uint64(1)<<min(f.Bitwidth, 63)-1)
+	}
+	return name + "=VALUE"
 }
 
 func writeEntry(ctx context.Context, s *controlplane.Session, verb string, e controlplane.Entry) error {

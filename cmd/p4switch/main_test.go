@@ -204,6 +204,8 @@ func TestBadStarts(t *testing.T) {
 	}
 	wide := filepath.Join(dir, "wide.json")
 	os.WriteFile(wide, bytes.ReplaceAll(v6, []byte(`"op" : "=="`), []byte(`"op" : "+"`)), 0o644)
+	topology := filepath.Join(dir, "topology.json")
+	os.WriteFile(topology, []byte("{\"hosts\": {}, \"switches\": {}, \"links\": []}\n"), 0o644)
 	badEntries := filepath.Join(dir, "e.json")
 	os.WriteFile(badEntries, []byte("{\"table_entries\": [\n {\"table\": \"RcmIngress.ipv4_lpm\", \"match\": {\"hdr.ipv4.dst\": [\"10.0.0.1\", 32]},\n  \"action_name\": \"RcmIngress.drop\"}]}"), 0o644)
 	for _, c := range []struct {
@@ -217,6 +219,7 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"-i", "1@lo", wide}, "hdr.ipv6.src == hdr.ipv6.dst || hdr.ipv6.src == 128w1: or: left: + on a field over 64 bits"},
 		{[]string{"-i", "1@lo", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"-i", "1@lo", rcmJSON, "--entries", badEntries}, "e.json:2: match.hdr.ipv4.dst"},
+		{[]string{"-i", "1@lo", rcmJSON, "--entries", topology}, "topology.json:1: \"hosts\": this is a topology.json"},
 		{[]string{"-i", "1@lo", rcmJSON, "--queue-rate", "2:fast"}, `"fast" is not a number`},
 		{[]string{"-i", "1@lo", "--log-level", "loud", rcmJSON}, "--log-level"},
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--priority-queues", "9"}, "want 1 to 8"},
@@ -224,7 +227,10 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--cpu-port", "1"}, "--cpu-port 1 is also attached to lo"},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), c.args, &stdout, &stderr)
+		// A start that is not refused would run until stopped.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		code := run(ctx, c.args, &stdout, &stderr)
+		cancel()
 		if code != exitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, stderr.String(), c.want)
 		}
