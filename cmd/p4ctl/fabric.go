@@ -204,6 +204,9 @@ func writeFabricResults(cmd *cobra.Command, results []fabric.Result, targets map
 	fmt.Fprintln(tw, "SWITCH\tADDRESS\tPIPELINE\tINSERTED\tMODIFIED\tUNCHANGED\tTIME\tERROR")
 	var failed, entries, changed int
 	for _, r := range results {
+		// PIPELINE says what the switch's pipeline is now: set by this
+		// apply, kept as it was, or, where the apply failed before it
+		// got there, not known ("-").
 		pipe, errText := "kept", ""
 		if r.PipelineSet {
 			pipe = "set"
@@ -211,6 +214,9 @@ func writeFabricResults(cmd *cobra.Command, results []fabric.Result, targets map
 		if r.Err != nil {
 			failed++
 			errText = statusText(r.Err)
+			if !r.PipelineSet {
+				pipe = "-"
+			}
 		}
 		entries += r.Entries()
 		changed += r.Applied.Inserted + r.Applied.Modified
@@ -235,8 +241,13 @@ func writeFabricResults(cmd *cobra.Command, results []fabric.Result, targets map
 	if changed == 0 && failed == 0 {
 		summary = "nothing to change"
 	}
-	fmt.Fprintf(out, "%s: %d switches, %d entries checked, %s, in %.2f s (%.0f entries/s)\n",
-		verb, len(results), entries, summary, elapsed.Seconds(), float64(entries)/elapsed.Seconds())
+	switches := fmt.Sprintf("%d switches", len(results))
+	if failed > 0 {
+		// Only the switches that took everything count as applied.
+		switches = fmt.Sprintf("%d of %d switches (%d failed)", len(results)-failed, len(results), failed)
+	}
+	fmt.Fprintf(out, "%s: %s, %d entries checked, %s, in %.2f s (%.0f entries/s)\n",
+		verb, switches, entries, summary, elapsed.Seconds(), float64(entries)/elapsed.Seconds())
 	if failed > 0 {
 		return fmt.Errorf("%d of %d switches failed (see the table above)", failed, len(results))
 	}

@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -644,11 +646,35 @@ func TestFabricApplyUnreachable(t *testing.T) {
 	patched := strings.Replace(string(data), "}\n", ",\n\"s3\": {\"addr\": \""+freeAddr(t)+"\", \"device_id\": 1}}\n", 1)
 	os.WriteFile(switches, []byte(patched), 0o644)
 	out := fabricApply(t, 1, "--topology", "../../fabric/testdata/triangle.json", "--switches", switches, "--timeout", "1s")
-	if !strings.Contains(out, "nothing listens there (connection refused)") || !strings.Contains(out, "1 of 3 switches failed") {
+	if !strings.Contains(out, "nothing listens there (connection refused)") || !strings.Contains(out, "1 of 3 switches failed") ||
+		!strings.Contains(out, "applied: 2 of 3 switches (1 failed)") {
 		t.Errorf("output:\n%s", out)
 	}
-	if strings.Count(out, " set ") != 2 {
-		t.Errorf("want s1 and s2 programmed:\n%s", out)
+	if strings.Count(out, " set ") != 2 || !regexp.MustCompile(`(?m)^s3 +\S+ +- `).MatchString(out) {
+		t.Errorf("want s1 and s2 programmed, s3's pipeline unknown (-):\n%s", out)
+	}
+}
+
+// A switch that stops answering (frozen) while fabric apply runs: its
+// row says it failed and that its pipeline is not known, and the
+// summary counts it out; a dry run says so the same way, in words.
+func TestFabricApplyFrozenSwitch(t *testing.T) {
+	switches, sws := startFabric(t, []string{"s1", "s2", "s3"})
+	args := []string{"--topology", "../../fabric/testdata/triangle.json", "--switches", switches, "--timeout", "1s"}
+	fabricApply(t, 0, args...)
+	pid := sws["s2"].PID()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	out := fabricApply(t, 1, args...)
+	if !regexp.MustCompile(`(?m)^s2 +\S+ +- .*no P4Runtime server answered there within 1s`).MatchString(out) ||
+		!strings.Contains(out, "applied: 2 of 3 switches (1 failed)") {
+		t.Errorf("apply with s2 frozen:\n%s", out)
+	}
+	out = fabricApply(t, 1, append(args, "--dry-run")...)
+	if strings.Contains(out, "rpc error") || !strings.Contains(out, "dry run, nothing written: 2 of 3 switches (1 failed)") {
+		t.Errorf("dry run with s2 frozen:\n%s", out)
 	}
 }
 
