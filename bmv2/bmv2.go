@@ -72,7 +72,7 @@ func (t Target) DefaultQueueRate() float64 {
 func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, fmt.Errorf("bmv2: no free port: %w", err)
+		return 0, fmt.Errorf("no free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
@@ -167,19 +167,19 @@ func (c Config) Args() []string {
 func (c Config) check() error {
 	switch {
 	case c.Name == "":
-		return errors.New("bmv2: the switch needs a Name")
+		return errors.New("the switch needs a Name")
 	case c.GRPCAddr == "":
-		return fmt.Errorf("bmv2 %s: no GRPCAddr", c.Name)
+		return fmt.Errorf("switch %s: no GRPCAddr", c.Name)
 	case c.ThriftPort <= 0 || c.ThriftPort > 65535:
-		return fmt.Errorf("bmv2 %s: ThriftPort %d is not a port", c.Name, c.ThriftPort)
+		return fmt.Errorf("switch %s: ThriftPort %d is not a port", c.Name, c.ThriftPort)
 	case c.PriorityQueues < 0:
-		return fmt.Errorf("bmv2 %s: PriorityQueues %d is negative", c.Name, c.PriorityQueues)
+		return fmt.Errorf("switch %s: PriorityQueues %d is negative", c.Name, c.PriorityQueues)
 	case c.Target != "" && c.Target != TargetBMv2 && c.Target != TargetGo:
-		return fmt.Errorf("bmv2 %s: target %q: want %q or %q", c.Name, c.Target, TargetBMv2, TargetGo)
+		return fmt.Errorf("switch %s: target %q: want %q or %q", c.Name, c.Target, TargetBMv2, TargetGo)
 	}
 	for p, ifc := range c.Ports {
 		if p < 0 || ifc == "" {
-			return fmt.Errorf("bmv2 %s: port %d@%q", c.Name, p, ifc)
+			return fmt.Errorf("switch %s: port %d@%q", c.Name, p, ifc)
 		}
 	}
 	return nil
@@ -204,7 +204,7 @@ func Lookup(name string) (string, error) {
 		if name == GoSwitchBinary {
 			how = "go install github.com/p4rcm/p4rcm/cmd/p4switch, or go build it and put it on the PATH"
 		}
-		return "", fmt.Errorf("bmv2: %s %w (%s)", name, ErrNotInstalled, how)
+		return "", fmt.Errorf("%s %w (%s)", name, ErrNotInstalled, how)
 	}
 	return path, nil
 }
@@ -231,7 +231,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	if c.Target == TargetGo && c.Control == "" {
 		dir, err := os.MkdirTemp("", "p4switch-"+c.Name)
 		if err != nil {
-			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 		c.Control, s.ctlDir = filepath.Join(dir, "control.sock"), dir
 	}
@@ -243,10 +243,10 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	var tail bytes.Buffer
 	if c.LogDir != "" {
 		if err := os.MkdirAll(c.LogDir, 0o755); err != nil {
-			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 		if s.out, err = os.Create(filepath.Join(c.LogDir, c.Name+".out")); err != nil {
-			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 		s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	} else {
@@ -254,7 +254,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	}
 	if c.PcapDir != "" {
 		if err := os.MkdirAll(c.PcapDir, 0o755); err != nil {
-			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 	}
 	if err := s.cmd.Start(); err != nil {
@@ -262,7 +262,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 		if s.ctlDir != "" {
 			os.RemoveAll(s.ctlDir)
 		}
-		return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+		return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 	}
 	go func() {
 		s.waitErr = s.cmd.Wait()
@@ -285,10 +285,10 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 				b, _ := os.ReadFile(filepath.Join(c.LogDir, c.Name+".out"))
 				out = string(b)
 			}
-			return nil, fmt.Errorf("bmv2 %s: exited before its gRPC port %s opened (%v): %s", c.Name, c.GRPCAddr, s.waitErr, lastLines(out, 5))
+			return nil, fmt.Errorf("switch %s: exited before its gRPC port %s opened (%v): %s", c.Name, c.GRPCAddr, s.waitErr, lastLines(out, 5))
 		case <-ctx.Done():
 			s.Stop()
-			return nil, fmt.Errorf("bmv2 %s: gRPC port %s not open: %w", c.Name, c.GRPCAddr, ctx.Err())
+			return nil, fmt.Errorf("switch %s: gRPC port %s not open: %w", c.Name, c.GRPCAddr, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -325,7 +325,7 @@ func (s *Switch) Stop() error {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 		if i == 100 {
-			return fmt.Errorf("bmv2 %s: process group %d survived SIGKILL", s.cfg.Name, pgid)
+			return fmt.Errorf("switch %s: process group %d survived SIGKILL", s.cfg.Name, pgid)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -343,7 +343,7 @@ func (s *Switch) SetQueueRate(port, pps int) error {
 // BMv2's queue rates count packets, one rate per priority queue.
 func (s *Switch) SetPortRate(port int, bps float64) error {
 	if s.cfg.Target != TargetGo {
-		return fmt.Errorf("bmv2 %s: port rates in bits per second are the Go target's; BMv2 paces each queue in packets (SetQueueRate)", s.cfg.Name)
+		return fmt.Errorf("switch %s: port rates in bits per second are the Go target's; BMv2 paces each queue in packets (SetQueueRate)", s.cfg.Name)
 	}
 	return s.tm(fmt.Sprintf("set_port_rate %.0f %d", bps, port))
 }
@@ -353,7 +353,7 @@ func (s *Switch) SetPortRate(port int, bps float64) error {
 // at once).
 func (s *Switch) SetPortDelay(port int, d time.Duration) error {
 	if s.cfg.Target != TargetGo {
-		return fmt.Errorf("bmv2 %s: a link delay is the Go target's; BMv2 has none", s.cfg.Name)
+		return fmt.Errorf("switch %s: a link delay is the Go target's; BMv2 has none", s.cfg.Name)
 	}
 	return s.tm(fmt.Sprintf("set_port_delay %s %d", d, port))
 }
@@ -363,7 +363,7 @@ func (s *Switch) SetPortDelay(port int, d time.Duration) error {
 // target only: BMv2 recirculates as fast as it runs).
 func (s *Switch) SetRecirculationRate(pps float64) error {
 	if s.cfg.Target != TargetGo {
-		return fmt.Errorf("bmv2 %s: a recirculation rate is the Go target's; BMv2 has none", s.cfg.Name)
+		return fmt.Errorf("switch %s: a recirculation rate is the Go target's; BMv2 has none", s.cfg.Name)
 	}
 	return s.tm(fmt.Sprintf("set_recirculation_rate %.0f", pps))
 }
@@ -382,19 +382,19 @@ func (s *Switch) tm(command string) error {
 	}
 	conn, err := net.DialTimeout("unix", s.cfg.Control, 2*time.Second)
 	if err != nil {
-		return fmt.Errorf("bmv2 %s: control socket: %w", s.cfg.Name, err)
+		return fmt.Errorf("switch %s: control socket: %w", s.cfg.Name, err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := fmt.Fprintln(conn, command); err != nil {
-		return fmt.Errorf("bmv2 %s: control socket: %w", s.cfg.Name, err)
+		return fmt.Errorf("switch %s: control socket: %w", s.cfg.Name, err)
 	}
 	answer, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
-		return fmt.Errorf("bmv2 %s: control socket: %w", s.cfg.Name, err)
+		return fmt.Errorf("switch %s: control socket: %w", s.cfg.Name, err)
 	}
 	if answer = strings.TrimSpace(answer); answer != "ok" {
-		return fmt.Errorf("bmv2 %s: %s: %s", s.cfg.Name, command, answer)
+		return fmt.Errorf("switch %s: %s: %s", s.cfg.Name, command, answer)
 	}
 	return nil
 }
@@ -411,7 +411,7 @@ func (s *Switch) CLI(commands ...string) error {
 // Thrift: use P4Runtime, or SetQueueRate and SetQueueDepth.
 func (s *Switch) CLIOutput(commands ...string) (string, error) {
 	if s.cfg.Target == TargetGo {
-		return "", fmt.Errorf("bmv2 %s: the Go target has no Thrift CLI (%s)", s.cfg.Name, strings.Join(commands, "; "))
+		return "", fmt.Errorf("switch %s: the Go target has no Thrift CLI (%s)", s.cfg.Name, strings.Join(commands, "; "))
 	}
 	bin, err := Lookup(CLIBinary)
 	if err != nil {
@@ -421,12 +421,12 @@ func (s *Switch) CLIOutput(commands ...string) (string, error) {
 	cmd.Stdin = strings.NewReader(strings.Join(commands, "\n") + "\n")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("bmv2 %s: %s: %w: %s", s.cfg.Name, CLIBinary, err, lastLines(string(out), 5))
+		return "", fmt.Errorf("switch %s: %s: %w: %s", s.cfg.Name, CLIBinary, err, lastLines(string(out), 5))
 	}
 	// The CLI reports a bad command on its output and still exits 0.
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.Contains(line, "Error") || strings.Contains(line, "Invalid") || strings.Contains(line, "Unknown syntax") {
-			return "", fmt.Errorf("bmv2 %s: %s %q: %s", s.cfg.Name, CLIBinary, strings.Join(commands, "; "), strings.TrimSpace(line))
+			return "", fmt.Errorf("switch %s: %s %q: %s", s.cfg.Name, CLIBinary, strings.Join(commands, "; "), strings.TrimSpace(line))
 		}
 	}
 	return string(out), nil

@@ -128,21 +128,21 @@ type Outcome struct {
 func Check(cfg *sim.Config, o Options) error {
 	t := cfg.Topology
 	if t == nil {
-		return errors.New("emulate: no topology")
+		return errors.New("no topology")
 	}
 	if n := len(t.Hosts()); n > MaxHosts {
-		return fmt.Errorf("emulate: %s has %d hosts; one machine emulates at most %d (an agent each, sharing its cores)", t.Name, n, MaxHosts)
+		return fmt.Errorf("%s has %d hosts; one machine emulates at most %d (an agent each, sharing its cores)", t.Name, n, MaxHosts)
 	}
 	if n := len(t.Switches()); n > MaxSwitches {
-		return fmt.Errorf("emulate: %s has %d switches; one machine emulates at most %d (a switch process each)", t.Name, n, MaxSwitches)
+		return fmt.Errorf("%s has %d switches; one machine emulates at most %d (a switch process each)", t.Name, n, MaxSwitches)
 	}
 	adj := t.Adjacency()
 	for _, h := range t.Hosts() {
 		if len(adj[h]) != 1 {
-			return fmt.Errorf("emulate: host %s has %d links; an emulated host has one", t.Nodes[h].Name, len(adj[h]))
+			return fmt.Errorf("host %s has %d links; an emulated host has one", t.Nodes[h].Name, len(adj[h]))
 		}
 		if t.Nodes[adj[h][0].Peer.Node].Kind != topo.Switch {
-			return fmt.Errorf("emulate: host %s is cabled to another host; emulated hosts reach each other through switches", t.Nodes[h].Name)
+			return fmt.Errorf("host %s is cabled to another host; emulated hosts reach each other through switches", t.Nodes[h].Name)
 		}
 	}
 	target := o.Target
@@ -154,15 +154,15 @@ func Check(cfg *sim.Config, o Options) error {
 		rate = RateFor(target, cfg)
 	}
 	if most := 4 * DefaultRate(target, cfg.MTU); rate > most {
-		return fmt.Errorf("emulate: %.0f Mb/s per host link is more than %s forwards here (at most %.0f Mb/s, four times its default %.0f Mb/s)",
+		return fmt.Errorf("%.0f Mb/s per host link is more than %s forwards here (at most %.0f Mb/s, four times its default %.0f Mb/s)",
 			rate/1e6, target, most/1e6, most/4e6)
 	}
 	switch cfg.CC {
 	case "dcqcn", "ldcp", "none":
 	case "ldcp-rate":
-		return errors.New("emulate: congestion control ldcp-rate: the agents run dcqcn, ldcp (the window sender) or none; LDCP's rate variant is the simulator's only")
+		return errors.New("congestion control ldcp-rate: the agents run dcqcn, ldcp (the window sender) or none; LDCP's rate variant is the simulator's only")
 	default:
-		return fmt.Errorf("emulate: congestion control %q: the agents run dcqcn, ldcp or none", cfg.CC)
+		return fmt.Errorf("congestion control %q: the agents run dcqcn, ldcp or none", cfg.CC)
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	}
 	for _, r := range fabric.Apply(ctx, intents, targets, fabric.ApplyOptions{Pipeline: pipeline, Election: controlplane.ElectionID{Low: 1}}) {
 		if r.Err != nil {
-			return nil, fmt.Errorf("emulate: program %s: %w", r.Name, r.Err)
+			return nil, fmt.Errorf("program %s: %w", r.Name, r.Err)
 		}
 	}
 	out, err := e.traffic(ctx)
@@ -623,11 +623,11 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 		s, err := controlplane.Dial(dctx, c.GRPCAddr, c.DeviceID, controlplane.ElectionID{Low: 1})
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("emulate: read %s's counters: %w", name, err)
+			return nil, fmt.Errorf("read %s's counters: %w", name, err)
 		}
 		if err := s.AdoptPipeline(ctx, e.pipeline.Cookie); err != nil {
 			s.Close()
-			return nil, fmt.Errorf("emulate: read %s's counters: %w", name, err)
+			return nil, fmt.Errorf("read %s's counters: %w", name, err)
 		}
 		counts := map[string]map[int64]int64{}
 		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterPausesReceived,
@@ -635,7 +635,7 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 			cells, err := s.Counters(ctx, counter)
 			if err != nil {
 				s.Close()
-				return nil, fmt.Errorf("emulate: read %s's %s: %w", name, counter, err)
+				return nil, fmt.Errorf("read %s's %s: %w", name, counter, err)
 			}
 			counts[counter] = map[int64]int64{}
 			for _, cell := range cells {

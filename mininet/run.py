@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -56,6 +57,41 @@ def port_of(end):
 
 class Failure(Exception):
     """A run that cannot go on: one line for the user, exit 1."""
+
+
+class Usage(Failure):
+    """The script called wrongly (a bad file or flag): exit 2."""
+
+
+class Interrupted(BaseException):
+    """SIGINT, SIGTERM or SIGHUP: the run stops, removing what it made.
+    A BaseException, as KeyboardInterrupt is, so that no handler of
+    errors takes it for one."""
+
+
+def on_signal(signum, frame):
+    # Once: the cleanup that follows must not be cut short by another.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def load_topology(path):
+    """The topology.json, or a Usage error naming the file, the line and
+    what is wrong."""
+    try:
+        with open(path) as f:
+            spec = json.load(f)
+    except OSError as e:
+        raise Usage('--topology %s: %s' % (path, e.strerror))
+    except ValueError as e:
+        raise Usage('--topology %s:%d:%d: not JSON: %s' % (path, e.lineno, e.colno, e.msg))
+    if not isinstance(spec, dict):
+        raise Usage('--topology %s: want a JSON object with hosts, switches and links' % path)
+    for key in ('hosts', 'switches', 'links'):
+        if not isinstance(spec.get(key), (dict, list)):
+            raise Usage('--topology %s: no %s: a tutorials topology.json has hosts, switches and links' % (path, key))
+    return spec
 
 
 def free_port():
@@ -244,8 +280,14 @@ def wait_for_switches(switches, timeout):
 
 def count_flows(path):
     """The flow file's flow count (its first line)."""
-    with open(path) as f:
-        return int(f.readline().split()[0])
+    try:
+        with open(path) as f:
+            first = f.readline().split()
+    except OSError as e:
+        raise Usage('--flows %s: %s' % (path, e.strerror))
+    if len(first) != 1 or not first[0].isdigit():
+        raise Usage('--flows %s:1: want the number of flows, as the ns-3 simulator\'s flow files start' % path)
+    return int(first[0])
 
 
 def done_flows(out_dir, hosts):
@@ -287,8 +329,16 @@ def main():
     ap.add_argument('--timeout', type=float, default=60, help='seconds to wait for the flows')
     args = ap.parse_args()
 
-    with open(args.topology) as f:
-        spec = json.load(f)
+    # Everything that can be checked before anything is made.
+    if os.geteuid() != 0:
+        raise Usage('needs root: Mininet makes network namespaces and links')
+    spec = load_topology(args.topology)
+    total = count_flows(args.flows)
+    if os.path.exists(args.out):
+        raise Usage('--out %s exists: give a new directory (a run never writes over another\'s records)' % args.out)
+    for binary in [args.p4ctl] + ([args.p4switch] if args.p4switch else []):
+        if shutil.which(binary) is None:
+            raise Usage('%s: no such program (give its path)' % binary)
     plan = plan_switches(spec, args.grpc_port_base)
     os.makedirs(args.out)
     if args.switch == 'bmv2':
@@ -332,7 +382,6 @@ def main():
             if args.rate:
                 cmd += ['--rate', args.rate]
             agents.append(h.popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-        total = count_flows(args.flows)
         hosts = [h.name for h in net.hosts]
         deadline = time.time() + args.timeout
         while len(done_flows(args.out, hosts)) < total and time.time() < deadline:
@@ -342,11 +391,11 @@ def main():
             time.sleep(0.1)
         records = done_flows(args.out, hosts)
         print('%d of %d flows completed' % (len(records), total))
-        for r in sorted(records, key=lambda r: r['flow']['ID']):
+        for r in sorted(records, key=lambda r: r['flow']['id']):
             fl = r['flow']
             print('flow %d: %s -> node %d, %d bytes, FCT %.3f ms, %d CNPs, %d rate cuts, %d retransmits' % (
-                fl['ID'], r['host'], fl['Dst'], fl['Size'], r['fct_ns'] / 1e6,
-                fl['CNPs'], fl['RateCuts'], fl['Retransmits']))
+                fl['id'], r['host'], fl['dst'], fl['size_bytes'], r['fct_ns'] / 1e6,
+                fl['cnps'], fl['rate_cuts'], fl['retransmits']))
         return 0 if len(records) == total else 1
     finally:
         for a in agents:
@@ -363,8 +412,16 @@ def main():
 
 if __name__ == '__main__':
     setLogLevel('warning')
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     try:
         sys.exit(main())
+    except Usage as e:
+        print('run.py: %s' % e, file=sys.stderr)
+        sys.exit(2)
     except Failure as e:
         print('run.py: %s' % e, file=sys.stderr)
         sys.exit(1)
+    except Interrupted as e:
+        print('run.py: interrupted (%s): the switches, agents and links it made are removed' % e, file=sys.stderr)
+        sys.exit(130)

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,4 +170,103 @@ func TestMininetPortTaken(t *testing.T) {
 	if links := mininetLinks(t, cmd.Process.Pid); links != nil {
 		t.Errorf("left behind: Mininet's links %v", links)
 	}
+}
+
+// run.py's wrong inputs are one line each, exit 2, before anything is
+// made; SIGINT, SIGTERM or SIGHUP in the middle of a run stop it with
+// exit 130 and one line, everything it made removed: no Python
+// traceback anywhere.
+func TestMininetBadInputAndSignals(t *testing.T) {
+	if err := netlab.Available(); err != nil {
+		t.Skip(err)
+	}
+	if race.Enabled {
+		t.Skip("real processes: runs in make test's pass without -race")
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
+		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
+	}
+	p4ctl := p4ctlBinary(t, t.TempDir())
+	dir := t.TempDir()
+	badJSON := filepath.Join(dir, "bad.json")
+	os.WriteFile(badJSON, []byte("{\"hosts\": {},\n \"switches\": {\n"), 0o644)
+	runPy := func(args ...string) *exec.Cmd {
+		return exec.Command("/usr/bin/python3", append([]string{"../mininet/run.py", "--p4ctl", p4ctl}, args...)...)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--topology", "../mininet/dumbbell.json", "--flows", "../mininet/dumbbell-flows.txt", "--out", dir},
+			"run.py: --out " + dir + " exists: give a new directory"},
+		{[]string{"--topology", badJSON, "--flows", "../mininet/dumbbell-flows.txt", "--out", filepath.Join(dir, "x")},
+			"run.py: --topology " + badJSON + ":3:1: not JSON"},
+		{[]string{"--topology", "../mininet/dumbbell.json", "--flows", "../mininet/dumbbell.json", "--out", filepath.Join(dir, "x")},
+			"run.py: --flows ../mininet/dumbbell.json:1: want the number of flows"},
+		{[]string{"--topology", "../mininet/no-such.json", "--flows", "../mininet/dumbbell-flows.txt", "--out", filepath.Join(dir, "x")},
+			"run.py: --topology ../mininet/no-such.json: No such file or directory"},
+	} {
+		out, err := runPy(c.args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "Traceback") {
+			t.Errorf("run.py %s: %v, %q; want exit 2 and %q", strings.Join(c.args, " "), err, out, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Error("a refused run made its output directory")
+	}
+
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			before := leftovers(t) + running(t, p4ctl)
+			out := filepath.Join(t.TempDir(), "run")
+			cmd := runPy("--topology", "../mininet/dumbbell.json", "--flows", "../mininet/dumbbell-flows.txt", "--out", out, "--timeout", "60")
+			var buf syncBuf
+			cmd.Stdout, cmd.Stderr = &buf, &buf
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Once the fabric is programmed: the switches and the network
+			// are all up.
+			deadline := time.Now().Add(60 * time.Second)
+			for !strings.Contains(buf.String(), "applied:") {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("no fabric applied in 60 s:\n%s", buf.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(buf.String(), "run.py: interrupted") || strings.Contains(buf.String(), "Traceback") {
+				t.Errorf("after %v: %v:\n%s", sig, err, buf.String())
+			}
+			if after := leftovers(t) + running(t, p4ctl); after != before {
+				t.Errorf("left behind:\nbefore %s\nafter  %s", before, after)
+			}
+			if links := mininetLinks(t, cmd.Process.Pid); links != nil {
+				t.Errorf("left behind: Mininet's links %v", links)
+			}
+		})
+	}
+}
+
+// syncBuf is a strings.Builder for one writer and one reader.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -75,31 +75,33 @@ still programmed).`,
 			if err != nil {
 				return err
 			}
+			// The scenario, the topology and the switches file are the
+			// user's input: what is wrong there is wrong usage, exit 2.
 			cfg, err := s.BuildNetwork()
 			if err != nil {
-				return err
+				return usageErrorf("%v", err)
 			}
 			var f *fabric.Fabric
 			if tutorial != "" {
 				tt, err := tutorialjson.LoadTopology(tutorial)
 				if err != nil {
-					return err
+					return usageErrorf("--topology %v", err)
 				}
 				f, err = fabric.FromTutorial(tt)
 				if err != nil {
-					return err
+					return usageErrorf("--topology %v", err)
 				}
 			} else if f, err = fabric.FromTopology(cfg.Topology); err != nil {
-				return err
+				return usageErrorf("%v", err)
 			}
 			intents, err := f.Plan(&cfg)
 			if err != nil {
-				return err
+				return usageErrorf("%v", err)
 			}
 			targets := map[string]fabric.Target{}
 			if switchesFile != "" {
 				if targets, err = readTargets(switchesFile); err != nil {
-					return err
+					return usageErrorf("--switches %v", err)
 				}
 			} else {
 				names := f.SwitchNames()

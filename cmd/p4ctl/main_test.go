@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/p4"
 )
 
 // p4ctl runs the command line in-process and returns its exit status and
@@ -227,5 +233,27 @@ func TestP4switchCommand(t *testing.T) {
 	code, out, _ := p4ctl("p4switch", "--help")
 	if code != 0 || !strings.Contains(out, "simple_switch_grpc") {
 		t.Errorf("--help: exit %d, %q", code, out)
+	}
+}
+
+// The docs' `p4ctl pipeline set` line is what it prints for the
+// committed rcm.p4: its tables, actions and cookie, which change with
+// every build of the program.
+func TestDocsPipelineLine(t *testing.T) {
+	info, err := p4.P4Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := prototext.Marshal(info)
+	want := fmt.Sprintf("pipeline set on device 0 at 127.0.0.1:9559: %d tables, %d actions, cookie %#x",
+		len(info.Tables), len(info.Actions), controlplane.Cookie(text, p4.DeviceConfig()))
+	for _, doc := range []string{"../../README.md", "../../docs/controller.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s: no %q: run the session again and paste what it prints", doc, want)
+		}
 	}
 }

@@ -96,6 +96,10 @@ func newPipelineGetCmd() *cobra.Command {
 			defer s.Close()
 			p, err := s.GetPipeline(cmd.Context())
 			if err != nil {
+				// A switch that runs none is told in words.
+				if aerr := sf.adopt(cmd.Context(), s); aerr != nil {
+					return aerr
+				}
 				return err
 			}
 			if p4infoOut != "" {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -32,12 +33,24 @@ func newCounterCmd() *cobra.Command {
 			if len(args) != 1 {
 				return usageErrorf("name one counter; see '%s --help'", cmd.CommandPath())
 			}
+			if index < 0 {
+				return usageErrorf("--index %d: want a cell, 0 or more", index)
+			}
 			s, err := sf.read(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			var cells []controlplane.CounterCell
+			// The name and the cell are the command line's, checked
+			// against the program: a wrong one is wrong usage.
+			size, err := s.CounterSize(args[0])
+			if err != nil {
+				return usageErrorf("%s", statusText(err))
+			}
+			if cmd.Flags().Changed("index") && index >= size {
+				return usageErrorf("--index %d: counter %s has cells 0 to %d", index, args[0], size-1)
+			}
+			cells := []controlplane.CounterCell{}
 			if cmd.Flags().Changed("index") {
 				p, b, err := s.Counter(cmd.Context(), args[0], index)
 				if err != nil {
@@ -95,6 +108,9 @@ PAUSEs and CNs out of port P through session P + 1.`,
 				}
 				nums = append(nums, uint32(n))
 			}
+			if nums[0] == 0 {
+				return usageErrorf("clone session 0: P4Runtime numbers sessions from 1")
+			}
 			return withSession(cmd, sf, func(ctx context.Context, s *controlplane.Session) error {
 				return said(cmd, s.SetCloneSession(ctx, nums[0], nums[1:]...), fmt.Sprintf("clone session %d: ports %v", nums[0], nums[1:]))
 			})
@@ -121,11 +137,16 @@ var statColumns = []struct{ head, counter string }{
 	{"DETOURS", p4.CounterDetours},
 }
 
-// PortStats is one port's counters, as stats --json prints them.
+// PortStats is one port's counters, as stats --json prints them: by the
+// table's column names in snake_case ("ecn_marks"), every one of them,
+// so that a script finds each key on every port printed.
 type PortStats struct {
 	Port     int64            `json:"port"`
 	Counters map[string]int64 `json:"packets"`
 }
+
+// statKey is a column's key in stats --json.
+func statKey(head string) string { return strings.ToLower(head) }
 
 func readStats(ctx context.Context, s *controlplane.Session) ([]PortStats, error) {
 	byPort := map[int64]map[string]int64{}
@@ -140,11 +161,14 @@ func readStats(ctx context.Context, s *controlplane.Session) ([]PortStats, error
 			}
 			if byPort[cell.Index] == nil {
 				byPort[cell.Index] = map[string]int64{}
+				for _, c := range statColumns {
+					byPort[cell.Index][statKey(c.head)] = 0
+				}
 			}
-			byPort[cell.Index][c.counter] = cell.Packets
+			byPort[cell.Index][statKey(c.head)] = cell.Packets
 		}
 	}
-	var out []PortStats
+	out := []PortStats{} // [] when nothing counted, not null
 	for p, m := range byPort {
 		out = append(out, PortStats{Port: p, Counters: m})
 	}
@@ -162,7 +186,7 @@ func writeStats(w io.Writer, stats []PortStats) error {
 	for _, ps := range stats {
 		fmt.Fprintf(tw, "%d\t", ps.Port)
 		for _, c := range statColumns {
-			fmt.Fprintf(tw, "%d\t", ps.Counters[c.counter])
+			fmt.Fprintf(tw, "%d\t", ps.Counters[statKey(c.head)])
 		}
 		fmt.Fprintln(tw)
 	}

@@ -130,11 +130,23 @@ func (f *switchFlags) read(ctx context.Context) (*controlplane.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.AdoptPipeline(ctx, 0); err != nil {
+	if err := f.adopt(ctx, s); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// adopt adopts the switch's pipeline on s, telling a switch that runs
+// none what to do.
+func (f *switchFlags) adopt(ctx context.Context, s *controlplane.Session) error {
+	err := s.AdoptPipeline(ctx, 0)
+	if status.Code(err) == codes.FailedPrecondition {
+		if _, running, cerr := s.RunningCookie(ctx); cerr == nil && !running {
+			return status.Errorf(codes.FailedPrecondition, "device %d at %s runs no pipeline yet: 'p4ctl pipeline set' installs rcm.p4, 'p4ctl fabric apply' a fabric's", f.deviceID, f.addr)
+		}
+	}
+	return err
 }
 
 // dial opens a session that takes part in arbitration, without a
@@ -186,7 +198,7 @@ func (f *switchFlags) connect(ctx context.Context, adopt bool) (*controlplane.Se
 	}
 	err = f.mustBePrimary(s)
 	if err == nil && adopt {
-		err = s.AdoptPipeline(ctx, 0)
+		err = f.adopt(ctx, s)
 	}
 	if err != nil {
 		s.Close()

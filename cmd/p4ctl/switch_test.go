@@ -158,12 +158,12 @@ func TestTableCommands(t *testing.T) {
 	}
 
 	// Refused before sending, the table as it was.
-	fails(t, addr, 1, []string{"NOT_FOUND", "ipv4_lpm"}, "table", "add", "ipv4_lmp", "dst_addr=10.0.3.0/24", "--action", "drop")
-	fails(t, addr, 1, []string{"NOT_FOUND", "closest: hdr.ipv4.dst_addr"}, "table", "add", "ipv4_lpm", "dst_adr=10.0.3.0/24", "--action", "drop")
-	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "port", "the field has 9"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24",
+	fails(t, addr, 2, []string{"NOT_FOUND", "ipv4_lpm"}, "table", "add", "ipv4_lmp", "dst_addr=10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 2, []string{"NOT_FOUND", "closest: hdr.ipv4.dst_addr"}, "table", "add", "ipv4_lpm", "dst_adr=10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 2, []string{"INVALID_ARGUMENT", "port", "the field has 9"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24",
 		"--action", "set_nexthop(port=600, src_mac=1, dst_mac=2)")
-	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "want FIELD=VALUE"}, "table", "add", "ipv4_lpm", "10.0.3.0/24", "--action", "drop")
-	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "prefix length \"2x\""}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/2x", "--action", "drop")
+	fails(t, addr, 2, []string{"INVALID_ARGUMENT", "want FIELD=VALUE"}, "table", "add", "ipv4_lpm", "10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 2, []string{"INVALID_ARGUMENT", "prefix length \"2x\""}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/2x", "--action", "drop")
 	fails(t, addr, 2, []string{"--action is required"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24")
 	fails(t, addr, 2, []string{"no match given", "hdr.ipv4.dst_addr (lpm)", "dst_addr=0.0.0.0/0", "--default"}, "table", "add", "ipv4_lpm", "--action", "drop")
 	fails(t, addr, 2, []string{"no match given"}, "table", "delete", "ipv4_lpm")
@@ -240,11 +240,24 @@ func TestPortCommands(t *testing.T) {
 	if out := ok(t, addr, "stats"); !strings.HasPrefix(strings.TrimSpace(out), "PORT") || !strings.Contains(out, "ECN_MARKS") {
 		t.Errorf("stats:\n%s", out)
 	}
-	if out := ok(t, addr, "stats", "--json"); strings.TrimSpace(out) != "null" && !strings.HasPrefix(out, "[") {
-		t.Errorf("stats --json: %q", out)
+	// Nothing counted yet: empty lists, not null.
+	if out := ok(t, addr, "stats", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("stats --json on a switch that counted nothing: %q, want []", out)
+	}
+	if out := ok(t, addr, "counter", "read", "ecn_marks", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("counter read --json on a counter that counted nothing: %q, want []", out)
 	}
 	if out := ok(t, addr, "counter", "read", "ecn_marks", "--index", "2"); !strings.Contains(out, "INDEX") {
 		t.Errorf("counter read:\n%s", out)
+	}
+	if out := ok(t, addr, "counter", "read", "ecn_marks", "--index", "2", "--json"); !strings.Contains(out, `"index": 2`) {
+		t.Errorf("counter read --json:\n%s", out)
+	}
+	fails(t, addr, 2, []string{"--index -1: want a cell, 0 or more"}, "counter", "read", "ecn_marks", "--index", "-1")
+	fails(t, addr, 2, []string{"--index 9999: counter ecn_marks has cells 0 to"}, "counter", "read", "ecn_marks", "--index", "9999")
+	fails(t, addr, 2, []string{"NOT_FOUND", "ecn_mark"}, "counter", "read", "ecn_mark")
+	if out := fabricApply(t, 2, "--scheme", "bogus", "--dry-run"); !strings.Contains(out, `--scheme bogus: scheme: unknown scheme "bogus"`) {
+		t.Errorf("fabric apply --scheme bogus: %s", out)
 	}
 }
 
@@ -853,4 +866,65 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Errors read as the user's words: no Go package names ("controlplane:",
+// "bmv2", ...) and none of gRPC's own wording ("rpc error: code =").
+func TestMessagesWithoutPackageNames(t *testing.T) {
+	addr, _ := startTarget(t)
+	prefixes := regexp.MustCompile(`(^|: )(controlplane|netlab|agent|afpacket|p4rt|fabric|roce|emulate): |bmv2[ :]|rpc error|code = `)
+	var errs []string
+	check := func(r result, args ...string) {
+		t.Helper()
+		if r.code == 0 {
+			t.Errorf("p4ctl %s: exit 0, want a failure", strings.Join(args, " "))
+		}
+		errs = append(errs, r.errOut)
+		if prefixes.MatchString(r.errOut) {
+			t.Errorf("p4ctl %s: %q names a package or gRPC's wording", strings.Join(args, " "), r.errOut)
+		}
+	}
+	noPipeline := ctl(t, addr, "stats")
+	if !strings.Contains(noPipeline.errOut, "runs no pipeline yet: 'p4ctl pipeline set'") {
+		t.Errorf("stats on a switch without a pipeline: %q", noPipeline.errOut)
+	}
+	for _, args := range [][]string{
+		{"table", "list"}, // no pipeline yet
+		{"pipeline", "get"},
+		{"stats"},
+		{"table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop"},
+		{"table", "list", "--device-id", "7"},
+	} {
+		check(ctl(t, addr, args...), args...)
+	}
+	ok(t, addr, "pipeline", "set")
+	for _, args := range [][]string{
+		{"counter", "read", "no_such_counter"},
+		{"table", "delete", "ipv4_lpm", "dst_addr=10.9.9.0/24"},
+		{"table", "dump", "no_such_table"},
+	} {
+		check(ctl(t, addr, args...), args...)
+	}
+	if topo := "../../fabric/testdata/triangle.json"; true {
+		out := fabricApply(t, 1, "--topology", topo, "--switches", writeSwitches(t, map[string]string{"s1": addr, "s2": freeAddr(t), "s3": addr}))
+		if prefixes.MatchString(out) {
+			t.Errorf("fabric apply: %s", out)
+		}
+	}
+	t.Logf("%s", strings.Join(errs, ""))
+}
+
+// writeSwitches writes a --switches file: each switch at its address,
+// device 0.
+func writeSwitches(t *testing.T, addrs map[string]string) string {
+	t.Helper()
+	var parts []string
+	for n, a := range addrs {
+		parts = append(parts, fmt.Sprintf("%q: {\"addr\": %q, \"device_id\": 0}", n, a))
+	}
+	file := filepath.Join(t.TempDir(), "switches.json")
+	if err := os.WriteFile(file, []byte("{"+strings.Join(parts, ",\n")+"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

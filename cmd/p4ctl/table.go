@@ -200,7 +200,9 @@ func newTableWriteCmd(verb string) *cobra.Command {
 			}
 			e, err := s.ParseEntry(args[0], args[1:], action, priority)
 			if err != nil {
-				return err
+				// Checked against the program before anything is sent:
+				// the command line is wrong (exit 2), the switch as it was.
+				return usageErrorf("%s", statusText(err))
 			}
 			e.Default = isDefault
 			return writeEntry(cmd.Context(), s, verb, e)
