@@ -78,6 +78,10 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// maxSocketPath is the longest path a Unix socket takes on Linux
+// (sun_path's 108 bytes, less the terminating NUL).
+const maxSocketPath = 107
+
 // ErrNotInstalled says a BMv2 program is not on the PATH.
 var ErrNotInstalled = errors.New("not installed")
 
@@ -230,6 +234,12 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	s := &Switch{done: make(chan struct{})}
 	if c.Target == TargetGo && c.Control == "" {
 		dir, err := os.MkdirTemp("", "p4switch-"+c.Name)
+		if err == nil && len(filepath.Join(dir, "control.sock")) > maxSocketPath {
+			// A long TMPDIR leaves no room for the socket's name, which
+			// the switch could then not listen on: /tmp has it.
+			os.Remove(dir)
+			dir, err = os.MkdirTemp("/tmp", "p4switch-"+c.Name)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}

@@ -107,3 +107,12 @@ func TestHostCountersOnSignals(t *testing.T) {
 		})
 	}
 }
+
+// An interface without an Ethernet address is refused naming it, before
+// anything is opened.
+func TestHostNeedsAnEthernetInterface(t *testing.T) {
+	code, _, errOut := p4ctl("host", "--topology", "../../fabric/testdata/triangle.json", "--host", "h1", "--iface", "lo", "--cc", "none")
+	if code != 2 || !strings.Contains(errOut, "--iface lo has no Ethernet address") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+}
