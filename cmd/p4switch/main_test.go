@@ -259,9 +259,11 @@ func TestProgramIsP4RuntimePipeline(t *testing.T) {
 		var stdout, stderr syncBuf
 		done := make(chan int)
 		go func() { done <- run(ctx, append(args, "--", "--grpc-server-addr", addr), &stdout, &stderr) }()
-		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stdout.String(), "p4switch: running"); {
+		// Loading rcm.json and its entries takes a while under -race
+		// on a busy machine.
+		for deadline := time.Now().Add(90 * time.Second); !strings.Contains(stdout.String(), "p4switch: running"); {
 			if time.Now().After(deadline) {
-				t.Fatalf("not started in 20 s: %s %s", stdout.String(), stderr.String())
+				t.Fatalf("not started in 90 s: %s %s", stdout.String(), stderr.String())
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -273,10 +275,9 @@ func TestProgramIsP4RuntimePipeline(t *testing.T) {
 			return stdout.String()
 		}
 	}
+	addr, stop := start(t, rcmJSON, "--entries", rt)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-
-	addr, stop := start(t, rcmJSON, "--entries", rt)
 	r, err := controlplane.DialReader(ctx, addr, 0)
 	if err != nil {
 		t.Fatal(err)

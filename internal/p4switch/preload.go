@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/p4rt"
@@ -59,7 +60,7 @@ func profilesOrMeters(rt *tutorialjson.Runtime) string {
 func preload(ctx context.Context, srv *p4rt.Server, deviceID uint64, p4info, jsonPath string, rt *tutorialjson.Runtime) (uint64, error) {
 	p, err := controlplane.ReadPipeline(p4info, jsonPath, 0)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("--p4info %s: %w", p4info, err)
 	}
 	dir, err := os.MkdirTemp("", "p4switch-preload")
 	if err != nil {
@@ -85,13 +86,31 @@ func preload(ctx context.Context, srv *p4rt.Server, deviceID uint64, p4info, jso
 	if !s.Primary() {
 		return 0, errors.New("the P4Runtime server did not make its first controller primary")
 	}
+	// The server's own words: what is wrong with the JSON (its line and
+	// column), the P4Info that does not fit it, or the entries.
 	if err := s.SetPipeline(ctx, p); err != nil {
-		return 0, fmt.Errorf("%s and %s: %w", p4info, jsonPath, err)
+		return 0, fmt.Errorf("%s with %s: %s", jsonPath, p4info, message(err))
 	}
 	if rt != nil {
 		if _, err := s.ApplyRuntime(ctx, rt); err != nil {
-			return 0, err
+			return 0, fmt.Errorf("--entries: %s", message(err))
 		}
 	}
 	return p.Cookie, nil
+}
+
+// message is an error's gRPC status message, without gRPC's wording of
+// the code, or the error's text.
+func message(err error) string {
+	var st interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &st) {
+		if m := st.GRPCStatus().Message(); m != "" {
+			// A wrapping error (file and line) keeps its prefix.
+			if i := strings.Index(err.Error(), "rpc error:"); i > 0 {
+				return err.Error()[:i] + m
+			}
+			return m
+		}
+	}
+	return err.Error()
 }

@@ -79,44 +79,47 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 	}
 	swCfg := v1model.Config{Logger: log, Seed: o.seed, PriorityQueues: o.priorityQueues}
-	var sw *v1model.Switch
-	if !o.noP4 {
-		cfg := swCfg
-		cfg.Digest = func(d v1model.Digest) { log.Info("digest", "list", d.List, "values", d.Values) }
-		if sw, err = v1model.Load(o.json, cfg); err != nil {
-			return usage("%v", err)
-		}
+	if o.noP4 && o.entries != "" {
+		return usage("--entries with --no-p4: entries need a program")
+	}
+	if o.noP4 && o.p4info != "" {
+		return usage("--p4info with --no-p4: the P4Info goes with a program")
 	}
 	var rt *v1model.Runtime
 	if o.entries != "" {
-		if sw == nil {
-			return usage("--entries with --no-p4: entries need a program")
-		}
 		if rt, err = v1model.LoadRuntime(o.entries); err != nil {
-			return usage("--entries: %v", err)
-		}
-		if err := sw.Install(rt); err != nil {
 			return usage("--entries: %v", err)
 		}
 	}
 	// The program given on the command line is also P4Runtime's pipeline
 	// when its P4Info is at hand, so that a controller (p4ctl stats)
-	// reads the switch it finds. The switch above has checked the JSON
-	// and the entries, with the target's own messages.
+	// reads the switch it finds: it is then compiled and its entries
+	// installed through the P4Runtime server (preload, below), once.
+	// Otherwise the target loads it here, the entries with it.
 	p4info := o.p4info
-	if p4info == "" && sw != nil {
+	if p4info == "" && !o.noP4 {
 		p4info = p4infoBeside(o.json)
-	}
-	if o.p4info != "" && o.noP4 {
-		return usage("--p4info with --no-p4: the P4Info goes with a program")
 	}
 	noPreload := ""
 	switch {
-	case sw == nil:
+	case o.noP4:
 	case p4info == "":
 		noPreload = fmt.Sprintf("no P4Info beside %s (--p4info names one)", o.json)
 	case rt != nil && profilesOrMeters(rt) != "":
 		noPreload = fmt.Sprintf("--entries has %s, which P4Runtime's runtime files do not", profilesOrMeters(rt))
+	}
+	var sw *v1model.Switch
+	if !o.noP4 && noPreload != "" {
+		cfg := swCfg
+		cfg.Digest = func(d v1model.Digest) { log.Info("digest", "list", d.List, "values", d.Values) }
+		if sw, err = v1model.Load(o.json, cfg); err != nil {
+			return usage("%v", err)
+		}
+		if rt != nil {
+			if err := sw.Install(rt); err != nil {
+				return usage("--entries: %v", err)
+			}
+		}
 	}
 	// portSetting has checked the values; the settings apply to every
 	// switch the datapath runs.
@@ -235,12 +238,11 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	}
 	srv = p4rt.New(rtCfg)
 	var cookie uint64
-	if sw != nil && noPreload == "" {
+	if !o.noP4 && noPreload == "" {
 		if cookie, err = preload(ctx, srv, o.deviceID, p4info, o.json, rt); err != nil {
 			closeAll()
-			return usage("--p4info %s: %v", p4info, err)
+			return usage("%v", err)
 		}
-		sw = nil // the pipeline's own switch runs the ports now
 	}
 	// The control socket is up before the P4Runtime port accepts, so
 	// that a harness that waits for the port (bmv2.Start) finds both.
