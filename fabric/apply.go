@@ -11,7 +11,6 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/p4"
@@ -30,11 +29,10 @@ func Pipeline() (controlplane.Pipeline, error) {
 	if err != nil {
 		return controlplane.Pipeline{}, err
 	}
-	text, err := prototext.Marshal(info)
-	if err != nil {
-		return controlplane.Pipeline{}, err
-	}
-	return controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(text, p4.DeviceConfig())}, nil
+	// The cookie of the committed files, as controlplane.ReadPipeline
+	// makes it from them (and p4switch, started with them): the same
+	// from every binary.
+	return controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(p4.P4InfoText(), p4.DeviceConfig())}, nil
 }
 
 // Pipeline is rcm.p4's pipeline as this fabric installs it: the
@@ -49,11 +47,7 @@ func (f *Fabric) Pipeline() (controlplane.Pipeline, error) {
 	if err != nil {
 		return p, err
 	}
-	text, err := prototext.Marshal(p.Info)
-	if err != nil {
-		return p, err
-	}
-	p.Cookie = controlplane.Cookie(text, p.DeviceConfig, f.shape())
+	p.Cookie = controlplane.Cookie(p4.P4InfoText(), p.DeviceConfig, f.shape())
 	return p, nil
 }
 

@@ -12,10 +12,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/p4rcm/p4rcm/controlplane"
-	"github.com/p4rcm/p4rcm/p4"
 )
 
 // p4ctl runs the command line in-process and returns its exit status and
@@ -240,13 +238,12 @@ func TestP4switchCommand(t *testing.T) {
 // committed rcm.p4: its tables, actions and cookie, which change with
 // every build of the program.
 func TestDocsPipelineLine(t *testing.T) {
-	info, err := p4.P4Info()
+	p, err := controlplane.ReadPipeline("../../p4/build/rcm.p4info.txtpb", "../../p4/build/rcm.json", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, _ := prototext.Marshal(info)
 	want := fmt.Sprintf("pipeline set on device 0 at 127.0.0.1:9559: %d tables, %d actions, cookie %#x",
-		len(info.Tables), len(info.Actions), controlplane.Cookie(text, p4.DeviceConfig()))
+		len(p.Info.Tables), len(p.Info.Actions), p.Cookie)
 	for _, doc := range []string{"../../README.md", "../../docs/controller.md"} {
 		b, err := os.ReadFile(doc)
 		if err != nil {

@@ -45,8 +45,10 @@ that a controller can later adopt the pipeline it expects.`,
 				if err != nil {
 					return err
 				}
-				text, _ := prototext.Marshal(info)
-				p = controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(text, p4.DeviceConfig())}
+				// The files' cookie, as --p4info and --json of the
+				// committed build would give: the same from every
+				// binary, and p4switch's when started with them.
+				p = controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(p4.P4InfoText(), p4.DeviceConfig())}
 			case p4info == "" || device == "":
 				return usageErrorf("--p4info and --json go together")
 			default:

@@ -22,6 +22,7 @@ import (
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/tutorialjson"
 )
 
 // The switch commands' tests run the real p4ctl binary against a real
@@ -139,8 +140,13 @@ const route = `set_nexthop(port=2, src_mac=02:00:00:00:01:02, dst_mac=02:00:00:0
 // widths refused before anything is sent, the switch left as it was.
 func TestTableCommands(t *testing.T) {
 	addr, _ := startTarget(t)
-	if out := ok(t, addr, "pipeline", "set"); !strings.Contains(out, "pipeline set on device 0") {
-		t.Errorf("pipeline set said %q", out)
+	// The cookie is the committed files', whichever binary sets it.
+	files, err := controlplane.ReadPipeline("../../p4/build/rcm.p4info.txtpb", "../../p4/build/rcm.json", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := ok(t, addr, "pipeline", "set"); !strings.Contains(out, fmt.Sprintf("pipeline set on device 0 at %s: 6 tables, 21 actions, cookie %#x", addr, files.Cookie)) {
+		t.Errorf("pipeline set said %q, want the files' cookie %#x", out, files.Cookie)
 	}
 	if out := ok(t, addr, "pipeline", "get"); !strings.Contains(out, "6 tables") {
 		t.Errorf("pipeline get said %q", out)
@@ -545,6 +551,31 @@ func TestFabricApply(t *testing.T) {
 		t.Errorf("second apply changed something:\n%s", out)
 	}
 	addr := sws["s1"].Config().GRPCAddr
+	// The fabric's cookie is the same from any binary (this test's and
+	// p4ctl's), or a rebuilt p4ctl would take its own fabric for
+	// another's.
+	tt, err := tutorialjson.LoadTopology(topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab, err := fabric.FromTutorial(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := fab.Pipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := controlplane.DialReader(ctx, addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cookie, _, err := r.RunningCookie(ctx); err != nil || cookie != pipe.Cookie {
+		t.Errorf("s1 runs cookie %#x (%v); this test makes the fabric's %#x", cookie, err, pipe.Cookie)
+	}
+	r.Close()
 	route := ok(t, addr, "table", "dump", "ipv4_lpm")
 	if !strings.Contains(route, "hdr.ipv4.dst_addr=10.0.2.2/32 RcmIngress.set_nexthop(port=2") {
 		t.Errorf("s1 holds no route to h2 through port 2:\n%s", route)
