@@ -118,7 +118,7 @@ func htons(v uint16) uint16 {
 }
 
 // ErrClosed is returned by Recv and Send on a closed port.
-var ErrClosed = errors.New("afpacket: port closed")
+var ErrClosed = errors.New("port closed")
 
 // Recv waits for frames and returns up to Batch of them. The frames are
 // valid until the next Recv.

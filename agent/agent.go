@@ -95,20 +95,25 @@ type Config struct {
 }
 
 // Result is one flow's outcome, as its sender saw it.
+//
+// Its JSON (p4ctl host's records) has p4ctl's key style, snake_case,
+// times in nanoseconds.
 type Result struct {
-	ID       int
-	Src, Dst int
-	SrcPort  int
-	Size     int64
+	ID      int   `json:"id"`
+	Src     int   `json:"src"`
+	Dst     int   `json:"dst"`
+	SrcPort int   `json:"src_port"`
+	Size    int64 `json:"size_bytes"`
 	// Start and Finish are since the Epoch: the flow's scheduled start and
 	// the arrival of the ACK of its last packet.
-	Start, Finish time.Duration
+	Start  time.Duration `json:"start_ns"`
+	Finish time.Duration `json:"finish_ns"`
 	// Delivered is the payload acknowledged, bytes: Size once done.
-	Delivered int64
+	Delivered int64 `json:"delivered_bytes"`
 	// Retransmits counts data packets sent again (go-back-N).
-	Retransmits int64
-	CNPs        int // CNPs received
-	RateCuts    int
+	Retransmits int64 `json:"retransmits"`
+	CNPs        int   `json:"cnps"` // CNPs received
+	RateCuts    int   `json:"rate_cuts"`
 }
 
 // FCT is the flow completion time.
@@ -116,19 +121,23 @@ func (r Result) FCT() time.Duration { return r.Finish - r.Start }
 
 // Stats counts what the agent saw and sent.
 type Stats struct {
-	DataSent, DataReceived int64 // data packets
-	Retransmits            int64
-	AcksSent, NAKsSent     int64
-	CNPsSent, CNPsReceived int64
+	DataSent     int64 `json:"data_sent"` // data packets
+	DataReceived int64 `json:"data_received"`
+	Retransmits  int64 `json:"retransmits"`
+	AcksSent     int64 `json:"acks_sent"`
+	NAKsSent     int64 `json:"naks_sent"`
+	CNPsSent     int64 `json:"cnps_sent"`
+	CNPsReceived int64 `json:"cnps_received"`
 	// Marked counts data packets received with ECN CE.
-	Marked int64
+	Marked int64 `json:"marked"`
 	// Pauses and Resumes count PFC frames for the data's priority (quanta
 	// above 0, and 0); Paused is the time the data was held by them.
-	Pauses, Resumes int64
-	Paused          time.Duration
-	Timeouts        int64
+	Pauses   int64         `json:"pauses"`
+	Resumes  int64         `json:"resumes"`
+	Paused   time.Duration `json:"paused_ns"`
+	Timeouts int64         `json:"timeouts"`
 	// Ignored counts frames that were not for this host or not RoCEv2.
-	Ignored int64
+	Ignored int64 `json:"ignored"`
 }
 
 // Agent is one host's NIC.
@@ -175,32 +184,32 @@ func New(cfg Config, port Port, flows []workload.Flow) (*Agent, error) {
 	}
 	switch {
 	case len(cfg.MAC) != 6 || len(cfg.Gateway) != 6:
-		return nil, fmt.Errorf("agent: host %d: MAC %q and gateway %q must be 6-byte MACs", cfg.Host, cfg.MAC, cfg.Gateway)
+		return nil, fmt.Errorf("host %d: MAC %q and gateway %q must be 6-byte MACs", cfg.Host, cfg.MAC, cfg.Gateway)
 	case cfg.IP.To4() == nil:
-		return nil, fmt.Errorf("agent: host %d: IP %q is not IPv4", cfg.Host, cfg.IP)
+		return nil, fmt.Errorf("host %d: IP %q is not IPv4", cfg.Host, cfg.IP)
 	case cfg.LineRate <= 0:
-		return nil, fmt.Errorf("agent: host %d: line rate %g b/s: want more than 0", cfg.Host, cfg.LineRate)
+		return nil, fmt.Errorf("host %d: line rate %g b/s: want more than 0", cfg.Host, cfg.LineRate)
 	case cfg.MTU < 1 || cfg.MTU > 9000:
-		return nil, fmt.Errorf("agent: host %d: MTU %d: want 1 to 9000 bytes of payload", cfg.Host, cfg.MTU)
+		return nil, fmt.Errorf("host %d: MTU %d: want 1 to 9000 bytes of payload", cfg.Host, cfg.MTU)
 	case cfg.DSCP >= 64 || cfg.ControlDSCP >= 64:
-		return nil, fmt.Errorf("agent: host %d: DSCP %d and %d: want 0 to 63", cfg.Host, cfg.DSCP, cfg.ControlDSCP)
+		return nil, fmt.Errorf("host %d: DSCP %d and %d: want 0 to 63", cfg.Host, cfg.DSCP, cfg.ControlDSCP)
 	case cfg.Addr == nil:
-		return nil, fmt.Errorf("agent: host %d: no address book (Config.Addr)", cfg.Host)
+		return nil, fmt.Errorf("host %d: no address book (Config.Addr)", cfg.Host)
 	}
 	if cfg.DCQCN != nil {
 		if err := cfg.DCQCN.Validate(); err != nil {
-			return nil, fmt.Errorf("agent: host %d: %w", cfg.Host, err)
+			return nil, fmt.Errorf("host %d: %w", cfg.Host, err)
 		}
 	}
 	if cfg.LDCP != nil {
 		switch {
 		case cfg.DCQCN != nil:
-			return nil, fmt.Errorf("agent: host %d: both DCQCN and LDCP set (Config.DCQCN, Config.LDCP): choose one", cfg.Host)
+			return nil, fmt.Errorf("host %d: both DCQCN and LDCP set (Config.DCQCN, Config.LDCP): choose one", cfg.Host)
 		case cfg.BaseRTT == nil:
-			return nil, fmt.Errorf("agent: host %d: LDCP without a base RTT (Config.BaseRTT)", cfg.Host)
+			return nil, fmt.Errorf("host %d: LDCP without a base RTT (Config.BaseRTT)", cfg.Host)
 		}
 		if err := cfg.LDCP.Validate(); err != nil {
-			return nil, fmt.Errorf("agent: host %d: %w", cfg.Host, err)
+			return nil, fmt.Errorf("host %d: %w", cfg.Host, err)
 		}
 	}
 	a := &Agent{cfg: cfg, port: port, mtu: cfg.MTU, prio: int(cfg.DSCP >> 3),

@@ -59,7 +59,7 @@ func (a *Agent) ldcpMarks(f *sendFlow, now int64, p *roce.Packet) {
 	if pk.LSN != f.lsn(f.next) {
 		// The two count the same packets through the same ACKs, NAKs and
 		// timeouts; apart, the window would be the wrong one.
-		panic(fmt.Sprintf("agent: flow %d: LDCP sender at LSN %d, agent at packet %d (LSN %d)", f.id, pk.LSN, f.next, f.lsn(f.next)))
+		panic(fmt.Sprintf("flow %d: LDCP sender at LSN %d, agent at packet %d (LSN %d)", f.id, pk.LSN, f.next, f.lsn(f.next)))
 	}
 	p.ECN = roce.NotECT
 	if pk.ECT {
@@ -121,7 +121,7 @@ func (a *Agent) ldcpData(now int64, rf *recvFlow, p *roce.Packet, reply func(*ro
 // packets.
 func ScaleLDCP(p ldcp.Params, rate float64) (ldcp.Params, error) {
 	if !(rate > 0) || !(p.RefRate > 0) {
-		return p, fmt.Errorf("agent: scale LDCP %q from %g b/s to %g b/s: rates must be above 0", p.Name, p.RefRate, rate)
+		return p, fmt.Errorf("scale LDCP %q from %g b/s to %g b/s: rates must be above 0", p.Name, p.RefRate, rate)
 	}
 	k := p.RefRate / rate
 	stretch := func(t int64) int64 { return int64(float64(t) * k) }

@@ -45,7 +45,7 @@ func (a *Agent) receiveLoop() error {
 			if errors.Is(err, afpacket.ErrClosed) {
 				return nil
 			}
-			return fmt.Errorf("agent: host %d: receive: %w", a.cfg.Host, err)
+			return fmt.Errorf("host %d: receive: %w", a.cfg.Host, err)
 		}
 		done, replies = done[:0], replies[:0]
 		a.mu.Lock()
@@ -61,7 +61,7 @@ func (a *Agent) receiveLoop() error {
 		a.mu.Unlock()
 		if len(replies) > 0 {
 			if err := a.port.Send(replies...); err != nil && !errors.Is(err, afpacket.ErrClosed) {
-				return fmt.Errorf("agent: host %d: send: %w", a.cfg.Host, err)
+				return fmt.Errorf("host %d: send: %w", a.cfg.Host, err)
 			}
 		}
 		if a.cfg.OnDone != nil {

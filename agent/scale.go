@@ -24,7 +24,7 @@ import (
 // rate it is a shorter round trip, in packets, than the datacenter's.
 func Scale(p dcqcn.Params, rate float64) (dcqcn.Params, error) {
 	if rate <= 0 || p.RefRate <= 0 {
-		return p, fmt.Errorf("agent: scale DCQCN %q from %g b/s to %g b/s: rates must be above 0", p.Name, p.RefRate, rate)
+		return p, fmt.Errorf("scale DCQCN %q from %g b/s to %g b/s: rates must be above 0", p.Name, p.RefRate, rate)
 	}
 	if p.ScaleWithRate {
 		// RAI and RHAI are given at RefRate and follow the line rate: the

@@ -39,18 +39,18 @@ type sendFlow struct {
 
 func (a *Agent) newSendFlow(f workload.Flow) (*sendFlow, error) {
 	if f.Size <= 0 {
-		return nil, fmt.Errorf("agent: flow %d: size %d bytes: want more than 0", f.ID, f.Size)
+		return nil, fmt.Errorf("flow %d: size %d bytes: want more than 0", f.ID, f.Size)
 	}
 	if f.ID < 0 || f.ID >= maxQP {
-		return nil, fmt.Errorf("agent: flow %d: the ID is its queue pair number, 0 to %d", f.ID, maxQP-1)
+		return nil, fmt.Errorf("flow %d: the ID is its queue pair number, 0 to %d", f.ID, maxQP-1)
 	}
 	packets := (f.Size + int64(a.mtu) - 1) / int64(a.mtu)
 	ip, ok := a.cfg.Addr(f.Dst)
 	if !ok || ip.To4() == nil {
-		return nil, fmt.Errorf("agent: flow %d: no IPv4 address for destination host %d", f.ID, f.Dst)
+		return nil, fmt.Errorf("flow %d: no IPv4 address for destination host %d", f.ID, f.Dst)
 	}
 	if f.Start < 0 {
-		return nil, fmt.Errorf("agent: flow %d: start %d ps is before the epoch", f.ID, f.Start)
+		return nil, fmt.Errorf("flow %d: start %d ps is before the epoch", f.ID, f.Start)
 	}
 	// The source port is the flow's ECMP entropy, from the ephemeral range.
 	sport := uint16(49152 + f.ID%16384)
@@ -64,10 +64,10 @@ func (a *Agent) newSendFlow(f workload.Flow) (*sendFlow, error) {
 	if a.cfg.LDCP != nil {
 		path, err := a.ldcpPath(f.Dst)
 		if err != nil {
-			return nil, fmt.Errorf("agent: flow %d: %w", f.ID, err)
+			return nil, fmt.Errorf("flow %d: %w", f.ID, err)
 		}
 		if sf.lw, err = ldcp.NewSender(a.cfg.LDCP, path); err != nil {
-			return nil, fmt.Errorf("agent: flow %d: %w", f.ID, err)
+			return nil, fmt.Errorf("flow %d: %w", f.ID, err)
 		}
 	}
 	return sf, nil
@@ -117,7 +117,7 @@ func (a *Agent) sendLoop(ctx context.Context) error {
 		a.mu.Unlock()
 		if len(frames) > 0 {
 			if err := a.port.Send(frames...); err != nil {
-				return fmt.Errorf("agent: host %d: send: %w", a.cfg.Host, err)
+				return fmt.Errorf("host %d: send: %w", a.cfg.Host, err)
 			}
 			if ctx.Err() != nil {
 				return nil

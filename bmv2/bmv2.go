@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,11 +72,15 @@ func (t Target) DefaultQueueRate() float64 {
 func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, fmt.Errorf("bmv2: no free port: %w", err)
+		return 0, fmt.Errorf("no free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// maxSocketPath is the longest path a Unix socket takes on Linux
+// (sun_path's 108 bytes, less the terminating NUL).
+const maxSocketPath = 107
 
 // ErrNotInstalled says a BMv2 program is not on the PATH.
 var ErrNotInstalled = errors.New("not installed")
@@ -110,9 +115,12 @@ type Config struct {
 	LogLevel string
 	PcapDir  string
 	// Target picks the program (TargetBMv2 if empty); Binary, if set, is
-	// its path instead of the PATH's.
-	Target Target
-	Binary string
+	// its path instead of the PATH's, and BinaryArgs come before the
+	// switch's own arguments: for a program that runs the switch as one
+	// of its commands ('p4ctl p4switch').
+	Target     Target
+	Binary     string
+	BinaryArgs []string
 	// Control is the Go target's control socket (Start picks one).
 	Control string
 }
@@ -163,19 +171,19 @@ func (c Config) Args() []string {
 func (c Config) check() error {
 	switch {
 	case c.Name == "":
-		return errors.New("bmv2: the switch needs a Name")
+		return errors.New("the switch needs a Name")
 	case c.GRPCAddr == "":
-		return fmt.Errorf("bmv2 %s: no GRPCAddr", c.Name)
+		return fmt.Errorf("switch %s: no GRPCAddr", c.Name)
 	case c.ThriftPort <= 0 || c.ThriftPort > 65535:
-		return fmt.Errorf("bmv2 %s: ThriftPort %d is not a port", c.Name, c.ThriftPort)
+		return fmt.Errorf("switch %s: ThriftPort %d is not a port", c.Name, c.ThriftPort)
 	case c.PriorityQueues < 0:
-		return fmt.Errorf("bmv2 %s: PriorityQueues %d is negative", c.Name, c.PriorityQueues)
+		return fmt.Errorf("switch %s: PriorityQueues %d is negative", c.Name, c.PriorityQueues)
 	case c.Target != "" && c.Target != TargetBMv2 && c.Target != TargetGo:
-		return fmt.Errorf("bmv2 %s: target %q: want %q or %q", c.Name, c.Target, TargetBMv2, TargetGo)
+		return fmt.Errorf("switch %s: target %q: want %q or %q", c.Name, c.Target, TargetBMv2, TargetGo)
 	}
 	for p, ifc := range c.Ports {
 		if p < 0 || ifc == "" {
-			return fmt.Errorf("bmv2 %s: port %d@%q", c.Name, p, ifc)
+			return fmt.Errorf("switch %s: port %d@%q", c.Name, p, ifc)
 		}
 	}
 	return nil
@@ -200,7 +208,7 @@ func Lookup(name string) (string, error) {
 		if name == GoSwitchBinary {
 			how = "go install github.com/p4rcm/p4rcm/cmd/p4switch, or go build it and put it on the PATH"
 		}
-		return "", fmt.Errorf("bmv2: %s %w (%s)", name, ErrNotInstalled, how)
+		return "", fmt.Errorf("%s %w (%s)", name, ErrNotInstalled, how)
 	}
 	return path, nil
 }
@@ -226,23 +234,29 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	s := &Switch{done: make(chan struct{})}
 	if c.Target == TargetGo && c.Control == "" {
 		dir, err := os.MkdirTemp("", "p4switch-"+c.Name)
+		if err == nil && len(filepath.Join(dir, "control.sock")) > maxSocketPath {
+			// A long TMPDIR leaves no room for the socket's name, which
+			// the switch could then not listen on: /tmp has it.
+			os.Remove(dir)
+			dir, err = os.MkdirTemp("/tmp", "p4switch-"+c.Name)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 		c.Control, s.ctlDir = filepath.Join(dir, "control.sock"), dir
 	}
 	s.cfg = c
 	var err error
-	s.cmd = exec.Command(bin, c.Args()...)
+	s.cmd = exec.Command(bin, append(slices.Clip(c.BinaryArgs), c.Args()...)...)
 	// Its own process group, so that stopping it reaches no one else.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var tail bytes.Buffer
 	if c.LogDir != "" {
 		if err := os.MkdirAll(c.LogDir, 0o755); err != nil {
-			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 		if s.out, err = os.Create(filepath.Join(c.LogDir, c.Name+".out")); err != nil {
-			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 		s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	} else {
@@ -250,7 +264,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	}
 	if c.PcapDir != "" {
 		if err := os.MkdirAll(c.PcapDir, 0o755); err != nil {
-			return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 	}
 	if err := s.cmd.Start(); err != nil {
@@ -258,7 +272,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 		if s.ctlDir != "" {
 			os.RemoveAll(s.ctlDir)
 		}
-		return nil, fmt.Errorf("bmv2 %s: %w", c.Name, err)
+		return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 	}
 	go func() {
 		s.waitErr = s.cmd.Wait()
@@ -281,10 +295,10 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 				b, _ := os.ReadFile(filepath.Join(c.LogDir, c.Name+".out"))
 				out = string(b)
 			}
-			return nil, fmt.Errorf("bmv2 %s: exited before its gRPC port %s opened (%v): %s", c.Name, c.GRPCAddr, s.waitErr, lastLines(out, 5))
+			return nil, fmt.Errorf("switch %s: exited before its gRPC port %s opened (%v): %s", c.Name, c.GRPCAddr, s.waitErr, lastLines(out, 5))
 		case <-ctx.Done():
 			s.Stop()
-			return nil, fmt.Errorf("bmv2 %s: gRPC port %s not open: %w", c.Name, c.GRPCAddr, ctx.Err())
+			return nil, fmt.Errorf("switch %s: gRPC port %s not open: %w", c.Name, c.GRPCAddr, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -321,7 +335,7 @@ func (s *Switch) Stop() error {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 		if i == 100 {
-			return fmt.Errorf("bmv2 %s: process group %d survived SIGKILL", s.cfg.Name, pgid)
+			return fmt.Errorf("switch %s: process group %d survived SIGKILL", s.cfg.Name, pgid)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -339,7 +353,7 @@ func (s *Switch) SetQueueRate(port, pps int) error {
 // BMv2's queue rates count packets, one rate per priority queue.
 func (s *Switch) SetPortRate(port int, bps float64) error {
 	if s.cfg.Target != TargetGo {
-		return fmt.Errorf("bmv2 %s: port rates in bits per second are the Go target's; BMv2 paces each queue in packets (SetQueueRate)", s.cfg.Name)
+		return fmt.Errorf("switch %s: port rates in bits per second are the Go target's; BMv2 paces each queue in packets (SetQueueRate)", s.cfg.Name)
 	}
 	return s.tm(fmt.Sprintf("set_port_rate %.0f %d", bps, port))
 }
@@ -349,7 +363,7 @@ func (s *Switch) SetPortRate(port int, bps float64) error {
 // at once).
 func (s *Switch) SetPortDelay(port int, d time.Duration) error {
 	if s.cfg.Target != TargetGo {
-		return fmt.Errorf("bmv2 %s: a link delay is the Go target's; BMv2 has none", s.cfg.Name)
+		return fmt.Errorf("switch %s: a link delay is the Go target's; BMv2 has none", s.cfg.Name)
 	}
 	return s.tm(fmt.Sprintf("set_port_delay %s %d", d, port))
 }
@@ -359,7 +373,7 @@ func (s *Switch) SetPortDelay(port int, d time.Duration) error {
 // target only: BMv2 recirculates as fast as it runs).
 func (s *Switch) SetRecirculationRate(pps float64) error {
 	if s.cfg.Target != TargetGo {
-		return fmt.Errorf("bmv2 %s: a recirculation rate is the Go target's; BMv2 has none", s.cfg.Name)
+		return fmt.Errorf("switch %s: a recirculation rate is the Go target's; BMv2 has none", s.cfg.Name)
 	}
 	return s.tm(fmt.Sprintf("set_recirculation_rate %.0f", pps))
 }
@@ -378,19 +392,19 @@ func (s *Switch) tm(command string) error {
 	}
 	conn, err := net.DialTimeout("unix", s.cfg.Control, 2*time.Second)
 	if err != nil {
-		return fmt.Errorf("bmv2 %s: control socket: %w", s.cfg.Name, err)
+		return fmt.Errorf("switch %s: control socket: %w", s.cfg.Name, err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := fmt.Fprintln(conn, command); err != nil {
-		return fmt.Errorf("bmv2 %s: control socket: %w", s.cfg.Name, err)
+		return fmt.Errorf("switch %s: control socket: %w", s.cfg.Name, err)
 	}
 	answer, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
-		return fmt.Errorf("bmv2 %s: control socket: %w", s.cfg.Name, err)
+		return fmt.Errorf("switch %s: control socket: %w", s.cfg.Name, err)
 	}
 	if answer = strings.TrimSpace(answer); answer != "ok" {
-		return fmt.Errorf("bmv2 %s: %s: %s", s.cfg.Name, command, answer)
+		return fmt.Errorf("switch %s: %s: %s", s.cfg.Name, command, answer)
 	}
 	return nil
 }
@@ -407,7 +421,7 @@ func (s *Switch) CLI(commands ...string) error {
 // Thrift: use P4Runtime, or SetQueueRate and SetQueueDepth.
 func (s *Switch) CLIOutput(commands ...string) (string, error) {
 	if s.cfg.Target == TargetGo {
-		return "", fmt.Errorf("bmv2 %s: the Go target has no Thrift CLI (%s)", s.cfg.Name, strings.Join(commands, "; "))
+		return "", fmt.Errorf("switch %s: the Go target has no Thrift CLI (%s)", s.cfg.Name, strings.Join(commands, "; "))
 	}
 	bin, err := Lookup(CLIBinary)
 	if err != nil {
@@ -417,12 +431,12 @@ func (s *Switch) CLIOutput(commands ...string) (string, error) {
 	cmd.Stdin = strings.NewReader(strings.Join(commands, "\n") + "\n")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("bmv2 %s: %s: %w: %s", s.cfg.Name, CLIBinary, err, lastLines(string(out), 5))
+		return "", fmt.Errorf("switch %s: %s: %w: %s", s.cfg.Name, CLIBinary, err, lastLines(string(out), 5))
 	}
 	// The CLI reports a bad command on its output and still exits 0.
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.Contains(line, "Error") || strings.Contains(line, "Invalid") || strings.Contains(line, "Unknown syntax") {
-			return "", fmt.Errorf("bmv2 %s: %s %q: %s", s.cfg.Name, CLIBinary, strings.Join(commands, "; "), strings.TrimSpace(line))
+			return "", fmt.Errorf("switch %s: %s %q: %s", s.cfg.Name, CLIBinary, strings.Join(commands, "; "), strings.TrimSpace(line))
 		}
 	}
 	return string(out), nil

@@ -103,6 +103,9 @@ func ParseRate(s string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := positive(s, v); err != nil {
+		return 0, err
+	}
 	if unit == "" {
 		return 0, fmt.Errorf("%q: missing rate unit (use %s)", s, RateUnitsHelp)
 	}
@@ -119,20 +122,22 @@ func ParseRate(s string) (float64, error) {
 	return v * m, nil
 }
 
-// ParseLength reads a non-negative length in metres: "100m", "0.3km", "100".
+// ParseLength reads a non-negative length, in metres: "100m", "0.3km".
+// The unit is required: a bare "10" could be metres or feet, and is
+// refused rather than guessed.
 func ParseLength(s string) (float64, error) {
 	v, unit, err := splitNumber(s)
 	if err != nil {
 		return 0, err
 	}
-	mult := 1.0
-	if unit != "" {
-		m, ok := lengthUnits[strings.ToLower(unit)]
-		if !ok {
-			return 0, fmt.Errorf("%q: unknown length unit %q (use %s)", s, unit, LengthUnitsHelp)
-		}
-		mult = m
+	if unit == "" {
+		return 0, fmt.Errorf("%q: missing length unit, such as %gm (use %s)", s, v, LengthUnitsHelp)
 	}
+	m, ok := lengthUnits[strings.ToLower(unit)]
+	if !ok {
+		return 0, fmt.Errorf("%q: unknown length unit %q (use %s)", s, unit, LengthUnitsHelp)
+	}
+	mult := m
 	if v < 0 {
 		return 0, fmt.Errorf("%q: must not be negative", s)
 	}

@@ -61,6 +61,8 @@ func TestParseRate(t *testing.T) {
 		"40GBps": "reads as bytes",
 		"40X":    "unknown rate unit",
 		"-40G":   "greater than zero",
+		"0":      "greater than zero",
+		"0G":     "greater than zero",
 	}
 	for in, msg := range bad {
 		if _, err := ParseRate(in); err == nil || !strings.Contains(err.Error(), msg) {
@@ -70,14 +72,15 @@ func TestParseRate(t *testing.T) {
 }
 
 func TestParseLength(t *testing.T) {
-	for in, want := range map[string]float64{"100m": 100, "0.3km": 300, "0": 0, "7": 7} {
+	for in, want := range map[string]float64{"100m": 100, "0.3km": 300, "0m": 0, "7 m": 7} {
 		if got, err := ParseLength(in); err != nil || got != want {
 			t.Errorf("ParseLength(%q) = %g, %v; want %g", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"-1m", "3ft", "m"} {
-		if _, err := ParseLength(in); err == nil {
-			t.Errorf("ParseLength(%q) accepted", in)
+	for in, msg := range map[string]string{"-1m": "negative", "3ft": "unknown length unit", "m": "number",
+		"10": "missing length unit, such as 10m"} {
+		if _, err := ParseLength(in); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseLength(%q) error = %v, want it to say %q", in, err, msg)
 		}
 	}
 }

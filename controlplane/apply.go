@@ -103,11 +103,11 @@ func (s *Session) Plan(ctx context.Context, want []*p4v1.Entity) ([]*p4v1.Update
 	for _, e := range want {
 		have, err := s.held(ctx, e, tables)
 		if err != nil {
-			return nil, done, fmt.Errorf("controlplane: read back: %w", err)
+			return nil, done, fmt.Errorf("read back: %w", err)
 		}
 		switch {
 		case have == nil && e.GetTableEntry().GetIsDefaultAction():
-			return nil, done, status.Errorf(codes.Internal, "controlplane: the switch has no default entry for table %d", e.GetTableEntry().TableId)
+			return nil, done, status.Errorf(codes.Internal, "the switch has no default entry for table %d", e.GetTableEntry().TableId)
 		case have == nil:
 			updates = append(updates, &p4v1.Update{Type: Insert, Entity: e})
 			done.Inserted++

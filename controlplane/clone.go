@@ -19,15 +19,15 @@ const cloneInstance = 1
 // It creates the session, or replaces the ports of one that exists.
 func (s *Session) SetCloneSession(ctx context.Context, id uint32, ports ...uint32) error {
 	if id == 0 {
-		return errors.New("controlplane: clone session 0 is not a session")
+		return errors.New("clone session 0 is not a session")
 	}
 	for i, p := range ports {
 		if slices.Contains(ports[:i], p) {
-			return fmt.Errorf("controlplane: clone session %d: port %d twice", id, p)
+			return fmt.Errorf("clone session %d: port %d twice", id, p)
 		}
 	}
 	if err := s.upsert(ctx, CloneSessionEntity(id, ports...)); err != nil {
-		return fmt.Errorf("controlplane: set clone session %d: %w", id, err)
+		return fmt.Errorf("set clone session %d: %w", id, err)
 	}
 	return nil
 }
@@ -36,7 +36,7 @@ func (s *Session) SetCloneSession(ctx context.Context, id uint32, ports ...uint3
 // A session that does not exist is an error with code NOT_FOUND.
 func (s *Session) CloneSession(ctx context.Context, id uint32) ([]uint32, error) {
 	if id == 0 {
-		return nil, errors.New("controlplane: clone session 0 is not a session")
+		return nil, errors.New("clone session 0 is not a session")
 	}
 	var ports []uint32
 	found := false
@@ -52,7 +52,7 @@ func (s *Session) CloneSession(ctx context.Context, id uint32) ([]uint32, error)
 		err = errors.New("not in the answer")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("controlplane: read clone session %d: %w", id, err)
+		return nil, fmt.Errorf("read clone session %d: %w", id, err)
 	}
 	slices.Sort(ports)
 	return ports, nil

@@ -12,7 +12,9 @@ import (
 // CounterCell is one cell of an indirect counter. A counter that counts
 // only packets has Bytes 0, one that counts only bytes Packets 0.
 type CounterCell struct {
-	Index, Packets, Bytes int64
+	Index   int64 `json:"index"`
+	Packets int64 `json:"packets"`
+	Bytes   int64 `json:"bytes"`
 }
 
 // Counter reads cell index of the counter name (an indirect counter, by
@@ -23,16 +25,26 @@ func (s *Session) Counter(ctx context.Context, name string, index int64) (packet
 		return 0, 0, err
 	}
 	if index < 0 || index >= c.Size {
-		return 0, 0, fmt.Errorf("controlplane: counter %s has no cell %d (it has %d)", name, index, c.Size)
+		return 0, 0, fmt.Errorf("counter %s has no cell %d (it has %d)", name, index, c.Size)
 	}
 	cells, err := s.readCounter(ctx, c, &p4v1.Index{Index: index})
 	if err != nil {
 		return 0, 0, err
 	}
 	if len(cells) != 1 || cells[0].Index != index {
-		return 0, 0, fmt.Errorf("controlplane: read counter %s[%d]: the switch answered %v", name, index, cells)
+		return 0, 0, fmt.Errorf("read counter %s[%d]: the switch answered %v", name, index, cells)
 	}
 	return cells[0].Packets, cells[0].Bytes, nil
+}
+
+// CounterSize is how many cells the counter name has (NOT_FOUND, with
+// the closest names, for a name the program has not).
+func (s *Session) CounterSize(name string) (int64, error) {
+	c, err := s.counter(name)
+	if err != nil {
+		return 0, err
+	}
+	return c.Size, nil
 }
 
 // Counters reads every cell of the counter name, by index.
@@ -55,7 +67,7 @@ func (s *Session) readCounter(ctx context.Context, c *p4configv1.Counter, index 
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("controlplane: read counter %s: %w", c.Preamble.Name, err)
+		return nil, fmt.Errorf("read counter %s: %w", c.Preamble.Name, err)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out, nil

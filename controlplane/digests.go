@@ -31,12 +31,12 @@ func (s *Session) EnableDigest(ctx context.Context, name string, maxTimeout time
 		return err
 	}
 	if maxTimeout < 0 || maxListSize < 0 || ackTimeout < 0 {
-		return fmt.Errorf("controlplane: digest %s: negative configuration %v, %d, %v", name, maxTimeout, maxListSize, ackTimeout)
+		return fmt.Errorf("digest %s: negative configuration %v, %d, %v", name, maxTimeout, maxListSize, ackTimeout)
 	}
 	e := &p4v1.DigestEntry{DigestId: d.Preamble.Id, Config: &p4v1.DigestEntry_Config{
 		MaxTimeoutNs: maxTimeout.Nanoseconds(), MaxListSize: maxListSize, AckTimeoutNs: ackTimeout.Nanoseconds()}}
 	if err := s.upsert(ctx, &p4v1.Entity{Entity: &p4v1.Entity_DigestEntry{DigestEntry: e}}); err != nil {
-		return fmt.Errorf("controlplane: enable digest %s: %w", name, err)
+		return fmt.Errorf("enable digest %s: %w", name, err)
 	}
 	return nil
 }

@@ -443,7 +443,7 @@ func (s *Session) ReadEntries(ctx context.Context, table string) ([]Entry, error
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("controlplane: read %s: %w", t.Preamble.Name, err)
+		return nil, fmt.Errorf("read %s: %w", t.Preamble.Name, err)
 	}
 	return out, nil
 }
@@ -465,7 +465,7 @@ func (s *Session) ReadDefault(ctx context.Context, table string) (Entry, error) 
 		err = status.Error(codes.NotFound, "no default entry in the answer")
 	}
 	if err != nil {
-		return Entry{}, fmt.Errorf("controlplane: read %s's default: %w", t.Preamble.Name, err)
+		return Entry{}, fmt.Errorf("read %s's default: %w", t.Preamble.Name, err)
 	}
 	return *out, nil
 }

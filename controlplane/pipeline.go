@@ -26,14 +26,17 @@ type Pipeline struct {
 // SetPipeline installs p on the switch (VERIFY_AND_COMMIT), which
 // empties its tables, and makes p's P4Info the one names resolve in.
 func (s *Session) SetPipeline(ctx context.Context, p Pipeline) error {
+	if s.Reader() {
+		return errReader
+	}
 	_, err := s.c.SetForwardingPipelineConfig(ctx, &p4v1.SetForwardingPipelineConfigRequest{
-		DeviceId: s.deviceID, ElectionId: s.electionProto(),
+		DeviceId: s.deviceID, Role: s.role, ElectionId: s.electionProto(),
 		Action: p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT,
 		Config: &p4v1.ForwardingPipelineConfig{P4Info: p.Info, P4DeviceConfig: p.DeviceConfig,
 			Cookie: &p4v1.ForwardingPipelineConfig_Cookie{Cookie: p.Cookie}},
 	})
 	if err != nil {
-		return fmt.Errorf("controlplane: set pipeline: %w", err)
+		return fmt.Errorf("set pipeline: %w", err)
 	}
 	return s.loadLibraryInfo(ctx, p.Info)
 }
@@ -42,7 +45,7 @@ func (s *Session) SetPipeline(ctx context.Context, p Pipeline) error {
 // entry builders look names up, and makes info the session's.
 func (s *Session) loadLibraryInfo(ctx context.Context, info *p4configv1.P4Info) error {
 	if _, err := s.c.GetFwdPipe(ctx, client.GetFwdPipeP4InfoAndCookie); err != nil {
-		return fmt.Errorf("controlplane: get pipeline: %w", err)
+		return fmt.Errorf("get pipeline: %w", err)
 	}
 	s.setInfo(info)
 	return nil
@@ -57,13 +60,26 @@ func (s *Session) GetPipeline(ctx context.Context) (*Pipeline, error) {
 func (s *Session) getPipeline(ctx context.Context, what p4v1.GetForwardingPipelineConfigRequest_ResponseType) (*Pipeline, error) {
 	resp, err := s.c.GetForwardingPipelineConfig(ctx, &p4v1.GetForwardingPipelineConfigRequest{DeviceId: s.deviceID, ResponseType: what})
 	if err != nil {
-		return nil, fmt.Errorf("controlplane: get pipeline: %w", err)
+		return nil, fmt.Errorf("get pipeline: %w", err)
 	}
 	cfg := resp.GetConfig()
 	if cfg == nil || cfg.GetP4Info() == nil && what != p4v1.GetForwardingPipelineConfigRequest_COOKIE_ONLY {
-		return nil, status.Errorf(codes.FailedPrecondition, "controlplane: device %d at %s has no pipeline", s.deviceID, s.addr)
+		return nil, status.Errorf(codes.FailedPrecondition, "device %d at %s has no pipeline", s.deviceID, s.addr)
 	}
 	return &Pipeline{Info: cfg.GetP4Info(), DeviceConfig: cfg.GetP4DeviceConfig(), Cookie: cfg.GetCookie().GetCookie()}, nil
+}
+
+// RunningCookie is the cookie of the pipeline the switch runs; running
+// is false for a switch that runs none (one just started, or restarted).
+func (s *Session) RunningCookie(ctx context.Context) (cookie uint64, running bool, err error) {
+	p, err := s.getPipeline(ctx, p4v1.GetForwardingPipelineConfigRequest_COOKIE_ONLY)
+	switch {
+	case status.Code(err) == codes.FailedPrecondition:
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
+	}
+	return p.Cookie, true, nil
 }
 
 // AdoptPipeline takes the pipeline already on the switch as this
@@ -76,7 +92,7 @@ func (s *Session) AdoptPipeline(ctx context.Context, cookie uint64) error {
 		return err
 	}
 	if cookie != 0 && p.Cookie != cookie {
-		return status.Errorf(codes.FailedPrecondition, "controlplane: device %d at %s runs pipeline cookie %#x, not %#x",
+		return status.Errorf(codes.FailedPrecondition, "device %d at %s runs pipeline cookie %#x, not %#x",
 			s.deviceID, s.addr, p.Cookie, cookie)
 	}
 	return s.loadLibraryInfo(ctx, p.Info)
@@ -87,7 +103,7 @@ func (s *Session) AdoptPipeline(ctx context.Context, cookie uint64) error {
 // installed it, which empties the switch's tables.
 func (s *Session) EnsurePipeline(ctx context.Context, p Pipeline) (installed bool, err error) {
 	if p.Cookie == 0 {
-		return false, status.Error(codes.InvalidArgument, "controlplane: a pipeline to adopt needs a cookie")
+		return false, status.Error(codes.InvalidArgument, "a pipeline to adopt needs a cookie")
 	}
 	err = s.AdoptPipeline(ctx, p.Cookie)
 	if status.Code(err) != codes.FailedPrecondition {
@@ -108,7 +124,7 @@ func (s *Session) P4Info() (*p4configv1.P4Info, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.info == nil {
-		return nil, status.Error(codes.FailedPrecondition, "controlplane: no pipeline: set one or adopt the switch's")
+		return nil, status.Error(codes.FailedPrecondition, "no pipeline: set one or adopt the switch's")
 	}
 	return s.info, nil
 }

@@ -28,6 +28,7 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -61,12 +62,16 @@ func (e ElectionID) String() string {
 	return fmt.Sprintf("%d,%d", e.High, e.Low)
 }
 
-// Session is a controller's connection to one device: primary or backup.
+// Session is a controller's connection to one device: primary or
+// backup, or a reader (DialReader), which only reads.
 type Session struct {
 	addr     string
 	conn     *grpc.ClientConn
 	c        *client.Client
 	deviceID uint64
+	role     string // the P4Runtime role, "" for the default one
+	reader   bool   // DialReader's: no stream, no arbitration
+	waitHeld bool   // Dial waits while the election ID is held
 
 	mu       sync.Mutex
 	info     *p4configv1.P4Info // the pipeline's, once set or adopted
@@ -74,6 +79,9 @@ type Session struct {
 
 	primary atomic.Bool
 	roles   chan bool
+	// reported is the election ID the switch's last arbitration update
+	// carried: the primary's (or, with none, the highest seen).
+	reported atomic.Pointer[ElectionID]
 
 	// One goroutine (receive) reads the stream for the session's life;
 	// sends, from callers and from receive, are serialised by sendMu.
@@ -92,6 +100,24 @@ type Session struct {
 	closeErr  error
 }
 
+// Option changes how Dial opens a session.
+type Option func(*Session)
+
+// WithRole opens the session in a P4Runtime role of this name instead
+// of the default role. Each role has its own primary (the spec's
+// "Controller Roles"), so a controller in a role of its own, a monitor
+// for instance, neither contends with the default role's controllers
+// nor displaces them; without a role configuration it has the whole
+// pipeline, as the default role has. A server that does not keep roles
+// apart (one that does not name the role in its arbitration answer) is
+// refused with ErrRolesUnsupported.
+func WithRole(name string) Option { return func(s *Session) { s.role = name } }
+
+// ErrRolesUnsupported is Dial's error, with WithRole, for a server that
+// answers arbitration without naming the role: one that ignores roles
+// and would put the session among the default role's controllers.
+var ErrRolesUnsupported = errors.New("the switch's P4Runtime server does not keep roles apart")
+
 // Dial connects to the P4Runtime server at addr and asks to be the
 // primary controller of device deviceID with election ID election (not
 // 0, which P4Runtime reserves). It returns once the switch has answered:
@@ -101,19 +127,51 @@ type Session struct {
 // there is no primary (the primary left), with an election ID above the
 // highest the switch has seen. Dial fails if the switch cannot be
 // reached before ctx ends or refuses the request (a wrong device ID:
-// NOT_FOUND).
-func Dial(ctx context.Context, addr string, deviceID uint64, election ElectionID) (*Session, error) {
+// NOT_FOUND; an election ID another live controller of the role holds:
+// INVALID_ARGUMENT).
+//
+// Only writes need a session from Dial: reads need no arbitration, and a
+// reader (DialReader) contends with no one.
+func Dial(ctx context.Context, addr string, deviceID uint64, election ElectionID, opts ...Option) (*Session, error) {
 	if election == (ElectionID{}) {
-		return nil, status.Error(codes.InvalidArgument, "controlplane: election ID 0 is reserved for backups that never become primary")
+		return nil, status.Error(codes.InvalidArgument, "election ID 0 is reserved for backups that never become primary")
 	}
+	var o Session
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for {
+		s, err := dialOnce(ctx, addr, deviceID, election, opts)
+		if !o.waitHeld || status.Code(err) != codes.InvalidArgument || errors.Is(err, ErrRolesUnsupported) {
+			return s, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err // the ID's holder stayed: the caller words it
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// WaitWhileHeld has Dial try again, until its context ends, while
+// another live controller of the role holds the election ID (which
+// P4Runtime's servers refuse with INVALID_ARGUMENT): for commands that
+// write, whose like with the same ID are done within a moment. Dial
+// then returns that refusal if the holder stays.
+func WaitWhileHeld() Option { return func(s *Session) { s.waitHeld = true } }
+
+func dialOnce(ctx context.Context, addr string, deviceID uint64, election ElectionID, opts []Option) (*Session, error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, fmt.Errorf("controlplane: %s: %w", addr, err)
+		return nil, fmt.Errorf("%s: %w", addr, err)
 	}
 	s := &Session{addr: addr, conn: conn, deviceID: deviceID, election: election,
 		roles: make(chan bool, streamBuffer), recvDone: make(chan struct{}),
 		digests: make(chan *p4v1.DigestList, streamBuffer), packetIns: make(chan *p4v1.PacketIn, streamBuffer)}
-	s.c = client.NewClient(p4v1.NewP4RuntimeClient(conn), deviceID, s.electionProto())
+	for _, o := range opts {
+		o(s)
+	}
+	s.c = client.NewClientForRole(p4v1.NewP4RuntimeClient(conn), deviceID, s.electionProto(), s.roleProto())
 	// The stream lives as long as the session, not as the caller's ctx;
 	// WaitForReady makes an unreachable switch fail within ctx below.
 	var streamCtx context.Context
@@ -135,7 +193,7 @@ func Dial(ctx context.Context, addr string, deviceID uint64, election ElectionID
 	if err != nil {
 		s.cancel()
 		conn.Close()
-		return nil, fmt.Errorf("controlplane: %s: %w", addr, err)
+		return nil, fmt.Errorf("%s: %w", addr, err)
 	}
 	arbitrated := make(chan error, 1) // buffered: Dial may have given up waiting
 	go s.receive(arbitrated)
@@ -146,20 +204,68 @@ func Dial(ctx context.Context, addr string, deviceID uint64, election ElectionID
 	}
 	if err != nil {
 		s.Close()
-		return nil, fmt.Errorf("controlplane: %s: arbitration for device %d: %w", addr, deviceID, err)
+		if errors.Is(err, ErrRolesUnsupported) {
+			return nil, fmt.Errorf("%s: %w", addr, err)
+		}
+		return nil, fmt.Errorf("%s: arbitration for device %d: %w", addr, deviceID, err)
 	}
 	return s, nil
 }
 
+// DialReader connects to the P4Runtime server at addr to read device
+// deviceID: pipelines, entries, counters. It opens no stream and takes
+// part in no arbitration (P4Runtime's reads need none), so it contends
+// with no controller, and any number of readers run beside a primary.
+// Its writes are refused before they are sent; it receives no digests
+// or packet-ins (their channels are nil). DialReader returns once the
+// server has answered, and fails if none does before ctx ends.
+func DialReader(ctx context.Context, addr string, deviceID uint64) (*Session, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	s := &Session{addr: addr, conn: conn, deviceID: deviceID, reader: true, recvDone: make(chan struct{}), cancel: func() {}}
+	close(s.recvDone)
+	p4c := p4v1.NewP4RuntimeClient(conn)
+	s.c = client.NewClient(p4c, deviceID, nil)
+	// Capabilities needs no device: it only shows a P4Runtime server
+	// answers; WaitForReady keeps trying until ctx ends.
+	if _, err := p4c.Capabilities(ctx, &p4v1.CapabilitiesRequest{}, grpc.WaitForReady(true)); err != nil {
+		conn.Close()
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	return s, nil
+}
+
+// Reader reports whether the session is a reader (DialReader).
+func (s *Session) Reader() bool { return s.reader }
+
+// errReader refuses a reader's writes: without an election ID, some
+// servers (BMv2's, when no controller is connected) would take them.
+var errReader = status.Error(codes.PermissionDenied, "this session only reads (it took no part in arbitration)")
+
 func (s *Session) electionProto() *p4v1.Uint128 {
 	e := s.Election()
+	if e == (ElectionID{}) { // a reader's
+		return nil
+	}
 	return &p4v1.Uint128{High: e.High, Low: e.Low}
+}
+
+func (s *Session) roleProto() *p4v1.Role {
+	if s.role == "" {
+		return nil
+	}
+	return &p4v1.Role{Name: s.role}
 }
 
 // arbitrate sends the session's arbitration request.
 func (s *Session) arbitrate() error {
 	return s.send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
-		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: s.deviceID, ElectionId: s.electionProto()}}})
+		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: s.deviceID, Role: s.roleProto(), ElectionId: s.electionProto()}}})
 }
 
 // send sends one message on the stream.
@@ -185,12 +291,16 @@ func (s *Session) receive(arbitrated chan<- error) {
 			if first {
 				arbitrated <- err
 			} else if !s.closing.Load() { // not ended by Close
-				s.streamErr = fmt.Errorf("controlplane: %s: stream: %w", s.addr, err)
+				s.streamErr = fmt.Errorf("%s: stream: %w", s.addr, err)
 			}
 			return
 		}
 		switch {
 		case resp.GetArbitration() != nil:
+			if first && s.role != "" && resp.GetArbitration().GetRole().GetName() != s.role {
+				arbitrated <- ErrRolesUnsupported
+				return
+			}
 			s.arbitration(resp.GetArbitration())
 			// "No primary" has this session ask again with a higher ID:
 			// Dial returns with the answer to that, so that Primary is
@@ -216,6 +326,9 @@ func (s *Session) receive(arbitrated chan<- error) {
 // own added to it, so that two backups taking over do not collide).
 func (s *Session) arbitration(a *p4v1.MasterArbitrationUpdate) {
 	primary := a.GetStatus().GetCode() == int32(codes.OK)
+	if id := a.GetElectionId(); id != nil {
+		s.reported.Store(&ElectionID{High: id.GetHigh(), Low: id.GetLow()})
+	}
 	if s.primary.Swap(primary) != primary {
 		offer(s.roles, primary, &s.dropped)
 	}
@@ -248,6 +361,20 @@ func offer[T any](ch chan T, v T, dropped *atomic.Uint64) bool {
 // controller now.
 func (s *Session) Primary() bool { return s.primary.Load() }
 
+// PrimaryElection is the election ID the switch last named in an
+// arbitration update: the primary's when there is one (P4Runtime's
+// servers send the primary's, or the highest they have seen). ok is
+// false before any update, and for a reader.
+func (s *Session) PrimaryElection() (id ElectionID, ok bool) {
+	if p := s.reported.Load(); p != nil {
+		return *p, true
+	}
+	return ElectionID{}, false
+}
+
+// Role is the session's P4Runtime role, "" for the default one.
+func (s *Session) Role() string { return s.role }
+
 // Roles delivers each change of role the switch announces on the stream:
 // true when this session becomes primary, false when it is demoted.
 func (s *Session) Roles() <-chan bool { return s.roles }
@@ -261,7 +388,7 @@ func (s *Session) WaitPrimary(ctx context.Context) error {
 			if err := s.Err(); err != nil {
 				return err
 			}
-			return status.Error(codes.Unavailable, "controlplane: the session is closed")
+			return status.Error(codes.Unavailable, "the session is closed")
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(5 * time.Millisecond):
@@ -298,6 +425,10 @@ func (s *Session) Err() error {
 // safe to call more than once.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
+		if s.Reader() {
+			s.closeErr = s.conn.Close()
+			return
+		}
 		// Half-close first and wait (briefly) for the switch to end the
 		// stream: it has then dropped this controller, so a backup's
 		// next request finds the primary gone.
@@ -333,6 +464,9 @@ func (s *Session) Dropped() uint64 { return s.dropped.Load() }
 
 // SendPacketOut sends a packet from the controller into the switch.
 func (s *Session) SendPacketOut(payload []byte, metadata ...*p4v1.PacketMetadata) error {
+	if s.Reader() {
+		return errReader
+	}
 	return s.send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Packet{
 		Packet: &p4v1.PacketOut{Payload: payload, Metadata: metadata}}})
 }

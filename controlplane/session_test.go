@@ -442,3 +442,71 @@ func TestWriteError(t *testing.T) {
 		t.Errorf("writeError(%v) = %v", plain, got)
 	}
 }
+
+// A reader reads beside a primary without taking part in arbitration,
+// and its writes are refused before they are sent; a controller in a
+// role of its own is that role's primary beside the default role's,
+// and writes there; two writers with one election ID wait for each
+// other with WaitWhileHeld.
+func TestReadersAndRoles(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	addr, _ := launch(ctx, t, nil)
+	primary := dial(ctx, t, addr, 1)
+	if err := primary.SetPipeline(ctx, rcmPipeline(t, 7)); err != nil {
+		t.Fatal(err)
+	}
+	if err := primary.InsertEntry(ctx, route([]byte{10, 0, 1, 0}, 24, 2)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := DialReader(ctx, addr, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.AdoptPipeline(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.ReadEntries(ctx, p4.TableIPv4LPM); err != nil || len(got) != 1 {
+		t.Errorf("the reader read %v, %v; want the primary's one route", got, err)
+	}
+	if err := r.InsertEntry(ctx, route([]byte{10, 0, 2, 0}, 24, 2)); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("a reader's write: %v, want PERMISSION_DENIED", err)
+	}
+	if !primary.Primary() {
+		t.Error("a reader took the primary's role")
+	}
+
+	mon, err := Dial(ctx, addr, 1, ElectionID{Low: 1}, WithRole("monitor"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	if !mon.Primary() || !primary.Primary() {
+		t.Errorf("primary of role monitor %v, of the default role %v: want both", mon.Primary(), primary.Primary())
+	}
+	if err := mon.AdoptPipeline(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := mon.EnableDigest(ctx, p4.DigestCAM, time.Millisecond, 1, time.Second); err != nil {
+		t.Errorf("the monitor role's primary could not write: %v", err)
+	}
+
+	// A second writer with the primary's ID waits for it to leave.
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		primary.Close()
+	}()
+	start := time.Now()
+	again, err := Dial(ctx, addr, 1, ElectionID{Low: 1}, WaitWhileHeld())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if !again.Primary() || time.Since(start) < 250*time.Millisecond {
+		t.Errorf("after %v: primary %v; want primary once the holder left", time.Since(start), again.Primary())
+	}
+	if _, err := Dial(ctx, addr, 1, ElectionID{Low: 1}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a held election ID without WaitWhileHeld: %v, want INVALID_ARGUMENT", err)
+	}
+}

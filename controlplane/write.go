@@ -21,9 +21,12 @@ const BatchSize = 1000
 // applied some: the error, a *WriteError, says which updates failed and
 // why, and its status is that of the first failure.
 func (s *Session) Write(ctx context.Context, updates ...*p4v1.Update) error {
+	if s.Reader() {
+		return &WriteError{Status: status.Convert(errReader)}
+	}
 	for start := 0; start < len(updates); start += BatchSize {
 		batch := updates[start:min(start+BatchSize, len(updates))]
-		req := &p4v1.WriteRequest{DeviceId: s.deviceID, ElectionId: s.electionProto(), Updates: batch}
+		req := &p4v1.WriteRequest{DeviceId: s.deviceID, Role: s.role, ElectionId: s.electionProto(), Updates: batch}
 		if _, err := s.c.P4RuntimeClient.Write(ctx, req); err != nil {
 			return writeError(err, batch, start)
 		}

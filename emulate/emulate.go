@@ -54,9 +54,12 @@ const (
 // Options say how a scenario is emulated.
 type Options struct {
 	// Target runs the switches (TargetGo if empty); Binary is its
-	// program (empty: the PATH's p4switch or simple_switch_grpc).
-	Target bmv2.Target
-	Binary string
+	// program (empty: the PATH's p4switch or simple_switch_grpc), run
+	// with BinaryArgs before the switch's own arguments ('p4ctl
+	// p4switch': Binary p4ctl, BinaryArgs ["p4switch"]).
+	Target     bmv2.Target
+	Binary     string
+	BinaryArgs []string
 	// Rate is the emulated rate of the hosts' links, b/s (0:
 	// DefaultRate). The scenario is scaled to it (Scale).
 	Rate float64
@@ -125,21 +128,21 @@ type Outcome struct {
 func Check(cfg *sim.Config, o Options) error {
 	t := cfg.Topology
 	if t == nil {
-		return errors.New("emulate: no topology")
+		return errors.New("no topology")
 	}
 	if n := len(t.Hosts()); n > MaxHosts {
-		return fmt.Errorf("emulate: %s has %d hosts; one machine emulates at most %d (an agent each, sharing its cores)", t.Name, n, MaxHosts)
+		return fmt.Errorf("%s has %d hosts; one machine emulates at most %d (an agent each, sharing its cores)", t.Name, n, MaxHosts)
 	}
 	if n := len(t.Switches()); n > MaxSwitches {
-		return fmt.Errorf("emulate: %s has %d switches; one machine emulates at most %d (a switch process each)", t.Name, n, MaxSwitches)
+		return fmt.Errorf("%s has %d switches; one machine emulates at most %d (a switch process each)", t.Name, n, MaxSwitches)
 	}
 	adj := t.Adjacency()
 	for _, h := range t.Hosts() {
 		if len(adj[h]) != 1 {
-			return fmt.Errorf("emulate: host %s has %d links; an emulated host has one", t.Nodes[h].Name, len(adj[h]))
+			return fmt.Errorf("host %s has %d links; an emulated host has one", t.Nodes[h].Name, len(adj[h]))
 		}
 		if t.Nodes[adj[h][0].Peer.Node].Kind != topo.Switch {
-			return fmt.Errorf("emulate: host %s is cabled to another host; emulated hosts reach each other through switches", t.Nodes[h].Name)
+			return fmt.Errorf("host %s is cabled to another host; emulated hosts reach each other through switches", t.Nodes[h].Name)
 		}
 	}
 	target := o.Target
@@ -151,15 +154,15 @@ func Check(cfg *sim.Config, o Options) error {
 		rate = RateFor(target, cfg)
 	}
 	if most := 4 * DefaultRate(target, cfg.MTU); rate > most {
-		return fmt.Errorf("emulate: %.0f Mb/s per host link is more than %s forwards here (at most %.0f Mb/s, four times its default %.0f Mb/s)",
+		return fmt.Errorf("%.0f Mb/s per host link is more than %s forwards here (at most %.0f Mb/s, four times its default %.0f Mb/s)",
 			rate/1e6, target, most/1e6, most/4e6)
 	}
 	switch cfg.CC {
 	case "dcqcn", "ldcp", "none":
 	case "ldcp-rate":
-		return errors.New("emulate: congestion control ldcp-rate: the agents run dcqcn, ldcp (the window sender) or none; LDCP's rate variant is the simulator's only")
+		return errors.New("congestion control ldcp-rate: the agents run dcqcn, ldcp (the window sender) or none; LDCP's rate variant is the simulator's only")
 	default:
-		return fmt.Errorf("emulate: congestion control %q: the agents run dcqcn, ldcp or none", cfg.CC)
+		return fmt.Errorf("congestion control %q: the agents run dcqcn, ldcp or none", cfg.CC)
 	}
 	return nil
 }
@@ -197,7 +200,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	pipeline, err := fabric.Pipeline()
+	pipeline, err := f.Pipeline()
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +216,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	}
 	for _, r := range fabric.Apply(ctx, intents, targets, fabric.ApplyOptions{Pipeline: pipeline, Election: controlplane.ElectionID{Low: 1}}) {
 		if r.Err != nil {
-			return nil, fmt.Errorf("emulate: program %s: %w", r.Name, r.Err)
+			return nil, fmt.Errorf("program %s: %w", r.Name, r.Err)
 		}
 	}
 	out, err := e.traffic(ctx)
@@ -311,7 +314,7 @@ func (e *emulation) build(ctx context.Context) error {
 			return err
 		}
 		c := bmv2.Config{Name: name, DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
-			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, LogDir: e.o.LogDir,
+			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, BinaryArgs: e.o.BinaryArgs, LogDir: e.o.LogDir,
 			PriorityQueues: e.f.PriorityQueues}
 		if e.o.LogDir != "" {
 			c.PcapDir = filepath.Join(e.o.LogDir, name+"-pcap")
@@ -620,11 +623,11 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 		s, err := controlplane.Dial(dctx, c.GRPCAddr, c.DeviceID, controlplane.ElectionID{Low: 1})
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("emulate: read %s's counters: %w", name, err)
+			return nil, fmt.Errorf("read %s's counters: %w", name, err)
 		}
 		if err := s.AdoptPipeline(ctx, e.pipeline.Cookie); err != nil {
 			s.Close()
-			return nil, fmt.Errorf("emulate: read %s's counters: %w", name, err)
+			return nil, fmt.Errorf("read %s's counters: %w", name, err)
 		}
 		counts := map[string]map[int64]int64{}
 		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterPausesReceived,
@@ -632,7 +635,7 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 			cells, err := s.Counters(ctx, counter)
 			if err != nil {
 				s.Close()
-				return nil, fmt.Errorf("emulate: read %s's %s: %w", name, counter, err)
+				return nil, fmt.Errorf("read %s's %s: %w", name, counter, err)
 			}
 			counts[counter] = map[int64]int64{}
 			for _, cell := range cells {

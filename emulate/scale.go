@@ -24,7 +24,7 @@ import (
 func Scale(cfg sim.Config, rate float64) (sim.Config, float64, error) {
 	t := cfg.Topology
 	if t == nil {
-		return cfg, 0, fmt.Errorf("emulate: no topology")
+		return cfg, 0, fmt.Errorf("no topology")
 	}
 	hostRate := math.Inf(1)
 	adj := t.Adjacency()
@@ -34,7 +34,7 @@ func Scale(cfg sim.Config, rate float64) (sim.Config, float64, error) {
 		}
 	}
 	if math.IsInf(hostRate, 1) || rate <= 0 {
-		return cfg, 0, fmt.Errorf("emulate: scale %s to %g b/s: no host links or no rate", t.Name, rate)
+		return cfg, 0, fmt.Errorf("scale %s to %g b/s: no host links or no rate", t.Name, rate)
 	}
 	k := hostRate / rate
 	stretch := func(ps int64) int64 { return int64(math.Round(float64(ps) * k)) }

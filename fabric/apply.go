@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/p4"
@@ -27,18 +29,59 @@ func Pipeline() (controlplane.Pipeline, error) {
 	if err != nil {
 		return controlplane.Pipeline{}, err
 	}
-	text, err := prototext.Marshal(info)
+	// The cookie of the committed files, as controlplane.ReadPipeline
+	// makes it from them (and p4switch, started with them): the same
+	// from every binary.
+	return controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(p4.P4InfoText(), p4.DeviceConfig())}, nil
+}
+
+// Pipeline is rcm.p4's pipeline as this fabric installs it: the
+// program of Pipeline, under a cookie of its own, made from the
+// program's and the fabric's shape (its nodes, links, ports and
+// addresses, not the thresholds a scenario sets). A switch running it
+// runs this fabric's program: Apply reconciles its entries. One running
+// another cookie (another fabric's, or rcm.p4 set by hand) is not this
+// fabric's to take unless asked (ApplyOptions.Replace).
+func (f *Fabric) Pipeline() (controlplane.Pipeline, error) {
+	p, err := Pipeline()
 	if err != nil {
-		return controlplane.Pipeline{}, err
+		return p, err
 	}
-	return controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(text, p4.DeviceConfig())}, nil
+	p.Cookie = controlplane.Cookie(p4.P4InfoText(), p.DeviceConfig, f.shape())
+	return p, nil
+}
+
+// shape is the fabric's nodes, links, port numbers and addresses as
+// text, the part of a fabric that says whose a switch is.
+func (f *Fabric) shape() []byte {
+	var b strings.Builder
+	t := f.Topology
+	for id, n := range t.Nodes {
+		fmt.Fprintf(&b, "node %d %d %s %v %v\n", id, n.Kind, n.Name, f.HostIP[id], f.HostMAC[id])
+	}
+	adj := t.Adjacency()
+	for id := range t.Nodes {
+		for i, p := range adj[id] {
+			port := uint32(0)
+			if i < len(f.Ports[id]) {
+				port = f.Ports[id][i]
+			}
+			fmt.Fprintf(&b, "end %s %d link %d\n", t.Nodes[id].Name, port, p.Link)
+		}
+	}
+	return []byte(b.String())
 }
 
 // ApplyOptions say how Apply reaches the switches and what it installs.
 type ApplyOptions struct {
-	// Pipeline is installed on a switch that does not run it (by
-	// cookie), which empties the switch's tables first.
+	// Pipeline is installed on a switch that runs none (it started or
+	// restarted), which empties the switch's tables first; a switch
+	// running it (by cookie) keeps it. Fabric.Pipeline is the fabric's.
 	Pipeline controlplane.Pipeline
+	// Replace installs Pipeline on a switch that runs another pipeline
+	// too (another fabric's, or one set by hand), emptying its tables;
+	// without it such a switch is refused, left as it was.
+	Replace  bool
 	Election controlplane.ElectionID
 	// DryRun reads the switches and reports what would change.
 	DryRun bool
@@ -104,29 +147,71 @@ func applyOne(ctx context.Context, in Intent, targets map[string]Target, o Apply
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	s, err := controlplane.Dial(dctx, t.Addr, t.DeviceID, o.Election)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("no P4Runtime server answered at %s within %v", t.Addr, o.Timeout)
+	// What does not listen is told at once, for what it is.
+	if err := controlplane.Reach(dctx, t.Addr); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("%s did not answer within %v: a host that is down, or a firewall that drops?", t.Addr, o.Timeout)
+		}
+		r.Err = err
+		return r
 	}
-	if err != nil {
+	var s *controlplane.Session
+	var err error
+	if o.DryRun {
+		// A dry run only reads: it takes no part in arbitration.
+		s, err = controlplane.DialReader(dctx, t.Addr, t.DeviceID)
+	} else {
+		s, err = controlplane.Dial(dctx, t.Addr, t.DeviceID, o.Election, controlplane.WaitWhileHeld())
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded):
+		r.Err = fmt.Errorf("%s takes connections, but no P4Runtime server answered there within %v: is it the switch's P4Runtime port, and %d its device?", t.Addr, o.Timeout, t.DeviceID)
+		return r
+	case status.Code(err) == codes.InvalidArgument:
+		r.Err = fmt.Errorf("election ID %v was another controller's all of %v at %s: give another --election-id", o.Election, o.Timeout, t.Addr)
+		return r
+	default:
 		r.Err = err
 		return r
 	}
 	defer s.Close()
 	if !o.DryRun && !s.Primary() {
-		r.Err = fmt.Errorf("%s: another controller is primary (election ID above %v): only the primary writes", t.Addr, o.Election)
+		holder := "another controller"
+		if id, ok := s.PrimaryElection(); ok {
+			holder += " (election ID " + id.String() + ")"
+		}
+		r.Err = fmt.Errorf("%s is primary at %s, above election ID %v, and only the primary writes: wait for it to leave, or give a higher --election-id", holder, t.Addr, o.Election)
 		return r
 	}
-	if o.DryRun {
-		if err := s.AdoptPipeline(ctx, o.Pipeline.Cookie); err != nil {
-			// Not running the pipeline: applying would install it and
-			// insert everything.
+	cookie, running, err := s.RunningCookie(ctx)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if running && cookie != o.Pipeline.Cookie && !o.Replace {
+		r.Err = fmt.Errorf("%s runs another pipeline (cookie %#x, this fabric's is %#x): another fabric's, or a program set by hand; --replace installs this fabric's, which empties its tables", t.Addr, cookie, o.Pipeline.Cookie)
+		return r
+	}
+	if !running || cookie != o.Pipeline.Cookie {
+		// Installing the pipeline empties the switch: everything is
+		// inserted.
+		if o.DryRun {
 			r.PipelineSet = true
 			r.Applied.Inserted = len(in.Entries) + len(in.Clones)
-			r.Changes = []string{fmt.Sprintf("SET PIPELINE cookie %#x (%v), then %d inserts", o.Pipeline.Cookie, err, r.Applied.Inserted)}
+			why := "it runs none"
+			if running {
+				why = fmt.Sprintf("replacing cookie %#x", cookie)
+			}
+			r.Changes = []string{fmt.Sprintf("SET PIPELINE cookie %#x (%s), then %d inserts", o.Pipeline.Cookie, why, r.Applied.Inserted)}
 			return r
 		}
-	} else if r.PipelineSet, err = s.EnsurePipeline(ctx, o.Pipeline); err != nil {
+		if err := s.SetPipeline(ctx, o.Pipeline); err != nil {
+			r.Err = err
+			return r
+		}
+		r.PipelineSet = true
+	} else if err := s.AdoptPipeline(ctx, o.Pipeline.Cookie); err != nil {
 		r.Err = err
 		return r
 	}

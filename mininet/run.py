@@ -2,8 +2,8 @@
 """Run a p4lang tutorials topology.json in Mininet with p4rcm's switches and
 host agents, and print each flow's completion time.
 
-Each switch is a process (p4rcm's Go target, p4switch, or BMv2's
-simple_switch_grpc) started with no program; `p4ctl fabric apply` installs
+Each switch is a process (p4rcm's Go target, `p4ctl p4switch` or a
+p4switch, or BMv2's simple_switch_grpc) started with no program; `p4ctl fabric apply` installs
 rcm.p4 and its tables on all of them over P4Runtime; each host runs
 `p4ctl host`, the RoCEv2 agent, on its interface. The run ends when every
 flow of the flow file has completed (or at --timeout).
@@ -12,6 +12,12 @@ Mininet's global cleanup (`mn -c`) kills processes by name machine-wide:
 this script never calls it. It stops only what it started, by PID, and
 lets Mininet delete the links and namespaces of its own network, on errors
 and Ctrl-C too.
+
+Two runs on one machine never meet: the switches' P4Runtime ports are
+free ones the kernel picks (unless --grpc-port-base is given, and then
+each must be free), their device IDs and their interfaces' names carry
+this run's process ID, and fabric apply programs a switch only once its
+port is seen to belong to the switch process this run started.
 
 Run it as root with Debian's python3 (Mininet is a Debian package):
 
@@ -23,7 +29,9 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -47,32 +55,151 @@ def port_of(end):
     return (m.group(1), int(m.group(2))) if m else (end, None)
 
 
+class Failure(Exception):
+    """A run that cannot go on: one line for the user, exit 1."""
+
+
+class Usage(Failure):
+    """The script called wrongly (a bad file or flag): exit 2."""
+
+
+class Interrupted(BaseException):
+    """SIGINT, SIGTERM or SIGHUP: the run stops, removing what it made.
+    A BaseException, as KeyboardInterrupt is, so that no handler of
+    errors takes it for one."""
+
+
+def on_signal(signum, frame):
+    # Once: the cleanup that follows must not be cut short by another.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def load_topology(path):
+    """The topology.json, or a Usage error naming the file, the line and
+    what is wrong."""
+    try:
+        with open(path) as f:
+            spec = json.load(f)
+    except OSError as e:
+        raise Usage('--topology %s: %s' % (path, e.strerror))
+    except ValueError as e:
+        raise Usage('--topology %s:%d:%d: not JSON: %s' % (path, e.lineno, e.colno, e.msg))
+    if not isinstance(spec, dict):
+        raise Usage('--topology %s: want a JSON object with hosts, switches and links' % path)
+    for key in ('hosts', 'switches', 'links'):
+        if not isinstance(spec.get(key), (dict, list)):
+            raise Usage('--topology %s: no %s: a tutorials topology.json has hosts, switches and links' % (path, key))
+    return spec
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def port_free(port):
+    """Whether a TCP port on 127.0.0.1 can be listened on now."""
+    with socket.socket() as s:
+        try:
+            s.bind(('127.0.0.1', port))
+            return True
+        except OSError:
+            return False
+
+
+def run_tag():
+    """This run's mark in its switches' names (and so their interfaces',
+    which live in the root namespace beside other runs'): 'r' and the
+    process ID in base 36, at most 6 characters."""
+    n, digits = os.getpid(), ''
+    while True:
+        n, d = divmod(n, 36)
+        digits = '0123456789abcdefghijklmnopqrstuvwxyz'[d] + digits
+        if n == 0:
+            return 'r' + digits
+
+
+def listening_inodes(port):
+    """The socket inodes listening on TCP port, this namespace's."""
+    inodes = set()
+    for path in ('/proc/net/tcp', '/proc/net/tcp6'):
+        try:
+            f = open(path)
+        except OSError:
+            continue
+        with f:
+            next(f)
+            for line in f:
+                fields = line.split()
+                if fields[3] == '0A' and int(fields[1].rsplit(':', 1)[1], 16) == port:
+                    inodes.add(fields[9])
+    return inodes
+
+
+def owns_port(pid, port):
+    """Whether process pid holds a socket listening on port."""
+    inodes = listening_inodes(port)
+    fd_dir = '/proc/%d/fd' % pid
+    try:
+        fds = os.listdir(fd_dir)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue
+        if target.startswith('socket:[') and target[8:-1] in inodes:
+            return True
+    return False
+
+
+def tail(path, n=3):
+    """The last n lines of a file, on one line."""
+    try:
+        with open(path) as f:
+            return ' / '.join(l.strip() for l in f.readlines()[-n:] if l.strip())
+    except OSError:
+        return ''
+
+
 class P4Switch(Switch):
     """A switch that is a P4 target process: p4switch or simple_switch_grpc,
     started with simple_switch_grpc's flags and no program (--no-p4), its
-    P4Runtime server on 127.0.0.1:grpc_port."""
+    P4Runtime server on 127.0.0.1:grpc_port. topo_name is its name in the
+    topology.json; its Mininet name carries the run's tag."""
 
-    def __init__(self, name, binary=None, grpc_port=None, device_id=0, queue_rate=None,
-                 queue_depth=None, log_dir=None, **params):
+    def __init__(self, name, command=None, go=True, grpc_port=None, thrift_port=None, device_id=0, queue_rate=None,
+                 queue_depth=None, log_dir=None, topo_name=None, **params):
         Switch.__init__(self, name, **params)
-        self.binary = binary
+        self.command = command
+        self.go = go
         self.grpc_port = grpc_port
+        self.thrift_port = thrift_port
         self.device_id = device_id
         self.queue_rate = queue_rate
         self.queue_depth = queue_depth
         self.log_dir = log_dir
+        self.topo_name = topo_name
         self.process = None
 
+    def out_path(self):
+        return os.path.join(self.log_dir, self.topo_name + '.out')
+
     def start(self, controllers):
-        args = [self.binary]
+        args = list(self.command)
         for port, intf in sorted(self.intfs.items()):
             if intf.name != 'lo':
                 args += ['-i', '%d@%s' % (port, intf.name)]
-        args += ['--device-id', str(self.device_id), '--thrift-port', str(self.grpc_port + 1000), '--no-p4']
-        if 'p4switch' in os.path.basename(self.binary):
+        args += ['--device-id', str(self.device_id), '--thrift-port', str(self.thrift_port), '--no-p4']
+        if self.go:
             args += ['--queue-rate', str(self.queue_rate), '--queue-depth', str(self.queue_depth)]
         args += ['--', '--grpc-server-addr', '127.0.0.1:%d' % self.grpc_port]
-        out = open(os.path.join(self.log_dir, self.name + '.out'), 'w')
+        out = open(self.out_path(), 'w')
         # Its own session, so that a Ctrl-C meant for this script reaches it
         # only through stop().
         self.process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
@@ -92,40 +219,75 @@ class P4Switch(Switch):
 
 class TutorialTopo(Topo):
     """The hosts, switches and links of a topology.json, with its port
-    numbers."""
+    numbers; each switch as the plan says (its Mininet name, ports and
+    device ID)."""
 
-    def build(self, spec, grpc_port_base, switch_opts):
+    def build(self, spec, plan, switch_opts):
         for name in sorted(spec['hosts'], key=natural_key):
             h = spec['hosts'][name]
             self.addHost(name, ip=h['ip'], mac=h['mac'])
-        for i, name in enumerate(sorted(spec['switches'], key=natural_key)):
-            # As p4ctl fabric apply numbers them: switch i (natural
-            # order) at port base + i, device i.
-            self.addSwitch(name, cls=P4Switch, grpc_port=grpc_port_base + i, device_id=i, **switch_opts)
+        for name in sorted(spec['switches'], key=natural_key):
+            p = plan[name]
+            self.addSwitch(p['node'], cls=P4Switch, topo_name=name, grpc_port=p['grpc_port'],
+                           thrift_port=p['thrift_port'], device_id=p['device_id'], **switch_opts)
+        node = {name: plan[name]['node'] for name in plan}
         for link in spec['links']:
             (a, pa), (b, pb) = port_of(link[0]), port_of(link[1])
-            self.addLink(a, b, port1=pa, port2=pb)
+            self.addLink(node.get(a, a), node.get(b, b), port1=pa, port2=pb)
 
 
-def wait_for_ports(ports, timeout):
-    """Wait until every P4Runtime port accepts connections."""
-    import socket
+def plan_switches(spec, grpc_port_base):
+    """Each switch's Mininet name, P4Runtime and Thrift ports and device
+    ID: ports the kernel finds free, or from grpc_port_base on (each
+    checked free), and device IDs no other run's fabric apply uses by
+    default (its device IDs count from 0)."""
+    tag = run_tag()
+    plan = {}
+    device_base = os.getpid() * 1000
+    for i, name in enumerate(sorted(spec['switches'], key=natural_key)):
+        if grpc_port_base is None:
+            grpc = free_port()
+        else:
+            grpc = grpc_port_base + i
+            if not port_free(grpc):
+                raise Failure('port %d (--grpc-port-base %d + %d, for %s) is taken, by another switch perhaps: '
+                              "give another --grpc-port-base, or none to take free ports ('ss -ltnp sport = :%d' "
+                              'names what holds it)' % (grpc, grpc_port_base, i, name, grpc))
+        plan[name] = {'node': tag + name, 'grpc_port': grpc, 'thrift_port': free_port(),
+                      'device_id': device_base + i}
+        if len(plan[name]['node']) > 10:
+            raise Failure('switch %s: its name in Mininet, %s, leaves no room for its interfaces\' names '
+                          '(15 characters): name it shorter in the topology' % (name, plan[name]['node']))
+    return plan
+
+
+def wait_for_switches(switches, timeout):
+    """Wait until each switch process listens on its P4Runtime port: the
+    port held by this process, not by whatever else may listen there. A
+    switch that exits is an error, with the end of its output."""
     deadline = time.time() + timeout
-    for port in ports:
-        while True:
-            try:
-                socket.create_connection(('127.0.0.1', port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError('no P4Runtime server on port %d after %ds' % (port, timeout))
-                time.sleep(0.1)
+    for sw in switches:
+        while not owns_port(sw.process.pid, sw.grpc_port):
+            if sw.process.poll() is not None:
+                taken = ' (another process listens there)' if listening_inodes(sw.grpc_port) else ''
+                raise Failure('switch %s exited before it served 127.0.0.1:%d%s: %s' % (
+                    sw.topo_name, sw.grpc_port, taken, tail(sw.out_path()) or 'no output'))
+            if time.time() > deadline:
+                raise Failure('switch %s: no P4Runtime server of its own on 127.0.0.1:%d after %ds (%s)' % (
+                    sw.topo_name, sw.grpc_port, timeout, sw.out_path()))
+            time.sleep(0.1)
 
 
 def count_flows(path):
     """The flow file's flow count (its first line)."""
-    with open(path) as f:
-        return int(f.readline().split()[0])
+    try:
+        with open(path) as f:
+            first = f.readline().split()
+    except OSError as e:
+        raise Usage('--flows %s: %s' % (path, e.strerror))
+    if len(first) != 1 or not first[0].isdigit():
+        raise Usage('--flows %s:1: want the number of flows, as the ns-3 simulator\'s flow files start' % path)
+    return int(first[0])
 
 
 def done_flows(out_dir, hosts):
@@ -153,24 +315,43 @@ def main():
     ap.add_argument('--out', required=True, help='directory for the agents\' records and the switches\' output (must not exist)')
     ap.add_argument('--switch', choices=['go', 'bmv2'], default='go', help='p4switch (go) or simple_switch_grpc (bmv2)')
     ap.add_argument('--p4ctl', default='p4ctl', help='the p4ctl binary')
-    ap.add_argument('--p4switch', default='p4switch', help='the p4switch binary (--switch go)')
+    ap.add_argument('--p4switch', default='',
+                    help="the p4switch binary (--switch go; default: the Go target built into --p4ctl, 'p4ctl p4switch')")
     ap.add_argument('--rate', default='', help='host line rate for the agents, e.g. 50M (default: p4ctl host\'s)')
     ap.add_argument('--queue-rate', type=int, default=8000, help='switch egress rate, packets per second (p4switch)')
     ap.add_argument('--queue-depth', type=int, default=4096,
                     help='switch egress queue depth, packets (p4switch): deeper than PFC lets a queue grow, '
                          'so that PFC, not a full queue, holds the senders')
     ap.add_argument('--cc', default='dcqcn', choices=['dcqcn', 'none'])
-    ap.add_argument('--grpc-port-base', type=int, default=50051, help='P4Runtime port of the first switch; the next ones follow')
+    ap.add_argument('--grpc-port-base', type=int, default=None,
+                    help='P4Runtime port of the first switch, the next ones following, each of which must be free '
+                         '(default: free ports the kernel picks)')
     ap.add_argument('--timeout', type=float, default=60, help='seconds to wait for the flows')
     args = ap.parse_args()
 
-    with open(args.topology) as f:
-        spec = json.load(f)
+    # Everything that can be checked before anything is made.
+    if os.geteuid() != 0:
+        raise Usage('needs root: Mininet makes network namespaces and links')
+    spec = load_topology(args.topology)
+    total = count_flows(args.flows)
+    if os.path.exists(args.out):
+        raise Usage('--out %s exists: give a new directory (a run never writes over another\'s records)' % args.out)
+    for binary in [args.p4ctl] + ([args.p4switch] if args.p4switch else []):
+        if shutil.which(binary) is None:
+            raise Usage('%s: no such program (give its path)' % binary)
+    plan = plan_switches(spec, args.grpc_port_base)
     os.makedirs(args.out)
-    binary = args.p4switch if args.switch == 'go' else 'simple_switch_grpc'
-    topo = TutorialTopo(spec=spec, grpc_port_base=args.grpc_port_base, switch_opts={'binary': binary, 'queue_rate': args.queue_rate,
-                                                   'queue_depth': args.queue_depth, 'log_dir': args.out})
-    net = Mininet(topo=topo, controller=None, autoSetMacs=False, autoStaticArp=False, build=False)
+    if args.switch == 'bmv2':
+        command = ['simple_switch_grpc']
+    elif args.p4switch:
+        command = [args.p4switch]
+    else:
+        command = [args.p4ctl, 'p4switch']
+    topo = TutorialTopo(spec=spec, plan=plan, switch_opts={'command': command, 'go': args.switch == 'go',
+                                                           'queue_rate': args.queue_rate,
+                                                           'queue_depth': args.queue_depth, 'log_dir': args.out})
+    # cleanup=False: never Mininet's global cleanup (see the top).
+    net = Mininet(topo=topo, controller=None, autoSetMacs=False, autoStaticArp=False, build=False, cleanup=False)
     agents = []
     try:
         net.build()
@@ -181,14 +362,18 @@ def main():
                 # with port-unreachable errors.
                 h.cmd('ip addr flush dev', intf.name)
         net.start()
-        switches = sorted(spec['switches'], key=natural_key)
-        wait_for_ports([args.grpc_port_base + i for i in range(len(switches))], 20)
-        apply = subprocess.run([args.p4ctl, 'fabric', 'apply', '--topology', args.topology,
-                                '--grpc-port-base', str(args.grpc_port_base), '--device-id-base', '0'],
+        wait_for_switches(sorted(net.switches, key=lambda sw: natural_key(sw.topo_name)), 20)
+        # The switches by address and device, as this run started them:
+        # fabric apply reaches these and no others.
+        targets = os.path.join(args.out, 'switches.json')
+        with open(targets, 'w') as f:
+            json.dump({name: {'addr': '127.0.0.1:%d' % p['grpc_port'], 'device_id': p['device_id']}
+                       for name, p in plan.items()}, f, indent=1)
+        apply = subprocess.run([args.p4ctl, 'fabric', 'apply', '--topology', args.topology, '--switches', targets],
                                capture_output=True, text=True)
         print(apply.stdout, end='')
         if apply.returncode != 0:
-            raise RuntimeError('p4ctl fabric apply: ' + apply.stderr.strip())
+            raise Failure('p4ctl fabric apply: ' + (apply.stderr.strip() or 'exit %d' % apply.returncode))
         epoch = time.time_ns() + 500_000_000  # every agent up before the first flow
         for h in net.hosts:
             cmd = [args.p4ctl, 'host', '--topology', args.topology, '--host', h.name,
@@ -197,21 +382,20 @@ def main():
             if args.rate:
                 cmd += ['--rate', args.rate]
             agents.append(h.popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-        total = count_flows(args.flows)
         hosts = [h.name for h in net.hosts]
         deadline = time.time() + args.timeout
         while len(done_flows(args.out, hosts)) < total and time.time() < deadline:
             for a in agents:
                 if a.poll() is not None:
-                    raise RuntimeError('an agent exited: ' + a.stderr.read().decode().strip())
+                    raise Failure('an agent exited: ' + a.stderr.read().decode().strip())
             time.sleep(0.1)
         records = done_flows(args.out, hosts)
         print('%d of %d flows completed' % (len(records), total))
-        for r in sorted(records, key=lambda r: r['flow']['ID']):
+        for r in sorted(records, key=lambda r: r['flow']['id']):
             fl = r['flow']
             print('flow %d: %s -> node %d, %d bytes, FCT %.3f ms, %d CNPs, %d rate cuts, %d retransmits' % (
-                fl['ID'], r['host'], fl['Dst'], fl['Size'], r['fct_ns'] / 1e6,
-                fl['CNPs'], fl['RateCuts'], fl['Retransmits']))
+                fl['id'], r['host'], fl['dst'], fl['size_bytes'], r['fct_ns'] / 1e6,
+                fl['cnps'], fl['rate_cuts'], fl['retransmits']))
         return 0 if len(records) == total else 1
     finally:
         for a in agents:
@@ -228,4 +412,16 @@ def main():
 
 if __name__ == '__main__':
     setLogLevel('warning')
-    sys.exit(main())
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    try:
+        sys.exit(main())
+    except Usage as e:
+        print('run.py: %s' % e, file=sys.stderr)
+        sys.exit(2)
+    except Failure as e:
+        print('run.py: %s' % e, file=sys.stderr)
+        sys.exit(1)
+    except Interrupted as e:
+        print('run.py: interrupted (%s): the switches, agents and links it made are removed' % e, file=sys.stderr)
+        sys.exit(130)

@@ -20,7 +20,7 @@ import (
 )
 
 // ErrClosed is returned by operations on a Lab (or its hosts) after Close.
-var ErrClosed = errors.New("netlab: lab is closed")
+var ErrClosed = errors.New("lab is closed")
 
 // maxIfName is the longest interface name Linux accepts (IFNAMSIZ-1).
 const maxIfName = 15
@@ -86,11 +86,11 @@ type Link struct {
 // concurrent labs apart, including labs with the same name.
 func New(name string) (*Lab, error) {
 	if !validName.MatchString(name) {
-		return nil, fmt.Errorf("netlab: invalid lab name %q (want 1-32 of [A-Za-z0-9_-])", name)
+		return nil, fmt.Errorf("invalid lab name %q (want 1-32 of [A-Za-z0-9_-])", name)
 	}
 	l := &Lab{name: name, sockets: make(map[*Socket]struct{})}
 	if _, err := rand.Read(l.idb[:]); err != nil {
-		return nil, fmt.Errorf("netlab: random suffix: %w", err)
+		return nil, fmt.Errorf("random suffix: %w", err)
 	}
 	l.id = hex.EncodeToString(l.idb[:])
 
@@ -100,14 +100,14 @@ func New(name string) (*Lab, error) {
 	root, err := netns.Get()
 	runtime.UnlockOSThread()
 	if err != nil {
-		return nil, fmt.Errorf("netlab: current network namespace: %w", err)
+		return nil, fmt.Errorf("current network namespace: %w", err)
 	}
 	l.root = root
 	// A handle bound to root keeps working whatever thread later uses it.
 	l.rootNL, err = netlink.NewHandleAt(root)
 	if err != nil {
 		root.Close()
-		return nil, fmt.Errorf("netlab: netlink handle: %w", err)
+		return nil, fmt.Errorf("netlink handle: %w", err)
 	}
 	return l, nil
 }
@@ -121,7 +121,7 @@ func (l *Lab) Name() string { return l.name }
 // name must be unique within the lab.
 func (l *Lab) Host(name string) (*Host, error) {
 	if !validName.MatchString(name) {
-		return nil, fmt.Errorf("netlab: invalid host name %q (want 1-32 of [A-Za-z0-9_-])", name)
+		return nil, fmt.Errorf("invalid host name %q (want 1-32 of [A-Za-z0-9_-])", name)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -130,7 +130,7 @@ func (l *Lab) Host(name string) (*Host, error) {
 	}
 	for _, h := range l.hosts {
 		if h.name == name {
-			return nil, fmt.Errorf("netlab: host %q already exists", name)
+			return nil, fmt.Errorf("host %q already exists", name)
 		}
 	}
 	// The pid is there for humans hunting leaked namespaces; uniqueness
@@ -138,7 +138,7 @@ func (l *Lab) Host(name string) (*Host, error) {
 	nsName := fmt.Sprintf("%s-%d-%s-%s", l.name, os.Getpid(), l.id, name)
 	ns, err := createNamedNetns(nsName)
 	if err != nil {
-		return nil, fmt.Errorf("netlab: host %s: create namespace %s: %w", name, nsName, err)
+		return nil, fmt.Errorf("host %s: create namespace %s: %w", name, nsName, err)
 	}
 	h := &Host{lab: l, name: name, netns: nsName, ns: ns}
 	// Record the host before configuring it so Close cleans up even if
@@ -147,14 +147,14 @@ func (l *Lab) Host(name string) (*Host, error) {
 
 	h.nl, err = netlink.NewHandleAt(ns)
 	if err != nil {
-		return nil, fmt.Errorf("netlab: host %s: netlink handle: %w", name, err)
+		return nil, fmt.Errorf("host %s: netlink handle: %w", name, err)
 	}
 	lo, err := h.nl.LinkByName("lo")
 	if err == nil {
 		err = h.nl.LinkSetUp(lo)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("netlab: host %s: bring up lo: %w", name, err)
+		return nil, fmt.Errorf("host %s: bring up lo: %w", name, err)
 	}
 	return h, nil
 }
@@ -177,10 +177,10 @@ func (h *Host) Netns() string { return h.netns }
 // unfinished checksums).
 func (l *Lab) Link(h *Host, hostIf string, mac net.HardwareAddr) (*Link, error) {
 	if len(hostIf) == 0 || len(hostIf) > maxIfName {
-		return nil, fmt.Errorf("netlab: invalid interface name %q (1-%d characters)", hostIf, maxIfName)
+		return nil, fmt.Errorf("invalid interface name %q (1-%d characters)", hostIf, maxIfName)
 	}
 	if mac != nil && len(mac) != 6 {
-		return nil, fmt.Errorf("netlab: invalid Ethernet address %v", mac)
+		return nil, fmt.Errorf("invalid Ethernet address %v", mac)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -188,7 +188,7 @@ func (l *Lab) Link(h *Host, hostIf string, mac net.HardwareAddr) (*Link, error) 
 		return nil, ErrClosed
 	}
 	if h == nil || h.lab != l {
-		return nil, errors.New("netlab: host does not belong to this lab")
+		return nil, errors.New("host does not belong to this lab")
 	}
 	l.linkSeq++
 	n := l.linkSeq
@@ -208,7 +208,7 @@ func (l *Lab) Link(h *Host, hostIf string, mac net.HardwareAddr) (*Link, error) 
 		PeerNamespace:    netlink.NsFd(h.ns),
 	}
 	if err := l.rootNL.LinkAdd(veth); err != nil {
-		return nil, fmt.Errorf("netlab: link %s: create veth %s<->%s: %w", h.name, switchIf, hostIf, err)
+		return nil, fmt.Errorf("link %s: create veth %s<->%s: %w", h.name, switchIf, hostIf, err)
 	}
 	lk := &Link{Host: h, HostIf: hostIf, HostMAC: mac, SwitchIf: switchIf}
 	if err := l.setupLink(lk); err != nil {
@@ -217,7 +217,7 @@ func (l *Lab) Link(h *Host, hostIf string, mac net.HardwareAddr) (*Link, error) 
 			l.links = append(l.links, lk) // leave it for Close
 			err = errors.Join(err, derr)
 		}
-		return nil, fmt.Errorf("netlab: link %s: %w", h.name, err)
+		return nil, fmt.Errorf("link %s: %w", h.name, err)
 	}
 	l.links = append(l.links, lk)
 	return lk, nil
@@ -236,7 +236,7 @@ func (l *Lab) Trunk() (a, b string, err error) {
 	a, b = l.switchIfName(l.linkSeq-1), l.switchIfName(l.linkSeq)
 	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: a}, PeerName: b}
 	if err := l.rootNL.LinkAdd(veth); err != nil {
-		return "", "", fmt.Errorf("netlab: trunk: create veth %s<->%s: %w", a, b, err)
+		return "", "", fmt.Errorf("trunk: create veth %s<->%s: %w", a, b, err)
 	}
 	setup := func() error {
 		for _, name := range []string{a, b} {
@@ -272,7 +272,7 @@ func (l *Lab) Trunk() (a, b string, err error) {
 			l.links = append(l.links, lk)
 			err = errors.Join(err, derr)
 		}
-		return "", "", fmt.Errorf("netlab: trunk %s<->%s: %w", a, b, err)
+		return "", "", fmt.Errorf("trunk %s<->%s: %w", a, b, err)
 	}
 	l.links = append(l.links, lk)
 	return a, b, nil
@@ -400,7 +400,7 @@ func (h *Host) Socket(ifName string) (*Socket, error) {
 	}
 	s, err := openSocket(h.ns, h.nl, ifName)
 	if err != nil {
-		return nil, fmt.Errorf("netlab: host %s: %w", h.name, err)
+		return nil, fmt.Errorf("host %s: %w", h.name, err)
 	}
 	l.track(s)
 	return s, nil
@@ -421,11 +421,11 @@ func (l *Lab) RootSocket(switchIf string) (*Socket, error) {
 		ours = ours || lk.SwitchIf == switchIf || lk.peer == switchIf
 	}
 	if !ours {
-		return nil, fmt.Errorf("netlab: %q is not a switch-side interface of this lab", switchIf)
+		return nil, fmt.Errorf("%q is not a switch-side interface of this lab", switchIf)
 	}
 	s, err := openSocket(l.root, l.rootNL, switchIf)
 	if err != nil {
-		return nil, fmt.Errorf("netlab: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	l.track(s)
 	return s, nil
@@ -505,7 +505,7 @@ func (l *Lab) Close() error {
 	}
 	l.mu.Unlock()
 	if len(errs) > 0 {
-		return fmt.Errorf("netlab: close lab %s-%s: %w", l.name, l.id, errors.Join(errs...))
+		return fmt.Errorf("close lab %s-%s: %w", l.name, l.id, errors.Join(errs...))
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 
 // ErrTimeout is returned (wrapped) by Recv and RecvMatching when no frame
 // arrived in time. The same errors also match os.ErrDeadlineExceeded.
-var ErrTimeout = errors.New("netlab: no frame before timeout")
+var ErrTimeout = errors.New("no frame before timeout")
 
 // sizeofTpacketAuxdata is sizeof(struct tpacket_auxdata).
 const sizeofTpacketAuxdata = int(unsafe.Sizeof(unix.TpacketAuxdata{}))
@@ -130,10 +130,10 @@ func (s *Socket) Send(frame []byte) error {
 		err = werr
 	}
 	if err != nil {
-		return fmt.Errorf("netlab: send on %s: %w", s.ifName, err)
+		return fmt.Errorf("send on %s: %w", s.ifName, err)
 	}
 	if n != len(frame) {
-		return fmt.Errorf("netlab: send on %s: short write %d of %d bytes", s.ifName, n, len(frame))
+		return fmt.Errorf("send on %s: short write %d of %d bytes", s.ifName, n, len(frame))
 	}
 	return nil
 }
@@ -160,7 +160,7 @@ func (s *Socket) RecvMatching(timeout time.Duration, match func(frame []byte) bo
 		deadline = time.Now().Add(timeout)
 	}
 	if err := s.f.SetReadDeadline(deadline); err != nil {
-		return nil, fmt.Errorf("netlab: recv on %s: %w", s.ifName, err)
+		return nil, fmt.Errorf("recv on %s: %w", s.ifName, err)
 	}
 	for {
 		frame, err := s.recvOne(wait)
@@ -182,7 +182,7 @@ func (s *Socket) Drain() (int, error) {
 	// Clear a deadline left by an earlier Recv: once it has passed, the
 	// poller would refuse to read at all and Drain would discard nothing.
 	if err := s.f.SetReadDeadline(time.Time{}); err != nil {
-		return 0, fmt.Errorf("netlab: drain on %s: %w", s.ifName, err)
+		return 0, fmt.Errorf("drain on %s: %w", s.ifName, err)
 	}
 	n := 0
 	for {
@@ -221,10 +221,10 @@ func (s *Socket) recvOne(wait bool) ([]byte, error) {
 	case errors.Is(err, os.ErrDeadlineExceeded), err == unix.EAGAIN, err == unix.EINTR:
 		return nil, fmt.Errorf("%w on %s: %w", ErrTimeout, s.ifName, os.ErrDeadlineExceeded)
 	default:
-		return nil, fmt.Errorf("netlab: recv on %s: %w", s.ifName, err)
+		return nil, fmt.Errorf("recv on %s: %w", s.ifName, err)
 	}
 	if flags&unix.MSG_TRUNC != 0 {
-		return nil, fmt.Errorf("netlab: recv on %s: frame longer than %d bytes", s.ifName, len(s.buf))
+		return nil, fmt.Errorf("recv on %s: frame longer than %d bytes", s.ifName, len(s.buf))
 	}
 	if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
 		return nil, nil

@@ -216,7 +216,7 @@ func probe() error {
 		return err
 	}
 	if _, err := os.Stat("/proc/self/ns/net"); err != nil {
-		return fmt.Errorf("netlab: kernel has no network namespace support: %w", err)
+		return fmt.Errorf("kernel has no network namespace support: %w", err)
 	}
 	err := onFreshThread(func() error {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
@@ -236,7 +236,7 @@ func probe() error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("netlab: %w", err)
+		return fmt.Errorf("%w", err)
 	}
 	return nil
 }
@@ -247,7 +247,7 @@ func probe() error {
 func checkCapabilities() error {
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return fmt.Errorf("netlab: cannot read capabilities: %w", err)
+		return fmt.Errorf("cannot read capabilities: %w", err)
 	}
 	for _, line := range strings.Split(string(status), "\n") {
 		hex, ok := strings.CutPrefix(line, "CapEff:")
@@ -256,7 +256,7 @@ func checkCapabilities() error {
 		}
 		eff, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
 		if err != nil {
-			return fmt.Errorf("netlab: cannot parse %q: %w", line, err)
+			return fmt.Errorf("cannot parse %q: %w", line, err)
 		}
 		var missing []string
 		for _, c := range []struct {
@@ -268,9 +268,9 @@ func checkCapabilities() error {
 			}
 		}
 		if len(missing) > 0 {
-			return fmt.Errorf("netlab: needs %s (run as root; uid %d)", strings.Join(missing, ", "), os.Geteuid())
+			return fmt.Errorf("needs %s (run as root; uid %d)", strings.Join(missing, ", "), os.Geteuid())
 		}
 		return nil
 	}
-	return errors.New("netlab: no CapEff line in /proc/self/status")
+	return errors.New("no CapEff line in /proc/self/status")
 }

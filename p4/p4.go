@@ -29,6 +29,12 @@ func P4Info() (*p4configv1.P4Info, error) {
 	return info, nil
 }
 
+// P4InfoText is the P4Info as p4c wrote it, p4/build/rcm.p4info.txtpb:
+// the bytes a cookie of the build is made from. (Text marshalled from
+// P4Info is not: protobuf's text output varies from one binary to the
+// next by design.)
+func P4InfoText() []byte { return p4infoText }
+
 // DeviceConfig is BMv2's device configuration for P4Runtime's
 // SetForwardingPipelineConfig: the compiled JSON.
 func DeviceConfig() []byte { return bmv2JSON }

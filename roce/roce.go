@@ -118,10 +118,10 @@ func (p *Packet) Len() int {
 func Build(buf []byte, p *Packet) ([]byte, error) {
 	n := p.Len()
 	if len(buf) < n {
-		return nil, fmt.Errorf("roce: a %d-byte frame in a %d-byte buffer", n, len(buf))
+		return nil, fmt.Errorf("a %d-byte frame in a %d-byte buffer", n, len(buf))
 	}
 	if p.DestQP >= 1<<24 || p.PSN >= 1<<24 || p.MSN >= 1<<24 || p.DSCP >= 64 || p.ECN > 3 {
-		return nil, fmt.Errorf("roce: field out of range: QP %d, PSN %d, MSN %d, DSCP %d, ECN %d", p.DestQP, p.PSN, p.MSN, p.DSCP, p.ECN)
+		return nil, fmt.Errorf("field out of range: QP %d, PSN %d, MSN %d, DSCP %d, ECN %d", p.DestQP, p.PSN, p.MSN, p.DSCP, p.ECN)
 	}
 	f := buf[:n]
 	clear(f)
@@ -167,7 +167,7 @@ func Build(buf []byte, p *Packet) ([]byte, error) {
 
 // ErrNotRoCE is returned by Parse for a frame that is not RoCEv2 (another
 // EtherType, protocol or UDP port).
-var ErrNotRoCE = errors.New("roce: not a RoCEv2 frame")
+var ErrNotRoCE = errors.New("not a RoCEv2 frame")
 
 // Parse reads a RoCEv2 frame into p. A frame that is not RoCEv2 gives
 // ErrNotRoCE; one that is but is cut short or inconsistent gives another
@@ -190,7 +190,7 @@ func Parse(f []byte, p *Packet) error {
 	}
 	total := int(binary.BigEndian.Uint16(ip[2:]))
 	if total > len(ip) || total < ihl+UDPLen+BTHLen+ICRCLen {
-		return fmt.Errorf("roce: IPv4 total length %d in a %d-byte packet", total, len(ip))
+		return fmt.Errorf("IPv4 total length %d in a %d-byte packet", total, len(ip))
 	}
 	copy(p.DstMAC[:], f[0:6])
 	copy(p.SrcMAC[:], f[6:12])
@@ -209,7 +209,7 @@ func Parse(f []byte, p *Packet) error {
 	switch p.Opcode {
 	case OpAck:
 		if rest < AETHLen {
-			return fmt.Errorf("roce: ACK without its AETH (%d bytes after the BTH)", rest)
+			return fmt.Errorf("ACK without its AETH (%d bytes after the BTH)", rest)
 		}
 		aeth := binary.BigEndian.Uint32(bth[BTHLen:])
 		p.Syndrome, p.MSN = uint8(aeth>>24), aeth&0xffffff

@@ -7,12 +7,10 @@
 package test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -219,73 +217,6 @@ func meanFCT(r *sim.Results) int64 {
 		return 0
 	}
 	return sum / n
-}
-
-// Ctrl-C in the middle of `p4ctl emulate` ends it with an error and
-// removes everything it made: its namespaces, veths and switch
-// processes.
-func TestEmulateInterrupted(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
-	if race.Enabled {
-		t.Skip("real packets: runs in make test's pass without -race")
-	}
-	p4switch, err := p4switchbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	p4ctl := filepath.Join(dir, "p4ctl")
-	if out, err := exec.Command("go", "build", "-o", p4ctl, "../cmd/p4ctl").CombinedOutput(); err != nil {
-		t.Fatalf("go build p4ctl: %v: %s", err, out)
-	}
-	before := running(t, p4switch) + mininetLinks(t)
-	cmd := exec.Command(p4ctl, "emulate", "--set", "workload.size=100MB", "--switch-binary", p4switch, "-o", filepath.Join(dir, "out"))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Interrupt once the traffic runs.
-	sc := bufio.NewScanner(stderr)
-	var lines []string
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if strings.Contains(sc.Text(), "flows on") {
-			time.Sleep(200 * time.Millisecond)
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	err = cmd.Wait()
-	t.Logf("%s", strings.Join(lines, "\n"))
-	if err == nil {
-		t.Error("an interrupted emulation exited 0")
-	}
-	var ns []string
-	entries, _ := os.ReadDir("/run/netns")
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), fmt.Sprintf("emu-%d-", cmd.Process.Pid)) {
-			ns = append(ns, e.Name())
-		}
-	}
-	var links []string
-	ifs, _ := net.Interfaces()
-	for _, i := range ifs {
-		if strings.HasPrefix(i.Name, "emu-") {
-			links = append(links, i.Name)
-		}
-	}
-	if after := running(t, p4switch) + mininetLinks(t); after != before || len(ns) > 0 || len(links) > 0 {
-		t.Errorf("left behind: namespaces %v, interfaces %v;%s", ns, links, after)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
-		t.Error("an interrupted run wrote its output directory")
-	}
 }
 
 // The RCM paper's Figure 7 on real packets: S1 and S2 share ToR A1's

@@ -3,14 +3,22 @@
 package test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/netlab"
@@ -30,24 +38,16 @@ func TestMininetDumbbell(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
 		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
 	}
-	p4switch, err := p4switchbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p4ctl := filepath.Join(t.TempDir(), "p4ctl")
-	if out, err := exec.Command("go", "build", "-o", p4ctl, "../cmd/p4ctl").CombinedOutput(); err != nil {
-		t.Fatalf("go build p4ctl: %v: %s", err, out)
-	}
-	base, err := bmv2.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := leftovers(t) + mininetLinks(t) + running(t, p4ctl, p4switch)
+	// The switches are p4ctl too ('p4ctl p4switch').
+	p4ctl := p4ctlBinary(t, t.TempDir())
+	before := leftovers(t) + running(t, p4ctl)
 	outDir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command("/usr/bin/python3", "../mininet/run.py", "--topology", "../mininet/dumbbell.json",
-		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--p4switch", p4switch,
-		"--timeout", "90", "--grpc-port-base", strconv.Itoa(base))
-	out, err := cmd.CombinedOutput()
+		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--timeout", "90")
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	out := buf.String()
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("mininet/run.py: %v", err)
@@ -61,27 +61,29 @@ func TestMininetDumbbell(t *testing.T) {
 			t.Errorf("%s: no counters written when it stopped: %v", h, err)
 		}
 	}
-	if after := leftovers(t) + mininetLinks(t) + running(t, p4ctl, p4switch); after != before {
+	if after := leftovers(t) + running(t, p4ctl); after != before {
 		t.Errorf("left behind:\nbefore %s\nafter  %s", before, after)
+	}
+	if links := mininetLinks(t, cmd.Process.Pid); links != nil {
+		t.Errorf("left behind: Mininet's links %v", links)
 	}
 }
 
-// mininetLinks lists the interfaces Mininet names after the dumbbell's
-// nodes.
-func mininetLinks(t *testing.T) string {
+// mininetLinks lists the interfaces of the switches run.py, as process
+// pid, made: their names start with 'r' and pid in base 36.
+func mininetLinks(t *testing.T, pid int) []string {
 	t.Helper()
-	out, err := exec.Command("ip", "-o", "link").Output()
+	ifs, err := net.Interfaces()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 1 && (strings.HasPrefix(f[1], "s1-eth") || strings.HasPrefix(f[1], "s2-eth")) {
-			names = append(names, f[1])
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, "r"+strconv.FormatInt(int64(pid), 36)+"s") {
+			names = append(names, i.Name)
 		}
 	}
-	return " mininet " + strings.Join(names, " ")
+	return names
 }
 
 // running lists the processes running one of the binaries: the script's
@@ -104,4 +106,167 @@ func running(t *testing.T, binaries ...string) string {
 		}
 	}
 	return " processes " + strings.Join(found, " ")
+}
+
+// run.py told to use a port another switch listens on refuses before it
+// builds anything, saying so, and leaves that switch as it was: it never
+// programs a switch it did not start.
+func TestMininetPortTaken(t *testing.T) {
+	if err := netlab.Available(); err != nil {
+		t.Skip(err)
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
+		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
+	}
+	p4switch, err := p4switchbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another user's switch, device 0 as the tutorials number the first.
+	base, err := bmv2.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	thrift, err := bmv2.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(base)
+	other, err := bmv2.Start(context.Background(), bmv2.Config{Name: "theirs", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
+		Target: bmv2.TargetGo, Binary: p4switch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
+	p4ctl := p4ctlBinary(t, t.TempDir())
+	outDir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command("/usr/bin/python3", "../mininet/run.py", "--topology", "../mininet/dumbbell.json",
+		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--p4switch", p4switch,
+		"--timeout", "10", "--grpc-port-base", strconv.Itoa(base))
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err = cmd.Run()
+	out := buf.String()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("run.py with port %d taken: %v, want exit 1", base, err)
+	}
+	if want := fmt.Sprintf("run.py: port %d (--grpc-port-base %d + 0, for s1) is taken", base, base); !strings.Contains(out, want) || strings.Contains(out, "Traceback") {
+		t.Errorf("run.py said %q, want one line with %q", out, want)
+	}
+	if _, err := os.Stat(outDir); err == nil {
+		t.Error("run.py made its output directory before refusing")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := controlplane.DialReader(ctx, addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if cookie, running, err := s.RunningCookie(ctx); err != nil || running {
+		t.Errorf("the other switch runs pipeline %#x (%v): run.py programmed it", cookie, err)
+	}
+	if links := mininetLinks(t, cmd.Process.Pid); links != nil {
+		t.Errorf("left behind: Mininet's links %v", links)
+	}
+}
+
+// run.py's wrong inputs are one line each, exit 2, before anything is
+// made; SIGINT, SIGTERM or SIGHUP in the middle of a run stop it with
+// exit 130 and one line, everything it made removed: no Python
+// traceback anywhere.
+func TestMininetBadInputAndSignals(t *testing.T) {
+	if err := netlab.Available(); err != nil {
+		t.Skip(err)
+	}
+	if race.Enabled {
+		t.Skip("real processes: runs in make test's pass without -race")
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
+		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
+	}
+	p4ctl := p4ctlBinary(t, t.TempDir())
+	dir := t.TempDir()
+	badJSON := filepath.Join(dir, "bad.json")
+	os.WriteFile(badJSON, []byte("{\"hosts\": {},\n \"switches\": {\n"), 0o644)
+	runPy := func(args ...string) *exec.Cmd {
+		return exec.Command("/usr/bin/python3", append([]string{"../mininet/run.py", "--p4ctl", p4ctl}, args...)...)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--topology", "../mininet/dumbbell.json", "--flows", "../mininet/dumbbell-flows.txt", "--out", dir},
+			"run.py: --out " + dir + " exists: give a new directory"},
+		{[]string{"--topology", badJSON, "--flows", "../mininet/dumbbell-flows.txt", "--out", filepath.Join(dir, "x")},
+			"run.py: --topology " + badJSON + ":3:1: not JSON"},
+		{[]string{"--topology", "../mininet/dumbbell.json", "--flows", "../mininet/dumbbell.json", "--out", filepath.Join(dir, "x")},
+			"run.py: --flows ../mininet/dumbbell.json:1: want the number of flows"},
+		{[]string{"--topology", "../mininet/no-such.json", "--flows", "../mininet/dumbbell-flows.txt", "--out", filepath.Join(dir, "x")},
+			"run.py: --topology ../mininet/no-such.json: No such file or directory"},
+	} {
+		out, err := runPy(c.args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "Traceback") {
+			t.Errorf("run.py %s: %v, %q; want exit 2 and %q", strings.Join(c.args, " "), err, out, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Error("a refused run made its output directory")
+	}
+
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			before := leftovers(t) + running(t, p4ctl)
+			out := filepath.Join(t.TempDir(), "run")
+			cmd := runPy("--topology", "../mininet/dumbbell.json", "--flows", "../mininet/dumbbell-flows.txt", "--out", out, "--timeout", "60")
+			var buf syncBuf
+			cmd.Stdout, cmd.Stderr = &buf, &buf
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Once the fabric is programmed: the switches and the network
+			// are all up.
+			deadline := time.Now().Add(60 * time.Second)
+			for !strings.Contains(buf.String(), "applied:") {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("no fabric applied in 60 s:\n%s", buf.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(buf.String(), "run.py: interrupted") || strings.Contains(buf.String(), "Traceback") {
+				t.Errorf("after %v: %v:\n%s", sig, err, buf.String())
+			}
+			if after := leftovers(t) + running(t, p4ctl); after != before {
+				t.Errorf("left behind:\nbefore %s\nafter  %s", before, after)
+			}
+			if links := mininetLinks(t, cmd.Process.Pid); links != nil {
+				t.Errorf("left behind: Mininet's links %v", links)
+			}
+		})
+	}
+}
+
+// syncBuf is a strings.Builder for one writer and one reader.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -179,12 +179,12 @@ func ParseRuntime(data []byte) (*Runtime, error) {
 			decodeOne = func(l int) error { return decodeAt(dec, l, &rt.Meters) }
 		case "value_set_members":
 			decodeOne = func(l int) error { return decodeAt(dec, l, &rt.ValueSets) }
+		case "hosts", "switches", "links":
+			// The other file of the tutorials, given where a runtime
+			// file goes: it would install nothing, without a word.
+			return nil, fail(fmt.Errorf("%q: this is a topology.json (hosts, switches, links), not a runtime file (table_entries, multicast_group_entries, clone_session_entries)", key))
 		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, fail(err)
-			}
-			continue
+			return nil, fail(fmt.Errorf("%q is no key of a runtime file: want target, p4info, bmv2_json, table_entries, multicast_group_entries, clone_session_entries, action_profile_members, action_profile_groups, meter_configs or value_set_members", key))
 		}
 		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 			return nil, fail(fmt.Errorf("%s: want a list", key))

@@ -67,6 +67,8 @@ func TestRuntimeErrors(t *testing.T) {
 		"{\"target\": 3}":                          "target: want a string",
 		"{\"table_entries\": [\n{}\n,\n{\"x\": ]}": "4:",
 		"{} {}": "more after the object",
+		"{\n\"hosts\": {}, \"switches\": {}, \"links\": []}": `2: "hosts": this is a topology.json (hosts, switches, links), not a runtime file`,
+		"{\"table_entrie\": []}":                             `"table_entrie" is no key of a runtime file: want target`,
 	} {
 		_, err := ParseRuntime([]byte(doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -139,12 +141,14 @@ func TestTopology(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for doc, want := range map[string]string{
-		`{"hosts": {}, "switches": {"s1": {}}, "links": [["h9", "s1-p1"]]}`:                                  `"h9" is neither`,
-		`{"hosts": {}, "switches": {"s1": {}}, "links": [["s1", "s1-p1"]]}`:                                  "without its port",
-		`{"hosts": {}, "switches": {"s1": {}, "s2": {}}, "links": [["s2-p1", "s1-p1"], ["s1-p1", "s2-p2"]]}`: "s1-p1 is already linked",
-		`{"hosts": {"h1": {"ip": "10.0.0.300", "mac": "08:00:00:00:01:11"}}, "switches": {}, "links": []}`:   "hosts.h1.ip",
-		`{"hosts": {}, "switches": {"s1": {}}, "links": [["s1-p1"]]}`:                                        "a link is",
-		`{"hosts": {}, "switches": {"s1": {}, "s2": {}}, "links": [["s1-p1", "s2-p1", "fast"]]}`:             "link latency",
+		`{"hosts": {}, "switches": {"s1": {}}, "links": [["h9", "s1-p1"]]}`:                                                                                          `"h9" is neither`,
+		`{"hosts": {}, "switches": {"s1": {}}, "links": [["s1", "s1-p1"]]}`:                                                                                          "without its port",
+		`{"hosts": {}, "switches": {"s1": {}, "s2": {}}, "links": [["s2-p1", "s1-p1"], ["s1-p1", "s2-p2"]]}`:                                                         "s1-p1 is already linked",
+		`{"hosts": {"h1": {"ip": "10.0.0.300", "mac": "08:00:00:00:01:11"}}, "switches": {}, "links": []}`:                                                           "hosts.h1.ip",
+		`{"hosts": {}, "switches": {"s1": {}}, "links": [["s1-p1"]]}`:                                                                                                "a link is",
+		`{"hosts": {}, "switches": {"s1": {}, "s2": {}}, "links": [["s1-p1", "s2-p1", "fast"]]}`:                                                                     "link latency",
+		`{"hosts": {"h1": {"ip": "10.0.1.1/24", "mac": "08:00:00:00:01:11"}, "h2": {"ip": "10.0.1.1/24", "mac": "08:00:00:00:02:22"}}, "switches": {}, "links": []}`: "hosts.h2.ip: 10.0.1.1 is hosts.h1's address too",
+		`{"hosts": {"h1": {"ip": "10.0.1.1/24", "mac": "08:00:00:00:01:11"}, "h2": {"ip": "10.0.2.2/24", "mac": "08:00:00:00:01:11"}}, "switches": {}, "links": []}`: "hosts.h2.mac: 08:00:00:00:01:11 is hosts.h1's MAC too",
 	} {
 		path := filepath.Join(dir, "t.json")
 		os.WriteFile(path, []byte(doc), 0o644)

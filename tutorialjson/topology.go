@@ -135,16 +135,28 @@ func LoadTopology(path string) (*Topology, error) {
 }
 
 func (t *Topology) check() error {
+	// Two hosts with one address would leave the routes to one of them
+	// going to the other.
+	ips, macs := map[string]string{}, map[string]string{}
 	for _, name := range sortedKeys(t.Hosts) {
 		h := t.Hosts[name]
-		if _, _, err := net.ParseCIDR(h.IP); err != nil {
-			if net.ParseIP(h.IP) == nil {
+		ip, _, err := net.ParseCIDR(h.IP)
+		if err != nil {
+			if ip = net.ParseIP(h.IP); ip == nil {
 				return fmt.Errorf("hosts.%s.ip: %q is not an address", name, h.IP)
 			}
 		}
-		if _, err := net.ParseMAC(h.MAC); err != nil {
+		mac, err := net.ParseMAC(h.MAC)
+		if err != nil {
 			return fmt.Errorf("hosts.%s.mac: %q is not a MAC address", name, h.MAC)
 		}
+		if other, ok := ips[ip.String()]; ok {
+			return fmt.Errorf("hosts.%s.ip: %s is hosts.%s's address too; each host needs its own", name, ip, other)
+		}
+		if other, ok := macs[mac.String()]; ok {
+			return fmt.Errorf("hosts.%s.mac: %s is hosts.%s's MAC too; each host needs its own", name, mac, other)
+		}
+		ips[ip.String()], macs[mac.String()] = name, name
 	}
 	used := map[string]int{}
 	for i, l := range t.Links {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ DCQCN timers, RCM intervals, link delays) multiplied by K, every size in
 bytes kept. The results are written as 'p4ctl sim run' writes them, with
 times divided by K again, so that they compare with a simulation of the
 same scenario. It needs root (namespaces and packet sockets), and removes
-everything it created when it ends, on Ctrl-C too.
+everything it created when it ends, on Ctrl-C, SIGTERM and SIGHUP too.
 
 A scenario larger than one machine emulates (more than 16 hosts or 20
 switches, a host with more than one link) is refused before anything is
@@ -56,6 +57,10 @@ created.`,
   p4ctl emulate --target bmv2 --rate 2M`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Signals first: one that comes while the output directory
+			// is staged or the fabric is built must clean up too.
+			ctx, stop := interrupted(cmd.Context())
+			defer stop()
 			s, err := o.load(cmd, args)
 			if err != nil {
 				return err
@@ -79,8 +84,6 @@ created.`,
 				return err
 			}
 			defer dir.Abort()
-			ctx, stop := interrupted(cmd.Context())
-			defer stop()
 			errOut := cmd.ErrOrStderr()
 			if !o.quiet {
 				opts.Log = func(line string) { fmt.Fprintf(errOut, "emulate: %s\n", line) }
@@ -162,7 +165,7 @@ type emulateFlags struct {
 
 func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.target, "target", string(bmv2.TargetGo), "switch: go (p4rcm's Go target, p4switch) or bmv2 (simple_switch_grpc)")
-	fs.StringVar(&e.switchBin, "switch-binary", "", "the switch program (default: p4switch or simple_switch_grpc on the PATH)")
+	fs.StringVar(&e.switchBin, "switch-binary", "", "the switch program (default for --target go: the Go target built into this p4ctl; for bmv2: simple_switch_grpc on the PATH)")
 	valueFlag(fs, &e.rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate, shared out over the switches past two)")
 	fs.DurationVar(&e.timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
 	fs.StringVar(&e.logDir, "log-dir", "", "keep each switch's log and output in this directory")
@@ -174,7 +177,18 @@ func (e *emulateFlags) options() (emulate.Options, error) {
 	if t != bmv2.TargetGo && t != bmv2.TargetBMv2 {
 		return emulate.Options{}, usageErrorf("--target %q: want go or bmv2", e.target)
 	}
-	return emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir}, nil
+	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir}
+	if t == bmv2.TargetGo && e.switchBin == "" {
+		// The Go target this p4ctl was built with ('p4ctl p4switch'):
+		// nothing to install, and always the program this p4ctl
+		// installs on it.
+		self, err := os.Executable()
+		if err != nil {
+			return emulate.Options{}, fmt.Errorf("cannot find this p4ctl's own program to run the switches (%v): give --switch-binary", err)
+		}
+		o.Binary, o.BinaryArgs = self, []string{switchCommand}
+	}
+	return o, nil
 }
 
 // newEmulateCompareCmd is `p4ctl emulate compare`: p4ctl experiment's

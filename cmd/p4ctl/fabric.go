@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/tutorialjson"
 	"github.com/spf13/cobra"
@@ -31,7 +32,7 @@ func newFabricApplyCmd() *cobra.Command {
 	var tutorial, switchesFile, host, election string
 	var portBase int
 	var deviceBase uint64
-	var dryRun bool
+	var dryRun, replace bool
 	var parallel int
 	var timeout, keep time.Duration
 	cmd := &cobra.Command{
@@ -53,8 +54,14 @@ kept; simulator hosts get 10.0.0.0 + node ID + 1. Switches are reached as
 else the i-th switch (from 0, in node order) at --host:--grpc-port-base+i,
 device --device-id-base+i, as the tutorials number them.
 
-A switch that does not run rcm.p4 gets it first. A second apply changes
-nothing and says so; a switch restarted in the middle gets everything
+A switch that runs no program gets rcm.p4 first, under a cookie made from
+the program and the fabric's shape (its switches, links, ports and
+addresses): the cookie says the switch is this fabric's. A switch that
+runs another pipeline (another fabric's, or a program set by hand) is
+refused and left as it was, so that a fabric never programs switches
+that are not its own by accident (another user's on the same ports);
+--replace installs this fabric's pipeline there too, emptying its
+tables. A second apply changes nothing and says so; a switch restarted in the middle gets everything
 again; --keep 1s applies every second until Ctrl-C, so switches that
 restart are programmed again within a second. --dry-run prints what would
 change and writes nothing. Exit 1 if any switch failed (the others are
@@ -68,47 +75,56 @@ still programmed).`,
 			if err != nil {
 				return err
 			}
+			// The scenario, the topology and the switches file are the
+			// user's input: what is wrong there is wrong usage, exit 2.
 			cfg, err := s.BuildNetwork()
 			if err != nil {
-				return err
+				return usageErrorf("%v", err)
 			}
 			var f *fabric.Fabric
 			if tutorial != "" {
 				tt, err := tutorialjson.LoadTopology(tutorial)
 				if err != nil {
-					return err
+					return usageErrorf("--topology %v", err)
 				}
 				f, err = fabric.FromTutorial(tt)
 				if err != nil {
-					return err
+					return usageErrorf("--topology %v", err)
 				}
 			} else if f, err = fabric.FromTopology(cfg.Topology); err != nil {
-				return err
+				return usageErrorf("%v", err)
 			}
 			intents, err := f.Plan(&cfg)
 			if err != nil {
-				return err
+				return usageErrorf("%v", err)
 			}
 			targets := map[string]fabric.Target{}
 			if switchesFile != "" {
 				if targets, err = readTargets(switchesFile); err != nil {
-					return err
+					return usageErrorf("--switches %v", err)
 				}
 			} else {
-				for i, name := range f.SwitchNames() {
+				names := f.SwitchNames()
+				if last := portBase + len(names) - 1; portBase < 1 || last > 65535 {
+					return usageErrorf("--grpc-port-base %d: the %d switches' ports run to %d; want ports 1 to 65535", portBase, len(names), last)
+				}
+				for i, name := range names {
 					targets[name] = fabric.Target{Addr: net.JoinHostPort(host, strconv.Itoa(portBase+i)), DeviceID: deviceBase + uint64(i)}
 				}
+			}
+			if parallel < 1 {
+				return usageErrorf("--parallel %d: want 1 or more switches at once", parallel)
 			}
 			sf := switchFlags{election: election}
 			id, err := sf.electionID()
 			if err != nil {
 				return err
 			}
-			pipe, err := fabric.Pipeline()
+			pipe, err := f.Pipeline()
 			if err != nil {
 				return err
 			}
-			opts := fabric.ApplyOptions{Pipeline: pipe, Election: id, DryRun: dryRun, Parallel: parallel, Timeout: timeout}
+			opts := fabric.ApplyOptions{Pipeline: pipe, Replace: replace, Election: id, DryRun: dryRun, Parallel: parallel, Timeout: timeout}
 			start := time.Now()
 			results := fabric.Apply(cmd.Context(), intents, targets, opts)
 			err = writeFabricResults(cmd, results, targets, dryRun, time.Since(start))
@@ -149,6 +165,7 @@ still programmed).`,
 	fs.Uint64Var(&deviceBase, "device-id-base", 0, "device ID of the first switch; the i-th is this + i")
 	fs.StringVar(&election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW")
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would change on each switch, write nothing")
+	fs.BoolVar(&replace, "replace", false, "program switches that run another pipeline (another fabric's, or one set by hand) too: their tables are emptied")
 	fs.IntVar(&parallel, "parallel", 8, "switches programmed at once")
 	fs.DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for each switch to answer")
 	fs.DurationVar(&keep, "keep", 0, "apply again every this long until Ctrl-C, printing what changed: restarted switches converge")
@@ -176,8 +193,8 @@ func readTargets(path string) (map[string]fabric.Target, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	for name, t := range out {
-		if _, _, err := net.SplitHostPort(t.Addr); err != nil {
-			return nil, fmt.Errorf("%s: %s.addr %q: want HOST:PORT", path, name, t.Addr)
+		if err := controlplane.CheckAddr(t.Addr); err != nil {
+			return nil, fmt.Errorf("%s: %s.addr %v", path, name, err)
 		}
 	}
 	return out, nil
@@ -189,6 +206,9 @@ func writeFabricResults(cmd *cobra.Command, results []fabric.Result, targets map
 	fmt.Fprintln(tw, "SWITCH\tADDRESS\tPIPELINE\tINSERTED\tMODIFIED\tUNCHANGED\tTIME\tERROR")
 	var failed, entries, changed int
 	for _, r := range results {
+		// PIPELINE says what the switch's pipeline is now: set by this
+		// apply, kept as it was, or, where the apply failed before it
+		// got there, not known ("-").
 		pipe, errText := "kept", ""
 		if r.PipelineSet {
 			pipe = "set"
@@ -196,6 +216,9 @@ func writeFabricResults(cmd *cobra.Command, results []fabric.Result, targets map
 		if r.Err != nil {
 			failed++
 			errText = statusText(r.Err)
+			if !r.PipelineSet {
+				pipe = "-"
+			}
 		}
 		entries += r.Entries()
 		changed += r.Applied.Inserted + r.Applied.Modified
@@ -220,8 +243,13 @@ func writeFabricResults(cmd *cobra.Command, results []fabric.Result, targets map
 	if changed == 0 && failed == 0 {
 		summary = "nothing to change"
 	}
-	fmt.Fprintf(out, "%s: %d switches, %d entries checked, %s, in %.2f s (%.0f entries/s)\n",
-		verb, len(results), entries, summary, elapsed.Seconds(), float64(entries)/elapsed.Seconds())
+	switches := fmt.Sprintf("%d switches", len(results))
+	if failed > 0 {
+		// Only the switches that took everything count as applied.
+		switches = fmt.Sprintf("%d of %d switches (%d failed)", len(results)-failed, len(results), failed)
+	}
+	fmt.Fprintf(out, "%s: %s, %d entries checked, %s, in %.2f s (%.0f entries/s)\n",
+		verb, switches, entries, summary, elapsed.Seconds(), float64(entries)/elapsed.Seconds())
 	if failed > 0 {
 		return fmt.Errorf("%d of %d switches failed (see the table above)", failed, len(results))
 	}

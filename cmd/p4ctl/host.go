@@ -149,6 +149,9 @@ zero of the flows' start times.`,
 			if err != nil {
 				return usageErrorf("--iface %q: no such interface in this network namespace", iface)
 			}
+			if len(ifi.HardwareAddr) != 6 {
+				return usageErrorf("--iface %s has no Ethernet address (a loopback or a tunnel?): give the host's link to its switch", iface)
+			}
 			port, err := afpacket.Open(iface)
 			if err != nil {
 				return err

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/p4rcm/p4rcm/controlplane"
 )
 
 // p4ctl runs the command line in-process and returns its exit status and
@@ -213,6 +217,40 @@ func TestBinaryExitStatus(t *testing.T) {
 		}
 		if code != tt.code {
 			t.Errorf("p4ctl %s: exit %d, want %d (stderr %q)", strings.Join(tt.args, " "), code, tt.code, stderr.String())
+		}
+	}
+}
+
+// 'p4ctl p4switch' is the p4switch command, its flags and exit statuses
+// its own: a wrong start exits 2 naming what is wrong.
+func TestP4switchCommand(t *testing.T) {
+	code, _, errOut := p4ctl("p4switch", "-i", "1", "../../p4/build/rcm.json")
+	if code != 2 || !strings.Contains(errOut, "p4switch: -i \"1\": want PORT@IFACE") {
+		t.Errorf("exit %d, %q; want 2 and p4switch's own message", code, errOut)
+	}
+	code, out, _ := p4ctl("p4switch", "--help")
+	if code != 0 || !strings.Contains(out, "simple_switch_grpc") {
+		t.Errorf("--help: exit %d, %q", code, out)
+	}
+}
+
+// The docs' `p4ctl pipeline set` line is what it prints for the
+// committed rcm.p4: its tables, actions and cookie, which change with
+// every build of the program.
+func TestDocsPipelineLine(t *testing.T) {
+	p, err := controlplane.ReadPipeline("../../p4/build/rcm.p4info.txtpb", "../../p4/build/rcm.json", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("pipeline set on device 0 at 127.0.0.1:9559: %d tables, %d actions, cookie %#x",
+		len(p.Info.Tables), len(p.Info.Actions), p.Cookie)
+	for _, doc := range []string{"../../README.md", "../../docs/controller.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s: no %q: run the session again and paste what it prints", doc, want)
 		}
 	}
 }

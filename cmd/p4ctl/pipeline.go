@@ -45,8 +45,10 @@ that a controller can later adopt the pipeline it expects.`,
 				if err != nil {
 					return err
 				}
-				text, _ := prototext.Marshal(info)
-				p = controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(text, p4.DeviceConfig())}
+				// The files' cookie, as --p4info and --json of the
+				// committed build would give: the same from every
+				// binary, and p4switch's when started with them.
+				p = controlplane.Pipeline{Info: info, DeviceConfig: p4.DeviceConfig(), Cookie: controlplane.Cookie(p4.P4InfoText(), p4.DeviceConfig())}
 			case p4info == "" || device == "":
 				return usageErrorf("--p4info and --json go together")
 			default:
@@ -89,13 +91,17 @@ func newPipelineGetCmd() *cobra.Command {
   p4ctl pipeline get --p4info-out running.p4info.txtpb --json-out running.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sf.dial(cmd.Context())
+			s, err := sf.dialReader(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			p, err := s.GetPipeline(cmd.Context())
 			if err != nil {
+				// A switch that runs none is told in words.
+				if aerr := sf.adopt(cmd.Context(), s); aerr != nil {
+					return aerr
+				}
 				return err
 			}
 			if p4infoOut != "" {
@@ -117,7 +123,7 @@ func newPipelineGetCmd() *cobra.Command {
 			return nil
 		},
 	}
-	sf = addSwitchFlags(cmd)
+	sf = addReadFlags(cmd)
 	cmd.Flags().StringVar(&p4infoOut, "p4info-out", "", "write the P4Info (text format) to this file")
 	cmd.Flags().StringVar(&jsonOut, "json-out", "", "write the device config (BMv2 JSON) to this file")
 	return cmd
@@ -147,16 +153,16 @@ switch already runs it (by cookie).`,
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := sf.dial(ctx)
+			// A dry run only reads: it takes no part in arbitration.
+			open := sf.dialPrimary
+			if dryRun {
+				open = sf.dialReader
+			}
+			s, err := open(ctx)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if !dryRun {
-				if err := sf.mustBePrimary(s); err != nil {
-					return err
-				}
-			}
 			if rt.P4Info != "" && rt.BMv2JSON != "" && !dryRun {
 				p, err := controlplane.ReadPipeline(near(args[0], rt.P4Info), near(args[0], rt.BMv2JSON), 0)
 				if err != nil {

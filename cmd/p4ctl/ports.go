@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/p4rcm/p4rcm/buffercalc"
@@ -13,6 +15,7 @@ import (
 	"github.com/p4rcm/p4rcm/p4/settings"
 	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // portArg reads the PORT argument: a switch port, 0 to 510 (511 is
@@ -63,8 +66,18 @@ func newECNCmd() *cobra.Command {
 			if err != nil {
 				return usageErrorf("--%v", err)
 			}
-			return setPortEntry(cmd, sf, e, fmt.Sprintf("port %d: RED/ECN Kmin %s, Kmax %s, Pmax %g, WRED %s",
-				port, buffercalc.FormatSize(red.Kmin), buffercalc.FormatSize(red.Kmax), red.Pmax, sizeOrOff(red.WREDK)))
+			what := fmt.Sprintf("port %d: RED/ECN Kmin %s, Kmax %s, Pmax %g, WRED %s",
+				port, buffercalc.FormatSize(red.Kmin), buffercalc.FormatSize(red.Kmax), red.Pmax, sizeOrOff(red.WREDK))
+			if red.Kmin == red.Kmax {
+				// No ramp: the program marks every ECN-capable packet
+				// past K, DCTCP's step; a --pmax given would be ignored.
+				if cmd.Flags().Changed("pmax") {
+					return usageErrorf("--kmin = --kmax (%s) is a step, every packet past it marked: --pmax has nothing to set there; leave it out, or give --kmax above --kmin for a ramp", buffercalc.FormatSize(red.Kmin))
+				}
+				what = fmt.Sprintf("port %d: ECN marks every ECN-capable packet past %s (a step: Kmin = Kmax), WRED %s",
+					port, buffercalc.FormatSize(red.Kmin), sizeOrOff(red.WREDK))
+			}
+			return setPortEntry(cmd, sf, e, what)
 		},
 	}
 	sf = addSwitchFlags(cmd)
@@ -114,6 +127,17 @@ The port's CN settings ('p4ctl rcm set') are kept.`,
 				return err
 			}
 			c := settings.PFC{PauseQuanta: quanta, LinkRate: in.Link.Rate, Priority: prio}
+			if off {
+				var with []string
+				cmd.Flags().Visit(func(f *pflag.Flag) {
+					if f.Name != "off" && f.Name != "mac" && !slices.Contains([]string{"addr", "device-id", "election-id", "timeout"}, f.Name) {
+						with = append(with, "--"+f.Name)
+					}
+				})
+				if len(with) > 0 {
+					return usageErrorf("--off turns PFC off on the port: %s would set nothing; give one or the other", strings.Join(with, ", "))
+				}
+			}
 			switch {
 			case off:
 			case xoff == "auto":
@@ -197,6 +221,9 @@ link would idle (the simulator's work_conserving: false).`,
 			port, err := portArg(cmd, args)
 			if err != nil {
 				return err
+			}
+			if mtu < 64 || mtu > 9216 {
+				return usageErrorf("--mtu %s: want a frame size of 64 B (Ethernet's least) to 9216 B (jumbo)", buffercalc.FormatSize(mtu))
 			}
 			def := settings.RCMFromModel(rcm.Defaults(), rate, mtu)
 			fs := cmd.Flags()

@@ -130,6 +130,11 @@ func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario
 		}
 		sets = append(sets, set{fmt.Sprintf("--hosts %d", o.hosts), "topology.k", strconv.Itoa(k)})
 	}
+	if f.Changed("k") && s.Topology.Kind != "fattree" {
+		// topology.k means nothing to another topology: taken, it
+		// would change nothing, without a word.
+		return nil, usageErrorf("--k sets a fat tree's arity; this scenario's topology is %q", s.Topology.Kind)
+	}
 	flag("k", "topology.k", strconv.Itoa(o.k))
 	for _, st := range sets {
 		if err := s.SetFrom(st.origin, st.path, st.value); err != nil {

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -14,6 +16,8 @@ import (
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/p4"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func newCounterCmd() *cobra.Command {
@@ -29,12 +33,24 @@ func newCounterCmd() *cobra.Command {
 			if len(args) != 1 {
 				return usageErrorf("name one counter; see '%s --help'", cmd.CommandPath())
 			}
-			s, err := sf.open(cmd.Context())
+			if index < 0 {
+				return usageErrorf("--index %d: want a cell, 0 or more", index)
+			}
+			s, err := sf.read(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			var cells []controlplane.CounterCell
+			// The name and the cell are the command line's, checked
+			// against the program: a wrong one is wrong usage.
+			size, err := s.CounterSize(args[0])
+			if err != nil {
+				return usageErrorf("%s", statusText(err))
+			}
+			if cmd.Flags().Changed("index") && index >= size {
+				return usageErrorf("--index %d: counter %s has cells 0 to %d", index, args[0], size-1)
+			}
+			cells := []controlplane.CounterCell{}
 			if cmd.Flags().Changed("index") {
 				p, b, err := s.Counter(cmd.Context(), args[0], index)
 				if err != nil {
@@ -63,7 +79,7 @@ func newCounterCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	sf = addSwitchFlags(read)
+	sf = addReadFlags(read)
 	read.Flags().Int64Var(&index, "index", 0, "read this cell only")
 	read.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd := &cobra.Command{Use: "counter", Short: "Read counters on a running switch", Args: noArgs,
@@ -92,6 +108,9 @@ PAUSEs and CNs out of port P through session P + 1.`,
 				}
 				nums = append(nums, uint32(n))
 			}
+			if nums[0] == 0 {
+				return usageErrorf("clone session 0: P4Runtime numbers sessions from 1")
+			}
 			return withSession(cmd, sf, func(ctx context.Context, s *controlplane.Session) error {
 				return said(cmd, s.SetCloneSession(ctx, nums[0], nums[1:]...), fmt.Sprintf("clone session %d: ports %v", nums[0], nums[1:]))
 			})
@@ -118,11 +137,16 @@ var statColumns = []struct{ head, counter string }{
 	{"DETOURS", p4.CounterDetours},
 }
 
-// PortStats is one port's counters, as stats --json prints them.
+// PortStats is one port's counters, as stats --json prints them: by the
+// table's column names in snake_case ("ecn_marks"), every one of them,
+// so that a script finds each key on every port printed.
 type PortStats struct {
 	Port     int64            `json:"port"`
 	Counters map[string]int64 `json:"packets"`
 }
+
+// statKey is a column's key in stats --json.
+func statKey(head string) string { return strings.ToLower(head) }
 
 func readStats(ctx context.Context, s *controlplane.Session) ([]PortStats, error) {
 	byPort := map[int64]map[string]int64{}
@@ -137,11 +161,14 @@ func readStats(ctx context.Context, s *controlplane.Session) ([]PortStats, error
 			}
 			if byPort[cell.Index] == nil {
 				byPort[cell.Index] = map[string]int64{}
+				for _, c := range statColumns {
+					byPort[cell.Index][statKey(c.head)] = 0
+				}
 			}
-			byPort[cell.Index][c.counter] = cell.Packets
+			byPort[cell.Index][statKey(c.head)] = cell.Packets
 		}
 	}
-	var out []PortStats
+	out := []PortStats{} // [] when nothing counted, not null
 	for p, m := range byPort {
 		out = append(out, PortStats{Port: p, Counters: m})
 	}
@@ -159,7 +186,7 @@ func writeStats(w io.Writer, stats []PortStats) error {
 	for _, ps := range stats {
 		fmt.Fprintf(tw, "%d\t", ps.Port)
 		for _, c := range statColumns {
-			fmt.Fprintf(tw, "%d\t", ps.Counters[c.counter])
+			fmt.Fprintf(tw, "%d\t", ps.Counters[statKey(c.head)])
 		}
 		fmt.Fprintln(tw)
 	}
@@ -183,7 +210,7 @@ until Ctrl-C.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interrupted(cmd.Context())
 			defer stop()
-			s, err := sf.open(ctx)
+			s, err := sf.read(ctx)
 			if err != nil {
 				return err
 			}
@@ -192,6 +219,9 @@ until Ctrl-C.`,
 				stats, err := readStats(ctx, s)
 				if ctx.Err() != nil {
 					return nil
+				}
+				if status.Code(err) == codes.Unavailable {
+					return sf.gone(err)
 				}
 				if err != nil {
 					return err
@@ -215,16 +245,23 @@ until Ctrl-C.`,
 			}
 		},
 	}
-	sf = addSwitchFlags(cmd)
+	sf = addReadFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().DurationVar(&every, "watch", 0, "read again every this long, until Ctrl-C")
 	return cmd
 }
 
+// watchRole is the P4Runtime role watch takes by default: a role of its
+// own, whose primary gets the digests and packet-ins, so that watch
+// neither locks out the controllers of the default role that write nor
+// is displaced by them.
+const watchRole = "p4ctl-watch"
+
 func newWatchCmd() *cobra.Command {
 	var sf *switchFlags
 	var count int
 	var every time.Duration
+	var role string
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Stream CAM digests, CN events and packet-ins, decoded, until Ctrl-C",
@@ -232,35 +269,46 @@ func newWatchCmd() *cobra.Command {
 CAM and named-flows digests decoded: the port and the flow IDs its CAM
 holds, or the flows CNs from downstream named there), the CNs each port sends and receives
 (read from their counters every --interval), and packet-ins (ingress
-port and frame). A backup controller sees digests and packet-ins only if
-the switch sends them to it; run watch as the primary to be sure.`,
+port and frame).
+
+Digests and packet-ins go to a role's primary controller: watch takes a
+P4Runtime role of its own (--role, p4ctl-watch), so it runs beside the
+commands and controllers that write, which use the default role, and
+neither locks them out nor is displaced by them. Its election ID is the
+lowest free in its role unless --election-id is given; a second watch is
+primary of the role in its turn, and the first prints CNs only until the
+second leaves. The counters are read without arbitration. A switch whose
+P4Runtime server does not keep roles apart gets CNs only: watch says so,
+and --role "" puts it among the default role's controllers.`,
 		Example: `  p4ctl watch
-  p4ctl watch --count 10 --election-id 0,2`,
+  p4ctl watch --count 10`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := interrupted(cmd.Context())
 			defer stop()
-			s, err := sf.open(ctx)
+			r, err := sf.read(ctx)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			if s.Primary() {
-				info, err := s.P4Info()
-				if err != nil {
-					return err
-				}
-				// Each digest at once (a list of one), as BMv2 needs.
-				for _, d := range info.Digests {
-					if err := s.EnableDigest(ctx, d.Preamble.Name, time.Millisecond, 1, time.Second); err != nil {
-						return err
-					}
-				}
+			defer r.Close()
+			errOut := cmd.ErrOrStderr()
+			ev, err := watchStream(ctx, cmd, sf, role)
+			if err != nil {
+				return err
+			}
+			var digests <-chan *p4v1.DigestList
+			var packetIns <-chan *p4v1.PacketIn
+			var roles <-chan bool
+			primary := false
+			if ev != nil {
+				defer ev.Close()
+				digests, packetIns, roles = ev.Digests(), ev.PacketIns(), ev.Roles()
+				primary = ev.Primary()
 			}
 			// rcm.p4's CN counters, where the program has them.
 			var cnCounters []string
 			for _, c := range []string{p4.CounterCNsSent, p4.CounterCNsReceived} {
-				if _, err := s.Counters(ctx, c); err == nil {
+				if _, err := r.Counters(ctx, c); err == nil {
 					cnCounters = append(cnCounters, c)
 				}
 			}
@@ -273,17 +321,49 @@ the switch sends them to it; run watch as the primary to be sure.`,
 				select {
 				case <-ctx.Done():
 					return nil
-				case d := <-s.Digests():
-					for _, line := range describeDigest(s, d) {
+				case now, open := <-roles:
+					if !open {
+						return sf.gone(ev.Err())
+					}
+					// The channel also carries the change Dial settled.
+					if now == primary {
+						continue
+					}
+					primary = now
+					if !primary {
+						fmt.Fprintf(errOut, "watch: another controller of role %s is primary now; CNs only until it leaves\n", ev.Role())
+						continue
+					}
+					fmt.Fprintf(errOut, "watch: primary of role %s again: digests and packet-ins come here\n", ev.Role())
+					if err := enableDigests(ctx, ev); err != nil {
+						if ctx.Err() != nil {
+							return nil
+						}
+						return err
+					}
+				case d, open := <-digests:
+					if !open { // the stream ended: the switch went away
+						return sf.gone(ev.Err())
+					}
+					for _, line := range describeDigest(r, d) {
 						fmt.Fprintln(out, line)
 						seen++
 					}
-				case p := <-s.PacketIns():
+				case p, open := <-packetIns:
+					if !open {
+						return sf.gone(ev.Err())
+					}
 					fmt.Fprintln(out, describePacketIn(p))
 					seen++
 				case <-tick.C:
 					for _, c := range cnCounters {
-						cells, err := s.Counters(ctx, c)
+						cells, err := r.Counters(ctx, c)
+						if ctx.Err() != nil {
+							return nil
+						}
+						if status.Code(err) == codes.Unavailable {
+							return sf.gone(err)
+						}
 						if err != nil {
 							return err
 						}
@@ -308,9 +388,91 @@ the switch sends them to it; run watch as the primary to be sure.`,
 		},
 	}
 	sf = addSwitchFlags(cmd)
+	cmd.Flags().Lookup("election-id").DefValue = "the lowest free in --role"
+	cmd.Flags().StringVar(&role, "role", watchRole, "the P4Runtime role to watch in; \"\" is the default role, the one the commands that write use")
 	cmd.Flags().IntVar(&count, "count", 0, "stop after this many events (0: until Ctrl-C)")
 	cmd.Flags().DurationVar(&every, "interval", 500*time.Millisecond, "how often the CN counters are read")
 	return cmd
+}
+
+// watchStream opens watch's stream in role: primary of it when no other
+// controller of the role is, with its digests enabled. It is nil, after
+// a word on stderr, when the switch's server does not keep roles apart.
+func watchStream(ctx context.Context, cmd *cobra.Command, sf *switchFlags, role string) (*controlplane.Session, error) {
+	errOut := cmd.ErrOrStderr()
+	var opts []controlplane.Option
+	if role != "" {
+		opts = append(opts, controlplane.WithRole(role))
+	}
+	given := cmd.Flags().Changed("election-id")
+	var id controlplane.ElectionID
+	if given {
+		var err error
+		if id, err = sf.electionID(); err != nil {
+			return nil, err
+		}
+	}
+	if err := sf.reach(ctx); err != nil {
+		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, sf.timeout)
+	defer cancel()
+	var s *controlplane.Session
+	// Without --election-id, the lowest ID no live controller of the
+	// role holds: each watch gets one of its own.
+	for low := uint64(1); ; low++ {
+		if !given {
+			id = controlplane.ElectionID{Low: low}
+		}
+		var err error
+		s, err = controlplane.Dial(dctx, sf.addr, sf.deviceID, id, opts...)
+		switch {
+		case err == nil:
+		case errors.Is(err, controlplane.ErrRolesUnsupported):
+			fmt.Fprintf(errOut, "watch: %v, and a primary there would lock out the controllers that write: CNs only (--role \"\" makes watch one of them)\n", err)
+			return nil, nil
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, sf.noAnswer()
+		case status.Code(err) == codes.InvalidArgument && !given && low < 64:
+			continue
+		default:
+			return nil, err
+		}
+		break
+	}
+	what := "CNs only until it leaves: another controller of the role is primary"
+	if s.Primary() {
+		if err := enableDigests(ctx, s); err != nil {
+			s.Close()
+			return nil, err
+		}
+		what = "digests, packet-ins and CNs"
+	}
+	name := role
+	if name == "" {
+		name = "the default role"
+	}
+	fmt.Fprintf(errOut, "watch: device %d at %s, %s, election ID %v: %s, until Ctrl-C\n", sf.deviceID, sf.addr, name, s.Election(), what)
+	return s, nil
+}
+
+// enableDigests adopts the switch's pipeline on s, a primary, and has the
+// switch send s each of its digests at once (a list of one, as BMv2
+// needs).
+func enableDigests(ctx context.Context, s *controlplane.Session) error {
+	if err := s.AdoptPipeline(ctx, 0); err != nil {
+		return err
+	}
+	info, err := s.P4Info()
+	if err != nil {
+		return err
+	}
+	for _, d := range info.Digests {
+		if err := s.EnableDigest(ctx, d.Preamble.Name, time.Millisecond, 1, time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // describeDigest decodes a digest list: for the CAM digest, the port and

@@ -8,11 +8,13 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -26,13 +28,26 @@ type switchFlags struct {
 	timeout  time.Duration
 }
 
-// addSwitchFlags defines the connection flags on a command.
+// addSwitchFlags defines the connection flags of a command that writes.
 func addSwitchFlags(cmd *cobra.Command) *switchFlags {
+	f := addReadFlags(cmd)
+	fs := cmd.Flags()
+	fs.Lookup("election-id").Hidden = false
+	fs.Lookup("election-id").Deprecated = ""
+	return f
+}
+
+// addReadFlags defines the connection flags of a command that only
+// reads. Reads need no arbitration, so such a command takes no election
+// ID and runs beside any controller, primary or not; --election-id is
+// still accepted, for scripts written before, and ignored.
+func addReadFlags(cmd *cobra.Command) *switchFlags {
 	f := &switchFlags{}
 	fs := cmd.Flags()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:9559", "the switch's P4Runtime server, HOST:PORT")
-	fs.Uint64Var(&f.deviceID, "device-id", 1, "the switch's P4Runtime device ID")
-	fs.StringVar(&f.election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW; the highest is primary")
+	fs.Uint64Var(&f.deviceID, "device-id", 0, "the switch's P4Runtime device ID (simple_switch_grpc's and p4switch's --device-id, 0 unless given)")
+	fs.StringVar(&f.election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW; the highest is primary, and only the primary writes")
+	_ = fs.MarkDeprecated("election-id", "this command only reads, and reads need no election ID; it is ignored")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for the switch")
 	return f
 }
@@ -54,49 +69,136 @@ func (f *switchFlags) electionID() (controlplane.ElectionID, error) {
 	return controlplane.ElectionID{High: h, Low: l}, nil
 }
 
-// dial opens a session, without a pipeline.
+// noAnswer is the error for a switch that takes connections but did not
+// answer as a P4Runtime server in time.
+func (f *switchFlags) noAnswer() error {
+	return fmt.Errorf("%s takes connections, but no P4Runtime server answered there within %v: is it the switch's P4Runtime port (and --device-id its device)?", f.addr, f.timeout)
+}
+
+// reach checks the flags and that something listens at --addr, so that
+// a malformed address (exit 2), a host that does not resolve and a port
+// where nothing listens are told at once, for what they are.
+func (f *switchFlags) reach(ctx context.Context) error {
+	if err := controlplane.CheckAddr(f.addr); err != nil {
+		return usageErrorf("--addr %v", err)
+	}
+	if f.timeout <= 0 {
+		return usageErrorf("--timeout %v: want a time to wait, more than 0, such as 10s", f.timeout)
+	}
+	dctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	err := controlplane.Reach(dctx, f.addr)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("%s did not answer within %v: a host that is down, or a firewall that drops?", f.addr, f.timeout)
+	}
+	return err
+}
+
+// gone is the error for a switch that stopped answering (a stream that
+// ended, a read the transport could not deliver), with why.
+func (f *switchFlags) gone(why error) error {
+	if why == nil {
+		return fmt.Errorf("the switch at %s went away", f.addr)
+	}
+	// The status itself, not gRPC's wording of the errors wrapped round it.
+	var st interface{ GRPCStatus() *status.Status }
+	msg := why.Error()
+	if errors.As(why, &st) {
+		msg = st.GRPCStatus().Message()
+	}
+	return fmt.Errorf("the switch at %s went away (%s)", f.addr, msg)
+}
+
+// dialReader opens a reader: no stream, no arbitration.
+func (f *switchFlags) dialReader(ctx context.Context) (*controlplane.Session, error) {
+	if err := f.reach(ctx); err != nil {
+		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	s, err := controlplane.DialReader(dctx, f.addr, f.deviceID)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, f.noAnswer()
+	}
+	return s, err
+}
+
+// read opens a reader on the pipeline the switch runs, for the commands
+// that only read.
+func (f *switchFlags) read(ctx context.Context) (*controlplane.Session, error) {
+	s, err := f.dialReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.adopt(ctx, s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// adopt adopts the switch's pipeline on s, telling a switch that runs
+// none what to do.
+func (f *switchFlags) adopt(ctx context.Context, s *controlplane.Session) error {
+	err := s.AdoptPipeline(ctx, 0)
+	if status.Code(err) == codes.FailedPrecondition {
+		if _, running, cerr := s.RunningCookie(ctx); cerr == nil && !running {
+			return status.Errorf(codes.FailedPrecondition, "device %d at %s runs no pipeline yet: 'p4ctl pipeline set' installs rcm.p4, 'p4ctl fabric apply' a fabric's", f.deviceID, f.addr)
+		}
+	}
+	return err
+}
+
+// dial opens a session that takes part in arbitration, without a
+// pipeline. Another live controller holding the same election ID is, as
+// a rule, another p4ctl command that writes and is done within a
+// moment: dial waits for it, up to --timeout.
 func (f *switchFlags) dial(ctx context.Context) (*controlplane.Session, error) {
 	id, err := f.electionID()
 	if err != nil {
 		return nil, err
 	}
+	if err := f.reach(ctx); err != nil {
+		return nil, err
+	}
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	s, err := controlplane.Dial(dctx, f.addr, f.deviceID, id)
-	if errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("no P4Runtime server answered at %s within %v", f.addr, f.timeout)
+	s, err := controlplane.Dial(dctx, f.addr, f.deviceID, id, controlplane.WaitWhileHeld())
+	switch {
+	case err == nil:
+		return s, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case status.Code(err) == codes.InvalidArgument:
+		return nil, fmt.Errorf("election ID %s was another controller's all of %v on device %d at %s (a p4ctl that writes, or a controller that stays): give another --election-id; the highest is primary, and only the primary writes",
+			f.election, f.timeout, f.deviceID, f.addr)
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, f.noAnswer()
 	}
-	return s, err
+	return nil, err
 }
 
-// open opens a session on the pipeline the switch runs.
-func (f *switchFlags) open(ctx context.Context) (*controlplane.Session, error) {
-	return f.connect(ctx, false, true)
-}
-
-// openPrimary is open for commands that write: a backup is told so
-// before it sends anything.
+// openPrimary opens a primary session on the pipeline the switch runs,
+// for the commands that write: a backup is told so before it sends
+// anything.
 func (f *switchFlags) openPrimary(ctx context.Context) (*controlplane.Session, error) {
-	return f.connect(ctx, true, true)
+	return f.connect(ctx, true)
 }
 
 // dialPrimary is openPrimary without a pipeline, for setting one.
 func (f *switchFlags) dialPrimary(ctx context.Context) (*controlplane.Session, error) {
-	return f.connect(ctx, true, false)
+	return f.connect(ctx, false)
 }
 
-// connect dials; refuses a backup when primary; adopts the switch's
-// pipeline when adopt.
-func (f *switchFlags) connect(ctx context.Context, primary, adopt bool) (*controlplane.Session, error) {
+// connect dials as primary; adopts the switch's pipeline when adopt.
+func (f *switchFlags) connect(ctx context.Context, adopt bool) (*controlplane.Session, error) {
 	s, err := f.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if primary {
-		err = f.mustBePrimary(s)
-	}
+	err = f.mustBePrimary(s)
 	if err == nil && adopt {
-		err = s.AdoptPipeline(ctx, 0)
+		err = f.adopt(ctx, s)
 	}
 	if err != nil {
 		s.Close()
@@ -110,7 +212,12 @@ func (f *switchFlags) mustBePrimary(s *controlplane.Session) error {
 	if s.Primary() {
 		return nil
 	}
-	return fmt.Errorf("PERMISSION_DENIED: election ID %s is not the highest on device %d at %s: another controller is primary, and only the primary writes", f.election, f.deviceID, f.addr)
+	holder := "another controller"
+	if id, ok := s.PrimaryElection(); ok {
+		holder += " (election ID " + id.String() + ")"
+	}
+	return fmt.Errorf("PERMISSION_DENIED: %s is primary on device %d at %s, above election ID %s, and only the primary writes: wait for it to leave, or give a higher --election-id to take over",
+		holder, f.deviceID, f.addr, f.election)
 }
 
 // statusText is an error as the switch commands print it: a status's
@@ -140,10 +247,14 @@ func statusText(err error) string {
 	return controlplane.CodeName(st.Code()) + ": " + msg
 }
 
-// interrupted is a context that ends on Ctrl-C or SIGTERM, for the
-// commands that run until stopped.
+// interrupted is a context that ends on Ctrl-C (SIGINT), SIGTERM (kill,
+// timeout, CI) or SIGHUP (a closed terminal or SSH session), for the
+// commands that run until stopped or make what must be removed: each
+// then cleans up and returns, where the signal's default action would
+// kill the process and leave its namespaces, links and switch processes
+// behind.
 func interrupted(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt)
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
 // changedAny reports whether any of the named flags was given.

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +22,7 @@ import (
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/tutorialjson"
 )
 
 // The switch commands' tests run the real p4ctl binary against a real
@@ -56,10 +61,14 @@ type result struct {
 	out, errOut string
 }
 
-// ctl runs p4ctl with args against the switch at addr.
+// ctl runs p4ctl with args against the switch at addr, unless args
+// name an --addr of their own.
 func ctl(t *testing.T, addr string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(p4ctlBin(t), append(args, "--addr", addr)...)
+	if !slices.Contains(args, "--addr") {
+		args = append(args, "--addr", addr)
+	}
+	cmd := exec.Command(p4ctlBin(t), args...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -103,7 +112,7 @@ func startTarget(t *testing.T) (string, *bmv2.Switch) {
 	t.Helper()
 	target, bin := p4switchbin.Choose(t)
 	addr, thrift := freeAddr(t), freePortNumber(t)
-	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 1, GRPCAddr: addr, ThriftPort: thrift,
+	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
 		LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
@@ -131,8 +140,13 @@ const route = `set_nexthop(port=2, src_mac=02:00:00:00:01:02, dst_mac=02:00:00:0
 // widths refused before anything is sent, the switch left as it was.
 func TestTableCommands(t *testing.T) {
 	addr, _ := startTarget(t)
-	if out := ok(t, addr, "pipeline", "set"); !strings.Contains(out, "pipeline set on device 1") {
-		t.Errorf("pipeline set said %q", out)
+	// The cookie is the committed files', whichever binary sets it.
+	files, err := controlplane.ReadPipeline("../../p4/build/rcm.p4info.txtpb", "../../p4/build/rcm.json", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := ok(t, addr, "pipeline", "set"); !strings.Contains(out, fmt.Sprintf("pipeline set on device 0 at %s: 6 tables, 21 actions, cookie %#x", addr, files.Cookie)) {
+		t.Errorf("pipeline set said %q, want the files' cookie %#x", out, files.Cookie)
 	}
 	if out := ok(t, addr, "pipeline", "get"); !strings.Contains(out, "6 tables") {
 		t.Errorf("pipeline get said %q", out)
@@ -150,13 +164,15 @@ func TestTableCommands(t *testing.T) {
 	}
 
 	// Refused before sending, the table as it was.
-	fails(t, addr, 1, []string{"NOT_FOUND", "ipv4_lpm"}, "table", "add", "ipv4_lmp", "dst_addr=10.0.3.0/24", "--action", "drop")
-	fails(t, addr, 1, []string{"NOT_FOUND", "closest: hdr.ipv4.dst_addr"}, "table", "add", "ipv4_lpm", "dst_adr=10.0.3.0/24", "--action", "drop")
-	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "port", "the field has 9"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24",
+	fails(t, addr, 2, []string{"NOT_FOUND", "ipv4_lpm"}, "table", "add", "ipv4_lmp", "dst_addr=10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 2, []string{"NOT_FOUND", "closest: hdr.ipv4.dst_addr"}, "table", "add", "ipv4_lpm", "dst_adr=10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 2, []string{"INVALID_ARGUMENT", "port", "the field has 9"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24",
 		"--action", "set_nexthop(port=600, src_mac=1, dst_mac=2)")
-	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "want FIELD=VALUE"}, "table", "add", "ipv4_lpm", "10.0.3.0/24", "--action", "drop")
-	fails(t, addr, 1, []string{"INVALID_ARGUMENT", "prefix length \"2x\""}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/2x", "--action", "drop")
+	fails(t, addr, 2, []string{"INVALID_ARGUMENT", "want FIELD=VALUE"}, "table", "add", "ipv4_lpm", "10.0.3.0/24", "--action", "drop")
+	fails(t, addr, 2, []string{"INVALID_ARGUMENT", "prefix length \"2x\""}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/2x", "--action", "drop")
 	fails(t, addr, 2, []string{"--action is required"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.3.0/24")
+	fails(t, addr, 2, []string{"no match given", "hdr.ipv4.dst_addr (lpm)", "dst_addr=0.0.0.0/0", "--default"}, "table", "add", "ipv4_lpm", "--action", "drop")
+	fails(t, addr, 2, []string{"no match given"}, "table", "delete", "ipv4_lpm")
 	fails(t, addr, 2, []string{"unknown flag"}, "table", "add", "ipv4_lpm", "--bogus")
 	if got := ok(t, addr, "table", "dump", "ipv4_lpm"); got != strings.Join(want, "\n")+"\n" {
 		t.Errorf("after refused writes, dump:\n%s\nwant it unchanged", got)
@@ -217,16 +233,37 @@ func TestPortCommands(t *testing.T) {
 	fails(t, addr, 2, []string{"--xon is required"}, "pfc", "set", "1", "--xoff", "24KB")
 	fails(t, addr, 2, []string{"port \"600\""}, "ecn", "set", "600", "--kmin", "1KB", "--kmax", "2KB")
 	fails(t, addr, 2, []string{"cam-min-hits"}, "rcm", "set", "2", "--cam-min-hits", "9")
+	fails(t, addr, 2, []string{"--mtu 10 B: want a frame size of 64 B"}, "rcm", "set", "2", "--mtu", "10")
+	fails(t, addr, 2, []string{`--rate: "0": must be greater than zero`}, "rcm", "set", "2", "--rate", "0")
+	fails(t, addr, 2, []string{"--off turns PFC off on the port: --xoff would set nothing"}, "pfc", "set", "1", "--off", "--xoff", "10KB")
+	fails(t, addr, 2, []string{`"10": missing length unit, such as 10m`}, "pfc", "set", "1", "--xoff", "auto", "--cable", "10")
+	fails(t, addr, 2, []string{"is a step", "--pmax"}, "ecn", "set", "2", "--kmin", "5KB", "--kmax", "5KB", "--pmax", "0.5")
+	if out := ok(t, addr, "ecn", "set", "3", "--kmin", "5KB", "--kmax", "5KB"); !strings.Contains(out, "marks every ECN-capable packet past 5 KB (a step") {
+		t.Errorf("ecn set with Kmin = Kmax said %q", out)
+	}
 
 	ok(t, addr, "clone", "set", "2", "1")
 	if out := ok(t, addr, "stats"); !strings.HasPrefix(strings.TrimSpace(out), "PORT") || !strings.Contains(out, "ECN_MARKS") {
 		t.Errorf("stats:\n%s", out)
 	}
-	if out := ok(t, addr, "stats", "--json"); strings.TrimSpace(out) != "null" && !strings.HasPrefix(out, "[") {
-		t.Errorf("stats --json: %q", out)
+	// Nothing counted yet: empty lists, not null.
+	if out := ok(t, addr, "stats", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("stats --json on a switch that counted nothing: %q, want []", out)
+	}
+	if out := ok(t, addr, "counter", "read", "ecn_marks", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("counter read --json on a counter that counted nothing: %q, want []", out)
 	}
 	if out := ok(t, addr, "counter", "read", "ecn_marks", "--index", "2"); !strings.Contains(out, "INDEX") {
 		t.Errorf("counter read:\n%s", out)
+	}
+	if out := ok(t, addr, "counter", "read", "ecn_marks", "--index", "2", "--json"); !strings.Contains(out, `"index": 2`) {
+		t.Errorf("counter read --json:\n%s", out)
+	}
+	fails(t, addr, 2, []string{"--index -1: want a cell, 0 or more"}, "counter", "read", "ecn_marks", "--index", "-1")
+	fails(t, addr, 2, []string{"--index 9999: counter ecn_marks has cells 0 to"}, "counter", "read", "ecn_marks", "--index", "9999")
+	fails(t, addr, 2, []string{"NOT_FOUND", "ecn_mark"}, "counter", "read", "ecn_mark")
+	if out := fabricApply(t, 2, "--scheme", "bogus", "--dry-run"); !strings.Contains(out, `--scheme bogus: scheme: unknown scheme "bogus"`) {
+		t.Errorf("fabric apply --scheme bogus: %s", out)
 	}
 }
 
@@ -282,7 +319,7 @@ func TestTwoControllers(t *testing.T) {
 	addr, _ := startTarget(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	primary, err := controlplane.Dial(ctx, addr, 1, controlplane.ElectionID{Low: 10})
+	primary, err := controlplane.Dial(ctx, addr, 0, controlplane.ElectionID{Low: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,10 +334,155 @@ func TestTwoControllers(t *testing.T) {
 	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop", "--election-id", "0,5")
 }
 
-// The switch cannot be reached, or is another device: exit 1, saying so.
+// startCtl starts p4ctl with args against addr, and waits until its
+// stderr says want.
+func startCtl(t *testing.T, addr, want string, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(p4ctlBin(t), append(args, "--addr", addr)...)
+	var out syncBuffer
+	errOut := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &out, errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(errOut.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("p4ctl %s: no %q in 15 s: %q", strings.Join(args, " "), want, errOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd, errOut
+}
+
+// stopCtl interrupts a p4ctl startCtl started and fails the test unless
+// it exits 0.
+func stopCtl(t *testing.T, cmd *exec.Cmd, errOut *syncBuffer) {
+	t.Helper()
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("p4ctl %s: %v: %s", strings.Join(cmd.Args[1:], " "), err, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("p4ctl %s still runs 10 s after Ctrl-C", strings.Join(cmd.Args[1:], " "))
+	}
+}
+
+// watch runs beside every other command: the reads take no part in
+// arbitration, the writes are the default role's primary while watch is
+// its own role's, commands that write at once wait for each other, and
+// a second watch runs beside the first.
+func TestWatchBesideOthers(t *testing.T) {
+	addr, _ := startTarget(t)
+	ok(t, addr, "pipeline", "set")
+	watch, watchErr := startCtl(t, addr, "digests, packet-ins and CNs", "watch")
+	ok(t, addr, "table", "dump")
+	ok(t, addr, "table", "list")
+	ok(t, addr, "stats")
+	ok(t, addr, "counter", "read", "ecn_marks")
+	ok(t, addr, "pipeline", "get")
+	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", route)
+	ok(t, addr, "ecn", "set", "2", "--kmin", "5KB", "--kmax", "200KB")
+	// Four commands that write at once, with the same election ID.
+	var wg sync.WaitGroup
+	results := make([]result, 4)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = ctl(t, addr, "table", "add", "ipv4_lpm", fmt.Sprintf("dst_addr=10.0.%d.0/24", 10+i), "--action", "drop")
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.code != 0 {
+			t.Errorf("table add %d beside three others: exit %d: %s", i, r.code, r.errOut)
+		}
+	}
+	if got := ok(t, addr, "table", "dump", "ipv4_lpm"); strings.Count(got, "\n") != 6 {
+		t.Errorf("after the writes beside watch, ipv4_lpm holds:\n%s", got)
+	}
+	second, secondErr := startCtl(t, addr, "election ID 2", "watch")
+	ok(t, addr, "table", "delete", "ipv4_lpm", "dst_addr=10.0.1.0/24")
+	stopCtl(t, second, secondErr)
+	stopCtl(t, watch, watchErr)
+	if strings.Contains(watchErr.String(), "rror") {
+		t.Errorf("watch said %q", watchErr.String())
+	}
+}
+
+// A switch that stops under watch ends it with exit 1, saying so.
+func TestWatchSwitchStops(t *testing.T) {
+	addr, sw := startTarget(t)
+	ok(t, addr, "pipeline", "set")
+	watch, errOut := startCtl(t, addr, "digests, packet-ins and CNs", "watch", "--interval", "100ms")
+	sw.Stop()
+	done := make(chan error, 1)
+	go func() { done <- watch.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("watch: %v, want exit 1", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("watch still runs 10 s after the switch stopped: %s", errOut)
+	}
+	got := errOut.String()
+	if strings.Contains(got, "panic") || !strings.Contains(got, "p4ctl watch: the switch at "+addr+" went away") {
+		t.Errorf("watch said %q, want one line saying the switch went away", got)
+	}
+	t.Logf("%s", got)
+}
+
+// The switch cannot be reached, or is another device: exit 1, saying so;
+// a malformed address or timeout: exit 2. Each is told at once, for what
+// it is, not after the timeout as "no answer".
 func TestSwitchUnreachable(t *testing.T) {
 	addr := freeAddr(t) // nothing listens
-	fails(t, addr, 1, []string{"no P4Runtime server answered at " + addr}, "table", "list", "--timeout", "1s")
+	quick := func(code int, want []string, args ...string) {
+		t.Helper()
+		start := time.Now()
+		fails(t, addr, code, want, args...)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("p4ctl %s took %v, want an answer at once", strings.Join(args, " "), d)
+		}
+	}
+	quick(1, []string{addr + ": nothing listens there (connection refused)"}, "table", "list")
+	quick(1, []string{"nothing listens there"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop")
+	quick(2, []string{"--addr \"127.0.0.1\": want HOST:PORT"}, "stats", "--addr", "127.0.0.1")
+	quick(2, []string{"port \"99999\" is not a port number"}, "stats", "--addr", "127.0.0.1:99999")
+	quick(1, []string{"host \"no-such-host.invalid\" does not resolve"}, "stats", "--addr", "no-such-host.invalid:9559")
+	quick(2, []string{"--timeout -1s: want a duration of 0 or more"}, "stats", "--timeout", "-1s")
+	quick(2, []string{"--timeout 0: want a duration above 0"}, "pipeline", "set", "--timeout", "0")
+	quick(2, []string{"--watch -1s"}, "stats", "--watch", "-1s")
+	quick(2, []string{"--interval 0"}, "watch", "--interval", "0")
+	// Something listens, but it is no P4Runtime server.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	fails(t, l.Addr().String(), 1, []string{"takes connections, but no P4Runtime server answered there within 1s"}, "stats", "--timeout", "1s")
 	live, sw := startTarget(t)
 	wrongDevice := []string{"NOT_FOUND", "device 7"}
 	if sw.Config().Target == bmv2.TargetBMv2 {
@@ -310,7 +492,7 @@ func TestSwitchUnreachable(t *testing.T) {
 	}
 	fails(t, live, 1, wrongDevice, "table", "list", "--device-id", "7")
 	fails(t, live, 1, []string{"FAILED_PRECONDITION"}, "table", "list") // no pipeline yet
-	fails(t, live, 2, []string{"--election-id"}, "table", "list", "--election-id", "x")
+	fails(t, live, 2, []string{"--election-id"}, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop", "--election-id", "x")
 }
 
 // startFabric starts a switch for each name and writes the --switches
@@ -322,7 +504,7 @@ func startFabric(t *testing.T, names []string) (string, map[string]*bmv2.Switch)
 	for _, n := range names {
 		addr, sw := startTarget(t)
 		sws[n] = sw
-		parts = append(parts, fmt.Sprintf("%q: {\"addr\": %q, \"device_id\": 1}", n, addr))
+		parts = append(parts, fmt.Sprintf("%q: {\"addr\": %q, \"device_id\": 0}", n, addr))
 	}
 	file := filepath.Join(t.TempDir(), "switches.json")
 	if err := os.WriteFile(file, []byte("{"+strings.Join(parts, ",\n")+"}\n"), 0o644); err != nil {
@@ -369,6 +551,31 @@ func TestFabricApply(t *testing.T) {
 		t.Errorf("second apply changed something:\n%s", out)
 	}
 	addr := sws["s1"].Config().GRPCAddr
+	// The fabric's cookie is the same from any binary (this test's and
+	// p4ctl's), or a rebuilt p4ctl would take its own fabric for
+	// another's.
+	tt, err := tutorialjson.LoadTopology(topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab, err := fabric.FromTutorial(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := fab.Pipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := controlplane.DialReader(ctx, addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cookie, _, err := r.RunningCookie(ctx); err != nil || cookie != pipe.Cookie {
+		t.Errorf("s1 runs cookie %#x (%v); this test makes the fabric's %#x", cookie, err, pipe.Cookie)
+	}
+	r.Close()
 	route := ok(t, addr, "table", "dump", "ipv4_lpm")
 	if !strings.Contains(route, "hdr.ipv4.dst_addr=10.0.2.2/32 RcmIngress.set_nexthop(port=2") {
 		t.Errorf("s1 holds no route to h2 through port 2:\n%s", route)
@@ -410,6 +617,43 @@ func TestFabricApply(t *testing.T) {
 	}
 }
 
+// fabric apply programs only switches that run no program or its own
+// fabric's: one running rcm.p4 set by hand, or another fabric's, is
+// refused and left as it was, until --replace.
+func TestFabricApplyRefusesOthersSwitches(t *testing.T) {
+	switches, sws := startFabric(t, []string{"s1", "s2", "s3"})
+	triangle := []string{"--topology", "../../fabric/testdata/triangle.json", "--switches", switches}
+	s1 := sws["s1"].Config().GRPCAddr
+	ok(t, s1, "pipeline", "set") // by hand
+	ok(t, s1, "table", "add", "ipv4_lpm", "dst_addr=10.9.0.0/16", "--action", "drop")
+	out := fabricApply(t, 1, triangle...)
+	if !strings.Contains(out, "runs another pipeline") || !strings.Contains(out, "--replace") || !strings.Contains(out, "1 of 3 switches failed") {
+		t.Errorf("fabric apply on a switch set by hand:\n%s", out)
+	}
+	if dump := ok(t, s1, "table", "dump", "ipv4_lpm"); !strings.Contains(dump, "10.9.0.0/16") || strings.Count(dump, "\n") != 2 {
+		t.Errorf("the refused switch changed:\n%s", dump)
+	}
+	// Another fabric (the triangle's first two switches as a line of
+	// two) finds the triangle's switches not its own.
+	line := filepath.Join(t.TempDir(), "line.json")
+	os.WriteFile(line, []byte(`{"hosts": {"h1": {"ip": "10.0.1.1/24", "mac": "08:00:00:00:01:11"}, "h2": {"ip": "10.0.2.2/24", "mac": "08:00:00:00:02:22"}},
+ "switches": {"s2": {}, "s3": {}}, "links": [["h1", "s2-p1"], ["h2", "s3-p1"], ["s2-p2", "s3-p2"]]}`), 0o644)
+	out = fabricApply(t, 1, "--topology", line, "--switches", switches)
+	if strings.Count(out, "runs another pipeline") != 2 {
+		t.Errorf("another fabric's apply on the triangle's switches:\n%s", out)
+	}
+	if out := fabricApply(t, 1, append(triangle, "--dry-run")...); !strings.Contains(out, "runs another pipeline") {
+		t.Errorf("dry run:\n%s", out)
+	}
+	out = fabricApply(t, 0, append(triangle, "--replace")...)
+	if !strings.Contains(out, "applied: 3 switches") {
+		t.Errorf("--replace:\n%s", out)
+	}
+	if dump := ok(t, s1, "table", "dump", "ipv4_lpm"); strings.Contains(dump, "10.9.0.0/16") {
+		t.Errorf("--replace kept the entries set by hand:\n%s", dump)
+	}
+}
+
 // fabric apply on a k=4 fat tree of 20 switches, then again.
 func TestFabricApplyFatTree(t *testing.T) {
 	sc, err := scenario.LoadPreset("default")
@@ -446,11 +690,35 @@ func TestFabricApplyUnreachable(t *testing.T) {
 	patched := strings.Replace(string(data), "}\n", ",\n\"s3\": {\"addr\": \""+freeAddr(t)+"\", \"device_id\": 1}}\n", 1)
 	os.WriteFile(switches, []byte(patched), 0o644)
 	out := fabricApply(t, 1, "--topology", "../../fabric/testdata/triangle.json", "--switches", switches, "--timeout", "1s")
-	if !strings.Contains(out, "no P4Runtime server answered") || !strings.Contains(out, "1 of 3 switches failed") {
+	if !strings.Contains(out, "nothing listens there (connection refused)") || !strings.Contains(out, "1 of 3 switches failed") ||
+		!strings.Contains(out, "applied: 2 of 3 switches (1 failed)") {
 		t.Errorf("output:\n%s", out)
 	}
-	if strings.Count(out, " set ") != 2 {
-		t.Errorf("want s1 and s2 programmed:\n%s", out)
+	if strings.Count(out, " set ") != 2 || !regexp.MustCompile(`(?m)^s3 +\S+ +- `).MatchString(out) {
+		t.Errorf("want s1 and s2 programmed, s3's pipeline unknown (-):\n%s", out)
+	}
+}
+
+// A switch that stops answering (frozen) while fabric apply runs: its
+// row says it failed and that its pipeline is not known, and the
+// summary counts it out; a dry run says so the same way, in words.
+func TestFabricApplyFrozenSwitch(t *testing.T) {
+	switches, sws := startFabric(t, []string{"s1", "s2", "s3"})
+	args := []string{"--topology", "../../fabric/testdata/triangle.json", "--switches", switches, "--timeout", "1s"}
+	fabricApply(t, 0, args...)
+	pid := sws["s2"].PID()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	out := fabricApply(t, 1, args...)
+	if !regexp.MustCompile(`(?m)^s2 +\S+ +- .*no P4Runtime server answered there within 1s`).MatchString(out) ||
+		!strings.Contains(out, "applied: 2 of 3 switches (1 failed)") {
+		t.Errorf("apply with s2 frozen:\n%s", out)
+	}
+	out = fabricApply(t, 1, append(args, "--dry-run")...)
+	if strings.Contains(out, "rpc error") || !strings.Contains(out, "dry run, nothing written: 2 of 3 switches (1 failed)") {
+		t.Errorf("dry run with s2 frozen:\n%s", out)
 	}
 }
 
@@ -511,7 +779,7 @@ func TestWatchDigests(t *testing.T) {
 	}
 	target, bin := p4switchbin.Choose(t)
 	addr := freeAddr(t)
-	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: addr,
+	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 0, Ports: ports, GRPCAddr: addr,
 		ThriftPort: freePortNumber(t), LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
@@ -534,6 +802,9 @@ func TestWatchDigests(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- watch.Wait() }()
 	time.Sleep(500 * time.Millisecond) // watch has enabled the digest
+	// Reads and writes beside watch leave it the digests.
+	ok(t, addr, "table", "dump", "ipv4_lpm")
+	ok(t, addr, "ecn", "set", "1", "--kmin", "5KB", "--kmax", "200KB")
 	for i := range 20 {
 		if err := tx.Send(udpFrame(net.HardwareAddr{2, 0, 0, 0, 1, 1}, net.IPv4(10, 0, 0, 2), uint16(5000+i%2))); err != nil {
 			t.Fatal(err)
@@ -626,4 +897,65 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Errors read as the user's words: no Go package names ("controlplane:",
+// "bmv2", ...) and none of gRPC's own wording ("rpc error: code =").
+func TestMessagesWithoutPackageNames(t *testing.T) {
+	addr, _ := startTarget(t)
+	prefixes := regexp.MustCompile(`(^|: )(controlplane|netlab|agent|afpacket|p4rt|fabric|roce|emulate): |bmv2[ :]|rpc error|code = `)
+	var errs []string
+	check := func(r result, args ...string) {
+		t.Helper()
+		if r.code == 0 {
+			t.Errorf("p4ctl %s: exit 0, want a failure", strings.Join(args, " "))
+		}
+		errs = append(errs, r.errOut)
+		if prefixes.MatchString(r.errOut) {
+			t.Errorf("p4ctl %s: %q names a package or gRPC's wording", strings.Join(args, " "), r.errOut)
+		}
+	}
+	noPipeline := ctl(t, addr, "stats")
+	if !strings.Contains(noPipeline.errOut, "runs no pipeline yet: 'p4ctl pipeline set'") {
+		t.Errorf("stats on a switch without a pipeline: %q", noPipeline.errOut)
+	}
+	for _, args := range [][]string{
+		{"table", "list"}, // no pipeline yet
+		{"pipeline", "get"},
+		{"stats"},
+		{"table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", "drop"},
+		{"table", "list", "--device-id", "7"},
+	} {
+		check(ctl(t, addr, args...), args...)
+	}
+	ok(t, addr, "pipeline", "set")
+	for _, args := range [][]string{
+		{"counter", "read", "no_such_counter"},
+		{"table", "delete", "ipv4_lpm", "dst_addr=10.9.9.0/24"},
+		{"table", "dump", "no_such_table"},
+	} {
+		check(ctl(t, addr, args...), args...)
+	}
+	if topo := "../../fabric/testdata/triangle.json"; true {
+		out := fabricApply(t, 1, "--topology", topo, "--switches", writeSwitches(t, map[string]string{"s1": addr, "s2": freeAddr(t), "s3": addr}))
+		if prefixes.MatchString(out) {
+			t.Errorf("fabric apply: %s", out)
+		}
+	}
+	t.Logf("%s", strings.Join(errs, ""))
+}
+
+// writeSwitches writes a --switches file: each switch at its address,
+// device 0.
+func writeSwitches(t *testing.T, addrs map[string]string) string {
+	t.Helper()
+	var parts []string
+	for n, a := range addrs {
+		parts = append(parts, fmt.Sprintf("%q: {\"addr\": %q, \"device_id\": 0}", n, a))
+	}
+	file := filepath.Join(t.TempDir(), "switches.json")
+	if err := os.WriteFile(file, []byte("{"+strings.Join(parts, ",\n")+"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

@@ -44,7 +44,7 @@ func newTableListCmd() *cobra.Command {
 		Example: `  p4ctl table list --addr 127.0.0.1:9559`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sf.open(cmd.Context())
+			s, err := sf.read(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ func newTableListCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	sf = addSwitchFlags(cmd)
+	sf = addReadFlags(cmd)
 	return cmd
 }
 
@@ -88,7 +88,7 @@ tutorials' format that 'p4ctl apply' installs again.`,
 		Example: `  p4ctl table dump ipv4_lpm
   p4ctl table dump --json > s1-runtime.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sf.open(cmd.Context())
+			s, err := sf.read(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -96,7 +96,7 @@ tutorials' format that 'p4ctl apply' installs again.`,
 			return dumpTables(cmd, s, args, asJSON)
 		},
 	}
-	sf = addSwitchFlags(cmd)
+	sf = addReadFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a runtime file (table_entries) instead of lines")
 	return cmd
 }
@@ -193,9 +193,16 @@ func newTableWriteCmd(verb string) *cobra.Command {
 				return err
 			}
 			defer s.Close()
+			if len(args) == 1 && !isDefault {
+				if err := needMatch(s, verb, args[0]); err != nil {
+					return err
+				}
+			}
 			e, err := s.ParseEntry(args[0], args[1:], action, priority)
 			if err != nil {
-				return err
+				// Checked against the program before anything is sent:
+				// the command line is wrong (exit 2), the switch as it was.
+				return usageErrorf("%s", statusText(err))
 			}
 			e.Default = isDefault
 			return writeEntry(cmd.Context(), s, verb, e)
@@ -211,6 +218,44 @@ func newTableWriteCmd(verb string) *cobra.Command {
 		fs.BoolVar(&isDefault, "default", false, "the table's default entry")
 	}
 	return cmd
+}
+
+// needMatch refuses an entry of table given with no match, where the
+// table has match fields: P4Runtime takes it as the entry that matches
+// everything (an LPM of /0, every ternary bit masked off), which is
+// seldom what a command line without a match means.
+func needMatch(s *controlplane.Session, verb, table string) error {
+	t, err := s.Table(table)
+	if err != nil {
+		return usageErrorf("%s", statusText(err))
+	}
+	if len(t.MatchFields) == 0 {
+		return nil
+	}
+	var fields []string
+	for _, f := range t.MatchFields {
+		fields = append(fields, fmt.Sprintf("%s (%s)", f.Name, strings.ToLower(f.GetMatchType().String())))
+	}
+	return usageErrorf("table %s %s: no match given; %s matches on %s: give FIELD=VALUE (an entry for every key is an explicit one, such as %s), or --default for the table's default action",
+		verb, table, t.Preamble.Name, strings.Join(fields, ", "), wildcard(t.MatchFields[0]))
+}
+
+// wildcard is a match of f that takes every value, as the command line
+// writes it.
+func wildcard(f *p4configv1.MatchField) string {
+	name := f.Name[strings.LastIndex(f.Name, ".")+1:]
+	switch f.GetMatchType() {
+	case p4configv1.MatchField_LPM:
+		if f.Bitwidth == 32 {
+			return name + "=0.0.0.0/0"
+		}
+		return name + "=0/0"
+	case p4configv1.MatchField_TERNARY:
+		return name + "=0&&&0"
+	case p4configv1.MatchField_RANGE:
+		return fmt.Sprintf("%s=0..%d", name, uint64(1)<<min(f.Bitwidth, 63)-1)
+	}
+	return name + "=VALUE"
 }
 
 func writeEntry(ctx context.Context, s *controlplane.Session, verb string, e controlplane.Entry) error {

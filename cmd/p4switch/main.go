@@ -4,21 +4,35 @@
 //
 //	p4switch -i 1@veth1 -i 2@veth2 --log-console build/rcm.json --entries s1-runtime.json
 //
-// Exit status: 0 after SIGINT or SIGTERM, 1 when the switch fails while
+// Exit status: 0 after SIGINT, SIGTERM or SIGHUP, 1 when the switch fails while
 // running, 2 when it was started wrongly (bad flag, a JSON it cannot run,
 // an interface that does not exist, bad entries). Nothing is left
-// changed on the interfaces.
+// changed on the interfaces. The command itself is package
+// internal/p4switch, which p4ctl runs too ('p4ctl p4switch').
 package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/p4rcm/p4rcm/internal/p4switch"
 )
 
+// Exit statuses, as the tests name them.
+const (
+	exitOK    = p4switch.ExitOK
+	exitUsage = p4switch.ExitUsage
+)
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return p4switch.Run(ctx, args, stdout, stderr)
+}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/google/gopacket/layers"
 
 	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
@@ -202,6 +204,8 @@ func TestBadStarts(t *testing.T) {
 	}
 	wide := filepath.Join(dir, "wide.json")
 	os.WriteFile(wide, bytes.ReplaceAll(v6, []byte(`"op" : "=="`), []byte(`"op" : "+"`)), 0o644)
+	topology := filepath.Join(dir, "topology.json")
+	os.WriteFile(topology, []byte("{\"hosts\": {}, \"switches\": {}, \"links\": []}\n"), 0o644)
 	badEntries := filepath.Join(dir, "e.json")
 	os.WriteFile(badEntries, []byte("{\"table_entries\": [\n {\"table\": \"RcmIngress.ipv4_lpm\", \"match\": {\"hdr.ipv4.dst\": [\"10.0.0.1\", 32]},\n  \"action_name\": \"RcmIngress.drop\"}]}"), 0o644)
 	for _, c := range []struct {
@@ -215,6 +219,7 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"-i", "1@lo", wide}, "hdr.ipv6.src == hdr.ipv6.dst || hdr.ipv6.src == 128w1: or: left: + on a field over 64 bits"},
 		{[]string{"-i", "1@lo", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"-i", "1@lo", rcmJSON, "--entries", badEntries}, "e.json:2: match.hdr.ipv4.dst"},
+		{[]string{"-i", "1@lo", rcmJSON, "--entries", topology}, "topology.json:1: \"hosts\": this is a topology.json"},
 		{[]string{"-i", "1@lo", rcmJSON, "--queue-rate", "2:fast"}, `"fast" is not a number`},
 		{[]string{"-i", "1@lo", "--log-level", "loud", rcmJSON}, "--log-level"},
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--priority-queues", "9"}, "want 1 to 8"},
@@ -222,10 +227,108 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--cpu-port", "1"}, "--cpu-port 1 is also attached to lo"},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), c.args, &stdout, &stderr)
+		// A start that is not refused would run until stopped.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		code := run(ctx, c.args, &stdout, &stderr)
+		cancel()
 		if code != exitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, stderr.String(), c.want)
 		}
 		t.Logf("%v: %s", c.args, strings.TrimSpace(stderr.String()))
 	}
+}
+
+// A program given on the command line, its P4Info beside it, is
+// P4Runtime's pipeline from the start, with the files' cookie and the
+// --entries in its tables, for a controller to read; --p4info names
+// another P4Info, and a missing one is a wrong start.
+func TestProgramIsP4RuntimePipeline(t *testing.T) {
+	dir := t.TempDir()
+	rt := filepath.Join(dir, "s1-runtime.json")
+	if err := os.WriteFile(rt, []byte(entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := func(t *testing.T, args ...string) (string, func() string) {
+		t.Helper()
+		port, err := bmv2.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		ctx, cancel := context.WithCancel(context.Background())
+		var stdout, stderr syncBuf
+		done := make(chan int)
+		go func() { done <- run(ctx, append(args, "--", "--grpc-server-addr", addr), &stdout, &stderr) }()
+		// Loading rcm.json and its entries takes a while under -race
+		// on a busy machine.
+		for deadline := time.Now().Add(90 * time.Second); !strings.Contains(stdout.String(), "p4switch: running"); {
+			if time.Now().After(deadline) {
+				t.Fatalf("not started in 90 s: %s %s", stdout.String(), stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return addr, func() string {
+			cancel()
+			if code := <-done; code != exitOK {
+				t.Errorf("exit %d: %s", code, stderr.String())
+			}
+			return stdout.String()
+		}
+	}
+	addr, stop := start(t, rcmJSON, "--entries", rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := controlplane.DialReader(ctx, addr, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := controlplane.ReadPipeline("../../p4/build/rcm.p4info.txtpb", rcmJSON, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cookie, running, err := r.RunningCookie(ctx); err != nil || !running || cookie != want.Cookie {
+		t.Errorf("pipeline cookie %#x, running %v, %v; want %#x", cookie, running, err, want.Cookie)
+	}
+	if err := r.AdoptPipeline(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.ReadEntries(ctx, "ipv4_lpm"); err != nil || len(got) != 2 {
+		t.Errorf("ipv4_lpm holds %d entries (%v), want the 2 of --entries", len(got), err)
+	}
+	r.Close()
+	if out := stop(); !strings.Contains(out, fmt.Sprintf("P4Runtime pipeline cookie %#x", want.Cookie)) {
+		t.Errorf("start line: %s", out)
+	}
+
+	// --p4info elsewhere.
+	other := filepath.Join(dir, "other.p4info.txtpb")
+	info, _ := os.ReadFile("../../p4/build/rcm.p4info.txtpb")
+	os.WriteFile(other, info, 0o644)
+	_, stop = start(t, rcmJSON, "--p4info", other)
+	if out := stop(); !strings.Contains(out, "with "+other) {
+		t.Errorf("start line: %s", out)
+	}
+
+	var so, se bytes.Buffer
+	if code := run(context.Background(), []string{rcmJSON, "--p4info", filepath.Join(dir, "missing.txtpb")}, &so, &se); code != exitUsage || !strings.Contains(se.String(), "missing.txtpb") {
+		t.Errorf("a missing --p4info: exit %d, %q", code, se.String())
+	}
+}
+
+// syncBuf is a bytes.Buffer for one writer and one reader.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -56,7 +56,20 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 		p("FCT: no completed flows, so no FCT table\n")
 	}
 
-	if len(s.Classes) > 0 {
+	if len(s.Classes) > 0 && s.FCT.Count == 0 {
+		// No flow completed (greedy flows, as the victim and hot-spot
+		// scenarios run): what the run measures is goodput, and a table
+		// of FCT columns would be all dashes.
+		p("\nclass\tflows\tgoodput Gbps\n")
+		for _, c := range s.Classes {
+			name := c.Class
+			if name == "" {
+				name = "(none)"
+			}
+			p("%s\t%d\t%.3f\n", name, c.Flows, c.GoodputGbps)
+		}
+		p("(goodput: the bytes each flow delivered over the time it ran, the class's mean, in the scenario's terms)\n")
+	} else if len(s.Classes) > 0 {
 		p("\nclass\tflows\tcompleted\tmean FCT us\tmean slowdown\tp99 slowdown\tGbps\tgoodput Gbps\n")
 		for _, c := range s.Classes {
 			st := c.FCTStats

@@ -3,6 +3,7 @@ package workload
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 )
 
 // PoissonOptions configure Poisson.
@@ -61,7 +62,8 @@ func Poisson(o PoissonOptions) ([]Flow, error) {
 	case gs == 1:
 		return nil, optionErr(gen, "GroupSize", "1", "a host alone in its group has nowhere to send; use at least 2")
 	case len(o.Hosts)%gs != 0:
-		return nil, optionErr(gen, "GroupSize", strconv.Itoa(gs), "%d hosts are not a multiple of it", len(o.Hosts))
+		return nil, optionErr(gen, "GroupSize", strconv.Itoa(gs), "%d hosts are not a multiple of it; give a group size that divides %d: %s",
+			len(o.Hosts), len(o.Hosts), divisors(len(o.Hosts)))
 	}
 	// Room for the expected count and some, so that millions of flows
 	// are not copied over and over as the slice grows.
@@ -75,4 +77,25 @@ func Poisson(o PoissonOptions) ([]Flow, error) {
 		})
 	})
 	return finish(flows), nil
+}
+
+// divisors lists n's divisors from 2, the group sizes n hosts take: "2,
+// 4, 8 or 16".
+func divisors(n int) string {
+	var d []string
+	for i := 2; i <= n; i++ {
+		if n%i == 0 {
+			d = append(d, strconv.Itoa(i))
+		}
+	}
+	switch len(d) {
+	case 0:
+		return "none (one host)"
+	case 1:
+		return d[0]
+	}
+	if len(d) > 12 {
+		d = append(d[:11], "...", d[len(d)-1])
+	}
+	return strings.Join(d[:len(d)-1], ", ") + " or " + d[len(d)-1]
 }

@@ -4,9 +4,21 @@ entries and the queue rates. Recording (go test ./v1model -run
 TestRecordGolden -record, where BMv2 is installed) fills in what BMv2 sent.
 Hosts are as in p4/rig_test.go: host n on port n, 10.0.0.n, 02:00:00:00:00:0n;
 the switch port n is 02:00:00:00:01:0n; data frames are 1,000 bytes."""
-import json, struct
+import argparse, json, os, struct
 
 from framing import csum
+
+# The files go beside this script, wherever it is run from (the
+# recorder, TestRecordGolden, reads them there), or to --out.
+_ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+_ap.add_argument('--out', default=os.path.dirname(os.path.abspath(__file__)),
+                 help='directory to write the cases into (default: this script\'s)')
+OUT = _ap.parse_args().out
+
+
+def out(name):
+    """The path of a case's file."""
+    return os.path.join(OUT, name)
 
 FRAME = 1000
 PFC_PRIO = 3
@@ -15,14 +27,21 @@ ROCE_DSCP = 26  # class selector 3: the lossless priority
 def mac(n, switch=False):
     return bytes([2, 0, 0, 0, 1 if switch else 0, n])
 
-def data(src, dst, seq, ecn=0, sport=1000, dport=4791, ttl=64, dstip=None, size=FRAME, dscp=0):
+def data(src, dst, seq, ecn=0, sport=1000, dport=4791, ttl=64, dstip=None, size=FRAME, dscp=0, head=None):
+    """A data frame: seq the payload's first four bytes, or head its start."""
     eth = mac(src, True) + mac(src) + b'\x08\x00'
-    payload = struct.pack('!I', seq) + bytes(size - 14 - 20 - 8 - 4)
+    head = struct.pack('!I', seq) if head is None else head
+    payload = head + bytes(size - 14 - 20 - 8 - len(head))
     ip = struct.pack('!BBHHHBBH4s4s', 0x45, dscp << 2 | ecn, 20 + 8 + len(payload), 0, 0x4000, ttl, 17, 0,
                      bytes([10, 0, 0, src]), bytes(dstip or [10, 0, 0, dst]))
     ip = ip[:10] + struct.pack('!H', csum(ip)) + ip[12:]
     udp = struct.pack('!HHHH', sport, dport, 8 + len(payload), 0)
     return (eth + ip + udp + payload).hex()
+
+def roce(src, dst, psn, ecn=0, dscp=0):
+    """A RoCEv2 data frame as p4/packets_test.go builds them: a BTH of
+    zeros but its PSN, then zeros to FRAME bytes."""
+    return data(src, dst, 0, ecn=ecn, dscp=dscp, head=bytes(8) + struct.pack('!I', psn))
 
 def pause(n, prio, quanta):
     b = bytearray(60)
@@ -103,8 +122,12 @@ def port_config(port, xoff=0, xon=0, quanta=0, quantum_ns=0, prio=0, cn=0, cn_in
                               "cn_enabled": cn, "cn_interval_ns": cn_interval, "cn_ingress_bytes": cn_bytes,
                               "cn_hold_ns": cn_hold}}
 
-def write(name, about, entries, packets, rates=None, skip_registers=None, skip_counters=None, queues=0):
-    g = {"about": about, "program": "../../../p4/build/rcm.json", "runtime": name + ".runtime.json",
+def write(name, about, entries, packets, rates=None, skip_registers=None, skip_counters=None, queues=0, runtime=None,
+          clones=True):
+    """Writes a case; runtime names another case's entries instead of
+    writing its own (entries then None); clones=False leaves out the
+    clone sessions."""
+    g = {"about": about, "program": "../../../p4/build/rcm.json", "runtime": runtime or name + ".runtime.json",
          "recorded_with": "", "ports": [1, 2, 3], "packets": packets, "digests_recorded": False,
          "sent": {}, "counters": {}, "registers": {}, "digests": []}
     if rates:
@@ -115,11 +138,16 @@ def write(name, about, entries, packets, rates=None, skip_registers=None, skip_c
         g["skip_registers"] = skip_registers
     if skip_counters:
         g["skip_counters"] = skip_counters
-    json.dump(g, open(name + ".json", "w"), indent=1)
+    json.dump(g, open(out(name + ".json"), "w"), indent=1)
+    if runtime:
+        return
     # PAUSE frames and CNs leave port p through clone session p + 1
     # (p4.CloneSession).
-    clones = [{"clone_session_id": p + 1, "replicas": [{"egress_port": p, "instance": 1}]} for p in (1, 2, 3)]
-    json.dump({"table_entries": entries, "clone_session_entries": clones}, open(name + ".runtime.json", "w"), indent=1)
+    rt = {"table_entries": entries}
+    if clones:
+        rt["clone_session_entries"] = [{"clone_session_id": p + 1, "replicas": [{"egress_port": p, "instance": 1}]}
+                                       for p in (1, 2, 3)]
+    json.dump(rt, open(out(name + ".runtime.json"), "w"), indent=1)
 
 K = 4 * FRAME
 write("rcm-ecn", "RED/ECN at egress (p4/packets_test.go TestECNMarking): five ECT(0) packets one at a time leave unmarked; "
@@ -150,6 +178,9 @@ write("rcm-bufmax", "buf_max and WRED (p4/packets_test.go TestBufMax): port 2 wi
       primed([2], burst(1, [data(1, 2, 100 + i, ecn=2, sport=1001, dscp=ROCE_DSCP) for i in range(20)])),
       rates={"2": RATE})
 TIME = "a time in ns from the target's clock: BMv2's and the replay's clocks differ"
+TICKETS = ("how many frames took a ticket depends on how fast the target loops: on BMv2 five or six from run to run "
+           "(the late two find the loop drained, or one of them does not), in the replay four (both late ones find it "
+           "drained): the order on the wire is what is compared")
 write("rcm-pfc-send", "PFC sent (TestPFC): a burst of 10 from port 1 into a port paced at 20 packets/s passes XOFF "
       "(3 frames): a PAUSE for priority 3 with 0xffff quanta goes out of port 1, then one with 0 once below XON",
       routes() + [port_config(1, xoff=3 * FRAME, xon=FRAME, quanta=0xffff, quantum_ns=5120, prio=PFC_PRIO)],
@@ -167,6 +198,28 @@ write("rcm-pfc-honour", "PFC honoured (TestPFC): host 2 pauses priority 3 for 0x
       rates={"2": 2000},
       skip_registers={"paused_until_ns": TIME, "hold_moved_ns": TIME, "flow_seen_ns": TIME},
       skip_counters={"RcmEgress.held": "counts recirculation passes of held packets: how many depends on how fast the target loops, not on the program"})
+write("rcm-pfc-order", "PFC keeps order (TestPFC's switch): host 2 pauses priority 3; four frames for it (PSNs 10-13) are held "
+      "and go round the recirculation port; 20 ms later host 2 resumes, and two more (PSNs 14, 15) come in at once, "
+      "while the held ones are still going round. All six leave in the order they came: the ones that came after the "
+      "pause take a ticket too and go round once, behind the held ones.",
+      None,
+      [{"port": 2, "frame": pause(2, PFC_PRIO, 0xffff)}] +
+      burst(1, [roce(1, 2, psn, ecn=2, dscp=ROCE_DSCP) for psn in range(10, 14)]) +
+      after(20000, [{"port": 2, "frame": pause(2, PFC_PRIO, 0)}]) +
+      [{"port": 1, "frame": roce(1, 2, psn, ecn=2, dscp=ROCE_DSCP), "burst": True} for psn in (14, 15)],
+      rates={"2": 2000}, runtime="rcm-pfc-honour.runtime.json",
+      skip_registers={"paused_until_ns": TIME, "hold_moved_ns": TIME,
+                      "hold_next": TICKETS, "hold_serve": TICKETS},
+      skip_counters={"RcmEgress.held": "counts recirculation passes of held packets: how many depends on how fast the target loops, not on the program"})
+
+def fwd(src, dst, n=64, ttl=64, sport=5000, dport=4791, dstip=None):
+    """rcm-forward's frames: UDP from host src, IP ID 1, n payload bytes
+    counting up from 0, to the switch's port 1 MAC whatever the port."""
+    payload = bytes(range(n))
+    ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + 8 + n, 1, 0, ttl, 17, 0, bytes([10, 0, 0, src]),
+                     bytes(dstip or [10, 0, 0, dst]))
+    ip = ip[:10] + struct.pack('!H', csum(ip)) + ip[12:]
+    return (mac(1, True) + mac(src) + b'\x08\x00' + ip + struct.pack('!HHHH', sport, dport, 8 + n, 0) + payload).hex()
 
 def rcm_config(port):
     """As p4/packets_test.go rcmPort: every packet a CRD sample, Q_eq two
@@ -214,3 +267,11 @@ write("rcm-cn-edge", "RCM at an edge (TestRCMEdgeTakesCNAndDetours): a CN from d
       [{"port": 3, "frame": cn(3, 40, [HARMFUL])}] +
       primed([2, 3], spaced(1, 2000, [to_group(HARMFUL, i) for i in range(4)] + [to_group(s, i) for s in OTHERS for i in (1, 2)])),
       rates={"2": RATE, "3": RATE}, queues=2, skip_registers=RCM_TIME)
+
+write("rcm-forward", "rcm.p4 forwarding: routes to hosts, TTL, no route, ECMP over two ports by 5-tuple hash, a truncated frame",
+      routes() + ecmp(),
+      [{"port": 1, "frame": fwd(1, 2)}, {"port": 2, "frame": fwd(2, 1, n=200)}, {"port": 1, "frame": fwd(1, 3, ttl=2)},
+       {"port": 1, "frame": fwd(1, 2, ttl=1)}, {"port": 1, "frame": fwd(1, 9)}] +
+      [{"port": 1, "frame": fwd(1, 0, dstip=[10, 0, 9, 7], sport=5000 + i)} for i in range(8)] +
+      [{"port": 1, "frame": fwd(1, 2)[:60]}, {"port": 3, "frame": fwd(3, 2, dport=53)}],
+      clones=False)

@@ -2,9 +2,21 @@
 """Writes the inputs of the golden cases of p4/testdata's programs (see
 cases.py for rcm.p4's): frames, ports and entries. Recording fills in
 what BMv2 sent."""
-import json, struct
+import argparse, json, os, struct
 
 from framing import csum
+
+# The files go beside this script, wherever it is run from (the
+# recorder, TestRecordGolden, reads them there), or to --out.
+_ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+_ap.add_argument('--out', default=os.path.dirname(os.path.abspath(__file__)),
+                 help='directory to write the cases into (default: this script\'s)')
+OUT = _ap.parse_args().out
+
+
+def out(name):
+    """The path of a case's file."""
+    return os.path.join(OUT, name)
 
 ETH = bytes([2, 0, 0, 0, 1, 1, 2, 0, 0, 0, 0, 1])
 
@@ -35,8 +47,8 @@ def case(name, program, about, ports, packets, entries=None, extra=None, queues=
     rt = {"table_entries": entries or []}
     rt.update(extra or {})
     g["runtime"] = name + ".runtime.json"
-    json.dump(g, open(name + ".json", "w"), indent=1)
-    json.dump(rt, open(name + ".runtime.json", "w"), indent=1)
+    json.dump(g, open(out(name + ".json"), "w"), indent=1)
+    json.dump(rt, open(out(name + ".runtime.json"), "w"), indent=1)
 
 # parse.p4: every frame on port 1 comes back on port 2 with a report.
 P = []

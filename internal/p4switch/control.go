@@ -1,4 +1,4 @@
-package main
+package p4switch
 
 import (
 	"bufio"

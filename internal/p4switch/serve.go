@@ -1,4 +1,4 @@
-package main
+package p4switch
 
 import (
 	"context"
@@ -79,24 +79,46 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 	}
 	swCfg := v1model.Config{Logger: log, Seed: o.seed, PriorityQueues: o.priorityQueues}
+	if o.noP4 && o.entries != "" {
+		return usage("--entries with --no-p4: entries need a program")
+	}
+	if o.noP4 && o.p4info != "" {
+		return usage("--p4info with --no-p4: the P4Info goes with a program")
+	}
+	var rt *v1model.Runtime
+	if o.entries != "" {
+		if rt, err = v1model.LoadRuntime(o.entries); err != nil {
+			return usage("--entries: %v", err)
+		}
+	}
+	// The program given on the command line is also P4Runtime's pipeline
+	// when its P4Info is at hand, so that a controller (p4ctl stats)
+	// reads the switch it finds: it is then compiled and its entries
+	// installed through the P4Runtime server (preload, below), once.
+	// Otherwise the target loads it here, the entries with it.
+	p4info := o.p4info
+	if p4info == "" && !o.noP4 {
+		p4info = p4infoBeside(o.json)
+	}
+	noPreload := ""
+	switch {
+	case o.noP4:
+	case p4info == "":
+		noPreload = fmt.Sprintf("no P4Info beside %s (--p4info names one)", o.json)
+	case rt != nil && profilesOrMeters(rt) != "":
+		noPreload = fmt.Sprintf("--entries has %s, which P4Runtime's runtime files do not", profilesOrMeters(rt))
+	}
 	var sw *v1model.Switch
-	if !o.noP4 {
+	if !o.noP4 && noPreload != "" {
 		cfg := swCfg
 		cfg.Digest = func(d v1model.Digest) { log.Info("digest", "list", d.List, "values", d.Values) }
 		if sw, err = v1model.Load(o.json, cfg); err != nil {
 			return usage("%v", err)
 		}
-	}
-	if o.entries != "" {
-		if sw == nil {
-			return usage("--entries with --no-p4: entries need a program")
-		}
-		rt, err := v1model.LoadRuntime(o.entries)
-		if err != nil {
-			return usage("--entries: %v", err)
-		}
-		if err := sw.Install(rt); err != nil {
-			return usage("--entries: %v", err)
+		if rt != nil {
+			if err := sw.Install(rt); err != nil {
+				return usage("--entries: %v", err)
+			}
 		}
 	}
 	// portSetting has checked the values; the settings apply to every
@@ -215,6 +237,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 	}
 	srv = p4rt.New(rtCfg)
+	var cookie uint64
+	if !o.noP4 && noPreload == "" {
+		if cookie, err = preload(ctx, srv, o.deviceID, p4info, o.json, rt); err != nil {
+			closeAll()
+			return usage("%v", err)
+		}
+	}
 	// The control socket is up before the P4Runtime port accepts, so
 	// that a harness that waits for the port (bmv2.Start) finds both.
 	if o.control != "" {
@@ -281,8 +310,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		names = []string{"no interfaces"}
 	}
 	program := o.json
-	if o.noP4 {
+	switch {
+	case o.noP4:
 		program = "no program (waiting for one over P4Runtime)"
+	case noPreload != "":
+		program += fmt.Sprintf(" (P4Runtime serves no pipeline: %s)", noPreload)
+	default:
+		program += fmt.Sprintf(" (P4Runtime pipeline cookie %#x, with %s)", cookie, p4info)
 	}
 	fmt.Fprintf(stdout, "p4switch: running %s on %s; P4Runtime on %s, device %d\n", program, strings.Join(names, ", "), lis.Addr(), o.deviceID)
 	var runErr error

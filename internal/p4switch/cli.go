@@ -1,4 +1,4 @@
-package main
+package p4switch
 
 import (
 	"context"
@@ -14,10 +14,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// Exit statuses of Run, the command's.
 const (
-	exitOK      = 0
-	exitRuntime = 1
-	exitUsage   = 2
+	ExitOK      = 0 // stopped by SIGINT or SIGTERM
+	ExitRuntime = 1 // failed while running
+	ExitUsage   = 2 // started wrongly
 )
 
 // usageError is a switch started wrongly; it exits 2.
@@ -41,6 +42,7 @@ type options struct {
 	pcap       string
 	noP4       bool
 	entries    string
+	p4info     string
 	queueRate  []string
 	portRate   []string
 	portDelay  []string
@@ -57,7 +59,12 @@ type options struct {
 	priorityQueues int
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Run is the p4switch command: it parses args (p4switch's command line,
+// without the program's name), runs the switch until ctx ends and
+// returns the exit status. cmd/p4switch is this function; so is 'p4ctl
+// p4switch', with which p4ctl runs the Go target it is built with where
+// no p4switch is installed.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
 	cmd := &cobra.Command{
 		Use:   "p4switch [options] <program.json> [-- --grpc-server-addr ADDR --cpu-port N --priority-queues N]",
@@ -70,7 +77,10 @@ priority queues, rates in packets per second, depths in packets).
 Entries come from a P4Runtime controller (--grpc-server-addr, after "--"),
 which pushes its pipeline first, as with simple_switch_grpc, or, for the
 program given on the command line, from a runtime JSON in the format of
-the p4lang tutorials (--entries).`,
+the p4lang tutorials (--entries). A program given on the command line,
+with its P4Info beside it (or --p4info), is P4Runtime's pipeline from
+the start, its entries in it: controllers read and write it as one they
+set.`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -113,6 +123,7 @@ the p4lang tutorials (--entries).`,
 	f.StringVar(&o.pcap, "pcap", "", "write each port's received and sent frames to `DIR`/<iface>_in.pcap and _out.pcap")
 	f.BoolVar(&o.noP4, "no-p4", false, "start without a program, for the controller to push one over P4Runtime")
 	f.StringVar(&o.entries, "entries", "", "table entries, multicast groups and clone sessions from a tutorials-style runtime JSON `FILE`")
+	f.StringVar(&o.p4info, "p4info", "", "the program's P4Info (text) `FILE`, which makes it P4Runtime's pipeline, for controllers to read and write (default: the one p4c wrote beside the JSON, NAME.p4info.txtpb or .txt, if there is one)")
 	f.StringArrayVar(&o.queueRate, "queue-rate", nil, "egress rate in packets per second: `PPS` for every port or PORT:PPS (repeatable), as set_queue_rate")
 	f.StringArrayVar(&o.portRate, "port-rate", nil, "make egress ports links of `BPS` bits per second shared by their priority queues (a frame's bytes plus 24 for FCS, preamble and gap): BPS for every port or PORT:BPS (repeatable); the Go target's own, BMv2's queue rates count packets")
 	f.StringArrayVar(&o.portDelay, "port-delay", nil, "give egress ports' links a propagation delay: `DUR` (e.g. 5ms) for every port or PORT:DUR (repeatable); a frame arrives DUR after its last bit left; the Go target's own")
@@ -129,11 +140,11 @@ the p4lang tutorials (--entries).`,
 		fmt.Fprintf(stderr, "p4switch: %v\n", err)
 		var ue *usageError
 		if errors.As(err, &ue) {
-			return exitUsage
+			return ExitUsage
 		}
-		return exitRuntime
+		return ExitRuntime
 	}
-	return exitOK
+	return ExitOK
 }
 
 // targetFlags parses the options after "--", simple_switch_grpc's own.
