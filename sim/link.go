@@ -39,12 +39,19 @@ type port struct {
 	peerDP    *dataplane.Switch
 	peerLocal int32
 	ref       event.Ref
+	// cut says the peer is in another part: frames leave through the
+	// part's outbox instead of the wire, which the peer's part holds.
+	cut bool
+	// watch says the peer is a host whose flows' completions the parts
+	// must learn in advance (ports facing hosts, with several parts).
+	watch bool
 
 	psPerByte int64
 	delay     int64
 	dp        *dataplane.Switch // the switch model behind this port, nil for a host
 	peerHost  *host
-	net       *Network
+	part      *part       // the part the port's node is in, which runs its wake-ups
+	rx        *part       // the part the peer is in, which runs the arrivals
 	sw        *switchNode // the owner: a switch,
 	host      *host       // or a host
 	local     int         // port number at the node
@@ -124,29 +131,38 @@ func (p *port) transmit(now int64, pkt *dataplane.Packet) {
 	p.busyUntil = now + ser
 	p.busyTime += ser
 	at := p.busyUntil + p.delay
+	if p.cut {
+		p.part.send(p, pkt, at)
+		return
+	}
+	if p.watch {
+		p.part.watch(pkt, at)
+	}
 	if p.wire.n == 0 {
-		p.net.q.At(at, p.ref, evArrive)
+		p.rx.q.At(at, p.ref, evArrive)
 	}
 	p.wire.push(pkt, at)
 }
 
 // wake makes sure the port is woken at t (or earlier).
 func (p *port) wake(t int64) {
-	if p.wakeAt != 0 && p.wakeAt <= t && p.wakeAt >= p.net.q.Now() {
+	if p.wakeAt != 0 && p.wakeAt <= t && p.wakeAt >= p.part.q.Now() {
 		return
 	}
 	p.wakeAt = t
-	p.net.q.At(t, p.ref, evWake)
+	p.part.q.At(t, p.ref, evWake)
 }
 
-// Handle runs the port's events.
+// Handle runs the port's events: wake-ups in the port's part, arrivals in
+// the peer's.
 func (p *port) Handle(now event.Time, arg uint64) {
 	if arg == evArrive {
+		rx := p.rx
 		pkt := p.wire.pop()
 		if p.wire.n > 0 {
-			p.net.q.At(p.wire.headAt, p.ref, evArrive)
+			rx.q.At(p.wire.headAt, p.ref, evArrive)
 		}
-		p.net.hops++
+		rx.hops++
 		if p.peerDP != nil {
 			p.peerDP.Receive(now, int(p.peerLocal), pkt)
 		} else {
