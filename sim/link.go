@@ -39,24 +39,26 @@ type port struct {
 	peerDP    *dataplane.Switch
 	peerLocal int32
 	ref       event.Ref
-	// cut says the peer is in another part: frames leave through the
-	// part's outbox instead of the wire, which the peer's part holds.
-	cut bool
-	// watch says the peer is a host whose flows' completions the parts
-	// must learn in advance (ports facing hosts, with several parts).
-	watch bool
 
-	psPerByte int64
-	delay     int64
-	dp        *dataplane.Switch // the switch model behind this port, nil for a host
-	peerHost  *host
-	part      *part       // the part the port's node is in, which runs its wake-ups
-	rx        *part       // the part the peer is in, which runs the arrivals
-	sw        *switchNode // the owner: a switch,
-	host      *host       // or a host
-	local     int         // port number at the node
-	peer      *port       // the other end
-	rate      float64
+	// What a transmission reads besides: whether the frame crosses to
+	// another part (the peer's part then holds the wire and frames leave
+	// through this part's outbox) or completes a flow the parts must hear
+	// of (ports facing hosts, with several parts: part.watch); the part
+	// that runs the arrivals (the peer's) and the port's own (its
+	// wake-ups).
+	cut, watch bool
+	local      int32 // port number at the node
+	psPerByte  int64
+	delay      int64
+	rx         *part
+	part       *part
+	dp         *dataplane.Switch // the switch model behind this port, nil for a host
+	peerHost   *host
+
+	sw   *switchNode // the owner: a switch,
+	host *host       // or a host
+	peer *port       // the other end
+	rate float64
 
 	// stats
 	busyTime int64
@@ -89,7 +91,7 @@ func (p *port) kick(now int64) {
 	}
 	var pkt *dataplane.Packet
 	if p.dp != nil {
-		pkt = p.dp.Dequeue(now, p.local)
+		pkt = p.dp.Dequeue(now, int(p.local))
 	} else {
 		pkt = p.host.dequeue(now)
 	}
@@ -108,7 +110,7 @@ func (p *port) idle(now int64) bool { return p.busyUntil <= now }
 // next asks the owner when it may next have a packet for the port.
 func (p *port) next(after int64) int64 {
 	if p.dp != nil {
-		return p.dp.Next(p.local, after)
+		return p.dp.Next(int(p.local), after)
 	}
 	return p.host.next(after)
 }

@@ -183,7 +183,7 @@ func New(cfg Config) (*Network, error) {
 		for i, ap := range adj[nd.ID] {
 			l := t.Links[ap.Link]
 			pt := n.parts[n.plan.Of[nd.ID]]
-			p := &port{part: pt, local: i, rate: l.Rate, psPerByte: psPerByte(l.Rate), delay: l.Delay}
+			p := &port{part: pt, local: int32(i), rate: l.Rate, psPerByte: psPerByte(l.Rate), delay: l.Delay}
 			p.ref = reg.Register(p)
 			n.ports[nd.ID][i] = p
 		}
@@ -298,7 +298,7 @@ func New(cfg Config) (*Network, error) {
 			if p.sw != nil {
 				p.dp = p.sw.sw
 			}
-			p.peerLocal = int32(p.peer.local)
+			p.peerLocal = p.peer.local
 			if p.peer.sw != nil {
 				p.peerDP = p.peer.sw.sw
 			} else {

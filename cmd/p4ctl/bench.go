@@ -544,21 +544,37 @@ func benchThreads(cmd *cobra.Command, s *scenario.Scenario, o *simOptions, threa
 	pr.f("benchmark %s: %d flows; %d interleaved run(s) per number of threads, fastest and median; results identical in all (sha256 %x)\n\n",
 		s.Name, base.Flows, runs, base.digest[:8])
 	tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "threads\twall s\tmedian s\tspeed-up\tmedian speed-up\tuser CPU s\tevents\twindows\tevents per window\tbalance\tframes between parts\n")
+	fmt.Fprintf(tw, "threads\twall s\tmedian s\tspeed-up\tmedian speed-up\tuser CPU s\tevents\twindows\tevents per window\tbalance\tframes between parts\tbusy s\tcritical s\twait s\n")
 	for _, c := range costs {
 		b := c.Bench
-		windows, perWindow, balance, crossings := "-", "-", "-", "-"
+		windows, perWindow, balance, crossings, busy, critical, wait := "-", "-", "-", "-", "-", "-", "-"
 		if p := b.Parallel; p != nil && p.Windows > 0 {
 			windows = fmt.Sprintf("%d", p.Windows)
 			perWindow = fmt.Sprintf("%.0f", float64(b.Events)/float64(p.Windows))
 			balance = fmt.Sprintf("%.3f", float64(b.Events)/float64(p.Critical)/float64(p.Parts))
 			crossings = fmt.Sprintf("%.1f M", float64(p.Crossings)/1e6)
+			busy = fmt.Sprintf("%.2f", p.Busy.Seconds())
+			critical = fmt.Sprintf("%.2f", p.CriticalBusy.Seconds())
+			wait = fmt.Sprintf("%.2f", p.Wait.Seconds())
 		}
-		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.1f M\t%s\t%s\t%s\t%s\n", b.Threads, b.WallSeconds, b.WallMedian, c.Speedup, c.SpeedupMedian,
-			b.UserSeconds, float64(b.Events)/1e6, windows, perWindow, balance, crossings)
+		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.1f M\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Threads, b.WallSeconds, b.WallMedian, c.Speedup, c.SpeedupMedian,
+			b.UserSeconds, float64(b.Events)/1e6, windows, perWindow, balance, crossings, busy, critical, wait)
 	}
 	tw.Flush()
-	pr.f("\nbalance: the events over the parts' share of the busiest part's, window by window (1 is perfect)\n")
+	pr.f("\nbalance: the events over the parts' share of the busiest part's, window by window (1 is perfect);\n")
+	pr.f("busy: the parts' time in their windows, summed; critical: the longest part's, summed over windows;\n")
+	pr.f("wait: the first part's time waiting for the others (all of the fastest run)\n")
+	if m := speedupModel(costs); len(m) > 0 {
+		pr.f("\nmodel of the speed-up on a core per part, from this run: t = %.1f ns per event (1 thread), s = %.1f us per window (2 threads, beyond the busiest part's events)\n",
+			m[0].eventNs, m[0].windowUs)
+		tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "parts\tcritical events\twindows\tframes between parts\tmodelled wall s\tmodelled speed-up\n")
+		for _, r := range m {
+			fmt.Fprintf(tw, "%d\t%.1f M\t%d\t%.1f M\t%.2f\t%.2f\n", r.parts, float64(r.critical)/1e6, r.windows, float64(r.crossings)/1e6, r.wall, r.speedup)
+		}
+		tw.Flush()
+		pr.f("modelled wall = t x critical events + s x windows: each window lasts as long as its busiest part, plus the meeting\n")
+	}
 	if threads[0] == 1 {
 		for _, c := range costs[1:] {
 			if c.Threads == 2 && c.Bench.Threads == 2 {
@@ -576,6 +592,50 @@ func benchThreads(cmd *cobra.Command, s *scenario.Scenario, o *simOptions, threa
 		}
 	}
 	return pr.err
+}
+
+// modelRow is the modelled run on a core per part.
+type modelRow struct {
+	parts, windows    int
+	critical          uint64
+	crossings         int64
+	wall, speedup     float64
+	eventNs, windowUs float64
+}
+
+// speedupModel models each run of costs on a machine with a core per part,
+// from the 1-thread run's time per event and the 2-thread run's time per
+// window beyond its busiest part's events: the critical events of each
+// split (the events of the busiest part, summed over windows) at the time
+// per event, plus each window's synchronisation. It needs a run on 1
+// thread and one on 2; rows are the runs with more than one part.
+func speedupModel(costs []ThreadsCost) []modelRow {
+	var one, two *BenchResult
+	for i := range costs {
+		b := &costs[i].Bench
+		switch {
+		case b.Threads == 1 && one == nil:
+			one = b
+		case b.Threads == 2 && b.Parallel != nil && two == nil:
+			two = b
+		}
+	}
+	if one == nil || two == nil || one.Events == 0 || two.Parallel.Windows == 0 {
+		return nil
+	}
+	t := one.WallSeconds / float64(one.Events)
+	s := max(0, (two.WallSeconds-t*float64(two.Parallel.Critical))/float64(two.Parallel.Windows))
+	var rows []modelRow
+	for _, c := range costs {
+		p := c.Bench.Parallel
+		if p == nil || p.Windows == 0 {
+			continue
+		}
+		wall := t*float64(p.Critical) + s*float64(p.Windows)
+		rows = append(rows, modelRow{parts: p.Parts, windows: int(p.Windows), critical: p.Critical, crossings: p.Crossings,
+			wall: wall, speedup: one.WallSeconds / wall, eventNs: t * 1e9, windowUs: s * 1e6})
+	}
+	return rows
 }
 
 // parseThreadsList reads a comma-separated list of thread counts.

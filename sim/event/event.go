@@ -334,7 +334,11 @@ func (q *Queue) RunThrough(end Time, n uint64) {
 	if q.limit < q.Executed {
 		q.limit = ^uint64(0)
 	}
-	for q.Executed < q.limit && q.settle() {
+	for q.Executed < q.limit {
+		// settle's first test, here, saves a call per event.
+		if q.pos >= len(q.curList) && !q.settle() {
+			return
+		}
 		e := q.curList[q.pos]
 		if e.at > end {
 			return
