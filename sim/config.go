@@ -92,6 +92,11 @@ type Config struct {
 	// StopAt ends the run at this time even if flows remain (0: run until
 	// every flow completes).
 	StopAt int64
+	// Threads splits the network into up to this many parts, each run by
+	// a thread of its own (0 or 1: the whole network on the calling
+	// goroutine). The results do not depend on it. Network.Threads says
+	// how many parts the network was split into, which can be fewer.
+	Threads int
 
 	// Monitoring.
 
@@ -203,6 +208,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StopAt < 0 {
 		bad("stop", "must not be negative")
+	}
+	if c.Threads < 0 {
+		bad("threads", "must not be negative, got %d", c.Threads)
 	}
 	for _, s := range []struct {
 		field    string

@@ -29,6 +29,9 @@ type flow struct {
 	start       int64
 	sentPackets int64
 	retransmits int64
+	// endAt is when the ACK that completes the flow arrives, known from
+	// when its switch sends it (with several parts; see part.watch).
+	endAt int64
 }
 
 // rxFlow is the receiver's side of a message: what it has received and
@@ -59,6 +62,7 @@ const (
 // host is a server with one RoCEv2 NIC.
 type host struct {
 	net      *Network
+	part     *part
 	ref      event.Ref
 	id       int
 	port     *port
@@ -68,6 +72,10 @@ type host struct {
 	pausedUntil [dataplane.NumPrio]int64
 	sending     []int32 // flows with data not yet sent, in round-robin order
 	rr          int
+	// starts are the host's flows in start order; nextStart is the next
+	// to start.
+	starts    []int32
+	nextStart int
 }
 
 func hostArg(kind int, f int32) uint64 { return uint64(kind)<<32 | uint64(uint32(f)) }
@@ -77,6 +85,9 @@ func (h *host) Handle(now event.Time, arg uint64) {
 	f := &h.net.flows[uint32(arg)]
 	switch arg >> 32 {
 	case hostFlowStart:
+		h.part.started++
+		h.nextStart++
+		h.scheduleStart()
 		h.addSending(f)
 		f.lastProgress = now
 		if h.net.ldcp.mode == ldcpRate {
@@ -86,9 +97,10 @@ func (h *host) Handle(now event.Time, arg uint64) {
 	case hostProbe:
 		h.ldcpProbeTimer(now, f)
 	case hostNPTimer:
+		// The receiver's timer: f is the sender's, another part's.
 		rx := &h.net.rx[uint32(arg)]
 		if rx.np.OnTimer(now, h.net.cnpInterval) {
-			h.sendCNP(now, rx, f.id)
+			h.sendCNP(now, rx, int32(uint32(arg)))
 		}
 	case hostRTO:
 		f.rtoArmed = false
@@ -109,6 +121,14 @@ func (h *host) Handle(now event.Time, arg uint64) {
 	}
 }
 
+// scheduleStart schedules the host's next flow start, if any.
+func (h *host) scheduleStart() {
+	if h.nextStart < len(h.starts) {
+		id := h.starts[h.nextStart]
+		h.part.q.At(h.net.flows[id].start, h.ref, hostArg(hostFlowStart, id))
+	}
+}
+
 func (h *host) addSending(f *flow) {
 	if !f.sending && f.sndNxt < f.size {
 		f.sending = true
@@ -121,7 +141,7 @@ func (h *host) armRTO(f *flow) {
 		return
 	}
 	f.rtoArmed = true
-	h.net.q.At(max(f.lastProgress+h.net.cfg.RTO, h.net.q.Now()+1), h.ref, hostArg(hostRTO, f.id))
+	h.part.q.At(max(f.lastProgress+h.net.cfg.RTO, h.part.q.Now()+1), h.ref, hostArg(hostRTO, f.id))
 }
 
 func (h *host) paused(prio uint8, at int64) bool { return h.pausedUntil[prio] > at }
@@ -160,7 +180,7 @@ func (h *host) dequeue(now int64) *dataplane.Packet {
 func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
 	n := h.net
 	payload := int32(min(int64(n.cfg.MTU), f.size-f.sndNxt))
-	p := n.pool.get()
+	p := h.part.pool.get()
 	*p = dataplane.Packet{
 		Kind: dataplane.Data, Prio: f.prio, ECN: n.dataECN,
 		Size: payload + dataplane.RoCEHeaders + dataplane.EthOverhead,
@@ -179,7 +199,7 @@ func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
 	f.sndNxt += int64(payload)
 	f.highest = max(f.highest, f.sndNxt)
 	f.sentPackets++
-	n.dataPackets++
+	h.part.dataPackets++
 	rate := h.lineRate
 	switch {
 	case n.cc:
@@ -243,7 +263,7 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 		}
 		if f.sndUna >= f.size && f.finish == 0 {
 			f.finish = now
-			n.completed(f)
+			h.part.completed(now, f)
 		}
 	case dataplane.CNP:
 		switch {
@@ -253,7 +273,7 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 			n.ldcp.rate[p.Flow].OnCNP(now)
 		}
 	case dataplane.CN:
-		n.cns.Release(p.Aux) // RCM notifications are for switches
+		h.part.cns.Release(p.Aux) // RCM notifications are for switches
 	case dataplane.Probe:
 		h.ldcpProbe(now, p)
 	case dataplane.ProbeReply:
@@ -263,13 +283,13 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 		if p.PauseQuanta == 0 {
 			h.pausedUntil[q] = 0
 			h.port.kick(now)
-			n.hostResumes++
+			h.part.hostResumes++
 		} else {
 			h.pausedUntil[q] = now + int64(math.Ceil(float64(p.PauseQuanta)*512/h.lineRate*1e12))
-			n.hostPauses++
+			h.part.hostPauses++
 		}
 	}
-	n.pool.put(p)
+	h.part.pool.put(p)
 }
 
 func (h *host) receiveData(now int64, p *dataplane.Packet) {
@@ -288,7 +308,7 @@ func (h *host) receiveData(now int64, p *dataplane.Packet) {
 		if send, wake := rx.np.OnMarked(now, n.cnpInterval); send {
 			h.sendCNP(now, rx, p.Flow)
 		} else if wake != 0 {
-			n.q.At(wake, h.ref, hostArg(hostNPTimer, p.Flow))
+			h.part.q.At(wake, h.ref, hostArg(hostNPTimer, p.Flow))
 		}
 	}
 	// Every marked packet counts, in order or not, so that a NACK carries
@@ -303,7 +323,7 @@ func (h *host) receiveData(now int64, p *dataplane.Packet) {
 			h.sendAck(now, rx, p.Flow, dataplane.Ack)
 		}
 	case p.Seq > rx.expected:
-		n.outOfOrder++
+		h.part.outOfOrder++
 		// A gap: go-back-N asks once per missing offset.
 		if !rx.nackSent || rx.lastNack != rx.expected {
 			rx.nackSent, rx.lastNack = true, rx.expected
@@ -331,7 +351,7 @@ func (h *host) sendCtrl(now int64, p *dataplane.Packet) {
 
 func (h *host) sendAck(now int64, rx *rxFlow, id int32, kind dataplane.Kind) {
 	n := h.net
-	p := n.pool.get()
+	p := h.part.pool.get()
 	*p = dataplane.Packet{
 		Kind: kind, Prio: rx.prio, Size: dataplane.AckFrame + dataplane.EthOverhead,
 		Flow: id, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
@@ -345,13 +365,11 @@ func (h *host) sendAck(now int64, rx *rxFlow, id int32, kind dataplane.Kind) {
 }
 
 func (h *host) sendCNP(now int64, rx *rxFlow, id int32) {
-	n := h.net
-	p := n.pool.get()
+	p := h.part.pool.get()
 	*p = dataplane.Packet{
 		Kind: dataplane.CNP, Prio: rx.prio, Size: dataplane.CNPFrame + dataplane.EthOverhead,
 		Flow: id, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
 		Hash: rx.ackHash,
 	}
-	n.cnps++
 	h.sendCtrl(now, p)
 }

@@ -149,7 +149,7 @@ func (h *host) ldcpData(now int64, rx *rxFlow, p *dataplane.Packet) {
 	n := h.net
 	r := &n.ldcp.rx[p.Flow]
 	if p.Seq > r.Expected() {
-		n.outOfOrder++
+		h.part.outOfOrder++
 	}
 	acks, k := r.OnData(now, p.Seq, int(p.Payload), p.ECN == dataplane.CE, p.Aux&dataplane.AuxAckReq != 0)
 	rx.expected = r.Expected()
@@ -158,7 +158,7 @@ func (h *host) ldcpData(now int64, rx *rxFlow, p *dataplane.Packet) {
 		if a.NAK {
 			kind = dataplane.Nack
 		}
-		q := n.pool.get()
+		q := h.part.pool.get()
 		*q = dataplane.Packet{
 			Kind: kind, Prio: rx.prio, Size: dataplane.AckFrame + dataplane.EthOverhead,
 			Flow: p.Flow, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
@@ -173,7 +173,7 @@ func (h *host) ldcpData(now int64, rx *rxFlow, p *dataplane.Packet) {
 func (h *host) ldcpSendProbe(now int64, f *flow) {
 	n := h.net
 	n.ldcp.rate[f.id].OnProbeSent(now)
-	p := n.pool.get()
+	p := h.part.pool.get()
 	*p = dataplane.Packet{
 		Kind: dataplane.Probe, Prio: f.prio, ECN: dataplane.ECT0, Size: ldcpProbeFrame,
 		Flow: f.id, Src: int32(f.src.id), Dst: int32(f.dst.id), SPort: f.sport, DPort: f.dport,
@@ -193,14 +193,14 @@ func (h *host) ldcpProbeTimer(now int64, f *flow) {
 	if r.ProbeDue(now) {
 		h.ldcpSendProbe(now, f)
 	}
-	h.net.q.At(r.NextProbeTime(now), h.ref, hostArg(hostProbe, f.id))
+	h.part.q.At(r.NextProbeTime(now), h.ref, hostArg(hostProbe, f.id))
 }
 
 // ldcpProbe answers an RTT probe at the receiver, in the reverse path's
 // data queue.
 func (h *host) ldcpProbe(now int64, p *dataplane.Packet) {
 	rx := &h.net.rx[p.Flow]
-	q := h.net.pool.get()
+	q := h.part.pool.get()
 	*q = dataplane.Packet{
 		Kind: dataplane.ProbeReply, Prio: rx.prio, ECN: dataplane.ECT0, Size: ldcpProbeFrame,
 		Flow: p.Flow, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,

@@ -40,16 +40,25 @@ type port struct {
 	peerLocal int32
 	ref       event.Ref
 
-	psPerByte int64
-	delay     int64
-	dp        *dataplane.Switch // the switch model behind this port, nil for a host
-	peerHost  *host
-	net       *Network
-	sw        *switchNode // the owner: a switch,
-	host      *host       // or a host
-	local     int         // port number at the node
-	peer      *port       // the other end
-	rate      float64
+	// What a transmission reads besides: whether the frame crosses to
+	// another part (the peer's part then holds the wire and frames leave
+	// through this part's outbox) or completes a flow the parts must hear
+	// of (ports facing hosts, with several parts: part.watch); the part
+	// that runs the arrivals (the peer's) and the port's own (its
+	// wake-ups).
+	cut, watch bool
+	local      int32 // port number at the node
+	psPerByte  int64
+	delay      int64
+	rx         *part
+	part       *part
+	dp         *dataplane.Switch // the switch model behind this port, nil for a host
+	peerHost   *host
+
+	sw   *switchNode // the owner: a switch,
+	host *host       // or a host
+	peer *port       // the other end
+	rate float64
 
 	// stats
 	busyTime int64
@@ -82,7 +91,7 @@ func (p *port) kick(now int64) {
 	}
 	var pkt *dataplane.Packet
 	if p.dp != nil {
-		pkt = p.dp.Dequeue(now, p.local)
+		pkt = p.dp.Dequeue(now, int(p.local))
 	} else {
 		pkt = p.host.dequeue(now)
 	}
@@ -101,7 +110,7 @@ func (p *port) idle(now int64) bool { return p.busyUntil <= now }
 // next asks the owner when it may next have a packet for the port.
 func (p *port) next(after int64) int64 {
 	if p.dp != nil {
-		return p.dp.Next(p.local, after)
+		return p.dp.Next(int(p.local), after)
 	}
 	return p.host.next(after)
 }
@@ -124,29 +133,38 @@ func (p *port) transmit(now int64, pkt *dataplane.Packet) {
 	p.busyUntil = now + ser
 	p.busyTime += ser
 	at := p.busyUntil + p.delay
+	if p.cut {
+		p.part.send(p, pkt, at)
+		return
+	}
+	if p.watch {
+		p.part.watch(pkt, at)
+	}
 	if p.wire.n == 0 {
-		p.net.q.At(at, p.ref, evArrive)
+		p.rx.q.At(at, p.ref, evArrive)
 	}
 	p.wire.push(pkt, at)
 }
 
 // wake makes sure the port is woken at t (or earlier).
 func (p *port) wake(t int64) {
-	if p.wakeAt != 0 && p.wakeAt <= t && p.wakeAt >= p.net.q.Now() {
+	if p.wakeAt != 0 && p.wakeAt <= t && p.wakeAt >= p.part.q.Now() {
 		return
 	}
 	p.wakeAt = t
-	p.net.q.At(t, p.ref, evWake)
+	p.part.q.At(t, p.ref, evWake)
 }
 
-// Handle runs the port's events.
+// Handle runs the port's events: wake-ups in the port's part, arrivals in
+// the peer's.
 func (p *port) Handle(now event.Time, arg uint64) {
 	if arg == evArrive {
+		rx := p.rx
 		pkt := p.wire.pop()
 		if p.wire.n > 0 {
-			p.net.q.At(p.wire.headAt, p.ref, evArrive)
+			rx.q.At(p.wire.headAt, p.ref, evArrive)
 		}
-		p.net.hops++
+		rx.hops++
 		if p.peerDP != nil {
 			p.peerDP.Receive(now, int(p.peerLocal), pkt)
 		} else {

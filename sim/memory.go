@@ -17,6 +17,11 @@ const (
 	memPerPort       = 2600     // both ends of a link count: sim and dataplane port, counters
 	memPerRouteEntry = 8        // switches x edge switches: the route table and each switch's FIB word
 	memPerFlow       = 1200     // sender, receiver, DCQCN state, record, packets in flight
+	// memPerThread is what each part beyond the first adds when a run is
+	// split over threads (Config.Threads): its event queue's wheel and
+	// pool, its outboxes and its goroutine. The network itself is not
+	// copied: each part holds its share of the nodes, flows and packets.
+	memPerThread = 1 << 20
 )
 
 // MemoryEstimate is a run's expected peak memory, by part, in bytes.
@@ -37,7 +42,7 @@ func (m MemoryEstimate) Total() int64 {
 // without one, the last flow's start, so a run that goes on much longer
 // than that with fine sampling takes more.
 func EstimateMemory(cfg Config) MemoryEstimate {
-	m := MemoryEstimate{Base: memBase}
+	m := MemoryEstimate{Base: memBase + int64(max(cfg.Threads, 1)-1)*memPerThread}
 	t := cfg.Topology
 	if t == nil {
 		return m

@@ -9,13 +9,17 @@ import (
 	"github.com/p4rcm/p4rcm/dataplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/sim/event"
+	"github.com/p4rcm/p4rcm/sim/partition"
 	"github.com/p4rcm/p4rcm/sim/topo"
 )
 
-// Network is one simulation: the event queue, the nodes, links and flows.
+// Network is one simulation: the nodes, links and flows, split into
+// parts (one per thread) that each have their own event queue.
 type Network struct {
 	cfg      Config
-	q        event.Queue
+	parts    []*part
+	plan     partition.Plan
+	window   int64 // the parts' lookahead: the longest window a part may run alone
 	topo     *topo.Topology
 	routes   *topo.Routes
 	hosts    []*host // by node ID; nil for switches
@@ -23,31 +27,26 @@ type Network struct {
 	ports    [][]*port // by node ID, by local port number
 	flows    []flow
 	rx       []rxFlow
-	pool     pool
 	cc       bool
 	dataECN  uint8
 	hostRate float64
-	lossless uint8 // priorities with PFC
-	cns      *dataplane.CNStore
+	lossless uint8            // priorities with PFC
 	byHash   map[uint32][]int // FlowsWithHash, made on first use
 	ldcp     ldcpState
 	// cnpInterval is the NPs' least time between CNPs of a flow: DCQCN's
 	// N, or LDCP's for its rate variant.
 	cnpInterval int64
 
-	// flow starts, in start order
-	startOrder []int32
-	nextStart  int
+	// The run's end and what it found, set by Run.
+	end    int64
+	faults []string
+	stats  ParallelStats
+	// The deadlock check: when it is next due, and the data packets sent
+	// when they last changed.
+	nextCheck, lastChange int64
+	lastData              int64
 
-	done        int
-	dataPackets int64
-	hops        int64
-	cnps        int64
-	outOfOrder  int64
-	hostPauses  int64
-	hostResumes int64
-	faults      []string
-
+	samplers     []*sampler
 	queueSamples []QueueSample
 	rateSamples  []RateSample
 	ccSamples    []CCSample
@@ -56,22 +55,22 @@ type Network struct {
 // switchNode binds a dataplane switch to the simulator: it is the switch's
 // Env and the node behind its ports.
 type switchNode struct {
-	net   *Network
+	part  *part
 	ref   event.Ref
 	id    int
 	sw    *dataplane.Switch
 	ports []*port
 }
 
-func (s *switchNode) Kick(port int)                    { s.ports[port].kick(s.net.q.Now()) }
-func (s *switchNode) Timer(at int64, id uint64)        { s.net.q.At(at, s.ref, id) }
-func (s *switchNode) NewPacket() *dataplane.Packet     { return s.net.pool.get() }
-func (s *switchNode) Free(p *dataplane.Packet)         { s.net.pool.put(p) }
+func (s *switchNode) Kick(port int)                    { s.ports[port].kick(s.part.q.Now()) }
+func (s *switchNode) Timer(at int64, id uint64)        { s.part.q.At(at, s.ref, id) }
+func (s *switchNode) NewPacket() *dataplane.Packet     { return s.part.pool.get() }
+func (s *switchNode) Free(p *dataplane.Packet)         { s.part.pool.put(p) }
 func (s *switchNode) Handle(now event.Time, id uint64) { s.sw.OnTimer(now, id) }
 
-func (s *switchNode) Idle(port int) bool { return s.ports[port].idle(s.net.q.Now()) }
+func (s *switchNode) Idle(port int) bool { return s.ports[port].idle(s.part.q.Now()) }
 func (s *switchNode) TrySend(port int, p *dataplane.Packet) bool {
-	pt, now := s.ports[port], s.net.q.Now()
+	pt, now := s.ports[port], s.part.q.Now()
 	if !pt.idle(now) {
 		return false
 	}
@@ -79,7 +78,7 @@ func (s *switchNode) TrySend(port int, p *dataplane.Packet) bool {
 	return true
 }
 func (s *switchNode) Send(port int, p *dataplane.Packet) {
-	s.ports[port].transmit(s.net.q.Now(), p) // likewise
+	s.ports[port].transmit(s.part.q.Now(), p) // likewise
 }
 
 // fib is one switch's routes, laid out for the per-packet lookup: one
@@ -169,6 +168,8 @@ func New(cfg Config) (*Network, error) {
 	}
 	t := cfg.Topology
 	n := &Network{cfg: cfg, topo: t, cc: cfg.CC == "dcqcn"}
+	n.split(cfg.Threads)
+	reg := &n.parts[0].q // every handler is registered here; the others share them
 	// LDCP's window sender decides per packet (first-RTT packets are not
 	// ECN-capable); its rate variant's packets all are.
 	if n.cc || cfg.ECNMarking || cfg.CC == "ldcp-rate" {
@@ -182,14 +183,20 @@ func New(cfg Config) (*Network, error) {
 		n.ports[nd.ID] = make([]*port, len(adj[nd.ID]))
 		for i, ap := range adj[nd.ID] {
 			l := t.Links[ap.Link]
-			p := &port{net: n, local: i, rate: l.Rate, psPerByte: psPerByte(l.Rate), delay: l.Delay}
-			p.ref = n.q.Register(p)
+			pt := n.parts[n.plan.Of[nd.ID]]
+			p := &port{part: pt, local: int32(i), rate: l.Rate, psPerByte: psPerByte(l.Rate), delay: l.Delay}
+			p.ref = reg.Register(p)
 			n.ports[nd.ID][i] = p
 		}
 	}
 	for _, nd := range t.Nodes {
 		for i, ap := range adj[nd.ID] {
-			n.ports[nd.ID][i].peer = n.ports[ap.Peer.Node][ap.Peer.Port]
+			p := n.ports[nd.ID][i]
+			p.peer = n.ports[ap.Peer.Node][ap.Peer.Port]
+			// Frames arrive in the peer's part: across a cut, the peer's
+			// part holds the wire and runs the arrivals.
+			p.rx = p.peer.part
+			p.cut = p.rx != p.part
 		}
 	}
 	n.hostRate = math.Inf(1)
@@ -198,8 +205,6 @@ func New(cfg Config) (*Network, error) {
 			n.hostRate = math.Min(n.hostRate, n.ports[nd.ID][0].rate)
 		}
 	}
-	cns := &dataplane.CNStore{}
-	n.cns = cns
 	lossless := uint8(0)
 	if cfg.PFC {
 		for _, q := range cfg.LosslessPriorities {
@@ -224,8 +229,8 @@ func New(cfg Config) (*Network, error) {
 	for _, nd := range t.Nodes {
 		ports := n.ports[nd.ID]
 		if nd.Kind == topo.Host {
-			h := &host{net: n, id: nd.ID, port: ports[0], lineRate: ports[0].rate}
-			h.ref = n.q.Register(h)
+			h := &host{net: n, part: ports[0].part, id: nd.ID, port: ports[0], lineRate: ports[0].rate}
+			h.ref = reg.Register(h)
 			ports[0].host = h
 			n.hosts[nd.ID] = h
 			continue
@@ -233,7 +238,7 @@ func New(cfg Config) (*Network, error) {
 		sc := dataplane.Config{
 			Name: nd.Name, Buffer: cfg.Buffer, Lossless: lossless, XONOffset: xon,
 			PauseQuanta: cfg.PauseQuanta, QueueLimit: cfg.QueueLimit,
-			Seed: cfg.Seed ^ mixSeed(uint64(nd.ID)), RCM: cfg.RCM, CNs: cns,
+			Seed: cfg.Seed ^ mixSeed(uint64(nd.ID)), RCM: cfg.RCM, CNs: n.parts[n.plan.Of[nd.ID]].cns,
 		}
 		if cfg.RCMTrace != nil {
 			name := nd.Name
@@ -256,8 +261,8 @@ func New(cfg Config) (*Network, error) {
 		if err := sc.Check(); err != nil {
 			return nil, err
 		}
-		s := &switchNode{net: n, id: nd.ID, ports: ports}
-		s.ref = n.q.Register(s)
+		s := &switchNode{part: n.parts[n.plan.Of[nd.ID]], id: nd.ID, ports: ports}
+		s.ref = reg.Register(s)
 		n.switches[nd.ID] = s
 		configs[nd.ID] = sc
 	}
@@ -298,7 +303,7 @@ func New(cfg Config) (*Network, error) {
 			if p.sw != nil {
 				p.dp = p.sw.sw
 			}
-			p.peerLocal = int32(p.peer.local)
+			p.peerLocal = p.peer.local
 			if p.peer.sw != nil {
 				p.peerDP = p.peer.sw.sw
 			} else {
@@ -332,13 +337,21 @@ func New(cfg Config) (*Network, error) {
 	if n.ldcp.mode == ldcpRate {
 		n.cnpInterval = cfg.LDCP.CNPInterval
 	}
-	n.startOrder = make([]int32, len(n.flows))
-	for i := range n.startOrder {
-		n.startOrder[i] = int32(i)
+	// Each host starts its flows in start order, those of one time in
+	// flow order.
+	for i := range n.flows {
+		h := n.flows[i].src
+		h.starts = append(h.starts, int32(i))
 	}
-	sort.SliceStable(n.startOrder, func(a, b int) bool {
-		return n.flows[n.startOrder[a]].start < n.flows[n.startOrder[b]].start
-	})
+	for _, h := range n.hosts {
+		if h != nil {
+			sort.SliceStable(h.starts, func(a, b int) bool { return n.flows[h.starts[a]].start < n.flows[h.starts[b]].start })
+		}
+	}
+	for _, pt := range n.parts[1:] {
+		pt.q.ShareHandlers(reg)
+	}
+	n.watchEnds()
 	return n, nil
 }
 
@@ -414,85 +427,4 @@ func mixSeed(x uint64) uint64 {
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
-}
-
-// completed records a finished flow.
-func (n *Network) completed(f *flow) {
-	n.done++
-}
-
-// flowStarter starts flows in start order, one event per distinct start time.
-type flowStarter struct {
-	n   *Network
-	ref event.Ref
-}
-
-func (s *flowStarter) Handle(now event.Time, _ uint64) {
-	n := s.n
-	for n.nextStart < len(n.startOrder) {
-		f := &n.flows[n.startOrder[n.nextStart]]
-		if f.start > now {
-			n.q.At(f.start, s.ref, 0)
-			return
-		}
-		n.nextStart++
-		f.src.Handle(now, hostArg(hostFlowStart, f.id))
-	}
-}
-
-// Run simulates until every flow completes (or StopAt) and returns the
-// results.
-func Run(cfg Config) (*Results, error) {
-	n, err := New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	n.Run()
-	return n.Results(), nil
-}
-
-// stallLimit ends a run in which flows are pending but no data packet has
-// been sent for this long: a deadlock, which is reported as a fault.
-const stallLimit = 200 * event.Millisecond
-
-// Run runs the simulation.
-func (n *Network) Run() {
-	if len(n.startOrder) > 0 {
-		s := &flowStarter{n: n}
-		s.ref = n.q.Register(s)
-		n.q.At(n.flows[n.startOrder[0]].start, s.ref, 0)
-	}
-	n.startSamplers()
-	total := len(n.flows)
-	lastData, lastChange := int64(-1), int64(0)
-	stop := n.cfg.StopAt
-	for n.done < total || stop > 0 {
-		if stop > 0 {
-			if at, ok := n.q.Peek(); !ok || at > stop {
-				n.q.RunUntil(stop)
-				break
-			}
-		}
-		if !n.q.Step() {
-			if n.done < total {
-				n.faults = append(n.faults, fmt.Sprintf("event queue ran dry at %d ps with %d of %d flows incomplete", n.q.Now(), total-n.done, total))
-			}
-			break
-		}
-		if n.q.Executed&0xffff == 0 {
-			now := n.q.Now()
-			if n.cfg.Progress != nil {
-				n.cfg.Progress(now, n.done, total)
-			}
-			if n.dataPackets != lastData {
-				lastData, lastChange = n.dataPackets, now
-			} else if now-lastChange > stallLimit && n.nextStart >= len(n.startOrder) && n.done < total {
-				n.faults = append(n.faults, fmt.Sprintf("no data sent for %d ms at %d ps with %d flows incomplete: deadlock", stallLimit/event.Millisecond, now, total-n.done))
-				break
-			}
-		}
-	}
-	if n.cfg.Progress != nil {
-		n.cfg.Progress(n.q.Now(), n.done, total)
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/p4rcm/p4rcm/dataplane"
-	"github.com/p4rcm/p4rcm/sim/event"
 	"github.com/p4rcm/p4rcm/sim/topo"
 )
 
@@ -129,10 +128,17 @@ type CCSample struct {
 // Results collects the outcome of the run so far.
 func (n *Network) Results() *Results {
 	r := &Results{
-		HostPauses: n.hostPauses, HostResumes: n.hostResumes, Drops: map[string]int64{}, Faults: append([]string(nil), n.faults...),
+		Drops: map[string]int64{}, Faults: append([]string(nil), n.faults...),
 		QueueSamples: n.queueSamples, RateSamples: n.rateSamples, CCSamples: n.ccSamples,
-		End: n.q.Now(), Events: n.q.Executed, DataPackets: n.dataPackets, PacketHops: n.hops,
-		OutOfOrder: n.outOfOrder,
+		End: n.end,
+	}
+	for _, pt := range n.parts {
+		r.HostPauses += pt.hostPauses
+		r.HostResumes += pt.hostResumes
+		r.Events += pt.q.Executed
+		r.DataPackets += pt.dataPackets
+		r.PacketHops += pt.hops
+		r.OutOfOrder += pt.outOfOrder
 	}
 	r.Flows = make([]FlowRecord, len(n.flows))
 	for i := range n.flows {
@@ -227,12 +233,14 @@ func IdealFCT(routes *topo.Routes, src, dst int, size int64, mtu int) int64 {
 	return base + int64(math.Ceil(wire*8e12/pi.MinRate))
 }
 
-// sampler takes queue and rate samples at fixed intervals.
+// sampler takes samples at fixed intervals. Samples are taken between
+// windows, with every event up to the sample's time run in every part,
+// so that they see the same state however the network is split.
 type sampler struct {
-	n    *Network
-	ref  event.Ref
-	kind uint64
-	last []int64 // per sampled flow: delivered bytes at the last sample
+	kind     int
+	next     int64 // when the next sample is due; maxTime when no more are
+	interval int64
+	last     []int64 // per sampled flow: delivered bytes at the last sample
 }
 
 const (
@@ -243,9 +251,7 @@ const (
 
 func (n *Network) startSamplers() {
 	if qs := n.cfg.QueueSampling; qs.Interval > 0 && qs.Max > 0 {
-		s := &sampler{n: n, kind: sampleQueues}
-		s.ref = n.q.Register(s)
-		n.q.At(qs.Interval, s.ref, 0)
+		n.samplers = append(n.samplers, &sampler{kind: sampleQueues, next: qs.Interval, interval: qs.Interval})
 	}
 	if rs := n.cfg.RateSampling; rs.Interval > 0 {
 		flows := rs.Flows
@@ -256,9 +262,7 @@ func (n *Network) startSamplers() {
 			}
 			n.cfg.RateSampling.Flows = flows
 		}
-		s := &sampler{n: n, kind: sampleRates, last: make([]int64, len(flows))}
-		s.ref = n.q.Register(s)
-		n.q.At(rs.Interval, s.ref, 0)
+		n.samplers = append(n.samplers, &sampler{kind: sampleRates, next: rs.Interval, interval: rs.Interval, last: make([]int64, len(flows))})
 	}
 	if cs := n.cfg.CCSampling; cs.Interval > 0 && (n.cc || n.ldcp.mode != ldcpOff) {
 		if len(cs.Flows) == 0 {
@@ -267,15 +271,14 @@ func (n *Network) startSamplers() {
 				n.cfg.CCSampling.Flows[i] = i
 			}
 		}
-		s := &sampler{n: n, kind: sampleCC}
-		s.ref = n.q.Register(s)
-		n.q.At(0, s.ref, 0)
+		n.samplers = append(n.samplers, &sampler{kind: sampleCC, next: 0, interval: cs.Interval})
 	}
 }
 
-// Handle takes a sample and schedules the next while flows remain.
-func (s *sampler) Handle(now event.Time, _ uint64) {
-	n := s.n
+// take takes the sample due at now, with every event up to now run, and
+// sets the time of the next.
+func (s *sampler) take(n *Network, now int64) {
+	s.next = now + s.interval
 	switch s.kind {
 	case sampleQueues:
 		qs := n.cfg.QueueSampling
@@ -306,19 +309,13 @@ func (s *sampler) Handle(now event.Time, _ uint64) {
 		}
 		if len(n.queueSamples) >= qs.Max {
 			n.queueSamples = n.queueSamples[:qs.Max]
-			return
-		}
-		if n.done < len(n.flows) {
-			n.q.At(now+qs.Interval, s.ref, 0)
+			s.next = maxTime
 		}
 	case sampleRates:
 		for i, id := range n.cfg.RateSampling.Flows {
 			d := n.rx[id].expected
 			n.rateSamples = append(n.rateSamples, RateSample{Time: now, Flow: id, Bytes: d - s.last[i]})
 			s.last[i] = d
-		}
-		if n.done < len(n.flows) {
-			n.q.At(now+n.cfg.RateSampling.Interval, s.ref, 0)
 		}
 	case sampleCC:
 		for _, id := range n.cfg.CCSampling.Flows {
@@ -337,9 +334,6 @@ func (s *sampler) Handle(now event.Time, _ uint64) {
 				n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id,
 					Rate: f.rp.Rate(now), Target: f.rp.Target(now), Alpha: f.rp.Alpha(now)})
 			}
-		}
-		if n.done < len(n.flows) {
-			n.q.At(now+n.cfg.CCSampling.Interval, s.ref, 0)
 		}
 	}
 }

@@ -166,6 +166,13 @@ study.csv, study.json and report.html.
 values of its own (an ablation such as no-sar=rcm,rcm.sar=false, or a
 tuning) beside the schemes.
 
+Runs share the cores: --jobs runs go at once (one per CPU by default), and
+each gets the CPUs left to it (CPUs / runs at once) as threads when its
+network has enough hosts to gain from them, as 'p4ctl sim run --threads'
+does; --threads T gives every run T and makes the default --jobs
+CPUs / T. Many small runs are best run side by side on one thread each;
+one large run on every core. The results do not depend on either.
+
 Each run (point, seed, scheme) has a stable index; --list-runs prints them
 and writes nothing. --shard i/N runs only the i-th of N near-equal blocks of
 runs (from 0) and writes a partial directory that records the study it
@@ -233,8 +240,11 @@ written, and the command exits 1.`,
 				vs = append(vs, x)
 			}
 			p := newProgress(cmd.ErrOrStderr(), o.quiet)
+			if o.threads > 0 && !f.Changed("jobs") {
+				jobs = max(1, runtime.NumCPU()/o.threads) // the cores shared between runs and threads
+			}
 			spec := experiment.Spec{Scenario: s, Vary: sweep, Schemes: all, Variants: vs, Seeds: list, Level: level, Jobs: jobs,
-				Shard: shard, Version: versionString(), Progress: p.runs}
+				Threads: o.threads, Shard: shard, Version: versionString(), Progress: p.runs}
 			if err := experiment.Check(spec); err != nil {
 				return usageErrorf("%v", trimPrefix(err))
 			}
@@ -290,6 +300,7 @@ written, and the command exits 1.`,
 		},
 	}
 	o.addFlags(cmd, defaultExperimentPreset)
+	o.addThreadsFlag(cmd)
 	fs := cmd.Flags()
 	_ = fs.MarkHidden("scheme") // --schemes instead; kept to say so when used
 	fs.Lookup("seed").Usage = "the scenario's seed, the first of --seeds N"
@@ -306,7 +317,7 @@ written, and the command exits 1.`,
 	fs.Var(&parsedValue[float64]{dst: &level, parse: parseLevel, typ: "fraction", text: strconv.FormatFloat(level, 'f', -1, 64)},
 		"confidence", "confidence level of the intervals and tests")
 	fs.Var(&parsedValue[int]{dst: &jobs, parse: parseCount, typ: "int", text: strconv.Itoa(jobs)},
-		"jobs", "how many runs go at once; the default is the number of CPUs")
+		"jobs", "how many runs go at once; the default is the number of CPUs, or with --threads T the number of CPUs / T. By default each run gets the CPUs / jobs threads (if its network is large enough)")
 	fs.StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/experiment-<scenario name>[-shard<i>of<N>])")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON (comparison.json, or study.json for a sweep) instead of the table")
 	cmd.AddCommand(newExperimentMergeCmd())

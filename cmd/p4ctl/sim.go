@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +48,9 @@ type simOptions struct {
 	k        int
 	hosts    int
 	quiet    bool
+	// threads is --threads, where the command has it: 0 picks
+	// (sim.DefaultThreads).
+	threads int
 }
 
 func (o *simOptions) addFlags(cmd *cobra.Command, defaultPreset string) {
@@ -62,6 +66,37 @@ func (o *simOptions) addFlags(cmd *cobra.Command, defaultPreset string) {
 	fs.IntVar(&o.k, "k", 0, "fat-tree arity (k^3/4 hosts)")
 	fs.IntVar(&o.hosts, "hosts", 0, "fat-tree size in hosts, k^3/4 for an even k (16, 54, 128, 250, 432, ...); sets k")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+}
+
+// addThreadsFlag adds --threads, for the commands that simulate.
+func (o *simOptions) addThreadsFlag(cmd *cobra.Command) {
+	cmd.Flags().Var(&parsedValue[int]{dst: &o.threads, parse: parseCount, typ: "int", text: "auto"}, "threads",
+		"threads to run each simulation on; the results are the same for any number (default: one per core when the network has "+
+			strconv.Itoa(sim.MinParallelHosts)+" hosts or more, else 1)")
+}
+
+// threadsFor is how many threads a run of cfg gets on cores cores:
+// --threads, else sim.DefaultThreads.
+func (o *simOptions) threadsFor(cfg sim.Config, cores int) int {
+	if o.threads > 0 {
+		return o.threads
+	}
+	return sim.DefaultThreads(cfg, cores)
+}
+
+// threadsNote says, on w, why n runs on fewer threads than asked for.
+func threadsNote(w io.Writer, n *sim.Network, asked int, quiet bool) {
+	if note := n.ThreadsNote(); note != "" && !quiet && asked > n.Threads() {
+		fmt.Fprintf(w, "note: %d thread(s) instead of %d: %s\n", n.Threads(), asked, note)
+	}
+}
+
+// threadsText is "1 thread", "2 threads".
+func threadsText(n int) string {
+	if n == 1 {
+		return "1 thread"
+	}
+	return strconv.Itoa(n) + " threads"
 }
 
 // load reads the scenario named by the arguments and applies the flags.
@@ -367,6 +402,12 @@ fault and exits 1.`,
 			}
 			p := newProgress(cmd.ErrOrStderr(), o.quiet)
 			start := time.Now()
+			cfg.Threads = o.threadsFor(cfg, runtime.NumCPU())
+			if trace != nil && cfg.Threads > 1 {
+				// The trace is written in the order RCM decides, which only
+				// one thread gives.
+				cfg.Threads = 1
+			}
 			n, err := newNetwork(cmd, cfg, p, o.quiet)
 			if err != nil {
 				return err
@@ -374,6 +415,7 @@ fault and exits 1.`,
 			if trace != nil {
 				trace.net = n
 			}
+			threadsNote(cmd.ErrOrStderr(), n, cfg.Threads, o.quiet)
 			n.Run()
 			p.finish()
 			res := n.Results()
@@ -403,7 +445,7 @@ fault and exits 1.`,
 				if err := report.WriteSummaryText(w, sum); err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "wall time %.1f s; results in %s (%s)\n", wall.Seconds(), out, strings.Join(baseNames(files), ", "))
+				fmt.Fprintf(w, "wall time %.1f s on %s; results in %s (%s)\n", wall.Seconds(), threadsText(n.Threads()), out, strings.Join(baseNames(files), ", "))
 			}
 			if len(res.Faults) > 0 {
 				return fmt.Errorf("the run has %d fault(s): %s", len(res.Faults), res.Faults[0])
@@ -412,6 +454,7 @@ fault and exits 1.`,
 		},
 	}
 	o.addFlags(cmd, "default")
+	o.addThreadsFlag(cmd)
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (default p4rcm-out/<scenario name>)")
 	cmd.Flags().Bool("ns3-fct", false, "")
 	_ = cmd.Flags().MarkDeprecated("ns3-fct", "fct.txt is always written")

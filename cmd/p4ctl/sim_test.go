@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/p4rcm/p4rcm/internal/testfs"
+	"github.com/p4rcm/p4rcm/sim/scenario"
 )
 
 const tinyScenario = `name: tiny
@@ -370,5 +373,112 @@ workload:
 	code, _, stderr = p4ctl("sim", "run", scen, "--scheme", "dcqcn", "--rcm-trace", "--out", filepath.Join(dir, "out2"))
 	if code != exitUsage || !strings.Contains(stderr, "--rcm-trace: scheme dcqcn runs no RCM") {
 		t.Errorf("dcqcn with --rcm-trace: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}
+
+// smallFatTree splits into parts: a k = 4 fat tree with flows between
+// pods.
+const smallFatTree = `name: small
+description: a k=4 fat tree, flows across pods
+topology: {kind: fattree, k: 4, host_rate: 100G, delay: 1us}
+workload: {kind: poisson, cdf: websearch, load: 0.5, duration: 100us}
+`
+
+// sim run writes the same bytes on any number of threads, says how many
+// it ran on, and says why when it runs on fewer than asked.
+func TestSimRunThreads(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "small.yaml", smallFatTree)
+	var first map[string][]byte
+	for _, threads := range []string{"1", "2", "3"} {
+		out := filepath.Join(dir, "out"+threads)
+		code, stdout, stderr := p4ctl("sim", "run", scen, "-q", "--threads", threads, "-o", out)
+		if code != 0 {
+			t.Fatalf("--threads %s: exit %d: %s", threads, code, stderr)
+		}
+		if want := "on " + threads + " thread"; !strings.Contains(stdout, want) {
+			t.Errorf("--threads %s: no %q in\n%s", threads, want, stdout)
+		}
+		files := map[string][]byte{}
+		for _, name := range []string{"flows.csv", "fct.txt", "ports.csv", "summary.txt", "summary.json"} {
+			data, err := os.ReadFile(filepath.Join(out, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[name] = data
+		}
+		if first == nil {
+			first = files
+			continue
+		}
+		for name, data := range files {
+			if !bytes.Equal(data, first[name]) {
+				t.Errorf("--threads %s: %s differs from --threads 1", threads, name)
+			}
+		}
+	}
+	tiny := writeFile(t, dir, "tiny.yaml", tinyScenario)
+	code, stdout, stderr := p4ctl("sim", "run", tiny, "--threads", "2", "-o", filepath.Join(dir, "tiny"))
+	if code != 0 || !strings.Contains(stderr, "note: 1 thread(s) instead of 2") || !strings.Contains(stdout, "on 1 thread;") {
+		t.Errorf("a star on 2 threads: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if code, _, stderr := p4ctl("sim", "run", tiny, "--threads", "0"); code != exitUsage || !strings.Contains(stderr, "--threads") {
+		t.Errorf("--threads 0: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// sim bench compares with the reference only on the reference's own
+// scenario: another prints its figures alone, refuses
+// --reference-seconds, and --threads-compare times thread counts.
+func TestSimBenchReferenceAndThreads(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeFile(t, dir, "small.yaml", smallFatTree)
+	code, out, stderr := p4ctl("sim", "bench", scen, "-q")
+	if code != 0 || strings.Contains(out, "ratio") || strings.Contains(out, "target") || !strings.Contains(out, "no comparison with the reference") {
+		t.Errorf("exit %d, stderr %q, output\n%s", code, stderr, out)
+	}
+	code, out, _ = p4ctl("sim", "bench", scen, "-q", "--json")
+	if code != 0 || strings.Contains(out, "speedup_vs_reference") || strings.Contains(out, "reference_wall_seconds") {
+		t.Errorf("--json: exit %d\n%s", code, out)
+	}
+	if code, _, stderr := p4ctl("sim", "bench", scen, "-q", "--reference-seconds", "100"); code != exitUsage || !strings.Contains(stderr, "--reference-seconds") {
+		t.Errorf("--reference-seconds on another scenario: exit %d, stderr %q", code, stderr)
+	}
+	code, out, stderr = p4ctl("sim", "bench", scen, "-q", "--threads-compare", "1,2", "--runs", "1", "--json")
+	if code != 0 {
+		t.Fatalf("--threads-compare: exit %d: %s", code, stderr)
+	}
+	var costs []ThreadsCost
+	if err := json.Unmarshal([]byte(out), &costs); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(costs) != 2 || costs[0].Bench.Threads != 1 || costs[1].Bench.Threads != 2 || costs[1].Bench.Parallel == nil ||
+		costs[1].Bench.Parallel.Windows == 0 || costs[0].Bench.Events != costs[1].Bench.Events {
+		t.Errorf("costs %+v", costs)
+	}
+}
+
+// The benchmark's own scenario, recognised as itself: the check that
+// decides whether ratios are printed.
+func TestBenchReferenceScenario(t *testing.T) {
+	s, err := scenario.LoadPreset(referencePreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own, err := isReferenceScenario(s); err != nil || !own {
+		t.Fatalf("the preset itself: %v, %v", own, err)
+	}
+	if err := s.Set("seed", "2"); err != nil {
+		t.Fatal(err)
+	}
+	if own, err := isReferenceScenario(s); err != nil || own {
+		t.Fatalf("with another seed: %v, %v", own, err)
+	}
+	var b BenchResult
+	b.SecondsPerSimMs = 0.5
+	s, _ = scenario.LoadPreset(referencePreset)
+	if err := setReference(&b, s, 139); err != nil || !b.ReferenceThisMachine || b.ReferenceWallSeconds != 139 ||
+		math.Abs(b.SpeedupVsRef-139/reference.SimMillis/0.5) > 1e-9 {
+		t.Errorf("a reference time given: %+v, %v", b, err)
 	}
 }

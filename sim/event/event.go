@@ -13,12 +13,20 @@
 // as it turns. On the benchmark scenario each event is moved about once,
 // where a radix heap moved it five times.
 //
-// Events scheduled for the same picosecond run in the order they were
-// scheduled: a bucket's list keeps insertion order, the sort is stable,
-// and heap events join a bucket before anything is scheduled into it
-// directly. A run is therefore a pure function of its inputs. The pool,
-// the wheel and the heap reuse their memory, so scheduling allocates
-// nothing once they have grown to their working size.
+// Events scheduled for the same picosecond run in the order of their key,
+// the handler reference and the argument together, not in the order they
+// were scheduled. Scheduling order is a property of one queue: a
+// simulation split over several queues, one per partition of the network
+// (package sim runs one per thread), schedules the same events in another
+// order, and would then break ties differently and give other results.
+// The key is the same however the events are spread, so each handler sees
+// its events in the same order whichever queue holds them. Two events
+// with the same time and key are interchangeable. An event scheduled for
+// the current picosecond with a key below the one running runs next: its
+// time has come, and the key only orders what is pending. A run is
+// therefore a pure function of its inputs. The pool, the wheel and the
+// heap reuse their memory, so scheduling allocates nothing once they have
+// grown to their working size.
 package event
 
 import (
@@ -60,21 +68,15 @@ type entry struct {
 	key uint64 // Ref<<ArgBits | arg
 }
 
+// before orders events by time, then key.
+func (e *entry) before(o *entry) bool {
+	return e.at < o.at || (e.at == o.at && e.key < o.key)
+}
+
 // node is an entry in a bucket's list.
 type node struct {
 	entry
 	next int32
-}
-
-// farEntry is an entry of the overflow heap, which needs the sequence
-// number to order equal times.
-type farEntry struct {
-	entry
-	seq uint64
-}
-
-func (e *farEntry) before(o *farEntry) bool {
-	return e.at < o.at || (e.at == o.at && e.seq < o.seq)
 }
 
 // Wheel geometry: 1.024 ns buckets, 4096 of them (4.19 us).
@@ -88,7 +90,6 @@ const (
 // Queue is the event engine. The zero value is ready to use.
 type Queue struct {
 	now Time
-	seq uint64
 
 	// The wheel: list heads and tails per bucket, a bitmap of non-empty
 	// buckets, and the node pool with its free list.
@@ -105,12 +106,14 @@ type Queue struct {
 	curList []entry
 	pos     int
 
-	far     []farEntry // 4-ary heap of events beyond the wheel
-	scratch []entry    // for sortStable
+	far     []entry // 4-ary heap of events beyond the wheel
+	scratch []entry // for sortBucket
 
 	handlers []Handler
 	// Executed counts the events run so far.
 	Executed uint64
+	// limit is the value of Executed at which RunThrough returns.
+	limit uint64
 }
 
 // Register makes h schedulable and returns its reference.
@@ -121,6 +124,12 @@ func (q *Queue) Register(h Handler) Ref {
 	q.handlers = append(q.handlers, h)
 	return Ref(len(q.handlers) - 1)
 }
+
+// ShareHandlers makes q run the handlers registered with o, under the
+// same references, so that several queues (one per partition of a
+// simulation) schedule the same handlers with the same keys. Handlers
+// registered with o after the call are not seen by q.
+func (q *Queue) ShareHandlers(o *Queue) { q.handlers = o.handlers }
 
 // Now is the time of the event being run, or of the last one run.
 func (q *Queue) Now() Time { return q.now }
@@ -146,17 +155,15 @@ func (q *Queue) At(at Time, r Ref, arg uint64) {
 	if !q.started {
 		q.init()
 	}
-	q.seq++
 	e := entry{at: at, key: uint64(r)<<ArgBits | arg}
 	b := at >> bucketShift
 	switch {
 	case b <= q.cur:
 		// The bucket being run (or, after a Peek past a RunUntil limit, an
-		// earlier time): keep the sorted list sorted. The new event goes
-		// after every pending event at or before its time.
+		// earlier time): keep the pending part of the sorted list sorted.
 		l := q.curList
 		i := len(l)
-		for i > q.pos && l[i-1].at > at {
+		for i > q.pos && e.before(&l[i-1]) {
 			i--
 		}
 		l = append(l, entry{})
@@ -166,7 +173,7 @@ func (q *Queue) At(at Time, r Ref, arg uint64) {
 	case b <= q.cur+wheelMask:
 		q.link(b, e)
 	default:
-		q.far = append(q.far, farEntry{entry: e, seq: q.seq})
+		q.far = append(q.far, e)
 		q.up(len(q.far) - 1)
 	}
 }
@@ -218,7 +225,7 @@ func (q *Queue) settle() bool {
 		// can be scheduled into their buckets directly.
 		for len(q.far) > 0 && q.far[0].at>>bucketShift <= q.cur+wheelMask {
 			e := q.popFar()
-			q.link(e.at>>bucketShift, e.entry)
+			q.link(e.at>>bucketShift, e)
 		}
 		s := q.cur & wheelMask
 		if q.head[s] < 0 {
@@ -236,7 +243,7 @@ func (q *Queue) settle() bool {
 		}
 		q.head[s], q.tail[s] = -1, -1
 		q.used[s>>6] &^= 1 << (s & 63)
-		q.sortStable(q.curList)
+		q.sortBucket(q.curList)
 		return true
 	}
 }
@@ -260,11 +267,11 @@ func (q *Queue) nextUsed() int64 {
 	}
 }
 
-// sortStable orders a bucket by time, keeping insertion order for equal
-// times. Short buckets get an insertion sort; longer ones are first spread
-// by a stable counting sort over sixteen sub-buckets of 64 ps, which leaves
-// the insertion sort almost nothing to move.
-func (q *Queue) sortStable(l []entry) {
+// sortBucket orders a bucket by time, then key. Short buckets get an
+// insertion sort; longer ones are first spread by a counting sort over
+// sixteen sub-buckets of 64 ps, which leaves the insertion sort almost
+// nothing to move.
+func (q *Queue) sortBucket(l []entry) {
 	if len(l) > 8 {
 		var count [17]int32
 		for i := range l {
@@ -287,7 +294,7 @@ func (q *Queue) sortStable(l []entry) {
 	for i := 1; i < len(l); i++ {
 		e := l[i]
 		j := i
-		for j > 0 && e.at < l[j-1].at {
+		for j > 0 && e.before(&l[j-1]) {
 			l[j] = l[j-1]
 			j--
 		}
@@ -295,7 +302,7 @@ func (q *Queue) sortStable(l []entry) {
 	}
 }
 
-// subShift splits a bucket into sixteen sub-buckets for sortStable.
+// subShift splits a bucket into sixteen sub-buckets for sortBucket.
 const subShift = bucketShift - 4
 
 // Peek is the time of the next event; ok is false when none is pending.
@@ -319,6 +326,33 @@ func (q *Queue) Step() bool {
 	return true
 }
 
+// RunThrough runs the events due at or before end, at most n of them, and
+// returns early once an event calls Halt. The clock stays at the last
+// event run.
+func (q *Queue) RunThrough(end Time, n uint64) {
+	q.limit = q.Executed + n
+	if q.limit < q.Executed {
+		q.limit = ^uint64(0)
+	}
+	for q.Executed < q.limit {
+		// settle's first test, here, saves a call per event.
+		if q.pos >= len(q.curList) && !q.settle() {
+			return
+		}
+		e := q.curList[q.pos]
+		if e.at > end {
+			return
+		}
+		q.pos++
+		q.now = e.at
+		q.Executed++
+		q.handlers[e.key>>ArgBits].Handle(e.at, e.key&MaxArg)
+	}
+}
+
+// Halt makes RunThrough return once the event running has run.
+func (q *Queue) Halt() { q.limit = 0 }
+
 // RunUntil runs events up to and including time end, then sets the clock to
 // end if it has not passed it. It returns false if the queue ran dry first.
 func (q *Queue) RunUntil(end Time) bool {
@@ -335,7 +369,7 @@ func (q *Queue) RunUntil(end Time) bool {
 	return q.Len() > 0
 }
 
-func (q *Queue) popFar() farEntry {
+func (q *Queue) popFar() entry {
 	h := q.far
 	e := h[0]
 	last := len(h) - 1
@@ -393,7 +427,7 @@ func (q *Queue) check() bool {
 		}
 	}
 	for i := q.pos + 1; i < len(q.curList); i++ {
-		if q.curList[i].at < q.curList[i-1].at {
+		if q.curList[i].before(&q.curList[i-1]) {
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package event
 
 import (
 	"container/heap"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -10,42 +11,135 @@ type recorder struct{ got []uint64 }
 
 func (r *recorder) Handle(now Time, arg uint64) { r.got = append(r.got, arg) }
 
-func TestOrderByTimeThenSchedule(t *testing.T) {
-	var q Queue
-	r := &recorder{}
-	ref := q.Register(r)
-	rng := rand.New(rand.NewPCG(1, 2))
+func TestOrderByTimeThenKey(t *testing.T) {
+	// The same events scheduled in two different orders, with times spread
+	// from the current bucket to beyond the wheel, run in the same order:
+	// by time, then handler, then argument.
 	type ev struct {
 		at  Time
+		h   int
 		arg uint64
 	}
-	var want []ev
+	rng := rand.New(rand.NewPCG(1, 2))
+	var evs []ev
 	for i := 0; i < 5000; i++ {
-		e := ev{at: Time(rng.IntN(200)), arg: uint64(i)}
-		want = append(want, e)
-		q.At(e.at, ref, e.arg)
-		if i%97 == 0 && !q.check() {
-			t.Fatal("heap invariant broken after push")
+		at := Time(rng.IntN(200))
+		if i%5 == 0 {
+			at = Time(rng.IntN(3)) * 10 * Microsecond // far events, ties included
 		}
+		evs = append(evs, ev{at: at, h: rng.IntN(3), arg: uint64(rng.IntN(50))})
+	}
+	runOnce := func(order []int) []ev {
+		var q Queue
+		var got []ev
+		refs := make([]Ref, 3)
+		for h := range refs {
+			refs[h] = q.Register(handlerFunc(func(now Time, arg uint64) { got = append(got, ev{now, h, arg}) }))
+		}
+		for n, i := range order {
+			e := evs[i]
+			q.At(e.at, refs[e.h], e.arg)
+			if n%97 == 0 && !q.check() {
+				t.Fatal("invariant broken after push")
+			}
+		}
+		for q.Step() {
+		}
+		return got
+	}
+	fwd := make([]int, len(evs))
+	for i := range fwd {
+		fwd[i] = i
+	}
+	shuffled := append([]int(nil), fwd...)
+	rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	a, b := runOnce(fwd), runOnce(shuffled)
+	if len(a) != len(evs) || len(b) != len(evs) {
+		t.Fatalf("ran %d and %d events, want %d", len(a), len(b), len(evs))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("event %d: %v in scheduling order, %v shuffled", i, a[i], b[i])
+		}
+		if i > 0 {
+			p, e := a[i-1], a[i]
+			if e.at < p.at || e.at == p.at && (e.h < p.h || e.h == p.h && e.arg < p.arg) {
+				t.Fatalf("event %d %v ran after %v", i, e, p)
+			}
+		}
+	}
+}
+
+type handlerFunc func(now Time, arg uint64)
+
+func (f handlerFunc) Handle(now Time, arg uint64) { f(now, arg) }
+
+func TestNowWithLowerKeyRunsNext(t *testing.T) {
+	// An event scheduled for the current picosecond whose key is below the
+	// running one's runs next, before the pending events of that time.
+	var q Queue
+	var got []uint64
+	var ref Ref
+	ref = q.Register(handlerFunc(func(now Time, arg uint64) {
+		got = append(got, arg)
+		if arg == 5 {
+			q.At(now, ref, 1)
+			q.At(now, ref, 7)
+		}
+	}))
+	for _, a := range []uint64{9, 5, 6} {
+		q.At(3000, ref, a)
 	}
 	for q.Step() {
 	}
-	// Stable order: by time, ties in scheduling order.
-	byTime := make(map[Time][]uint64)
-	for _, e := range want {
-		byTime[e.at] = append(byTime[e.at], e.arg)
+	want := []uint64{5, 1, 6, 7, 9}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ran %v, want %v", got, want)
 	}
-	var exp []uint64
-	for at := Time(0); at < 200; at++ {
-		exp = append(exp, byTime[at]...)
-	}
-	if len(r.got) != len(exp) {
-		t.Fatalf("ran %d events, want %d", len(r.got), len(exp))
-	}
-	for i := range exp {
-		if r.got[i] != exp[i] {
-			t.Fatalf("event %d: got arg %d, want %d", i, r.got[i], exp[i])
+}
+
+func TestRunThroughAndHalt(t *testing.T) {
+	var q Queue
+	var got []uint64
+	ref := q.Register(handlerFunc(func(now Time, arg uint64) {
+		got = append(got, arg)
+		if arg == 3 {
+			q.Halt()
 		}
+	}))
+	for i := uint64(1); i <= 6; i++ {
+		q.At(Time(i)*100, ref, i)
+	}
+	q.RunThrough(250, 10)
+	if fmt.Sprint(got) != "[1 2]" || q.Now() != 200 {
+		t.Fatalf("through 250: ran %v, clock %d", got, q.Now())
+	}
+	q.RunThrough(1000, 10)
+	if fmt.Sprint(got) != "[1 2 3]" || q.Now() != 300 {
+		t.Fatalf("halted: ran %v, clock %d", got, q.Now())
+	}
+	q.RunThrough(1000, 2)
+	if fmt.Sprint(got) != "[1 2 3 4 5]" {
+		t.Fatalf("two more: ran %v", got)
+	}
+	q.RunThrough(1000, 10)
+	if fmt.Sprint(got) != "[1 2 3 4 5 6]" || q.Len() != 0 {
+		t.Fatalf("to the end: ran %v, %d pending", got, q.Len())
+	}
+}
+
+func TestShareHandlers(t *testing.T) {
+	var a, b Queue
+	var got []string
+	ra := a.Register(handlerFunc(func(now Time, arg uint64) { got = append(got, fmt.Sprint("x", arg)) }))
+	rb := a.Register(handlerFunc(func(now Time, arg uint64) { got = append(got, fmt.Sprint("y", arg)) }))
+	b.ShareHandlers(&a)
+	b.At(10, rb, 1)
+	b.At(10, ra, 2)
+	for b.Step() {
+	}
+	if fmt.Sprint(got) != "[x2 y1]" {
+		t.Errorf("ran %v", got)
 	}
 }
 

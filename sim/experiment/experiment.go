@@ -86,6 +86,12 @@ type Spec struct {
 	Level float64
 	// Jobs is how many runs go at once; 0 means runtime.NumCPU().
 	Jobs int
+	// Threads is how many threads each simulated run gets (sim.Config's
+	// Threads); 0 shares the cores among the runs that go at once: each
+	// gets runtime.NumCPU() / min(Jobs, runs), if its network is large
+	// enough to gain from more than one (sim.DefaultThreads). The results
+	// do not depend on it.
+	Threads int
 	// Shard, if Count is set, runs only the shard's share of the runs
 	// (see Shard); the Study then holds those runs and no comparison, to
 	// be written with WriteShard and merged with the others.
@@ -398,6 +404,7 @@ type runPlan struct {
 	baseline string
 	level    float64
 	jobs     int
+	threads  int
 	shard    Shard
 	src      *scenario.Scenario // the caller's; each run works on a Clone
 }
@@ -420,7 +427,7 @@ func plan(spec Spec) (*runPlan, error) {
 		}
 	}
 	p := &runPlan{vary: slices.Clone(spec.Vary), schemes: slices.Clone(spec.Schemes), seeds: slices.Clone(spec.Seeds),
-		repeat: max(1, spec.Repeat), baseline: spec.Baseline, level: spec.Level, jobs: spec.Jobs, shard: spec.Shard,
+		repeat: max(1, spec.Repeat), baseline: spec.Baseline, level: spec.Level, jobs: spec.Jobs, threads: spec.Threads, shard: spec.Shard,
 		src: spec.Scenario, variants: map[string]Variant{}}
 	for _, v := range spec.Variants {
 		if _, ok := p.variants[v.Name]; ok {
@@ -488,6 +495,9 @@ func plan(spec Spec) (*runPlan, error) {
 	}
 	if p.jobs == 0 {
 		p.jobs = runtime.NumCPU()
+	}
+	if p.threads < 0 {
+		return nil, fmt.Errorf("experiment: threads must not be negative, got %d", p.threads)
 	}
 	// The product's size, checked before it is made.
 	total := len(p.schemes) * len(p.seeds) * p.repeat
@@ -777,6 +787,7 @@ func Run(ctx context.Context, spec Spec) (*Study, error) {
 	}
 	total := len(jobs)
 	workers := min(p.jobs, total)
+	cores := max(1, runtime.NumCPU()/max(workers, 1)) // each run's share
 
 	// Workers take job indexes and fill in their own job and flows
 	// element; nothing else is shared between them.
@@ -793,7 +804,7 @@ func Run(ctx context.Context, spec Spec) (*Study, error) {
 				if err := ctx.Err(); err != nil {
 					j.run.Error = err.Error()
 				} else {
-					runOne(ctx, p, j.point, spec.Runner, &j.run, &flows[i])
+					runOne(ctx, p, j.point, cores, spec.Runner, &j.run, &flows[i])
 				}
 				done <- i
 			}
@@ -875,7 +886,7 @@ func progressOf(flows []runFlows, ended int) Progress {
 
 // runOne builds and simulates one run on its own copy of the scenario at
 // its point, keeping its flow counts in f.
-func runOne(ctx context.Context, p *runPlan, point int, runner func(context.Context, sim.Config) (*sim.Results, error), r *RunResult, f *runFlows) {
+func runOne(ctx context.Context, p *runPlan, point, cores int, runner func(context.Context, sim.Config) (*sim.Results, error), r *RunResult, f *runFlows) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.Error = fmt.Sprintf("the simulator panicked: %v", p)
@@ -896,6 +907,10 @@ func runOne(ctx context.Context, p *runPlan, point int, runner func(context.Cont
 	r.Hosts, r.Flows, r.RateInterval = len(cfg.Topology.Hosts()), len(cfg.Flows), cfg.RateSampling.Interval
 	f.total.Store(int64(len(cfg.Flows)))
 	cfg.Progress = func(_ int64, done, _ int) { f.done.Store(int64(done)) }
+	cfg.Threads = p.threads
+	if cfg.Threads == 0 {
+		cfg.Threads = sim.DefaultThreads(cfg, cores)
+	}
 	if runner == nil {
 		runner = func(_ context.Context, cfg sim.Config) (*sim.Results, error) { return sim.Run(cfg) }
 	}

@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/ldcp"
+	"github.com/p4rcm/p4rcm/rcm"
+	"github.com/p4rcm/p4rcm/sim/topo"
+	"github.com/p4rcm/p4rcm/sim/workload"
+)
+
+// crossTraffic is a k = 4 fat tree whose hosts each send a few flows to
+// hosts of other pods, starting together (ties everywhere) and in a
+// burst, so that frames cross between parts however the tree is split.
+func crossTraffic(t *testing.T, cc string) Config {
+	t.Helper()
+	tp, err := topo.FatTree(topo.FatTreeOptions{K: 4, HostRate: 100e9, Delay: us})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flows []workload.Flow
+	for i := 0; i < 16; i++ {
+		for j := 1; j <= 3; j++ {
+			flows = append(flows, workload.Flow{Src: i, Dst: (i + 4*j + j) % 16, Size: int64(20_000 * (1 + (i+j)%5)),
+				Start: int64((i*j)%3) * 2 * us, Priority: 3})
+		}
+	}
+	// An incast onto host 0, to fill queues and trigger PFC and CNs.
+	for i := 4; i < 16; i += 2 {
+		flows = append(flows, workload.Flow{Src: i, Dst: 0, Size: 300_000, Start: 5 * us, Priority: 3})
+	}
+	cfg := Config{Seed: 3, Topology: tp, Flows: flows, MTU: 1000, AckInterval: 1, CC: cc, DCQCN: dcqcn.Mellanox(),
+		PFC: true, Buffer: 2e6, PFCXOFF: 40e3, RTO: 100 * us, LDCP: ldcp.Draft(),
+		QueueSampling: QueueSampling{Interval: 3 * us, Max: 2000},
+		RateSampling:  RateSampling{Interval: 5 * us},
+		CCSampling:    CCSampling{Interval: 7 * us, Flows: []int{0, 5, 50}}}
+	switch cc {
+	case "rcm":
+		p := rcm.Defaults()
+		cfg.CC, cfg.RCM = "dcqcn", &p
+	case "lossy":
+		cfg.CC, cfg.PFC, cfg.QueueLimit = "dcqcn", false, 60e3
+	}
+	return cfg
+}
+
+// TestPartsGiveTheSameResults runs small networks split into 1 to 4
+// parts, which the race detector also runs, and wants the same results
+// from each: every field, every sample.
+func TestPartsGiveTheSameResults(t *testing.T) {
+	for _, cc := range []string{"dcqcn", "rcm", "ldcp", "ldcp-rate", "lossy", "none"} {
+		t.Run(cc, func(t *testing.T) {
+			var first *Results
+			for threads := 1; threads <= 4; threads++ {
+				cfg := crossTraffic(t, cc)
+				cfg.Threads = threads
+				n, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n.Threads() != threads {
+					t.Fatalf("%d threads asked, %d parts: %s", threads, n.Threads(), n.ThreadsNote())
+				}
+				n.Run()
+				r := n.Results()
+				if len(r.Faults) > 0 || r.Completed != len(r.Flows) {
+					t.Fatalf("%d threads: %d/%d completed, faults %v", threads, r.Completed, len(r.Flows), r.Faults)
+				}
+				if threads == 1 {
+					first = r
+					if cc == "lossy" && r.Retransmits == 0 || cc == "rcm" && r.RCM.CNsReceived == 0 || r.HostPauses == 0 && cc != "lossy" {
+						t.Errorf("the traffic does not reach what it should: retransmits %d, CNs %d, host pauses %d",
+							r.Retransmits, r.RCM.CNsReceived, r.HostPauses)
+					}
+					continue
+				}
+				st := n.ParallelStats()
+				if st.Crossings == 0 || st.Windows == 0 {
+					t.Errorf("%d threads: %d frames crossed in %d windows", threads, st.Crossings, st.Windows)
+				}
+				if d := diff(first, r); d != "" {
+					t.Errorf("%d threads differ from 1: %s", threads, d)
+				}
+			}
+		})
+	}
+}
+
+// diff names the first field where two results differ.
+func diff(a, b *Results) string {
+	va, vb := reflect.ValueOf(*a), reflect.ValueOf(*b)
+	for i := 0; i < va.NumField(); i++ {
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			x, y := fmt.Sprint(va.Field(i).Interface()), fmt.Sprint(vb.Field(i).Interface())
+			for j := 0; j < min(len(x), len(y)); j++ {
+				if x[j] != y[j] {
+					x, y = x[max(0, j-40):min(len(x), j+80)], y[max(0, j-40):min(len(y), j+80)]
+					break
+				}
+			}
+			return fmt.Sprintf("%s: %s\nagainst %s", va.Type().Field(i).Name, x, y)
+		}
+	}
+	return ""
+}
+
+// TestPartsStopTogether checks the other ends of a run under parts: at
+// StopAt with flows pending, and at a deadlock.
+func TestPartsStopTogether(t *testing.T) {
+	cfg := crossTraffic(t, "dcqcn")
+	cfg.StopAt = 23*us + 517
+	var first *Results
+	for threads := 1; threads <= 3; threads++ {
+		cfg.Threads = threads
+		r, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.End != cfg.StopAt || r.Completed == len(r.Flows) {
+			t.Fatalf("%d threads: end %d, %d completed", threads, r.End, r.Completed)
+		}
+		if first == nil {
+			first = r
+		} else if d := diff(first, r); d != "" {
+			t.Errorf("%d threads differ from 1: %s", threads, d)
+		}
+	}
+}
+
+// TestPartsFallBack checks that a network that cannot be split, or whose
+// links are too short for windows, runs in one part and says why.
+func TestPartsFallBack(t *testing.T) {
+	star, err := topo.Star(topo.StarOptions{N: 4, Rate: 100e9, Delay: us})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows := []workload.Flow{{Src: 0, Dst: 1, Size: 10_000, Priority: 3}}
+	cfg := Config{Seed: 1, Topology: star, Flows: flows, MTU: 1000, AckInterval: 1, CC: "none", PFC: true, Buffer: 1e6, PFCXOFF: 40e3, Threads: 2}
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Threads() != 1 || n.ThreadsNote() == "" {
+		t.Errorf("star: %d parts, note %q", n.Threads(), n.ThreadsNote())
+	}
+	cfg = crossTraffic(t, "dcqcn")
+	cfg.Threads = 2
+	for i, l := range cfg.Topology.Links {
+		if cfg.Topology.Nodes[l.A].Kind == topo.Host {
+			cfg.Topology.Links[i].Delay = 50_000 // 50 ns host links
+		}
+	}
+	n, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Threads() != 1 || !strings.Contains(n.ThreadsNote(), "host links") {
+		t.Errorf("short host links: %d parts, note %q", n.Threads(), n.ThreadsNote())
+	}
+	if got := DefaultThreads(cfg, 8); got != 1 {
+		t.Errorf("DefaultThreads of 16 hosts on 8 cores: %d", got)
+	}
+}
