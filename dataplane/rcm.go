@@ -79,7 +79,8 @@ const (
 	// and became a root; RCC starts measuring its flows.
 	RCMRoot RCMEventKind = iota
 	// RCMFlag: a root's first cut. Flows are the flows it holds back
-	// (CFR's heavy hitters), CAM the CAM entries it chose them from.
+	// (CFR's heavy hitters; every contributor with Params.CFR off), CAM
+	// the CAM entries it chose them from.
 	RCMFlag
 	// RCMEdge: a CN with degree Fb naming Flows started RCC on Port.
 	RCMEdge
