@@ -79,7 +79,8 @@ const (
 	// and became a root; RCC starts measuring its flows.
 	RCMRoot RCMEventKind = iota
 	// RCMFlag: a root's first cut. Flows are the flows it holds back
-	// (CFR's heavy hitters), CAM the CAM entries it chose them from.
+	// (CFR's heavy hitters; every contributor with Params.CFR off), CAM
+	// the CAM entries it chose them from.
 	RCMFlag
 	// RCMEdge: a CN with degree Fb naming Flows started RCC on Port.
 	RCMEdge
@@ -360,23 +361,21 @@ func (s *Switch) rcmInputSample(now int64, in, out int) {
 	if ro.remoteValid(now) {
 		fb = max(1, rcm.Combine(fb, ro.fbr, r.p.W))
 	}
-	// Edge and inner points pass on the root's flows. A root names the
-	// heavy hitters it holds back, or, holding none (flows sharing its
-	// link evenly), every flow that loads its port: upstream, where they
-	// meet flows that do not go to the root, slowing them is what keeps
-	// those from being blocked behind them. Of these, only those that
-	// come in on this port.
+	// Edge and inner points pass on the root's flows. A root names every
+	// flow that loads its port now (its CAM's contributors), the paper's
+	// CN, and not only the heavy hitters it holds back: upstream, where
+	// they meet flows that do not go to the root, slowing all of them is
+	// what keeps those from being blocked behind them (naming the heavy
+	// hitters alone cost web search's mice part of their gain: docs/rcm.md,
+	// "What CFR contributes"). Of these, only those that come in on this
+	// port.
 	var list []rcm.FlowID
-	switch {
-	case ro.edge(now):
+	if ro.edge(now) {
 		list = ro.named.Live(now, ro.set)
-		ro.set = list
-	case len(ro.local) > 0:
-		list = ro.local
-	default:
+	} else {
 		list = ro.cam.Flows(ro.set)
-		ro.set = list
 	}
+	ro.set = list
 	var ids [MaxCNFlows]rcm.FlowID
 	n := 0
 	for _, id := range list {

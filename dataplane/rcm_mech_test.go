@@ -381,3 +381,47 @@ func TestCFRRootHoldsHeavyHitterOnly(t *testing.T) {
 		t.Errorf("with the heavy-hitter test off the root held %v of 5 packets each of a, b, c and d; want all", n[1:])
 	}
 }
+
+// CFR in CNs: B's port 2 is a root loaded by x (three fifths, from A),
+// w (a fifth, from A) and y (a fifth, from a host), and once by m (from
+// A). It holds back x, the heavy hitter, but its CN to A names every
+// flow from A that loads the port, x and w: upstream they all block
+// flows that do not go to the root. Not y, which does not come from A,
+// and not m, too light to count (fewer than cam_min_hits entries).
+func TestCFRRootNamesContributors(t *testing.T) {
+	_, b, _, envB := cnPair(t, rcm.Defaults())
+	const w, m = 4, 5
+	envB.idle[2] = false
+	for i := range 600 {
+		now := int64(i) * 10 * ns
+		switch i % 5 {
+		case 3:
+			b.Receive(now, 0, dataPkt(w, 9, 3, 1000, ECT0))
+		case 4:
+			b.Receive(now, 1, dataPkt(cnY, 9, 3, 1000, ECT0))
+		default:
+			b.Receive(now, 0, dataPkt(cnX, 9, 3, 1000, ECT0))
+		}
+		if i == 400 {
+			b.Receive(now, 0, dataPkt(m, 9, 3, 1000, ECT0))
+		}
+	}
+	id := func(f int32) rcm.FlowID { return flowID(dataPkt(f, 9, 3, 1000, ECT0)) }
+	if held := b.rcm.ports[2].local; len(held) != 1 || held[0] != id(cnX) {
+		t.Errorf("the root holds back %v; want x (%d) alone", held, id(cnX))
+	}
+	var named []rcm.FlowID
+	for p := b.Dequeue(6*us, 0); p != nil; p = b.Dequeue(6*us, 0) {
+		if p.Kind == CN {
+			info := b.cfg.CNs.Get(p.Aux)
+			for _, f := range info.Flows[:info.N] {
+				if !rcm.Contains(named, f) {
+					named = append(named, f)
+				}
+			}
+		}
+	}
+	if len(named) != 2 || !rcm.Contains(named, id(cnX)) || !rcm.Contains(named, id(w)) {
+		t.Errorf("B's CNs to A named %v; want x (%d) and w (%d), not y (%d) or m (%d)", named, id(cnX), id(w), id(cnY), id(m))
+	}
+}

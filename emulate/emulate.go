@@ -157,6 +157,20 @@ func Check(cfg *sim.Config, o Options) error {
 		return fmt.Errorf("%.0f Mb/s per host link is more than %s forwards here (at most %.0f Mb/s, four times its default %.0f Mb/s)",
 			rate/1e6, target, most/1e6, most/4e6)
 	}
+	if r := cfg.RCM; r != nil {
+		// rcm.p4 has each mechanism built in; only SAR can be left out
+		// (fabric installs no SAR groups). The other switches are the
+		// simulator's ablations, and a run that ignored one would measure
+		// the full RCM under the ablation's name.
+		for _, m := range []struct {
+			key string
+			on  bool
+		}{{"crd", r.CRD}, {"cfr", r.CFR}, {"hold", r.Hold}, {"limit", r.Limit}, {"cn", r.CN}} {
+			if !m.on {
+				return fmt.Errorf("emulate: rcm.%s=false: rcm.p4 cannot switch that mechanism off; the ablations other than rcm.sar are the simulator's", m.key)
+			}
+		}
+	}
 	switch cfg.CC {
 	case "dcqcn", "ldcp", "none":
 	case "ldcp-rate":

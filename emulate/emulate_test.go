@@ -95,6 +95,21 @@ workload: {kind: incast, senders: [0, 1], receiver: 2, size: 1KB}
 	if err := Check(&small, Options{Rate: 10e9}); err == nil || !strings.Contains(err.Error(), "Mb/s") {
 		t.Errorf("10 Gb/s: %v", err)
 	}
+	// RCM's ablations, but SAR's, are the simulator's: rcm.p4 has no switch
+	// for them, and a run that ignored one would measure the full RCM.
+	const rcmStar = "name: a\ntopology: {kind: star, hosts: 3, host_rate: 100G}\nworkload: {kind: incast, senders: [0, 1], receiver: 2, size: 1KB}\n"
+	for _, key := range []string{"crd", "cfr", "hold", "rcc", "limit", "cn"} {
+		cfg := build(t, rcmStar+"scheme: rcm\nrcm: {"+key+": false}\n")
+		if err := Check(&cfg, Options{}); err == nil || !strings.Contains(err.Error(), "rcm.p4 cannot switch that mechanism off") {
+			t.Errorf("rcm.%s=false: %v, want a refusal", key, err)
+		}
+	}
+	for _, scheme := range []string{"rcm", "rcm-rcc"} {
+		cfg := build(t, rcmStar+"scheme: "+scheme+"\n")
+		if err := Check(&cfg, Options{}); err != nil {
+			t.Errorf("scheme %s: %v", scheme, err)
+		}
+	}
 }
 
 // Under ldcp, Scale scales LDCP's settings by the same rule: the port a

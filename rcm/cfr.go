@@ -5,23 +5,26 @@ package rcm
 // cyclically. Flows that send more are sampled more, so the CAM holds the
 // flows that load the port.
 //
-// The paper counts every flow in the CAM as harmful. A CAM of dozens of
-// entries on a busy port then names nearly every flow, mice included.
-// Two readings are used instead, for two purposes (figures from Monte
-// Carlo trials of the default 64-entry CAM, MinHits 4):
+// The paper counts every flow in the CAM as harmful, at the root and in
+// its CNs. Two readings are used instead, for two purposes (figures from
+// Monte Carlo trials of the default 64-entry CAM, MinHits 4):
 //
 //   - Contributors (Flows): flows with at least MinHits entries, the
-//     flows that load a congested port. A root with no heavy hitter
-//     names them in its CNs, and the points upstream slow them down. Of
-//     four flows sharing a port evenly each is named every time; a flow
-//     with 1/20 of the port 40% of the time.
+//     flows that load a congested port now. A root names them in its
+//     CNs, as the paper's root names its CAM's flows, and the points
+//     upstream slow them down. Of four flows sharing a port evenly each
+//     is named every time; a flow with 1/20 of the port 40% of the time.
 //   - Heavy hitters (Heavy): flows with at least MinHits entries and more
 //     than twice the entries of an average other flow: the flows taking
 //     more than their share. A root holds back these only, since slowing
 //     some of several equal flows into its own bottleneck would only be
-//     unfair. A flow with half a port next to four with an eighth each is
-//     one 99.5% of the time and each of the four almost never; of four
-//     equal flows each is one 0.5% of the time.
+//     unfair, and the paper's Figure 6 has its root single out the burst
+//     among the incast flows. A flow with half a port next to four with
+//     an eighth each is one 99.5% of the time and each of the four almost
+//     never; of four equal flows each is one 0.5% of the time.
+//
+// docs/rcm.md ("What CFR contributes") measures what each reading gives
+// against the paper's.
 type CAM struct {
 	ids     []FlowID
 	n       int // entries written, up to len(ids)

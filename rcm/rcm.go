@@ -102,11 +102,11 @@ type Params struct {
 	// RCC and only a root starts RCC where no CN came, nothing else
 	// starts either and RCM changes no packet's fate.
 	CRD bool
-	// CFR: a root counts as harmful only the heavy hitters among the
-	// flows its CAM names (see CAM). Off, every contributor is harmful
-	// there, held back and named in CNs: the paper's reading of the CAM,
-	// which keeps CFR's sampling and leaves out only the precision the
-	// heavy-hitter test adds.
+	// CFR: a root holds back only the heavy hitters among the flows its
+	// CAM names (see CAM). Off, it holds back every contributor: the
+	// paper's reading of the CAM, which keeps CFR's sampling and the CNs
+	// (they name every contributor either way) and leaves out only the
+	// precision the heavy-hitter test adds.
 	CFR bool
 	// Hold: RCC holds harmful packets back. Off, detection, CFR, the
 	// window's cuts and the CNs all run but no packet is held.
