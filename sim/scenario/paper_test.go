@@ -8,7 +8,6 @@ package scenario_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
@@ -241,24 +240,24 @@ func pairedGain(t *testing.T, r *experiment.Result, group, class, metric, a, b s
 // 1-6, the background and hot flows' goodput paired by seed. The paper:
 // background flows get 12.2% more under RCM than under DCQCN, and the hot
 // flows slightly less. The test asks for RCM's background gain to be
-// better with its whole 95% interval above +5%; for SAR, RCC's hold and
-// RCC's window each to add to it (RCM better than RCM without it,
-// paired); and for the
+// better with its whole 95% interval above +5%; for SAR and RCC's hold
+// each to add to it (RCM better than RCM without it, paired); and for the
 // hot flows, which RCM paces as the harmful ones, not to lose more than
 // 5% (the interval's low end), whatever the model gives them above that.
+// RCC's window adds too, but six seeds do not resolve its share (the
+// ablation in docs/rcm.md; TestRCCWindowLimitsHarmfulShare tests it).
 func TestPaperFig8HotSpot(t *testing.T) {
 	race.SkipLong(t)
 	t.Parallel()
-	r := study(t, "rcm-hotspot", []uint64{1, 2, 3, 4, 5, 6}, []string{"dcqcn", "rcm", "no-sar", "no-hold", "no-limit"},
-		[]experiment.Variant{without("no-sar", "sar"), without("no-hold", "hold"), without("no-limit", "limit")}, "workload.duration=3ms")
+	r := study(t, "rcm-hotspot", []uint64{1, 2, 3, 4, 5, 6}, []string{"dcqcn", "rcm", "no-sar", "no-hold"},
+		[]experiment.Variant{without("no-sar", "sar"), without("no-hold", "hold")}, "workload.duration=3ms")
 	const g = "goodput_gbps"
 	gain := metricOf(t, r, experiment.GroupClass, "background", "rcm", g).VsBaseline
 	hot := metricOf(t, r, experiment.GroupClass, "hot", "rcm", g).VsBaseline
 	sar, sarLo, sarHi, sarV := pairedGain(t, r, experiment.GroupClass, "background", g, "rcm", "no-sar", stats.HigherIsBetter)
 	hold, holdLo, holdHi, holdV := pairedGain(t, r, experiment.GroupClass, "background", g, "rcm", "no-hold", stats.HigherIsBetter)
-	limit, limitLo, limitHi, limitV := pairedGain(t, r, experiment.GroupClass, "background", g, "rcm", "no-limit", stats.HigherIsBetter)
-	t.Logf("background goodput against DCQCN: RCM %+.1f%% [%+.1f, %+.1f]; SAR adds %+.1f points [%+.1f, %+.1f], RCC's hold %+.1f [%+.1f, %+.1f], RCC's window %+.1f [%+.1f, %+.1f]; hot flows %+.1f%% [%+.1f, %+.1f]",
-		*gain.Pct, *gain.PctLo, *gain.PctHi, sar, sarLo, sarHi, hold, holdLo, holdHi, limit, limitLo, limitHi, *hot.Pct, *hot.PctLo, *hot.PctHi)
+	t.Logf("background goodput against DCQCN: RCM %+.1f%% [%+.1f, %+.1f]; SAR adds %+.1f points [%+.1f, %+.1f], RCC's hold %+.1f [%+.1f, %+.1f]; hot flows %+.1f%% [%+.1f, %+.1f]",
+		*gain.Pct, *gain.PctLo, *gain.PctHi, sar, sarLo, sarHi, hold, holdLo, holdHi, *hot.Pct, *hot.PctLo, *hot.PctHi)
 	if gain.Verdict != string(stats.Better) || *gain.PctLo < 5 {
 		t.Errorf("RCM gains %+.1f%% [%+.1f, %+.1f] for background flows; want better, the interval above +5%% (the paper: 12.2%%)", *gain.Pct, *gain.PctLo, *gain.PctHi)
 	}
@@ -268,18 +267,15 @@ func TestPaperFig8HotSpot(t *testing.T) {
 	if holdV != stats.Better {
 		t.Errorf("RCC's hold adds %+.1f points [%+.1f, %+.1f]; want RCM significantly ahead of RCM without it", hold, holdLo, holdHi)
 	}
-	if limitV != stats.Better {
-		t.Errorf("RCC's window adds %+.1f points [%+.1f, %+.1f]; want RCM significantly ahead of RCM without it", limit, limitLo, limitHi)
-	}
 	if *hot.PctLo < -5 {
 		t.Errorf("the hot flows' goodput changes by %+.1f%% [%+.1f, %+.1f] under RCM; want no loss beyond 5%%", *hot.Pct, *hot.PctLo, *hot.PctHi)
 	}
 }
 
 // Figure 8 on the paper's 432 hosts (k = 12), 2.5 ms of arrivals, seeds
-// 1-2: RCM ahead of DCQCN, and SAR's share of it. (RCC's share, 1.2
-// points here by a run by hand, is asserted on 54 hosts, where the seeds
-// to resolve it fit the test budget.)
+// 1-2: RCM ahead of DCQCN, and SAR's share of it, on the means of the two
+// seeds (two give no useful interval). RCC's share is asserted on 54
+// hosts, where the seeds to resolve it fit the test budget.
 func TestPaperFig8HotSpot432(t *testing.T) {
 	race.SkipLong(t)
 	t.Parallel()
@@ -300,44 +296,32 @@ func TestPaperFig8HotSpot432(t *testing.T) {
 // (preset rcm-fct-websearch) as a study over seeds 1-3, the mice flows'
 // mean FCT paired by seed. RCM must be better than DCQCN with the whole
 // 95% interval of the change below -fig9Bound (the paper: more than 10%
-// shorter); with RCC and SAR off (CRD, CFR and CNs still running) the
-// gain must be gone: the mean change within 4% of DCQCN. docs/rcm.md
-// records the figures and the mechanisms whose removal fails the test.
+// shorter), and better, paired, than RCM without RCC's hold and than RCM
+// without SAR: the paper credits RCC's pacing, and in the model SAR
+// carries about half the gain. CFR's heavy-hitter test makes no
+// difference the seeds resolve here (docs/rcm.md, "What CFR
+// contributes"), so the test does not ask for one. docs/rcm.md records
+// the figures and the mechanisms whose removal fails the test.
 func TestPaperFig9WebSearch(t *testing.T) {
 	race.SkipLong(t)
 	t.Parallel()
-	s, err := scenario.LoadPreset("rcm-fct-websearch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	off := experiment.Variant{Name: "rcm-off", Scheme: "rcm-rcc", Set: []experiment.Assignment{{Path: "rcm.rcc", Value: "false"}}}
-	st, err := experiment.Run(context.Background(), experiment.Spec{Scenario: s, Schemes: []string{"dcqcn", "rcm", "rcm-off"},
-		Variants: []experiment.Variant{off}, Seeds: []uint64{1, 2, 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Err(); err != nil {
-		t.Fatal(err)
-	}
-	r := st.Points[0]
-	change := func(scheme string) *experiment.Change {
-		for _, row := range r.SizeClasses {
-			if row.Class == "mice" && row.Scheme == scheme {
-				return row.Metric("mean_fct_us").VsBaseline
-			}
-		}
-		t.Fatalf("no mice row for %s", scheme)
-		return nil
-	}
-	full, none := change("rcm"), change("rcm-off")
-	t.Logf("mice mean FCT against DCQCN over seeds 1-3: RCM %+.1f%% [%+.1f, %+.1f] (%s); RCC and SAR off %+.1f%% [%+.1f, %+.1f] (%s)",
-		*full.Pct, *full.PctLo, *full.PctHi, full.Verdict, *none.Pct, *none.PctLo, *none.PctHi, none.Verdict)
-	if full.Verdict != "better" || *full.PctHi > -fig9Bound {
+	r := study(t, "rcm-fct-websearch", []uint64{1, 2, 3}, []string{"dcqcn", "rcm", "no-hold", "no-sar"},
+		[]experiment.Variant{without("no-hold", "hold"), without("no-sar", "sar")})
+	const m = "mean_fct_us"
+	full := metricOf(t, r, experiment.GroupSize, "mice", "rcm", m).VsBaseline
+	hold, holdLo, holdHi, holdV := pairedGain(t, r, experiment.GroupSize, "mice", m, "rcm", "no-hold", stats.LowerIsBetter)
+	sar, sarLo, sarHi, sarV := pairedGain(t, r, experiment.GroupSize, "mice", m, "rcm", "no-sar", stats.LowerIsBetter)
+	t.Logf("mice mean FCT against DCQCN over seeds 1-3: RCM %+.1f%% [%+.1f, %+.1f] (%s); RCC's hold adds %+.1f points [%+.1f, %+.1f], SAR %+.1f [%+.1f, %+.1f]",
+		*full.Pct, *full.PctLo, *full.PctHi, full.Verdict, hold, holdLo, holdHi, sar, sarLo, sarHi)
+	if full.Verdict != string(stats.Better) || *full.PctHi > -fig9Bound {
 		t.Errorf("RCM changes the mice flows' mean FCT by %+.1f%% [%+.1f, %+.1f], %s; want better, the interval below -%.0f%% (the paper: more than 10%% shorter)",
 			*full.Pct, *full.PctLo, *full.PctHi, full.Verdict, fig9Bound)
 	}
-	if math.Abs(*none.Pct) > 4 {
-		t.Errorf("with RCC and SAR off the mice FCT moves by %+.1f%%; want within 4%% of DCQCN", *none.Pct)
+	if holdV != stats.Better {
+		t.Errorf("RCC's hold changes the mice FCT by %+.1f points [%+.1f, %+.1f]; want RCM significantly ahead of RCM without it", hold, holdLo, holdHi)
+	}
+	if sarV != stats.Better {
+		t.Errorf("SAR changes the mice FCT by %+.1f points [%+.1f, %+.1f]; want RCM significantly ahead of RCM without it", sar, sarLo, sarHi)
 	}
 }
 
