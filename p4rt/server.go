@@ -17,9 +17,9 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -49,6 +49,18 @@ type Config struct {
 	PacketOut func(sw *v1model.Switch, frame []byte) error
 	// Logger receives the server's events; nil discards them.
 	Logger *slog.Logger
+
+	// Policy, if set, names the client identities (mutual TLS) that
+	// may be primary; the others only read.
+	Policy *Policy
+	// MaxRecvMsgSize is the largest request taken (0:
+	// DefaultMaxRecvMsgSize); MaxStreams the most StreamChannel
+	// streams at once (0: DefaultMaxStreams).
+	MaxRecvMsgSize int
+	MaxStreams     int
+	// KeepaliveTime and KeepaliveTimeout are the keepalive pings' (0:
+	// the defaults): see DefaultKeepaliveTime.
+	KeepaliveTime, KeepaliveTimeout time.Duration
 }
 
 // Server is a P4Runtime server for one device.
@@ -78,13 +90,10 @@ func New(cfg Config) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.arb = newArbiter(cfg.DeviceID)
+	s.arb = newArbiter(cfg.DeviceID, cfg.Policy)
 	s.dig = newDigester(s.arb)
 	return s
 }
-
-// Register adds the service to a gRPC server.
-func (s *Server) Register(g *grpc.Server) { p4v1.RegisterP4RuntimeServer(g, s) }
 
 // errorf is a gRPC status error.
 func errorf(code codes.Code, format string, args ...any) error {
@@ -111,12 +120,12 @@ func (s *Server) Capabilities(context.Context, *p4v1.CapabilitiesRequest) (*p4v1
 }
 
 // SetForwardingPipelineConfig verifies, saves and commits pipelines.
-func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
+func (s *Server) SetForwardingPipelineConfig(ctx context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
 	if err := s.device(req.DeviceId); err != nil {
 		return nil, err
 	}
-	if !s.arb.isPrimary(req.Role, req.ElectionId) {
-		return nil, errorf(codes.PermissionDenied, "not the primary controller of device %d, role %q", req.DeviceId, req.Role)
+	if err := s.arb.mayWrite(req.Role, req.ElectionId, connOf(ctx)); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -278,12 +287,12 @@ func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetFor
 // Write applies a batch of updates in order, each on its own
 // (CONTINUE_ON_ERROR, as BMv2). If any fails, the status is UNKNOWN with
 // one p4.v1.Error per update in its details, OK for those that held.
-func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
+func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
 	if err := s.device(req.DeviceId); err != nil {
 		return nil, err
 	}
-	if !s.arb.isPrimary(req.Role, req.ElectionId) {
-		return nil, errorf(codes.PermissionDenied, "not the primary controller of device %d, role %q", req.DeviceId, req.Role)
+	if err := s.arb.mayWrite(req.Role, req.ElectionId, connOf(ctx)); err != nil {
+		return nil, err
 	}
 	if req.Atomicity != p4v1.WriteRequest_CONTINUE_ON_ERROR {
 		return nil, errorf(codes.Unimplemented, "atomicity %v: this target applies updates one by one (CONTINUE_ON_ERROR)", req.Atomicity)

@@ -225,6 +225,13 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--priority-queues", "9"}, "want 1 to 8"},
 		{[]string{"-i", "1@lo", "--no-p4", "--entries", badEntries}, "entries need a program"},
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--cpu-port", "1"}, "--cpu-port 1 is also attached to lo"},
+		{[]string{"--no-p4", "--", "--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key"}, "need --grpc-server-ssl; without it P4Runtime would be served in plain text"},
+		{[]string{"--no-p4", "--", "--grpc-server-ssl"}, "--grpc-server-ssl needs --grpc-server-cert and --grpc-server-key"},
+		{[]string{"--no-p4", "--", "--grpc-server-ssl", "--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key", "--grpc-server-with-client-auth"}, "needs --grpc-server-cacert"},
+		{[]string{"--no-p4", "--", "--grpc-server-ssl", "--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key", "--grpc-server-policy", "p.json"}, "it needs --grpc-server-ssl and --grpc-server-with-client-auth"},
+		{[]string{"--no-p4", "--", "--grpc-server-ssl", "--grpc-server-cert", filepath.Join(dir, "missing.crt"), "--grpc-server-key", "s.key"}, "missing.crt"},
+		{[]string{"--no-p4", "--", "--grpc-keepalive-time", "100ms"}, "want 1s or more"},
+		{[]string{"--no-p4", "--", "--grpc-max-streams", "0"}, "--grpc-max-streams 0"},
 	} {
 		var stdout, stderr bytes.Buffer
 		// A start that is not refused would run until stopped.

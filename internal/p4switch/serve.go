@@ -227,8 +227,14 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dp.emit, dp.idle = emit, flush
+	creds, policy, err := o.sec.credentials()
+	if err != nil {
+		closeAll()
+		return err
+	}
 	rtCfg := p4rt.Config{DeviceID: o.deviceID, Switch: swCfg, Logger: log,
-		Commit: func(sw *v1model.Switch) { dp.replace(ctx, sw) }}
+		Commit: func(sw *v1model.Switch) { dp.replace(ctx, sw) }, Policy: policy,
+		MaxStreams: o.maxStreams, MaxRecvMsgSize: o.maxRecv, KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait}
 	if o.cpuPort != 0 {
 		rtCfg.PacketOut = func(sw *v1model.Switch, frame []byte) error {
 			err := sw.ReceiveBatch(o.cpuPort, [][]byte{frame}, emit)
@@ -260,8 +266,15 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		closeAll()
 		return usage("--grpc-server-addr %s: %v", o.grpcAddr, err)
 	}
-	gs := grpc.NewServer()
-	srv.Register(gs)
+	var gs *grpc.Server
+	if creds != nil {
+		gs = srv.NewGRPCServer(grpc.Creds(creds))
+	} else {
+		gs = srv.NewGRPCServer()
+		if !loopback(lis.Addr()) {
+			fmt.Fprint(stdout, plainTextWarning(lis.Addr()))
+		}
+	}
 	go func() { _ = gs.Serve(lis) }()
 	defer gs.Stop()
 	if sw != nil {
@@ -318,7 +331,16 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	default:
 		program += fmt.Sprintf(" (P4Runtime pipeline cookie %#x, with %s)", cookie, p4info)
 	}
-	fmt.Fprintf(stdout, "p4switch: running %s on %s; P4Runtime on %s, device %d\n", program, strings.Join(names, ", "), lis.Addr(), o.deviceID)
+	security := ""
+	switch {
+	case policy != nil:
+		security = fmt.Sprintf(" over mutual TLS, primary only for the writers of %s", policy.Path)
+	case o.sec.clientAuth:
+		security = " over mutual TLS"
+	case o.sec.ssl:
+		security = " over TLS"
+	}
+	fmt.Fprintf(stdout, "p4switch: running %s on %s; P4Runtime on %s%s, device %d\n", program, strings.Join(names, ", "), lis.Addr(), security, o.deviceID)
 	var runErr error
 	select {
 	case <-ctx.Done():
