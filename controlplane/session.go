@@ -49,6 +49,9 @@ import (
 // stream after the session half-closes it.
 const closeWait = time.Second
 
+// maxMessage is the largest message a session receives.
+const maxMessage = 256 << 20
+
 // streamBuffer is how many digest lists, packet-ins or role changes wait
 // for their reader before further ones are dropped (and counted).
 const streamBuffer = 1024
@@ -173,7 +176,10 @@ func newConn(addr string, opts []Option) (*grpc.ClientConn, error) {
 	if o.tls != nil {
 		creds = credentials.NewTLS(o.tls)
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	// Pipelines and reads of many entries pass gRPC's 4 MiB default;
+	// P4Runtime servers take up to 256 MiB (PI's, p4switch's).
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", addr, err)
 	}

@@ -30,8 +30,13 @@ import (
 // APIVersion is the P4Runtime version Capabilities reports.
 const APIVersion = "1.4.0"
 
-// readBatch is how many entities one ReadResponse carries.
-const readBatch = 1000
+// readBatch is how many entities one ReadResponse carries at most, and
+// readBytes how many bytes: under gRPC's default receive limit (4 MiB),
+// so that a client that keeps it reads entries of any size.
+const (
+	readBatch = 1000
+	readBytes = 3 << 20
+)
 
 // Config is what the server needs besides its pipelines.
 type Config struct {
@@ -380,7 +385,14 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 		return err
 	}
 	for len(all) > 0 {
-		n := min(len(all), readBatch)
+		n, size := 0, 0
+		for n < min(len(all), readBatch) {
+			size += proto.Size(all[n])
+			if n > 0 && size > readBytes {
+				break
+			}
+			n++
+		}
 		if err := stream.Send(&p4v1.ReadResponse{Entities: all[:n]}); err != nil {
 			return err
 		}
