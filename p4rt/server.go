@@ -158,6 +158,9 @@ func (s *Server) SetForwardingPipelineConfig(ctx context.Context, req *p4v1.SetF
 		}
 		s.commit(p)
 	case p4v1.SetForwardingPipelineConfigRequest_COMMIT:
+		if req.Config != nil {
+			return nil, errorf(codes.InvalidArgument, "COMMIT takes no config: it commits the one VERIFY_AND_SAVE saved")
+		}
 		if s.saved == nil {
 			return nil, errorf(codes.NotFound, "COMMIT: no pipeline saved (VERIFY_AND_SAVE one first)")
 		}
@@ -255,7 +258,7 @@ func reconcile(old, p *pipeline) error {
 			}
 		}
 		if err := p.write(&p4v1.Update{Type: typ, Entity: e}); err != nil {
-			return errorf(codes.FailedPrecondition, "RECONCILE_AND_COMMIT: the new pipeline cannot take the state of the old: %v (use VERIFY_AND_COMMIT to start afresh)",
+			return errorf(codes.InvalidArgument, "RECONCILE_AND_COMMIT: the new pipeline cannot take the state of the old: %v (use VERIFY_AND_COMMIT to start afresh)",
 				status.Convert(err).Message())
 		}
 	}
