@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
@@ -59,5 +60,34 @@ func TestLargeMessages(t *testing.T) {
 		Config: &p4v1.ForwardingPipelineConfig{P4Info: big.info, P4DeviceConfig: big.json}})
 	if status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("6 MiB to a server taking 5: %v, want ResourceExhausted", err)
+	}
+}
+
+// At most MaxStreams streams at once: one more ends RESOURCE_EXHAUSTED
+// before it is heard; once one closes, a new one is taken.
+func TestStreamCap(t *testing.T) {
+	_, c, _ := serveWith(t, p4rt.Config{DeviceID: device, MaxStreams: 3})
+	var open []*controller
+	for i := range 3 {
+		ct := connect(t, c, uint64(10+i))
+		ct.arbitration()
+		open = append(open, ct)
+	}
+	extra := connect(t, c, 20)
+	if err := streamEnd(t, extra); status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a fourth stream of 3: %v, want ResourceExhausted", err)
+	}
+	open[0].cancel()
+	deadline := time.Now().Add(10 * time.Second)
+	// The server frees the slot when it sees the stream's end.
+	for {
+		ct := connect(t, c, 21)
+		if m, ok := <-ct.msgs; ok && m.GetArbitration() != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no stream taken after one of the 3 closed")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

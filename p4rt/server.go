@@ -86,6 +86,7 @@ type Server struct {
 	dig *digester
 
 	packetIns, packetInDrops atomic.Uint64
+	streams                  atomic.Int64 // StreamChannel streams open
 }
 
 // New returns a server with no pipeline: a controller sets one with

@@ -250,7 +250,21 @@ func (a *arbiter) notify(role string, r *roleState, c *conn) {
 // StreamChannel serves one controller's stream: arbitration first, then
 // packet-outs and digest acks from it, packet-ins, digest lists and
 // arbitration notices to it.
+//
+// At most Config.MaxStreams streams are open at once (PI's 16 by
+// default): one past them ends at once with RESOURCE_EXHAUSTED, as the
+// spec has a stream past the supported limit end, so that a client
+// opening streams without end costs the switch nothing.
 func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error {
+	limit := s.cfg.MaxStreams
+	if limit <= 0 {
+		limit = DefaultMaxStreams
+	}
+	if n := s.streams.Add(1); n > int64(limit) {
+		s.streams.Add(-1)
+		return errorf(codes.ResourceExhausted, "%d streams are open, the most this server keeps: close one first", limit)
+	}
+	defer s.streams.Add(-1)
 	c := &conn{out: make(chan *p4v1.StreamMessageResponse, outBuffer), done: make(chan struct{}), peer: connOf(stream.Context())}
 	sendErr := make(chan error, 1)
 	go func() {

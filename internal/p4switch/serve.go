@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/gopacket"
@@ -63,7 +64,19 @@ func (pf *pcapFile) write(frame []byte) {
 }
 
 func createLog(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return openNoFollow(path, os.O_APPEND)
+}
+
+// openNoFollow opens a file the switch writes (its log, its pcaps),
+// creating it, without following a symbolic link at its name: a link
+// there, left by someone who can write the directory, would have the
+// switch (root, as a rule) append to or truncate whatever it points at.
+func openNoFollow(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW|flag, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symbolic link: p4switch writes no file through a link (remove it, or name the file itself)", path)
+	}
+	return f, err
 }
 
 func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) error {
@@ -424,7 +437,7 @@ func parseInterfaces(flags []string) ([]attachment, error) {
 }
 
 func openPcap(path string) (*pcapFile, error) {
-	f, err := os.Create(path)
+	f, err := openNoFollow(path, os.O_TRUNC)
 	if err != nil {
 		return nil, err
 	}
