@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,5 +88,91 @@ func TestFilesNotThroughLinks(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep me" {
 		t.Errorf("the link's target was written: %q", b)
+	}
+}
+
+// A frame longer than a port takes (9,300 bytes on veths whose MTU lets
+// it through) is dropped and counted, never forwarded cut: the control
+// socket's port_stats and the exit summary count it on its port, and
+// the frames around it are forwarded whole.
+func TestLongFrameNotForwarded(t *testing.T) {
+	socks, ports := twoHostsMTU(t, 9600)
+	dir := t.TempDir()
+	rt := filepath.Join(dir, "s1-runtime.json")
+	if err := os.WriteFile(rt, []byte(entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "ctl.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuf
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], rcmJSON, "--entries", rt, "--control", sock,
+			"--", "--grpc-server-addr", "127.0.0.1:0"}, &stdout, &stderr)
+	}()
+	stopped := false
+	stop := func() string {
+		if !stopped {
+			stopped = true
+			cancel()
+			if code := <-done; code != exitOK {
+				t.Errorf("exit %d: %s", code, stderr.String())
+			}
+		}
+		return stdout.String()
+	}
+	defer stop()
+	small := udp(t, 1, 2)
+	forwarded := func(f []byte) bool { return len(f) == len(small) }
+	var got []byte
+	for deadline := time.Now().Add(30 * time.Second); got == nil && time.Now().Before(deadline); {
+		if err := socks[0].Send(small); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = socks[1].RecvMatching(100*time.Millisecond, forwarded)
+	}
+	if got == nil {
+		t.Fatalf("the switch forwards nothing: %s", stderr.String())
+	}
+	long := append(append([]byte(nil), small...), make([]byte, 9300-len(small))...)
+	if err := socks[0].Send(long); err != nil {
+		t.Fatal(err)
+	}
+	// A marker after it: once the marker is through, so is the long
+	// frame, or it never will be (a port's frames are taken in order).
+	marker := append([]byte(nil), small...)
+	marker[len(marker)-1] = 0x5a
+	if err := socks[0].Send(marker); err != nil {
+		t.Fatal(err)
+	}
+	var big []byte
+	if _, err := socks[1].RecvMatching(10*time.Second, func(f []byte) bool {
+		if len(f) > len(small) {
+			big = f
+		}
+		return forwarded(f) && f[len(f)-1] == 0x5a
+	}); err != nil {
+		t.Fatalf("the frame after the long one: %v", err)
+	}
+	if big != nil {
+		t.Errorf("a frame of %d bytes left port 2: the 9300-byte frame forwarded cut", len(big))
+	}
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(c, "port_stats")
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var lines []string
+	for sc := bufio.NewScanner(c); sc.Scan() && sc.Text() != "ok"; {
+		lines = append(lines, sc.Text())
+	}
+	c.Close()
+	if len(lines) != 2 || !strings.Contains(lines[0], "port 1 (") || !strings.HasSuffix(lines[0], ", 1 dropped as longer than 9216 bytes") ||
+		!strings.HasSuffix(lines[1], ", 0 dropped as longer than 9216 bytes") {
+		t.Errorf("port_stats: %q", lines)
+	}
+	if out := stop(); !regexp.MustCompile(`port 1 \([^)]*\): \d+ frames in, \d+ out, \d+ dropped at full queues, 1 dropped as longer than 9216 bytes`).MatchString(out) {
+		t.Errorf("exit summary: %s", out)
 	}
 }

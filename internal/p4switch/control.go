@@ -29,10 +29,14 @@ import (
 //	set_port_rate <bits per second> [<port>]
 //	set_port_delay <duration> [<port>]
 //	set_recirculation_rate <pps>
+//	port_stats (a line per port: frames in, out, dropped at full
+//	queues and as longer than a port takes; then ok)
 type control struct {
 	dp  *datapath
 	ln  net.Listener
 	log *slog.Logger
+	// stats gives port_stats its lines, one per port.
+	stats func() []string
 }
 
 func listenControl(path string, dp *datapath, log *slog.Logger) (*control, error) {
@@ -115,6 +119,14 @@ func (c *control) session(conn net.Conn) {
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if line == "port_stats" && c.stats != nil {
+			// One line per port, then ok.
+			for _, l := range c.stats() {
+				fmt.Fprintln(conn, l)
+			}
+			fmt.Fprintln(conn, "ok")
 			continue
 		}
 		if err := c.run(line); err != nil {
@@ -223,5 +235,5 @@ func (c *control) run(line string) error {
 		}
 		return sw.SetMirror(n[0], n[1])
 	}
-	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate and mirroring_add", f[0])
+	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate, mirroring_add and port_stats", f[0])
 }

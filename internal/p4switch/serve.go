@@ -271,6 +271,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			closeAll()
 			return usage("--control: %v", err)
 		}
+		ctl.stats = func() []string {
+			var lines []string
+			for _, n := range order {
+				lines = append(lines, ports[n].stats(dp.current(), true))
+			}
+			return lines
+		}
 		defer os.Remove(o.control)
 		go ctl.serve(ctx)
 	}
@@ -366,13 +373,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	dp.close()
 	last := dp.current()
 	for _, n := range order {
-		pt := ports[n]
-		drops := uint64(0)
-		if last != nil {
-			drops = last.QueueDrops(n)
-		}
-		fmt.Fprintf(stdout, "p4switch: port %d (%s): %d frames in, %d out, %d dropped at full queues\n",
-			n, pt.p.Name, pt.rx.Load(), pt.tx.Load(), drops)
+		fmt.Fprintf(stdout, "p4switch: %s\n", ports[n].stats(last, false))
 	}
 	if last != nil {
 		if n := last.RecirculationDrops(); n > 0 {
@@ -386,6 +387,21 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		fmt.Fprintf(stdout, "p4switch: %d frames sent to ports without an interface\n", u)
 	}
 	return runErr
+}
+
+// stats is the port's counts as a line: frames in and out, dropped at
+// full queues (sw's, if any) and, where any were or always, dropped as
+// longer than a port takes (afpacket.Port.Truncated).
+func (pt *port) stats(sw *v1model.Switch, always bool) string {
+	drops := uint64(0)
+	if sw != nil {
+		drops = sw.QueueDrops(pt.num)
+	}
+	line := fmt.Sprintf("port %d (%s): %d frames in, %d out, %d dropped at full queues", pt.num, pt.p.Name, pt.rx.Load(), pt.tx.Load(), drops)
+	if n := pt.p.Truncated(); n > 0 || always {
+		line += fmt.Sprintf(", %d dropped as longer than %d bytes", n, afpacket.MaxFrame-4)
+	}
+	return line
 }
 
 func (pt *port) flush(log *slog.Logger) {
