@@ -268,6 +268,7 @@ func (e *emulation) build(ctx context.Context) error {
 		if err := e.makeCredentials(); err != nil {
 			return fmt.Errorf("TLS credentials: %w", err)
 		}
+		e.logf("P4Runtime over mutual TLS: the run's CA and certificates in %s", e.tlsDir)
 	}
 	e.switches, e.hosts, e.gateways = map[string]*bmv2.Switch{}, map[int]*afpacket.Port{}, map[int]net.HardwareAddr{}
 	adj := t.Adjacency()

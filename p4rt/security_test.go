@@ -3,6 +3,7 @@ package p4rt_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/p4rt"
 )
 
@@ -188,3 +191,60 @@ func TestWritesTiedToPrimary(t *testing.T) {
 }
 
 const e10 = 10
+
+// The same through a p4switch process started with simple_switch_grpc's
+// TLS flags and a policy: the controller it names is primary and
+// writes; another the CA signed cannot take over with the highest ID,
+// and its write in the primary's name is refused.
+func TestTargetProcessMutualTLS(t *testing.T) {
+	bin, err := p4switchbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLab(t)
+	dir := t.TempDir()
+	sf, err := l.ca.WriteFiles(dir, "switch", l.server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcPort, err := bmv2.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	thrift, err := bmv2.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := bmv2.Config{Name: "p4rt-tls", DeviceID: device, Target: bmv2.TargetGo, Binary: bin, ThriftPort: thrift,
+		GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort), LogDir: dir,
+		TLS: &bmv2.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: writePolicy(t, "ctl")}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sw, err := bmv2.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sw.Stop() })
+	p := loadProgram(t, "tables")
+	c, _ := dialTLS(t, cfg.GRPCAddr, l.pool(), l.client(t, "ctl"))
+	ct := connect(t, c, 1)
+	if code, _ := ct.arbitration(); code != codes.OK {
+		t.Fatalf("the policy's controller: %v", code)
+	}
+	setPipeline(t, c, ct, p, 1)
+	intruder, _ := dialTLS(t, cfg.GRPCAddr, l.pool(), l.client(t, "intruder"))
+	takeover := openStream(t, intruder)
+	takeover.send(&p4v1.Uint128{High: math.MaxUint64, Low: math.MaxUint64})
+	if err := streamEnd(t, takeover); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("takeover: %v, want PermissionDenied", err)
+	}
+	if got := write(t, intruder, ct, ins(exactEntry(t, p, 1))); got[0] != codes.PermissionDenied {
+		t.Errorf("the intruder's write in the primary's name: %v, want PermissionDenied", got)
+	}
+	if got := write(t, c, ct, ins(exactEntry(t, p, 1))); got[0] != codes.OK {
+		t.Errorf("the primary's write: %v", got)
+	}
+	if err := capabilities(plainClient(t, cfg.GRPCAddr)); err == nil {
+		t.Error("a plain-text client was served")
+	}
+}
