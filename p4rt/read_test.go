@@ -71,7 +71,7 @@ func TestReadTableFilters(t *testing.T) {
 	e1 := ex(1, action(setExact, []byte{1}))
 	e1.Metadata = []byte("cookie-a")
 	e2 := ex(2, action(noAction))
-	e2.ControllerMetadata = 7
+	e2.ControllerMetadata = 7 //lint:ignore SA1019 a filter the spec still lists
 	e3 := ex(3, action(setExact, []byte{3}))
 	tA := &p4v1.TableEntry{TableId: ternT, Match: tenNet, Priority: 10, Action: action(setTern, []byte{1})}
 	tB := &p4v1.TableEntry{TableId: ternT, Match: tenNet, Priority: 20, Action: action(otherTern, []byte{2})}
@@ -81,6 +81,7 @@ func TestReadTableFilters(t *testing.T) {
 			t.Fatalf("update %d: %v", i, code)
 		}
 	}
+	//lint:ignore SA1019 as above
 	if got := readAll(t, c, entity(&p4v1.TableEntry{TableId: exactT, ControllerMetadata: 7})); len(got) != 1 || !proto.Equal(got[0].GetTableEntry(), e2) {
 		t.Errorf("controller_metadata read back: %v, want %v", got, e2)
 	}
@@ -107,7 +108,7 @@ func TestReadTableFilters(t *testing.T) {
 		{"priority and action ID", withAction(&p4v1.TableEntry{TableId: ternT, Priority: 10}, otherTern), codes.OK, 0},
 		{"metadata", &p4v1.TableEntry{TableId: exactT, Metadata: []byte("cookie-a")}, codes.OK, 1},
 		{"metadata nobody wrote", &p4v1.TableEntry{TableId: exactT, Metadata: []byte("x")}, codes.OK, 0},
-		{"controller_metadata", &p4v1.TableEntry{TableId: exactT, ControllerMetadata: 7}, codes.OK, 1},
+		{"controller_metadata", &p4v1.TableEntry{TableId: exactT, ControllerMetadata: 7}, codes.OK, 1}, //lint:ignore SA1019 as above
 		{"is_default_action", &p4v1.TableEntry{TableId: ternT, IsDefaultAction: true}, codes.OK, 1},
 		{"is_default_action with an action ID it does not run", withAction(&p4v1.TableEntry{TableId: ternT, IsDefaultAction: true}, setTern), codes.OK, 0},
 		{"is_default_action on every table", &p4v1.TableEntry{IsDefaultAction: true}, codes.OK, 7},

@@ -300,7 +300,8 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 			return errorf(codes.ResourceExhausted, "table %s is full (%d entries)", td.name, max)
 		}
 		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
-			Metadata: te.Metadata, ControllerMetadata: te.ControllerMetadata}}
+			Metadata: te.Metadata}}
+		setControllerMetadata(e.te, controllerMetadata(te))
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
 		}
@@ -330,7 +331,8 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 			return errorf(codes.InvalidArgument, "table %s: MODIFY needs the entry's action", td.name)
 		}
 		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
-			Metadata: te.Metadata, ControllerMetadata: te.ControllerMetadata, MeterConfig: old.te.MeterConfig}, seq: old.seq}
+			Metadata: te.Metadata, MeterConfig: old.te.MeterConfig}, seq: old.seq}
+		setControllerMetadata(e.te, controllerMetadata(te))
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
 		}
@@ -643,7 +645,7 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 			return true
 		case f.Priority != 0 && te.Priority != f.Priority:
 			return false
-		case f.ControllerMetadata != 0 && te.ControllerMetadata != f.ControllerMetadata:
+		case controllerMetadata(f) != 0 && controllerMetadata(te) != controllerMetadata(f):
 			return false
 		case len(f.Metadata) > 0 && !bytes.Equal(te.Metadata, f.Metadata):
 			return false
@@ -692,7 +694,8 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 			// response stays as read after the lock is released.
 			te := &p4v1.TableEntry{TableId: e.te.TableId, Match: e.te.Match, Action: e.te.Action, Priority: e.te.Priority,
 				MeterConfig: e.te.MeterConfig, IsDefaultAction: e.te.IsDefaultAction, IdleTimeoutNs: e.te.IdleTimeoutNs,
-				Metadata: e.te.Metadata, ControllerMetadata: e.te.ControllerMetadata}
+				Metadata: e.te.Metadata}
+			setControllerMetadata(te, controllerMetadata(e.te))
 			if f.CounterData != nil && td.hasCounter {
 				pk, by, _ := p.sw.EntryCounter(td.name, e.ve)
 				te.CounterData = &p4v1.CounterData{PacketCount: int64(pk), ByteCount: int64(by)}
@@ -703,6 +706,20 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 		}
 	}
 	return nil
+}
+
+// controllerMetadata is an entry's controller_metadata, which P4Runtime
+// 1.4 deprecates but still lists among the read filters: the server keeps
+// what a controller writes there and filters by it, for read-write
+// symmetry with older controllers.
+func controllerMetadata(te *p4v1.TableEntry) uint64 {
+	//lint:ignore SA1019 the spec's read filters still name it
+	return te.ControllerMetadata
+}
+
+func setControllerMetadata(te *p4v1.TableEntry, v uint64) {
+	//lint:ignore SA1019 kept for the filter above
+	te.ControllerMetadata = v
 }
 
 func tableEntity(te *p4v1.TableEntry) *p4v1.Entity {

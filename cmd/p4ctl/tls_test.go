@@ -21,7 +21,6 @@ type tlsLab struct {
 	server    pki.Files
 	ctl       pki.Files
 	ctlFlags  []string
-	policy    string
 	strangers pki.Files // a controller whose certificate another CA signed
 }
 
