@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -239,4 +241,52 @@ func (pc *peerConn) identityText() string {
 		return "with no connection tag"
 	}
 	return pc.identity.String()
+}
+
+// DefaultMaxConnections is how many client connections CapConnections
+// keeps open by default: room for every stream's connection, readers
+// beside them, and connections still in their handshake.
+const DefaultMaxConnections = 64
+
+// CapConnections returns lis, closing at once each connection it accepts
+// while n others are open: readers need no stream, so the cap on
+// streams alone would leave connections, and each one's buffers and
+// TLS handshake, without bound. A client refused so sees its connection
+// closed before the server's first frame (gRPC's UNAVAILABLE) and may
+// try again once one has closed.
+func CapConnections(lis net.Listener, n int) net.Listener {
+	return &capListener{Listener: lis, max: int64(n)}
+}
+
+type capListener struct {
+	net.Listener
+	open atomic.Int64
+	max  int64
+}
+
+func (l *capListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) > l.max {
+			l.open.Add(-1)
+			c.Close()
+			continue
+		}
+		return &countedConn{Conn: c, l: l}, nil
+	}
+}
+
+// countedConn gives its place back when closed, once.
+type countedConn struct {
+	net.Conn
+	l    *capListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return c.Conn.Close()
 }

@@ -62,6 +62,7 @@ type options struct {
 	priorityQueues int
 	sec            grpcSecurity
 	maxStreams     int
+	maxConns       int
 	maxRecv        int
 	keepalive      time.Duration
 	keepaliveWait  time.Duration
@@ -169,6 +170,7 @@ func (o *options) targetFlags(args []string) error {
 	fs.BoolVar(&o.sec.clientAuth, "grpc-server-with-client-auth", false, "require clients to present a certificate the CA signed (mutual TLS)")
 	fs.StringVar(&o.sec.policy, "grpc-server-policy", "", "p4switch's own: JSON file of the client identities that may be primary")
 	fs.IntVar(&o.maxStreams, "grpc-max-streams", p4rt.DefaultMaxStreams, "p4switch's own: StreamChannel streams at once")
+	fs.IntVar(&o.maxConns, "grpc-max-connections", p4rt.DefaultMaxConnections, "p4switch's own: client connections at once")
 	fs.IntVar(&o.maxRecv, "grpc-max-recv-message-size", p4rt.DefaultMaxRecvMsgSize, "p4switch's own: largest request, bytes")
 	fs.DurationVar(&o.keepalive, "grpc-keepalive-time", p4rt.DefaultKeepaliveTime, "p4switch's own: ping a client silent this long")
 	fs.DurationVar(&o.keepaliveWait, "grpc-keepalive-timeout", p4rt.DefaultKeepaliveTimeout, "p4switch's own: drop a client whose ping answer is this late")
@@ -184,6 +186,8 @@ func (o *options) targetFlags(args []string) error {
 	switch {
 	case o.maxStreams < 1:
 		return usage("after --: --grpc-max-streams %d: want 1 or more", o.maxStreams)
+	case o.maxConns < o.maxStreams:
+		return usage("after --: --grpc-max-connections %d: want at least --grpc-max-streams (%d), a connection per stream", o.maxConns, o.maxStreams)
 	case o.maxRecv < 4<<20:
 		return usage("after --: --grpc-max-recv-message-size %d: want 4 MiB (%d) or more", o.maxRecv, 4<<20)
 	case o.keepalive < time.Second:

@@ -295,7 +295,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			fmt.Fprint(stdout, plainTextWarning(lis.Addr()))
 		}
 	}
-	go func() { _ = gs.Serve(lis) }()
+	go func() { _ = gs.Serve(p4rt.CapConnections(lis, o.maxConns)) }()
 	defer gs.Stop()
 	if sw != nil {
 		dp.replace(ctx, sw)
