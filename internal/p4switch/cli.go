@@ -89,7 +89,15 @@ program given on the command line, from a runtime JSON in the format of
 the p4lang tutorials (--entries). A program given on the command line,
 with its P4Info beside it (or --p4info), is P4Runtime's pipeline from
 the start, its entries in it: controllers read and write it as one they
-set.`,
+set.
+
+After "--", simple_switch_grpc's TLS options serve P4Runtime over TLS
+(--grpc-server-ssl --grpc-server-cert F --grpc-server-key F) or mutual
+TLS (--grpc-server-with-client-auth --grpc-server-cacert F), and
+p4switch's own --grpc-server-policy F names the client identities that
+may be primary; --grpc-max-streams, --grpc-max-connections,
+--grpc-max-recv-message-size, --grpc-keepalive-time and
+--grpc-keepalive-timeout bound what clients may hold (docs/p4runtime.md).`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
