@@ -84,9 +84,9 @@ func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Serv
 	return g
 }
 
-// peerConn is one client connection, tagged when it opens.
+// peerConn is one client connection, tagged when it opens; its
+// address is what ties a write to a stream.
 type peerConn struct {
-	id uint64
 	// identity is what the client's verified certificate says it is;
 	// nil without mutual TLS.
 	identity *Identity
@@ -96,14 +96,12 @@ type peerConn struct {
 
 type connKey struct{}
 
-var connIDs atomic.Uint64
-
 // connTagger is a stats.Handler that gives every connection its
 // peerConn, which the RPCs served on it find in their context.
 type connTagger struct{ local bool }
 
 func (h *connTagger) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	pc := &peerConn{id: connIDs.Add(1), local: h.local}
+	pc := &peerConn{local: h.local}
 	if p, ok := peer.FromContext(ctx); ok {
 		pc.identity = identityOf(p.AuthInfo)
 	}
@@ -135,7 +133,13 @@ func (id *Identity) String() string {
 	if id == nil {
 		return "no client certificate"
 	}
-	return fmt.Sprintf("%q (%s)", id.Subject, strings.Join(id.Names[1:], ", "))
+	var others []string
+	for _, n := range id.Names {
+		if n != id.Subject {
+			others = append(others, n)
+		}
+	}
+	return fmt.Sprintf("%q (%s)", id.Subject, strings.Join(others, ", "))
 }
 
 // same reports whether a and b are the same identity: the same names.
