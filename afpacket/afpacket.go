@@ -59,7 +59,13 @@ type Port struct {
 	wmu  sync.Mutex
 	wiov [Batch]unix.Iovec
 	whdr [Batch]mmsghdr
+
+	truncated atomic.Uint64
 }
+
+// Truncated counts the frames Recv dropped because they were longer
+// than MaxFrame (the kernel cut them: MSG_TRUNC).
+func (p *Port) Truncated() uint64 { return p.truncated.Load() }
 
 // Open opens a port on the interface ifName of the calling thread's
 // network namespace, in promiscuous mode, with large socket buffers so
@@ -121,10 +127,22 @@ func htons(v uint16) uint16 {
 var ErrClosed = errors.New("port closed")
 
 // Recv waits for frames and returns up to Batch of them. The frames are
-// valid until the next Recv.
+// valid until the next Recv. A frame longer than MaxFrame is never
+// returned, cut to the buffer's length as the kernel hands it over: it
+// is dropped and counted (Truncated), since a switch that forwarded it
+// would send a different frame than it received.
 func (p *Port) Recv() ([][]byte, error) {
 	p.rmu.Lock()
 	defer p.rmu.Unlock()
+	for {
+		frames, err := p.recv()
+		if err != nil || len(frames) > 0 {
+			return frames, err
+		}
+	}
+}
+
+func (p *Port) recv() ([][]byte, error) {
 	for i := range Batch {
 		// Leave room in front of the frame for a VLAN tag to go back in.
 		p.riov[i] = unix.Iovec{Base: &p.rbufs[i][4]}
@@ -156,10 +174,15 @@ func (p *Port) Recv() ([][]byte, error) {
 	if errno != 0 {
 		return nil, fmt.Errorf("port %s: recvmmsg: %w", p.Name, errno)
 	}
+	out := p.rout[:0]
 	for i := range n {
-		p.rout[i] = p.frame(i)
+		if p.rhdr[i].hdr.Flags&unix.MSG_TRUNC != 0 {
+			p.truncated.Add(1)
+			continue
+		}
+		out = append(out, p.frame(i))
 	}
-	return p.rout[:n], nil
+	return out, nil
 }
 
 // frame returns message i, its VLAN tag put back where auxdata has one.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
@@ -120,5 +122,84 @@ func TestCloseEndsRecv(t *testing.T) {
 func TestOpenUnknownInterface(t *testing.T) {
 	if _, err := Open("no-such-if0"); err == nil {
 		t.Fatal("no error")
+	}
+}
+
+// A frame longer than MaxFrame (the veths' MTU raised so that it
+// crosses them) is dropped and counted, never returned cut; the frames
+// around it arrive whole.
+func TestLongFrameDropped(t *testing.T) {
+	if err := netlab.Available(); err != nil {
+		t.Skipf("no network namespaces here: %v", err)
+	}
+	l, err := netlab.New("afpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	h, err := l.Host("h1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := l.Link(h, "eth0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mtu = 9600
+	jumbo := func(name string) error {
+		lk, err := netlink.LinkByName(name)
+		if err == nil {
+			err = netlink.LinkSetMTU(lk, mtu)
+		}
+		return err
+	}
+	if err := jumbo(link.SwitchIf); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Do(func() error { return jumbo("eth0") }); err != nil {
+		t.Fatal(err)
+	}
+	host, err := h.Socket("eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := Open(link.SwitchIf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { port.Close() })
+	// The longest untagged frame a port takes is MaxFrame-4: the other
+	// 4 bytes are where a VLAN tag goes back in.
+	longest := MaxFrame - 4
+	for _, f := range [][]byte{frame(100, 1, false), frame(9300, 0xaa, false), frame(longest, 2, false), frame(100, 3, false)} {
+		if err := host.Send(f); err != nil {
+			t.Fatalf("send %d bytes: %v", len(f), err)
+		}
+	}
+	var got []int
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for len(got) < 3 {
+			fs, err := port.Recv()
+			if err != nil {
+				return
+			}
+			for _, f := range fs {
+				got = append(got, len(f))
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		port.Close() // ends the Recv
+		<-done
+	}
+	if len(got) != 3 || got[0] != 100 || got[1] != longest || got[2] != 100 {
+		t.Errorf("received frames of %v bytes, want [100 %d 100] (the 9300-byte one dropped)", got, longest)
+	}
+	if n := port.Truncated(); n != 1 {
+		t.Errorf("Truncated() = %d, want 1", n)
 	}
 }

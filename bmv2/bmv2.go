@@ -123,6 +123,18 @@ type Config struct {
 	BinaryArgs []string
 	// Control is the Go target's control socket (Start picks one).
 	Control string
+	// TLS, if set, serves P4Runtime over TLS.
+	TLS *ServerTLS
+}
+
+// ServerTLS are simple_switch_grpc's TLS options: the switch's
+// certificate and key and, for mutual TLS, the CA that signs the
+// controllers'; Policy (the Go target's own) names the identities that
+// may be primary.
+type ServerTLS struct {
+	CACert, Cert, Key string
+	ClientAuth        bool
+	Policy            string
 }
 
 // Args is the switch's command line after the program name: BMv2's own
@@ -164,6 +176,18 @@ func (c Config) Args() []string {
 	}
 	if c.PriorityQueues > 0 {
 		a = append(a, "--priority-queues", strconv.Itoa(c.PriorityQueues))
+	}
+	if t := c.TLS; t != nil {
+		a = append(a, "--grpc-server-ssl", "--grpc-server-cert", t.Cert, "--grpc-server-key", t.Key)
+		if t.CACert != "" {
+			a = append(a, "--grpc-server-cacert", t.CACert)
+		}
+		if t.ClientAuth {
+			a = append(a, "--grpc-server-with-client-auth")
+		}
+		if t.Policy != "" && c.Target == TargetGo {
+			a = append(a, "--grpc-server-policy", t.Policy)
+		}
 	}
 	return a
 }

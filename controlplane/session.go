@@ -28,6 +28,7 @@ package controlplane
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
@@ -39,6 +40,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
@@ -46,6 +48,9 @@ import (
 // closeWait bounds how long Close waits for the switch to end the
 // stream after the session half-closes it.
 const closeWait = time.Second
+
+// maxMessage is the largest message a session receives.
+const maxMessage = 256 << 20
 
 // streamBuffer is how many digest lists, packet-ins or role changes wait
 // for their reader before further ones are dropped (and counted).
@@ -72,6 +77,7 @@ type Session struct {
 	role     string // the P4Runtime role, "" for the default one
 	reader   bool   // DialReader's: no stream, no arbitration
 	waitHeld bool   // Dial waits while the election ID is held
+	tls      *tls.Config
 
 	mu       sync.Mutex
 	info     *p4configv1.P4Info // the pipeline's, once set or adopted
@@ -160,10 +166,30 @@ func Dial(ctx context.Context, addr string, deviceID uint64, election ElectionID
 // then returns that refusal if the holder stays.
 func WaitWhileHeld() Option { return func(s *Session) { s.waitHeld = true } }
 
-func dialOnce(ctx context.Context, addr string, deviceID uint64, election ElectionID, opts []Option) (*Session, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// newConn is the client connection to addr, over TLS when opts say so.
+func newConn(addr string, opts []Option) (*grpc.ClientConn, error) {
+	var o Session
+	for _, opt := range opts {
+		opt(&o)
+	}
+	creds := insecure.NewCredentials()
+	if o.tls != nil {
+		creds = credentials.NewTLS(o.tls)
+	}
+	// Pipelines and reads of many entries pass gRPC's 4 MiB default;
+	// P4Runtime servers take up to 256 MiB (PI's, p4switch's).
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+func dialOnce(ctx context.Context, addr string, deviceID uint64, election ElectionID, opts []Option) (*Session, error) {
+	conn, err := newConn(addr, opts)
+	if err != nil {
+		return nil, err
 	}
 	s := &Session{addr: addr, conn: conn, deviceID: deviceID, election: election,
 		roles: make(chan bool, streamBuffer), recvDone: make(chan struct{}),
@@ -218,11 +244,12 @@ func dialOnce(ctx context.Context, addr string, deviceID uint64, election Electi
 // with no controller, and any number of readers run beside a primary.
 // Its writes are refused before they are sent; it receives no digests
 // or packet-ins (their channels are nil). DialReader returns once the
-// server has answered, and fails if none does before ctx ends.
-func DialReader(ctx context.Context, addr string, deviceID uint64) (*Session, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// server has answered, and fails if none does before ctx ends. Of opts,
+// it takes WithTLS.
+func DialReader(ctx context.Context, addr string, deviceID uint64, opts ...Option) (*Session, error) {
+	conn, err := newConn(addr, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", addr, err)
+		return nil, err
 	}
 	s := &Session{addr: addr, conn: conn, deviceID: deviceID, reader: true, recvDone: make(chan struct{}), cancel: func() {}}
 	close(s.recvDone)

@@ -17,6 +17,7 @@ package emulate
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -34,6 +35,7 @@ import (
 	"github.com/p4rcm/p4rcm/dataplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/fabric"
+	"github.com/p4rcm/p4rcm/internal/pki"
 	"github.com/p4rcm/p4rcm/internal/proccpu"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/netlab"
@@ -71,6 +73,11 @@ type Options struct {
 	LogDir string
 	// Log, if set, receives a line per step.
 	Log func(string)
+	// TLS runs P4Runtime over mutual TLS with credentials made for the
+	// run (a CA, the switches' certificate, the controller's) and
+	// removed with it; on the Go target only the run's controller may
+	// be primary (--grpc-server-policy).
+	TLS bool
 }
 
 // DefaultRate is the emulated host link rate for a target: its default
@@ -226,7 +233,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	logf("programming %d switches", len(intents))
 	targets := map[string]fabric.Target{}
 	for name, sw := range e.switches {
-		targets[name] = fabric.Target{Addr: sw.Config().GRPCAddr, DeviceID: sw.Config().DeviceID}
+		targets[name] = fabric.Target{Addr: sw.Config().GRPCAddr, DeviceID: sw.Config().DeviceID, TLS: e.clientTLS}
 	}
 	for _, r := range fabric.Apply(ctx, intents, targets, fabric.ApplyOptions{Pipeline: pipeline, Election: controlplane.ElectionID{Low: 1}}) {
 		if r.Err != nil {
@@ -253,10 +260,15 @@ type emulation struct {
 	logf     func(string, ...any)
 	pipeline controlplane.Pipeline
 
-	lab      *netlab.Lab
-	switches map[string]*bmv2.Switch
-	hosts    map[int]*afpacket.Port
-	gateways map[int]net.HardwareAddr // each host's switch port MAC
+	lab    *netlab.Lab
+	tlsDir string // the run's credentials, with Options.TLS
+	// serverTLS are the switches' TLS options, clientTLS the
+	// controller's; nil in plain text.
+	serverTLS *bmv2.ServerTLS
+	clientTLS *tls.Config
+	switches  map[string]*bmv2.Switch
+	hosts     map[int]*afpacket.Port
+	gateways  map[int]net.HardwareAddr // each host's switch port MAC
 }
 
 // build creates the namespaces, veths and switch processes.
@@ -265,6 +277,12 @@ func (e *emulation) build(ctx context.Context) error {
 	var err error
 	if e.lab, err = netlab.New("emu"); err != nil {
 		return err
+	}
+	if e.o.TLS {
+		if err := e.makeCredentials(); err != nil {
+			return fmt.Errorf("TLS credentials: %w", err)
+		}
+		e.logf("P4Runtime over mutual TLS: the run's CA and certificates in %s", e.tlsDir)
 	}
 	e.switches, e.hosts, e.gateways = map[string]*bmv2.Switch{}, map[int]*afpacket.Port{}, map[int]net.HardwareAddr{}
 	adj := t.Adjacency()
@@ -329,7 +347,7 @@ func (e *emulation) build(ctx context.Context) error {
 		}
 		c := bmv2.Config{Name: name, DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
 			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, BinaryArgs: e.o.BinaryArgs, LogDir: e.o.LogDir,
-			PriorityQueues: e.f.PriorityQueues}
+			PriorityQueues: e.f.PriorityQueues, TLS: e.serverTLS}
 		if e.o.LogDir != "" {
 			c.PcapDir = filepath.Join(e.o.LogDir, name+"-pcap")
 		}
@@ -634,7 +652,11 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 		name := t.Nodes[sw].Name
 		c := e.switches[name].Config()
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		s, err := controlplane.Dial(dctx, c.GRPCAddr, c.DeviceID, controlplane.ElectionID{Low: 1})
+		var opts []controlplane.Option
+		if e.clientTLS != nil {
+			opts = append(opts, controlplane.WithTLS(e.clientTLS))
+		}
+		s, err := controlplane.Dial(dctx, c.GRPCAddr, c.DeviceID, controlplane.ElectionID{Low: 1}, opts...)
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("read %s's counters: %w", name, err)
@@ -708,4 +730,49 @@ func (e *emulation) close() {
 			e.logf("%v", err)
 		}
 	}
+	if e.tlsDir != "" {
+		os.RemoveAll(e.tlsDir)
+	}
+}
+
+// controllerName is the run's controller's identity, the one its
+// switches' policy lets be primary.
+const controllerName = "p4ctl emulate"
+
+// makeCredentials makes the run's CA, the switches' certificate (for
+// 127.0.0.1, where they serve), the controller's, and the policy, in a
+// directory of the run's own.
+func (e *emulation) makeCredentials() error {
+	dir, err := os.MkdirTemp("", "p4rcm-emulate-tls")
+	if err != nil {
+		return err
+	}
+	e.tlsDir = dir
+	ca, err := pki.NewCA("p4ctl emulate CA")
+	if err != nil {
+		return err
+	}
+	srv, err := ca.Issue(pki.Names{CommonName: "switch", Hosts: []string{"127.0.0.1"}})
+	if err != nil {
+		return err
+	}
+	sf, err := ca.WriteFiles(dir, "switch", srv)
+	if err != nil {
+		return err
+	}
+	ctl, err := ca.Issue(pki.Names{CommonName: controllerName})
+	if err != nil {
+		return err
+	}
+	cf, err := ca.WriteFiles(dir, "controller", ctl)
+	if err != nil {
+		return err
+	}
+	policy := filepath.Join(dir, "policy.json")
+	if err := os.WriteFile(policy, []byte(`{"writers": ["`+controllerName+`"]}`+"\n"), 0o644); err != nil {
+		return err
+	}
+	e.serverTLS = &bmv2.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: policy}
+	e.clientTLS, err = controlplane.TLS{CACert: cf.CACert, Cert: cf.Cert, Key: cf.Key}.Config()
+	return err
 }

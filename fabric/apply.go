@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,10 +17,12 @@ import (
 	"github.com/p4rcm/p4rcm/p4"
 )
 
-// Target is where a switch's P4Runtime server is.
+// Target is where a switch's P4Runtime server is, and how to reach it.
 type Target struct {
 	Addr     string `json:"addr"`
 	DeviceID uint64 `json:"device_id"`
+	// TLS, if set, reaches the switch over TLS (plain text otherwise).
+	TLS *tls.Config `json:"-"`
 }
 
 // Pipeline is rcm.p4's pipeline as Apply installs it: its P4Info, its
@@ -147,8 +150,17 @@ func applyOne(ctx context.Context, in Intent, targets map[string]Target, o Apply
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	// What does not listen is told at once, for what it is.
-	if err := controlplane.Reach(dctx, t.Addr); err != nil {
+	// What does not listen, or does not speak TLS as the controller
+	// does, is told at once, for what it is.
+	err := controlplane.Reach(dctx, t.Addr)
+	var opts []controlplane.Option
+	if t.TLS != nil {
+		opts = append(opts, controlplane.WithTLS(t.TLS))
+		if err == nil {
+			err = controlplane.CheckTLS(dctx, t.Addr, t.TLS)
+		}
+	}
+	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("%s did not answer within %v: a host that is down, or a firewall that drops?", t.Addr, o.Timeout)
 		}
@@ -156,12 +168,11 @@ func applyOne(ctx context.Context, in Intent, targets map[string]Target, o Apply
 		return r
 	}
 	var s *controlplane.Session
-	var err error
 	if o.DryRun {
 		// A dry run only reads: it takes no part in arbitration.
-		s, err = controlplane.DialReader(dctx, t.Addr, t.DeviceID)
+		s, err = controlplane.DialReader(dctx, t.Addr, t.DeviceID, opts...)
 	} else {
-		s, err = controlplane.Dial(dctx, t.Addr, t.DeviceID, o.Election, controlplane.WaitWhileHeld())
+		s, err = controlplane.Dial(dctx, t.Addr, t.DeviceID, o.Election, append(opts, controlplane.WaitWhileHeld())...)
 	}
 	switch {
 	case err == nil:

@@ -34,6 +34,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 from mininet.log import setLogLevel
@@ -174,8 +175,9 @@ class P4Switch(Switch):
     topology.json; its Mininet name carries the run's tag."""
 
     def __init__(self, name, command=None, go=True, grpc_port=None, thrift_port=None, device_id=0, queue_rate=None,
-                 queue_depth=None, log_dir=None, topo_name=None, **params):
+                 queue_depth=None, log_dir=None, topo_name=None, tls=None, **params):
         Switch.__init__(self, name, **params)
+        self.tls = tls
         self.command = command
         self.go = go
         self.grpc_port = grpc_port
@@ -199,6 +201,13 @@ class P4Switch(Switch):
         if self.go:
             args += ['--queue-rate', str(self.queue_rate), '--queue-depth', str(self.queue_depth)]
         args += ['--', '--grpc-server-addr', '127.0.0.1:%d' % self.grpc_port]
+        if self.tls:
+            # simple_switch_grpc's TLS flags; the policy is p4switch's own.
+            args += ['--grpc-server-ssl', '--grpc-server-cacert', self.tls['cacert'],
+                     '--grpc-server-cert', self.tls['switch_cert'], '--grpc-server-key', self.tls['switch_key'],
+                     '--grpc-server-with-client-auth']
+            if self.go:
+                args += ['--grpc-server-policy', self.tls['policy']]
         out = open(self.out_path(), 'w')
         # Its own session, so that a Ctrl-C meant for this script reaches it
         # only through stop().
@@ -234,6 +243,38 @@ class TutorialTopo(Topo):
         for link in spec['links']:
             (a, pa), (b, pb) = port_of(link[0]), port_of(link[1])
             self.addLink(node.get(a, a), node.get(b, b), port1=pa, port2=pb)
+
+
+CONTROLLER = 'mininet run.py controller'
+
+
+def make_credentials(directory):
+    """A CA, the switches' certificate (for 127.0.0.1, where they serve),
+    the controller's and a policy naming it, made for the run with
+    openssl in directory, which the run removes at its end."""
+    if shutil.which('openssl') is None:
+        raise Usage('--ssl makes the run\'s certificates with openssl, which is not installed')
+
+    def ossl(*args):
+        r = subprocess.run(['openssl'] + list(args), cwd=directory, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Failure('openssl %s: %s' % (args[0], r.stderr.strip()))
+
+    ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
+    ossl('req', '-x509', *ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=mininet run.py CA', '-days', '1')
+    for name, cn, ext in (('switch', 'switch', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'),
+                          ('controller', CONTROLLER, 'extendedKeyUsage=clientAuth\n')):
+        with open(os.path.join(directory, name + '.ext'), 'w') as f:
+            f.write(ext)
+        ossl('req', *ec, '-keyout', name + '.key', '-out', name + '.csr', '-subj', '/CN=' + cn)
+        ossl('x509', '-req', '-in', name + '.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial',
+             '-out', name + '.crt', '-days', '1', '-extfile', name + '.ext')
+    policy = os.path.join(directory, 'policy.json')
+    with open(policy, 'w') as f:
+        json.dump({'writers': [CONTROLLER]}, f)
+    d = lambda n: os.path.join(directory, n)
+    return {'cacert': d('ca.crt'), 'switch_cert': d('switch.crt'), 'switch_key': d('switch.key'),
+            'cert': d('controller.crt'), 'key': d('controller.key'), 'policy': policy}
 
 
 def plan_switches(spec, grpc_port_base):
@@ -327,6 +368,9 @@ def main():
                     help='P4Runtime port of the first switch, the next ones following, each of which must be free '
                          '(default: free ports the kernel picks)')
     ap.add_argument('--timeout', type=float, default=60, help='seconds to wait for the flows')
+    ap.add_argument('--ssl', action='store_true',
+                    help='P4Runtime over mutual TLS, with a CA and certificates made for the run (openssl) and removed '
+                         'with it; on p4switch only the run\'s controller may be primary')
     args = ap.parse_args()
 
     # Everything that can be checked before anything is made.
@@ -341,6 +385,11 @@ def main():
             raise Usage('%s: no such program (give its path)' % binary)
     plan = plan_switches(spec, args.grpc_port_base)
     os.makedirs(args.out)
+    tls = None
+    if args.ssl:
+        tls_dir = tempfile.mkdtemp(prefix='p4rcm-mininet-tls')
+        atexit_dirs.append(tls_dir)
+        tls = make_credentials(tls_dir)
     if args.switch == 'bmv2':
         command = ['simple_switch_grpc']
     elif args.p4switch:
@@ -349,7 +398,8 @@ def main():
         command = [args.p4ctl, 'p4switch']
     topo = TutorialTopo(spec=spec, plan=plan, switch_opts={'command': command, 'go': args.switch == 'go',
                                                            'queue_rate': args.queue_rate,
-                                                           'queue_depth': args.queue_depth, 'log_dir': args.out})
+                                                           'queue_depth': args.queue_depth, 'log_dir': args.out,
+                                                           'tls': tls})
     # cleanup=False: never Mininet's global cleanup (see the top).
     net = Mininet(topo=topo, controller=None, autoSetMacs=False, autoStaticArp=False, build=False, cleanup=False)
     agents = []
@@ -366,8 +416,11 @@ def main():
         # The switches by address and device, as this run started them:
         # fabric apply reaches these and no others.
         targets = os.path.join(args.out, 'switches.json')
+        reach = {}
+        if tls:
+            reach = {'ssl': True, 'cacert': tls['cacert'], 'cert': tls['cert'], 'private_key': tls['key']}
         with open(targets, 'w') as f:
-            json.dump({name: {'addr': '127.0.0.1:%d' % p['grpc_port'], 'device_id': p['device_id']}
+            json.dump({name: dict({'addr': '127.0.0.1:%d' % p['grpc_port'], 'device_id': p['device_id']}, **reach)
                        for name, p in plan.items()}, f, indent=1)
         apply = subprocess.run([args.p4ctl, 'fabric', 'apply', '--topology', args.topology, '--switches', targets],
                                capture_output=True, text=True)
@@ -408,6 +461,12 @@ def main():
                 a.kill()
                 a.wait()
         net.stop()
+        for d in atexit_dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+# Directories the run made and removes at its end (its TLS credentials).
+atexit_dirs = []
 
 
 if __name__ == '__main__':

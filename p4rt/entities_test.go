@@ -89,8 +89,8 @@ func TestPipelineConfigs(t *testing.T) {
 	if got := readAll(t, c, entity(&p4v1.TableEntry{TableId: bigT})); len(got) != 1 || !proto.Equal(got[0].GetTableEntry(), entry) {
 		t.Errorf("after COMMIT big_t holds %v, want the entry written after VERIFY_AND_SAVE", got)
 	}
-	if err := set(p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT, &tb, 3); status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("reconcile to a program without big_t: %v, want FailedPrecondition", err)
+	if err := set(p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT, &tb, 3); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("reconcile to a program without big_t: %v, want InvalidArgument", err)
 	}
 	if err := set(p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT, &rt, 4); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ func (s *Server) packetOut(c *conn, po *p4v1.PacketOut) error {
 	switch {
 	case !c.joined:
 		return errorf(codes.FailedPrecondition, "arbitrate first")
-	case !s.arb.isPrimary(c.role, c.election):
+	case !s.arb.isPrimaryStream(c):
 		return errorf(codes.PermissionDenied, "only the primary controller sends packets")
 	}
 	p := s.cur.Load()

@@ -35,8 +35,7 @@ func serveWith(t testing.TB, cfg p4rt.Config) (*p4rt.Server, p4v1.P4RuntimeClien
 		t.Fatal(err)
 	}
 	srv := p4rt.New(cfg)
-	g := grpc.NewServer()
-	srv.Register(g)
+	g := srv.NewGRPCServer()
 	go func() { _ = g.Serve(lis) }()
 	t.Cleanup(g.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -17,9 +17,9 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -30,8 +30,13 @@ import (
 // APIVersion is the P4Runtime version Capabilities reports.
 const APIVersion = "1.4.0"
 
-// readBatch is how many entities one ReadResponse carries.
-const readBatch = 1000
+// readBatch is how many entities one ReadResponse carries at most, and
+// readBytes how many bytes: under gRPC's default receive limit (4 MiB),
+// so that a client that keeps it reads entries of any size.
+const (
+	readBatch = 1000
+	readBytes = 3 << 20
+)
 
 // Config is what the server needs besides its pipelines.
 type Config struct {
@@ -49,6 +54,18 @@ type Config struct {
 	PacketOut func(sw *v1model.Switch, frame []byte) error
 	// Logger receives the server's events; nil discards them.
 	Logger *slog.Logger
+
+	// Policy, if set, names the client identities (mutual TLS) that
+	// may be primary; the others only read.
+	Policy *Policy
+	// MaxRecvMsgSize is the largest request taken (0:
+	// DefaultMaxRecvMsgSize); MaxStreams the most StreamChannel
+	// streams at once (0: DefaultMaxStreams).
+	MaxRecvMsgSize int
+	MaxStreams     int
+	// KeepaliveTime and KeepaliveTimeout are the keepalive pings' (0:
+	// the defaults): see DefaultKeepaliveTime.
+	KeepaliveTime, KeepaliveTimeout time.Duration
 }
 
 // Server is a P4Runtime server for one device.
@@ -69,6 +86,7 @@ type Server struct {
 	dig *digester
 
 	packetIns, packetInDrops atomic.Uint64
+	streams                  atomic.Int64 // StreamChannel streams open
 }
 
 // New returns a server with no pipeline: a controller sets one with
@@ -78,13 +96,10 @@ func New(cfg Config) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.arb = newArbiter(cfg.DeviceID)
+	s.arb = newArbiter(cfg.DeviceID, cfg.Policy)
 	s.dig = newDigester(s.arb)
 	return s
 }
-
-// Register adds the service to a gRPC server.
-func (s *Server) Register(g *grpc.Server) { p4v1.RegisterP4RuntimeServer(g, s) }
 
 // errorf is a gRPC status error.
 func errorf(code codes.Code, format string, args ...any) error {
@@ -111,12 +126,12 @@ func (s *Server) Capabilities(context.Context, *p4v1.CapabilitiesRequest) (*p4v1
 }
 
 // SetForwardingPipelineConfig verifies, saves and commits pipelines.
-func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
+func (s *Server) SetForwardingPipelineConfig(ctx context.Context, req *p4v1.SetForwardingPipelineConfigRequest) (*p4v1.SetForwardingPipelineConfigResponse, error) {
 	if err := s.device(req.DeviceId); err != nil {
 		return nil, err
 	}
-	if !s.arb.isPrimary(req.Role, req.ElectionId) {
-		return nil, errorf(codes.PermissionDenied, "not the primary controller of device %d, role %q", req.DeviceId, req.Role)
+	if err := s.arb.mayWrite(req.Role, req.ElectionId, connOf(ctx)); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -144,6 +159,9 @@ func (s *Server) SetForwardingPipelineConfig(_ context.Context, req *p4v1.SetFor
 		}
 		s.commit(p)
 	case p4v1.SetForwardingPipelineConfigRequest_COMMIT:
+		if req.Config != nil {
+			return nil, errorf(codes.InvalidArgument, "COMMIT takes no config: it commits the one VERIFY_AND_SAVE saved")
+		}
 		if s.saved == nil {
 			return nil, errorf(codes.NotFound, "COMMIT: no pipeline saved (VERIFY_AND_SAVE one first)")
 		}
@@ -241,7 +259,7 @@ func reconcile(old, p *pipeline) error {
 			}
 		}
 		if err := p.write(&p4v1.Update{Type: typ, Entity: e}); err != nil {
-			return errorf(codes.FailedPrecondition, "RECONCILE_AND_COMMIT: the new pipeline cannot take the state of the old: %v (use VERIFY_AND_COMMIT to start afresh)",
+			return errorf(codes.InvalidArgument, "RECONCILE_AND_COMMIT: the new pipeline cannot take the state of the old: %v (use VERIFY_AND_COMMIT to start afresh)",
 				status.Convert(err).Message())
 		}
 	}
@@ -278,12 +296,12 @@ func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetFor
 // Write applies a batch of updates in order, each on its own
 // (CONTINUE_ON_ERROR, as BMv2). If any fails, the status is UNKNOWN with
 // one p4.v1.Error per update in its details, OK for those that held.
-func (s *Server) Write(_ context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
+func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
 	if err := s.device(req.DeviceId); err != nil {
 		return nil, err
 	}
-	if !s.arb.isPrimary(req.Role, req.ElectionId) {
-		return nil, errorf(codes.PermissionDenied, "not the primary controller of device %d, role %q", req.DeviceId, req.Role)
+	if err := s.arb.mayWrite(req.Role, req.ElectionId, connOf(ctx)); err != nil {
+		return nil, err
 	}
 	if req.Atomicity != p4v1.WriteRequest_CONTINUE_ON_ERROR {
 		return nil, errorf(codes.Unimplemented, "atomicity %v: this target applies updates one by one (CONTINUE_ON_ERROR)", req.Atomicity)
@@ -371,7 +389,14 @@ func (s *Server) Read(req *p4v1.ReadRequest, stream p4v1.P4Runtime_ReadServer) e
 		return err
 	}
 	for len(all) > 0 {
-		n := min(len(all), readBatch)
+		n, size := 0, 0
+		for n < min(len(all), readBatch) {
+			size += proto.Size(all[n])
+			if n > 0 && size > readBytes {
+				break
+			}
+			n++
+		}
 		if err := stream.Send(&p4v1.ReadResponse{Entities: all[:n]}); err != nil {
 			return err
 		}

@@ -60,12 +60,20 @@ type controller struct {
 
 func connect(t testing.TB, c p4v1.P4RuntimeClient, election uint64) *controller {
 	t.Helper()
+	ct := openStream(t, c)
+	ct.arbitrate(election)
+	return ct
+}
+
+// openStream opens a controller's stream and sends nothing on it.
+func openStream(t testing.TB, c p4v1.P4RuntimeClient) *controller {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := c.StreamChannel(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct := &controller{t: t, stream: s, cancel: cancel, election: &p4v1.Uint128{Low: election},
+	ct := &controller{t: t, stream: s, cancel: cancel,
 		msgs: make(chan *p4v1.StreamMessageResponse, 100)}
 	t.Cleanup(cancel)
 	go func() {
@@ -78,7 +86,6 @@ func connect(t testing.TB, c p4v1.P4RuntimeClient, election uint64) *controller 
 			ct.msgs <- m
 		}
 	}()
-	ct.arbitrate(election)
 	return ct
 }
 

@@ -31,6 +31,9 @@ type conn struct {
 	role     string
 	election *p4v1.Uint128 // nil: a backup for good
 	joined   bool
+	// peer is the connection the stream came on: writes with the
+	// primary's election ID must come on it, or with its certificate.
+	peer *peerConn
 }
 
 // send queues a message for the controller without blocking; a full
@@ -51,6 +54,7 @@ func (c *conn) send(m *p4v1.StreamMessageResponse) bool {
 // role has none until one comes with such an ID.
 type arbiter struct {
 	device uint64
+	policy *Policy
 	mu     sync.Mutex
 	roles  map[string]*roleState
 }
@@ -61,8 +65,8 @@ type roleState struct {
 	past    *p4v1.Uint128 // the highest election ID seen
 }
 
-func newArbiter(device uint64) *arbiter {
-	return &arbiter{device: device, roles: map[string]*roleState{}}
+func newArbiter(device uint64, policy *Policy) *arbiter {
+	return &arbiter{device: device, policy: policy, roles: map[string]*roleState{}}
 }
 
 func cmp128(a, b *p4v1.Uint128) int {
@@ -81,12 +85,43 @@ func cmp128(a, b *p4v1.Uint128) int {
 	return 0
 }
 
-// isPrimary reports whether election is the primary's ID for role.
-func (a *arbiter) isPrimary(role string, election *p4v1.Uint128) bool {
+// mayWrite checks that a request (a Write or a pipeline change) with
+// role and election comes from role's primary: the spec's NOT_FOUND for
+// a role no controller ever arbitrated for (the default role is always
+// known), PERMISSION_DENIED for an election ID that is not the
+// primary's. The spec trusts a client not to give another's election
+// ID; this server does not: the request must also come over the
+// connection of the primary's stream or, under mutual TLS, from a
+// connection authenticated as the same identity, so that a backup (or
+// anyone who reads the ID off an arbitration notice) cannot write in
+// the primary's name.
+func (a *arbiter) mayWrite(role string, election *p4v1.Uint128, from *peerConn) error {
+	if from == nil {
+		return errorf(codes.Internal, "%v", errNoConn)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	r := a.roles[role]
-	return election != nil && r != nil && r.primary != nil && cmp128(r.primary.election, election) == 0
+	if r == nil && role != "" {
+		return errorf(codes.NotFound, "role %q: no controller has arbitrated for it on device %d", role, a.device)
+	}
+	if election == nil || r == nil || r.primary == nil || cmp128(r.primary.election, election) != 0 {
+		return errorf(codes.PermissionDenied, "not the primary controller of device %d, role %q", a.device, role)
+	}
+	p := r.primary.peer
+	if p != from && !(p != nil && p.identity.same(from.identity)) {
+		return errorf(codes.PermissionDenied, "election ID %d,%d is the primary's of device %d, role %q, but this request came neither over the primary's connection nor with its client certificate",
+			election.High, election.Low, a.device, role)
+	}
+	return nil
+}
+
+// isPrimaryStream reports whether c is its role's primary.
+func (a *arbiter) isPrimaryStream(c *conn) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := a.roles[c.role]
+	return r != nil && r.primary == c
 }
 
 // primaries are the primary controllers, one per role that has one.
@@ -120,6 +155,14 @@ func (a *arbiter) arbitrate(c *conn, m *p4v1.MasterArbitrationUpdate) error {
 		}
 	} else if m.DeviceId != a.device {
 		return errorf(codes.NotFound, "no device %d here (this server serves device %d)", m.DeviceId, a.device)
+	}
+	// Under a policy only the identities it names may be primary: the
+	// others may follow as backups for good, without an election ID,
+	// and their IDs never count towards the highest seen, so that they
+	// can neither take the role nor lock the controllers out of it.
+	if m.ElectionId != nil && !a.policy.mayWrite(c.peer) {
+		return errorf(codes.PermissionDenied, "client %s may not be primary under the policy %s: arbitrate without an election ID to follow as a backup",
+			c.peer.identityText(), a.policy.Path)
 	}
 	r := a.roles[role]
 	if r == nil {
@@ -207,8 +250,22 @@ func (a *arbiter) notify(role string, r *roleState, c *conn) {
 // StreamChannel serves one controller's stream: arbitration first, then
 // packet-outs and digest acks from it, packet-ins, digest lists and
 // arbitration notices to it.
+//
+// At most Config.MaxStreams streams are open at once (PI's 16 by
+// default): one past them ends at once with RESOURCE_EXHAUSTED, as the
+// spec has a stream past the supported limit end, so that a client
+// opening streams without end costs the switch nothing.
 func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error {
-	c := &conn{out: make(chan *p4v1.StreamMessageResponse, outBuffer), done: make(chan struct{})}
+	limit := s.cfg.MaxStreams
+	if limit <= 0 {
+		limit = DefaultMaxStreams
+	}
+	if n := s.streams.Add(1); n > int64(limit) {
+		s.streams.Add(-1)
+		return errorf(codes.ResourceExhausted, "%d streams are open, the most this server keeps: close one first", limit)
+	}
+	defer s.streams.Add(-1)
+	c := &conn{out: make(chan *p4v1.StreamMessageResponse, outBuffer), done: make(chan struct{}), peer: connOf(stream.Context())}
 	sendErr := make(chan error, 1)
 	go func() {
 		for {

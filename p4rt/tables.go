@@ -1,6 +1,7 @@
 package p4rt
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 
@@ -300,6 +301,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		}
 		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
 			Metadata: te.Metadata}}
+		setControllerMetadata(e.te, controllerMetadata(te))
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
 		}
@@ -330,6 +332,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		}
 		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
 			Metadata: te.Metadata, MeterConfig: old.te.MeterConfig}, seq: old.seq}
+		setControllerMetadata(e.te, controllerMetadata(te))
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
 		}
@@ -591,8 +594,16 @@ func (p *pipeline) defaultEntry(td *tableDesc) *p4v1.TableEntry {
 	return te
 }
 
-// readTables answers a read of table entries: one table or all (ID 0),
-// one entry (by key), all of a table's, or its default.
+// readTables answers a read of table entries with the spec's filters
+// ("Wildcard Reads" of TableEntry), each a wildcard at its default:
+// table_id (0: every table), match (exact: at most one entry; on a table
+// with priorities, with priority 0, the entries of that match at any
+// priority), action (an action ID: the entries whose direct action it
+// is; not for tables of action profiles), priority, controller_metadata,
+// metadata, is_default_action (the default entry instead of the
+// others). With table_id 0 a match has no table to belong to and is
+// INVALID_ARGUMENT; the other filters apply to every table, as PI's
+// server applies them.
 func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) error {
 	var tds []*tableDesc
 	if f.TableId == 0 {
@@ -609,32 +620,82 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 		}
 		tds = []*tableDesc{td}
 	}
+	var actionID uint32
+	if f.Action != nil {
+		a := f.Action.GetAction()
+		if a == nil {
+			return errorf(codes.InvalidArgument, "a read filters table entries by action ID only, not by member, group or action set (the spec's Wildcard Reads)")
+		}
+		if p.actions[a.ActionId] == nil {
+			return unknownID("action", a.ActionId)
+		}
+		if f.TableId != 0 && tds[0].profile != nil {
+			return errorf(codes.InvalidArgument, "table %s takes its actions from action profile %s: its entries cannot be filtered by action ID", tds[0].name, tds[0].profile.name)
+		}
+		actionID = a.ActionId
+	}
+	if f.IsDefaultAction && (len(f.Match) > 0 || f.Priority != 0) {
+		return errorf(codes.InvalidArgument, "a default entry has no match and no priority: give is_default_action alone")
+	}
+	keep := func(te *p4v1.TableEntry) bool {
+		switch {
+		case actionID != 0 && te.GetAction().GetAction().GetActionId() != actionID:
+			return false
+		case f.IsDefaultAction:
+			return true
+		case f.Priority != 0 && te.Priority != f.Priority:
+			return false
+		case controllerMetadata(f) != 0 && controllerMetadata(te) != controllerMetadata(f):
+			return false
+		case len(f.Metadata) > 0 && !bytes.Equal(te.Metadata, f.Metadata):
+			return false
+		}
+		return true
+	}
 	for _, td := range tds {
 		if f.IsDefaultAction {
-			if err := out(tableEntity(p.defaultEntry(td))); err != nil {
-				return err
+			if d := p.defaultEntry(td); keep(d) {
+				if err := out(tableEntity(d)); err != nil {
+					return err
+				}
 			}
 			continue
 		}
+		if actionID != 0 && td.profile != nil {
+			continue // table 0: a table of members and groups holds no direct action
+		}
 		var es []*stored
-		if len(f.Match) > 0 || f.Priority != 0 {
-			match, _, err := p.key(td, f)
+		if len(f.Match) > 0 {
+			// The match must be a valid key of the table; the priority
+			// is a filter of its own, checked below.
+			probe := &p4v1.TableEntry{Match: f.Match}
+			if td.ternary {
+				probe.Priority = 1
+			}
+			match, _, err := p.key(td, probe)
 			if err != nil {
 				return err
 			}
-			if e := p.st.table(td.id).byKey[entryKey(match, f.Priority)]; e != nil {
-				es = []*stored{e}
+			key := entryKey(match, 0)
+			for _, e := range p.st.entries(td.id) {
+				if entryKey(e.te.Match, 0) == key {
+					es = append(es, e)
+				}
 			}
 		} else {
 			es = p.st.entries(td.id)
 		}
 		for _, e := range es {
+			if !keep(e.te) {
+				continue
+			}
 			// A new top-level message sharing the stored one's parts: writes
 			// replace those parts, never change them in place, so the
 			// response stays as read after the lock is released.
 			te := &p4v1.TableEntry{TableId: e.te.TableId, Match: e.te.Match, Action: e.te.Action, Priority: e.te.Priority,
 				MeterConfig: e.te.MeterConfig, IsDefaultAction: e.te.IsDefaultAction, IdleTimeoutNs: e.te.IdleTimeoutNs,
 				Metadata: e.te.Metadata}
+			setControllerMetadata(te, controllerMetadata(e.te))
 			if f.CounterData != nil && td.hasCounter {
 				pk, by, _ := p.sw.EntryCounter(td.name, e.ve)
 				te.CounterData = &p4v1.CounterData{PacketCount: int64(pk), ByteCount: int64(by)}
@@ -645,6 +706,20 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 		}
 	}
 	return nil
+}
+
+// controllerMetadata is an entry's controller_metadata, which P4Runtime
+// 1.4 deprecates but still lists among the read filters: the server keeps
+// what a controller writes there and filters by it, for read-write
+// symmetry with older controllers.
+func controllerMetadata(te *p4v1.TableEntry) uint64 {
+	//lint:ignore SA1019 the spec's read filters still name it
+	return te.ControllerMetadata
+}
+
+func setControllerMetadata(te *p4v1.TableEntry, v uint64) {
+	//lint:ignore SA1019 kept for the filter above
+	te.ControllerMetadata = v
 }
 
 func tableEntity(te *p4v1.TableEntry) *p4v1.Entity {

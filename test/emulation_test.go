@@ -52,6 +52,13 @@ func emulated(t *testing.T, cfg sim.Config) *emulate.Outcome {
 // emulatedAt is emulated with host links of rate b/s (0: the default).
 func emulatedAt(t *testing.T, cfg sim.Config, rate float64) *emulate.Outcome {
 	t.Helper()
+	return emulatedWith(t, cfg, emulate.Options{Rate: rate})
+}
+
+// emulatedWith is emulated with options o (Target, Binary and Log set
+// here).
+func emulatedWith(t *testing.T, cfg sim.Config, o emulate.Options) *emulate.Outcome {
+	t.Helper()
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
 	}
@@ -60,7 +67,14 @@ func emulatedAt(t *testing.T, cfg sim.Config, rate float64) *emulate.Outcome {
 	}
 	target, bin := p4switchbin.Choose(t)
 	before := leftovers(t)
-	out, err := emulate.Run(context.Background(), cfg, emulate.Options{Target: target, Binary: bin, Rate: rate, Log: func(s string) { t.Log(s) }})
+	log := o.Log
+	o.Target, o.Binary, o.Log = target, bin, func(s string) {
+		t.Log(s)
+		if log != nil {
+			log(s)
+		}
+	}
+	out, err := emulate.Run(context.Background(), cfg, o)
 	if after := leftovers(t); after != before {
 		t.Errorf("left behind:\nbefore %s\nafter  %s", before, after)
 	}
@@ -203,6 +217,36 @@ scheme: pfc
 	}
 	if d := out.Results.Flows[0].Delivered; d <= 0 || d >= 10e6 {
 		t.Errorf("the cut flow delivered %d bytes, want some of its 10 MB", d)
+	}
+}
+
+// An emulation over mutual TLS (p4ctl emulate --ssl): the switches
+// programmed and read with the run's own credentials, the flow
+// complete, and the credentials removed with the run.
+func TestEmulateOverTLS(t *testing.T) {
+	cfg := scenarioOf(t, `
+name: tls
+topology: {kind: star, hosts: 2, host_rate: 100G, delay: 1us}
+workload: {kind: flows, flows: [{src: 0, dst: 1, size: 100KB}]}
+scheme: pfc
+`)
+	creds := func() []string {
+		m, _ := filepath.Glob(filepath.Join(os.TempDir(), "p4rcm-emulate-tls*"))
+		return m
+	}
+	before := creds()
+	var secured bool
+	out := emulatedWith(t, cfg, emulate.Options{TLS: true, Log: func(s string) {
+		secured = secured || strings.HasPrefix(s, "P4Runtime over mutual TLS")
+	}})
+	if !secured {
+		t.Error("the run did not say it made TLS credentials")
+	}
+	if out.Results.Completed != 1 {
+		t.Errorf("%d flows completed over TLS, want 1", out.Results.Completed)
+	}
+	if after := creds(); len(after) != len(before) {
+		t.Errorf("credentials left behind: %v (before: %v)", after, before)
 	}
 }
 

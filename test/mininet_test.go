@@ -40,10 +40,23 @@ func TestMininetDumbbell(t *testing.T) {
 	}
 	// The switches are p4ctl too ('p4ctl p4switch').
 	p4ctl := p4ctlBinary(t, t.TempDir())
+	// In plain text, then over mutual TLS with the credentials run.py
+	// makes (--ssl): the switches then let only its controller be
+	// primary.
+	for _, ssl := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "ssl"}[ssl], func(t *testing.T) { mininetDumbbell(t, p4ctl, ssl) })
+	}
+}
+
+func mininetDumbbell(t *testing.T, p4ctl string, ssl bool) {
 	before := leftovers(t) + running(t, p4ctl)
 	outDir := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command("/usr/bin/python3", "../mininet/run.py", "--topology", "../mininet/dumbbell.json",
-		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--timeout", "90")
+	args := []string{"../mininet/run.py", "--topology", "../mininet/dumbbell.json",
+		"--flows", "../mininet/dumbbell-flows.txt", "--out", outDir, "--p4ctl", p4ctl, "--timeout", "90"}
+	if ssl {
+		args = append(args, "--ssl")
+	}
+	cmd := exec.Command("/usr/bin/python3", args...)
 	var buf strings.Builder
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
@@ -59,6 +72,12 @@ func TestMininetDumbbell(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(outDir, h+".jsonl"))
 		if err != nil || !strings.Contains(string(b), `"stats"`) {
 			t.Errorf("%s: no counters written when it stopped: %v", h, err)
+		}
+	}
+	if ssl {
+		b, _ := os.ReadFile(filepath.Join(outDir, "s1.out"))
+		if !strings.Contains(string(b), "over mutual TLS, primary only for the writers of") {
+			t.Errorf("s1 with --ssl: %s", b)
 		}
 	}
 	if after := leftovers(t) + running(t, p4ctl); after != before {

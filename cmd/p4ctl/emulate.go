@@ -161,6 +161,7 @@ type emulateFlags struct {
 	target, switchBin, logDir string
 	rate                      float64
 	timeout                   time.Duration
+	ssl                       bool
 }
 
 func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
@@ -169,6 +170,7 @@ func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
 	valueFlag(fs, &e.rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate, shared out over the switches past two)")
 	fs.DurationVar(&e.timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
 	fs.StringVar(&e.logDir, "log-dir", "", "keep each switch's log and output in this directory")
+	fs.BoolVar(&e.ssl, "ssl", false, "P4Runtime over mutual TLS, with a CA and certificates made for the run and removed with it; on the Go target only the run's controller may be primary")
 }
 
 // options checks the flags and makes them emulate.Options.
@@ -177,7 +179,7 @@ func (e *emulateFlags) options() (emulate.Options, error) {
 	if t != bmv2.TargetGo && t != bmv2.TargetBMv2 {
 		return emulate.Options{}, usageErrorf("--target %q: want go or bmv2", e.target)
 	}
-	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir}
+	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl}
 	if t == bmv2.TargetGo && e.switchBin == "" {
 		// The Go target this p4ctl was built with ('p4ctl p4switch'):
 		// nothing to install, and always the program this p4ctl

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -35,6 +39,7 @@ func newFabricApplyCmd() *cobra.Command {
 	var dryRun, replace bool
 	var parallel int
 	var timeout, keep time.Duration
+	var tf tlsFlags
 	cmd := &cobra.Command{
 		Use:   "apply [SCENARIO.yaml]",
 		Short: "Install routes, ECMP and SAR groups, PFC, RED/ECN and RCM on every switch of a fabric",
@@ -98,9 +103,13 @@ still programmed).`,
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
+			tlsCfg, err := tf.config()
+			if err != nil {
+				return err
+			}
 			targets := map[string]fabric.Target{}
 			if switchesFile != "" {
-				if targets, err = readTargets(switchesFile); err != nil {
+				if targets, err = readTargets(switchesFile, tlsCfg); err != nil {
 					return usageErrorf("--switches %v", err)
 				}
 			} else {
@@ -109,7 +118,7 @@ still programmed).`,
 					return usageErrorf("--grpc-port-base %d: the %d switches' ports run to %d; want ports 1 to 65535", portBase, len(names), last)
 				}
 				for i, name := range names {
-					targets[name] = fabric.Target{Addr: net.JoinHostPort(host, strconv.Itoa(portBase+i)), DeviceID: deviceBase + uint64(i)}
+					targets[name] = fabric.Target{Addr: net.JoinHostPort(host, strconv.Itoa(portBase+i)), DeviceID: deviceBase + uint64(i), TLS: tlsCfg}
 				}
 			}
 			if parallel < 1 {
@@ -159,7 +168,7 @@ still programmed).`,
 	o.addFlags(cmd, "default")
 	fs := cmd.Flags()
 	fs.StringVar(&tutorial, "topology", "", "a p4lang tutorials topology.json instead of the scenario's topology")
-	fs.StringVar(&switchesFile, "switches", "", `JSON file naming each switch's P4Runtime address: {"s1": {"addr": "HOST:PORT", "device_id": N}}`)
+	fs.StringVar(&switchesFile, "switches", "", `JSON file naming each switch's P4Runtime address: {"s1": {"addr": "HOST:PORT", "device_id": N}}, and, per switch, "ssl", "cacert", "cert" and "private_key" as the flags`)
 	fs.StringVar(&host, "host", "127.0.0.1", "host of every switch when --switches is not given")
 	fs.IntVar(&portBase, "grpc-port-base", 50051, "P4Runtime port of the first switch; the i-th is this + i")
 	fs.Uint64Var(&deviceBase, "device-id-base", 0, "device ID of the first switch; the i-th is this + i")
@@ -169,17 +178,34 @@ still programmed).`,
 	fs.IntVar(&parallel, "parallel", 8, "switches programmed at once")
 	fs.DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for each switch to answer")
 	fs.DurationVar(&keep, "keep", 0, "apply again every this long until Ctrl-C, printing what changed: restarted switches converge")
+	tf.add(fs)
 	return cmd
 }
 
-// readTargets reads a --switches file.
-func readTargets(path string) (map[string]fabric.Target, error) {
+// switchEntry is a switch of a --switches file: its address, and how
+// to reach it when not as the flags say.
+type switchEntry struct {
+	Addr       string `json:"addr"`
+	DeviceID   uint64 `json:"device_id"`
+	SSL        *bool  `json:"ssl"`
+	CACert     string `json:"cacert"`
+	Cert       string `json:"cert"`
+	PrivateKey string `json:"private_key"`
+}
+
+// readTargets reads a --switches file. A switch that sets "ssl" is
+// reached as its own "ssl", "cacert", "cert" and "private_key" say
+// (paths relative to the file's directory); the others as the flags do
+// (flagTLS).
+func readTargets(path string, flagTLS *tls.Config) (map[string]fabric.Target, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out map[string]fabric.Target
-	if err := json.Unmarshal(data, &out); err != nil {
+	var entries map[string]switchEntry
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&entries); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1
@@ -192,10 +218,28 @@ func readTargets(path string) (map[string]fabric.Target, error) {
 		}
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	for name, t := range out {
-		if err := controlplane.CheckAddr(t.Addr); err != nil {
+	out := map[string]fabric.Target{}
+	for name, e := range entries {
+		if err := controlplane.CheckAddr(e.Addr); err != nil {
 			return nil, fmt.Errorf("%s: %s.addr %v", path, name, err)
 		}
+		t := fabric.Target{Addr: e.Addr, DeviceID: e.DeviceID, TLS: flagTLS}
+		if e.SSL == nil && (e.CACert != "" || e.Cert != "" || e.PrivateKey != "") {
+			return nil, fmt.Errorf("%s: %s: cacert, cert and private_key need \"ssl\": true", path, name)
+		}
+		if e.SSL != nil {
+			rel := func(p string) string {
+				if p == "" || filepath.IsAbs(p) {
+					return p
+				}
+				return filepath.Join(filepath.Dir(path), p)
+			}
+			tf := tlsFlags{ssl: *e.SSL, cacert: rel(e.CACert), cert: rel(e.Cert), key: rel(e.PrivateKey)}
+			if t.TLS, err = tf.config(); err != nil {
+				return nil, fmt.Errorf("%s: %s: %v", path, name, strings.ReplaceAll(strings.ReplaceAll(err.Error(), "--private-key", "private_key"), "--", ""))
+			}
+		}
+		out[name] = t
 	}
 	return out, nil
 }

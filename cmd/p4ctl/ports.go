@@ -130,7 +130,7 @@ The port's CN settings ('p4ctl rcm set') are kept.`,
 			if off {
 				var with []string
 				cmd.Flags().Visit(func(f *pflag.Flag) {
-					if f.Name != "off" && f.Name != "mac" && !slices.Contains([]string{"addr", "device-id", "election-id", "timeout"}, f.Name) {
+					if f.Name != "off" && f.Name != "mac" && !slices.Contains([]string{"addr", "device-id", "election-id", "timeout", "ssl", "cacert", "cert", "private-key"}, f.Name) {
 						with = append(with, "--"+f.Name)
 					}
 				})

@@ -415,6 +415,7 @@ func watchStream(ctx context.Context, cmd *cobra.Command, sf *switchFlags, role 
 	if err := sf.reach(ctx); err != nil {
 		return nil, err
 	}
+	opts = append(opts, sf.options()...)
 	dctx, cancel := context.WithTimeout(ctx, sf.timeout)
 	defer cancel()
 	var s *controlplane.Session

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -26,6 +27,42 @@ type switchFlags struct {
 	deviceID uint64
 	election string
 	timeout  time.Duration
+	tls      tlsFlags
+	tlsCfg   *tls.Config // from tls, once reach has checked it
+}
+
+// tlsFlags are p4runtime-shell's TLS flags: --ssl, --cacert, --cert,
+// --private-key.
+type tlsFlags struct {
+	ssl               bool
+	cacert, cert, key string
+}
+
+func (t *tlsFlags) add(fs *pflag.FlagSet) {
+	fs.BoolVar(&t.ssl, "ssl", false, "P4Runtime over TLS (the switch's --grpc-server-ssl)")
+	fs.StringVar(&t.cacert, "cacert", "", "with --ssl, the PEM file of the CA that signed the switch's certificate (default: the system's)")
+	fs.StringVar(&t.cert, "cert", "", "with --ssl, the PEM file of this controller's certificate, for a switch that asks for one (mutual TLS)")
+	fs.StringVar(&t.key, "private-key", "", "with --ssl, the PEM file of --cert's key")
+}
+
+// config checks the flags and reads the files: nil for plain text.
+func (t *tlsFlags) config() (*tls.Config, error) {
+	if !t.ssl {
+		for flag, v := range map[string]string{"cacert": t.cacert, "cert": t.cert, "private-key": t.key} {
+			if v != "" {
+				return nil, usageErrorf("--%s makes no sense without --ssl: give --ssl to speak TLS to the switch", flag)
+			}
+		}
+		return nil, nil
+	}
+	if (t.cert == "") != (t.key == "") {
+		return nil, usageErrorf("--cert and --private-key go together: the controller's certificate and its key")
+	}
+	cfg, err := controlplane.TLS{CACert: t.cacert, Cert: t.cert, Key: t.key}.Config()
+	if err != nil {
+		return nil, usageErrorf("--ssl: %v", err)
+	}
+	return cfg, nil
 }
 
 // addSwitchFlags defines the connection flags of a command that writes.
@@ -49,7 +86,16 @@ func addReadFlags(cmd *cobra.Command) *switchFlags {
 	fs.StringVar(&f.election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW; the highest is primary, and only the primary writes")
 	_ = fs.MarkDeprecated("election-id", "this command only reads, and reads need no election ID; it is ignored")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for the switch")
+	f.tls.add(fs)
 	return f
+}
+
+// options are the session options the flags give: TLS.
+func (f *switchFlags) options() []controlplane.Option {
+	if f.tlsCfg == nil {
+		return nil
+	}
+	return []controlplane.Option{controlplane.WithTLS(f.tlsCfg)}
 }
 
 // electionID reads --election-id.
@@ -72,7 +118,11 @@ func (f *switchFlags) electionID() (controlplane.ElectionID, error) {
 // noAnswer is the error for a switch that takes connections but did not
 // answer as a P4Runtime server in time.
 func (f *switchFlags) noAnswer() error {
-	return fmt.Errorf("%s takes connections, but no P4Runtime server answered there within %v: is it the switch's P4Runtime port (and --device-id its device)?", f.addr, f.timeout)
+	hint := " (or a switch that serves TLS: give --ssl)"
+	if f.tlsCfg != nil {
+		hint = ""
+	}
+	return fmt.Errorf("%s takes connections, but no P4Runtime server answered there within %v: is it the switch's P4Runtime port (and --device-id its device)?%s", f.addr, f.timeout, hint)
 }
 
 // reach checks the flags and that something listens at --addr, so that
@@ -85,9 +135,17 @@ func (f *switchFlags) reach(ctx context.Context) error {
 	if f.timeout <= 0 {
 		return usageErrorf("--timeout %v: want a time to wait, more than 0, such as 10s", f.timeout)
 	}
+	cfg, err := f.tls.config()
+	if err != nil {
+		return err
+	}
+	f.tlsCfg = cfg
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	err := controlplane.Reach(dctx, f.addr)
+	err = controlplane.Reach(dctx, f.addr)
+	if err == nil && cfg != nil {
+		err = controlplane.CheckTLS(dctx, f.addr, cfg)
+	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		return fmt.Errorf("%s did not answer within %v: a host that is down, or a firewall that drops?", f.addr, f.timeout)
 	}
@@ -116,7 +174,7 @@ func (f *switchFlags) dialReader(ctx context.Context) (*controlplane.Session, er
 	}
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	s, err := controlplane.DialReader(dctx, f.addr, f.deviceID)
+	s, err := controlplane.DialReader(dctx, f.addr, f.deviceID, f.options()...)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return nil, f.noAnswer()
 	}
@@ -163,7 +221,7 @@ func (f *switchFlags) dial(ctx context.Context) (*controlplane.Session, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	s, err := controlplane.Dial(dctx, f.addr, f.deviceID, id, controlplane.WaitWhileHeld())
+	s, err := controlplane.Dial(dctx, f.addr, f.deviceID, id, append(f.options(), controlplane.WaitWhileHeld())...)
 	switch {
 	case err == nil:
 		return s, nil

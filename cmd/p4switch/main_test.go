@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+	"github.com/vishvananda/netlink"
 
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
@@ -104,6 +105,13 @@ func TestForwardsOnVeths(t *testing.T) {
 // returns their sockets and the root ends as ports 1 and 2.
 func twoHosts(t *testing.T) ([]*netlab.Socket, map[int]string) {
 	t.Helper()
+	return twoHostsMTU(t, 0)
+}
+
+// twoHostsMTU is twoHosts with both ends of each link at mtu (0: the
+// default), so that jumbo frames cross them.
+func twoHostsMTU(t *testing.T, mtu int) ([]*netlab.Socket, map[int]string) {
+	t.Helper()
 	if err := netlab.Available(); err != nil {
 		t.Skipf("no network namespaces here: %v", err)
 	}
@@ -122,6 +130,21 @@ func twoHosts(t *testing.T) ([]*netlab.Socket, map[int]string) {
 		link, err := lab.Link(h, "eth0", nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if mtu > 0 {
+			setMTU := func(name string) error {
+				l, err := netlink.LinkByName(name)
+				if err == nil {
+					err = netlink.LinkSetMTU(l, mtu)
+				}
+				return err
+			}
+			if err := setMTU(link.SwitchIf); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Do(func() error { return setMTU("eth0") }); err != nil {
+				t.Fatal(err)
+			}
 		}
 		s, err := h.Socket("eth0")
 		if err != nil {
@@ -225,6 +248,13 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--priority-queues", "9"}, "want 1 to 8"},
 		{[]string{"-i", "1@lo", "--no-p4", "--entries", badEntries}, "entries need a program"},
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--cpu-port", "1"}, "--cpu-port 1 is also attached to lo"},
+		{[]string{"--no-p4", "--", "--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key"}, "need --grpc-server-ssl; without it P4Runtime would be served in plain text"},
+		{[]string{"--no-p4", "--", "--grpc-server-ssl"}, "--grpc-server-ssl needs --grpc-server-cert and --grpc-server-key"},
+		{[]string{"--no-p4", "--", "--grpc-server-ssl", "--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key", "--grpc-server-with-client-auth"}, "needs --grpc-server-cacert"},
+		{[]string{"--no-p4", "--", "--grpc-server-ssl", "--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key", "--grpc-server-policy", "p.json"}, "it needs --grpc-server-ssl and --grpc-server-with-client-auth"},
+		{[]string{"--no-p4", "--", "--grpc-server-ssl", "--grpc-server-cert", filepath.Join(dir, "missing.crt"), "--grpc-server-key", "s.key"}, "missing.crt"},
+		{[]string{"--no-p4", "--", "--grpc-keepalive-time", "100ms"}, "want 1s or more"},
+		{[]string{"--no-p4", "--", "--grpc-max-streams", "0"}, "--grpc-max-streams 0"},
 	} {
 		var stdout, stderr bytes.Buffer
 		// A start that is not refused would run until stopped.

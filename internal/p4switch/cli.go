@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/p4rcm/p4rcm/p4rt"
 )
 
 // Exit statuses of Run, the command's.
@@ -53,10 +55,17 @@ type options struct {
 	control    string
 	json       string
 
-	// After "--", as simple_switch_grpc.
+	// After "--", as simple_switch_grpc, with p4switch's own gRPC
+	// options.
 	grpcAddr       string
 	cpuPort        int
 	priorityQueues int
+	sec            grpcSecurity
+	maxStreams     int
+	maxConns       int
+	maxRecv        int
+	keepalive      time.Duration
+	keepaliveWait  time.Duration
 }
 
 // Run is the p4switch command: it parses args (p4switch's command line,
@@ -80,7 +89,15 @@ program given on the command line, from a runtime JSON in the format of
 the p4lang tutorials (--entries). A program given on the command line,
 with its P4Info beside it (or --p4info), is P4Runtime's pipeline from
 the start, its entries in it: controllers read and write it as one they
-set.`,
+set.
+
+After "--", simple_switch_grpc's TLS options serve P4Runtime over TLS
+(--grpc-server-ssl --grpc-server-cert F --grpc-server-key F) or mutual
+TLS (--grpc-server-with-client-auth --grpc-server-cacert F), and
+p4switch's own --grpc-server-policy F names the client identities that
+may be primary; --grpc-max-streams, --grpc-max-connections,
+--grpc-max-recv-message-size, --grpc-keepalive-time and
+--grpc-keepalive-timeout bound what clients may hold (docs/p4runtime.md).`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -154,6 +171,17 @@ func (o *options) targetFlags(args []string) error {
 	fs.StringVar(&o.grpcAddr, "grpc-server-addr", "127.0.0.1:9559", "P4Runtime address (port 0: any free port, printed at start)")
 	fs.IntVar(&o.cpuPort, "cpu-port", 0, "CPU port")
 	fs.IntVar(&o.priorityQueues, "priority-queues", 1, "strict-priority queues per port")
+	fs.BoolVar(&o.sec.ssl, "grpc-server-ssl", false, "serve P4Runtime over TLS")
+	fs.StringVar(&o.sec.cacert, "grpc-server-cacert", "", "PEM file of the CA that verifies clients' certificates")
+	fs.StringVar(&o.sec.cert, "grpc-server-cert", "", "PEM file of the server's certificate")
+	fs.StringVar(&o.sec.key, "grpc-server-key", "", "PEM file of the server's key")
+	fs.BoolVar(&o.sec.clientAuth, "grpc-server-with-client-auth", false, "require clients to present a certificate the CA signed (mutual TLS)")
+	fs.StringVar(&o.sec.policy, "grpc-server-policy", "", "p4switch's own: JSON file of the client identities that may be primary")
+	fs.IntVar(&o.maxStreams, "grpc-max-streams", p4rt.DefaultMaxStreams, "p4switch's own: StreamChannel streams at once")
+	fs.IntVar(&o.maxConns, "grpc-max-connections", p4rt.DefaultMaxConnections, "p4switch's own: client connections at once")
+	fs.IntVar(&o.maxRecv, "grpc-max-recv-message-size", p4rt.DefaultMaxRecvMsgSize, "p4switch's own: largest request, bytes")
+	fs.DurationVar(&o.keepalive, "grpc-keepalive-time", p4rt.DefaultKeepaliveTime, "p4switch's own: ping a client silent this long")
+	fs.DurationVar(&o.keepaliveWait, "grpc-keepalive-timeout", p4rt.DefaultKeepaliveTimeout, "p4switch's own: drop a client whose ping answer is this late")
 	if err := fs.Parse(args); err != nil {
 		return usage("after --: %v", err)
 	}
@@ -163,7 +191,19 @@ func (o *options) targetFlags(args []string) error {
 	if o.priorityQueues < 1 || o.priorityQueues > 8 {
 		return usage("--priority-queues %d: want 1 to 8", o.priorityQueues)
 	}
-	return nil
+	switch {
+	case o.maxStreams < 1:
+		return usage("after --: --grpc-max-streams %d: want 1 or more", o.maxStreams)
+	case o.maxConns < o.maxStreams:
+		return usage("after --: --grpc-max-connections %d: want at least --grpc-max-streams (%d), a connection per stream", o.maxConns, o.maxStreams)
+	case o.maxRecv < 4<<20:
+		return usage("after --: --grpc-max-recv-message-size %d: want 4 MiB (%d) or more", o.maxRecv, 4<<20)
+	case o.keepalive < time.Second:
+		return usage("after --: --grpc-keepalive-time %v: want 1s or more (gRPC pings no more often)", o.keepalive)
+	case o.keepaliveWait <= 0:
+		return usage("after --: --grpc-keepalive-timeout %v: want more than 0", o.keepaliveWait)
+	}
+	return o.sec.check()
 }
 
 // logger builds the log: console, file, or nowhere.

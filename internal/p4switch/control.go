@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -28,10 +29,14 @@ import (
 //	set_port_rate <bits per second> [<port>]
 //	set_port_delay <duration> [<port>]
 //	set_recirculation_rate <pps>
+//	port_stats (a line per port: frames in, out, dropped at full
+//	queues and as longer than a port takes; then ok)
 type control struct {
 	dp  *datapath
 	ln  net.Listener
 	log *slog.Logger
+	// stats gives port_stats its lines, one per port.
+	stats func() []string
 }
 
 func listenControl(path string, dp *datapath, log *slog.Logger) (*control, error) {
@@ -46,12 +51,50 @@ func listenControl(path string, dp *datapath, log *slog.Logger) (*control, error
 		}
 		os.Remove(path)
 	}
-	ln, err := net.Listen("unix", path)
+	ln, err := listenPrivate(path)
 	if err != nil {
 		return nil, err
 	}
 	return &control{dp: dp, ln: ln, log: log}, nil
 }
+
+// listenPrivate listens on a Unix socket at path that only this
+// process's user (and root) can connect to, whatever the umask: the
+// socket is made in a directory of its own that no one else may enter,
+// given mode 0600 there, and only then moved to path. Listening at path
+// itself would leave it, for a moment or for good (umask 000: mode
+// 0777), open to every local user, who could then change the switch's
+// rates.
+func listenPrivate(path string) (net.Listener, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".p4sw")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	if len(tmp) > maxSocketPath {
+		return nil, fmt.Errorf("%s: the directory's path is too long for a Unix socket (p4switch stages it in %s): give a shorter one", path, dir)
+	}
+	ln, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, err
+	}
+	// Closing must not remove the staged name, long gone, nor anything
+	// that has since taken it; path is removed where the switch stops.
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// maxSocketPath is the longest path a Unix socket takes on Linux.
+const maxSocketPath = 107
 
 func (c *control) serve(ctx context.Context) {
 	go func() {
@@ -76,6 +119,14 @@ func (c *control) session(conn net.Conn) {
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if line == "port_stats" && c.stats != nil {
+			// One line per port, then ok.
+			for _, l := range c.stats() {
+				fmt.Fprintln(conn, l)
+			}
+			fmt.Fprintln(conn, "ok")
 			continue
 		}
 		if err := c.run(line); err != nil {
@@ -184,5 +235,5 @@ func (c *control) run(line string) error {
 		}
 		return sw.SetMirror(n[0], n[1])
 	}
-	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate and mirroring_add", f[0])
+	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate, mirroring_add and port_stats", f[0])
 }

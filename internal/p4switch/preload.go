@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/p4rcm/p4rcm/controlplane"
@@ -72,8 +71,7 @@ func preload(ctx context.Context, srv *p4rt.Server, deviceID uint64, p4info, jso
 	if err != nil {
 		return 0, err
 	}
-	gs := grpc.NewServer()
-	srv.Register(gs)
+	gs := srv.NewLocalGRPCServer()
 	go func() { _ = gs.Serve(lis) }()
 	defer gs.Stop()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/gopacket"
@@ -63,7 +64,19 @@ func (pf *pcapFile) write(frame []byte) {
 }
 
 func createLog(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return openNoFollow(path, os.O_APPEND)
+}
+
+// openNoFollow opens a file the switch writes (its log, its pcaps),
+// creating it, without following a symbolic link at its name: a link
+// there, left by someone who can write the directory, would have the
+// switch (root, as a rule) append to or truncate whatever it points at.
+func openNoFollow(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW|flag, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symbolic link: p4switch writes no file through a link (remove it, or name the file itself)", path)
+	}
+	return f, err
 }
 
 func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) error {
@@ -227,8 +240,14 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dp.emit, dp.idle = emit, flush
+	creds, policy, err := o.sec.credentials()
+	if err != nil {
+		closeAll()
+		return err
+	}
 	rtCfg := p4rt.Config{DeviceID: o.deviceID, Switch: swCfg, Logger: log,
-		Commit: func(sw *v1model.Switch) { dp.replace(ctx, sw) }}
+		Commit: func(sw *v1model.Switch) { dp.replace(ctx, sw) }, Policy: policy,
+		MaxStreams: o.maxStreams, MaxRecvMsgSize: o.maxRecv, KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait}
 	if o.cpuPort != 0 {
 		rtCfg.PacketOut = func(sw *v1model.Switch, frame []byte) error {
 			err := sw.ReceiveBatch(o.cpuPort, [][]byte{frame}, emit)
@@ -252,6 +271,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			closeAll()
 			return usage("--control: %v", err)
 		}
+		ctl.stats = func() []string {
+			var lines []string
+			for _, n := range order {
+				lines = append(lines, ports[n].stats(dp.current(), true))
+			}
+			return lines
+		}
 		defer os.Remove(o.control)
 		go ctl.serve(ctx)
 	}
@@ -260,9 +286,16 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		closeAll()
 		return usage("--grpc-server-addr %s: %v", o.grpcAddr, err)
 	}
-	gs := grpc.NewServer()
-	srv.Register(gs)
-	go func() { _ = gs.Serve(lis) }()
+	var gs *grpc.Server
+	if creds != nil {
+		gs = srv.NewGRPCServer(grpc.Creds(creds))
+	} else {
+		gs = srv.NewGRPCServer()
+		if !loopback(lis.Addr()) {
+			fmt.Fprint(stdout, plainTextWarning(lis.Addr()))
+		}
+	}
+	go func() { _ = gs.Serve(p4rt.CapConnections(lis, o.maxConns)) }()
 	defer gs.Stop()
 	if sw != nil {
 		dp.replace(ctx, sw)
@@ -318,7 +351,16 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	default:
 		program += fmt.Sprintf(" (P4Runtime pipeline cookie %#x, with %s)", cookie, p4info)
 	}
-	fmt.Fprintf(stdout, "p4switch: running %s on %s; P4Runtime on %s, device %d\n", program, strings.Join(names, ", "), lis.Addr(), o.deviceID)
+	security := ""
+	switch {
+	case policy != nil:
+		security = fmt.Sprintf(" over mutual TLS, primary only for the writers of %s", policy.Path)
+	case o.sec.clientAuth:
+		security = " over mutual TLS"
+	case o.sec.ssl:
+		security = " over TLS"
+	}
+	fmt.Fprintf(stdout, "p4switch: running %s on %s; P4Runtime on %s%s, device %d\n", program, strings.Join(names, ", "), lis.Addr(), security, o.deviceID)
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -331,13 +373,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	dp.close()
 	last := dp.current()
 	for _, n := range order {
-		pt := ports[n]
-		drops := uint64(0)
-		if last != nil {
-			drops = last.QueueDrops(n)
-		}
-		fmt.Fprintf(stdout, "p4switch: port %d (%s): %d frames in, %d out, %d dropped at full queues\n",
-			n, pt.p.Name, pt.rx.Load(), pt.tx.Load(), drops)
+		fmt.Fprintf(stdout, "p4switch: %s\n", ports[n].stats(last, false))
 	}
 	if last != nil {
 		if n := last.RecirculationDrops(); n > 0 {
@@ -351,6 +387,21 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		fmt.Fprintf(stdout, "p4switch: %d frames sent to ports without an interface\n", u)
 	}
 	return runErr
+}
+
+// stats is the port's counts as a line: frames in and out, dropped at
+// full queues (sw's, if any) and, where any were or always, dropped as
+// longer than a port takes (afpacket.Port.Truncated).
+func (pt *port) stats(sw *v1model.Switch, always bool) string {
+	drops := uint64(0)
+	if sw != nil {
+		drops = sw.QueueDrops(pt.num)
+	}
+	line := fmt.Sprintf("port %d (%s): %d frames in, %d out, %d dropped at full queues", pt.num, pt.p.Name, pt.rx.Load(), pt.tx.Load(), drops)
+	if n := pt.p.Truncated(); n > 0 || always {
+		line += fmt.Sprintf(", %d dropped as longer than %d bytes", n, afpacket.MaxFrame-4)
+	}
+	return line
 }
 
 func (pt *port) flush(log *slog.Logger) {
@@ -402,7 +453,7 @@ func parseInterfaces(flags []string) ([]attachment, error) {
 }
 
 func openPcap(path string) (*pcapFile, error) {
-	f, err := os.Create(path)
+	f, err := openNoFollow(path, os.O_TRUNC)
 	if err != nil {
 		return nil, err
 	}
