@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/ldcp"
@@ -163,5 +164,53 @@ func TestPartsFallBack(t *testing.T) {
 	}
 	if got := DefaultThreads(cfg, 8); got != 1 {
 		t.Errorf("DefaultThreads of 16 hosts on 8 cores: %d", got)
+	}
+}
+
+// TestCacheLines checks that the per-flow state two threads may write
+// side by side (a flow's sender and its neighbour's, a flow's sender and
+// receiver) fills whole cache lines.
+func TestCacheLines(t *testing.T) {
+	for name, size := range map[string]uintptr{
+		"flow": unsafe.Sizeof(flow{}), "rxFlow": unsafe.Sizeof(rxFlow{}), "ldcpSender": unsafe.Sizeof(ldcpSender{}),
+		"ldcpRateSender": unsafe.Sizeof(ldcpRateSender{}), "ldcpReceiver": unsafe.Sizeof(ldcpReceiver{}),
+	} {
+		if size%cacheLine != 0 {
+			t.Errorf("%s is %d bytes, not whole cache lines", name, size)
+		}
+	}
+	// A port's arrival side and its transmitter in separate lines.
+	var p port
+	if unsafe.Sizeof(p)%cacheLine != 0 || unsafe.Offsetof(p.peerHost) >= cacheLine || unsafe.Offsetof(p.busyUntil) != cacheLine ||
+		unsafe.Offsetof(p.dp) >= 2*cacheLine {
+		t.Errorf("port: %d bytes, peerHost at %d, busyUntil at %d, dp at %d", unsafe.Sizeof(p), unsafe.Offsetof(p.peerHost),
+			unsafe.Offsetof(p.busyUntil), unsafe.Offsetof(p.dp))
+	}
+}
+
+// TestStopAfterTheLastFlow runs past the last completion to StopAt with
+// samplers on: sampling ends with the last flow, and the run ends at
+// StopAt.
+func TestStopAfterTheLastFlow(t *testing.T) {
+	cfg := crossTraffic(t, "dcqcn")
+	cfg.StopAt = 2 * ms
+	var first *Results
+	for threads := 1; threads <= 2; threads++ {
+		cfg.Threads = threads
+		r, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.End != cfg.StopAt || r.Completed != len(r.Flows) || len(r.RateSamples) == 0 {
+			t.Fatalf("%d threads: end %d, %d/%d completed, %d rate samples", threads, r.End, r.Completed, len(r.Flows), len(r.RateSamples))
+		}
+		if last := r.RateSamples[len(r.RateSamples)-1].Time; last > r.LastFinish+cfg.RateSampling.Interval {
+			t.Errorf("%d threads: a rate sample at %d, after the last flow at %d", threads, last, r.LastFinish)
+		}
+		if first == nil {
+			first = r
+		} else if d := diff(first, r); d != "" {
+			t.Errorf("%d threads differ from 1: %s", threads, d)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -265,11 +266,12 @@ func (n *Network) pause(at int64) bool {
 		n.faults = append(n.faults, fmt.Sprintf("event queue ran dry at %d ps with %d of %d flows incomplete", n.end, total-done, total))
 		return true
 	}
-	if done < total {
-		for _, s := range n.samplers {
-			if s.next == at {
-				s.take(n, at)
-			}
+	for _, s := range n.samplers {
+		switch {
+		case done == total:
+			s.next = maxTime // sampling ends with the last flow
+		case s.next == at:
+			s.take(n, at)
 		}
 	}
 	if at == n.nextCheck {
@@ -447,18 +449,26 @@ func (r *runner) close() {
 	r.wg.Wait()
 }
 
-// gate lets a goroutine wait for another's signal. It spins for a while
-// first, because the parts of a window usually finish within
-// microseconds of each other and waking a sleeping thread takes longer;
-// then it sleeps, so that a machine with fewer cores than parts is not
-// spent spinning.
+// gate lets a goroutine wait for another's signal. A part that finishes
+// its window first usually waits microseconds for the others, less than
+// it takes to wake a sleeping thread: so it spins, for up to spinFor.
+// But where the machine's cores are busy with other work, a part waits
+// for one that the system has put aside, and spinning only takes a core
+// from it: so a gate whose recent waits have mostly been long sleeps at
+// once, and spins again when they are short (the time to wake included).
 type gate struct {
 	signals  atomic.Uint64
 	sleeping atomic.Bool
 	ch       chan struct{}
+	// short has a bit for each of the waiter's last 16 waits, set if it
+	// ended within spinFor.
+	short uint16
 }
 
-func (g *gate) init() { g.ch = make(chan struct{}, 1) }
+func (g *gate) init() {
+	g.ch = make(chan struct{}, 1)
+	g.short = 0xffff
+}
 
 // spinFor is how long a gate spins before it sleeps.
 const spinFor = 50 * time.Microsecond
@@ -472,25 +482,33 @@ func (g *gate) signal() {
 
 // wait returns once more than seen signals have come.
 func (g *gate) wait(seen uint64) {
-	var since time.Time
-	for i := 0; ; i++ {
-		if g.signals.Load() > seen {
-			return
-		}
-		if i&255 == 255 {
-			if since.IsZero() {
-				since = time.Now()
-			} else if time.Since(since) > spinFor {
-				break
+	if g.signals.Load() > seen {
+		g.short = g.short<<1 | 1
+		return
+	}
+	start := time.Now()
+	if bits.OnesCount16(g.short) >= 8 {
+		for i := 1; ; i++ {
+			if g.signals.Load() > seen {
+				g.short = g.short<<1 | 1
+				return
 			}
-			runtime.Gosched()
+			if i&255 == 0 {
+				if time.Since(start) > spinFor {
+					break
+				}
+				runtime.Gosched()
+			}
 		}
 	}
 	g.sleeping.Store(true)
-	if g.signals.Load() > seen && g.sleeping.CompareAndSwap(true, false) {
-		return
+	if !(g.signals.Load() > seen && g.sleeping.CompareAndSwap(true, false)) {
+		<-g.ch // the signaller saw us asleep and sent a token
 	}
-	<-g.ch // the signaller saw us asleep and sent a token
+	g.short <<= 1
+	if time.Since(start) <= spinFor {
+		g.short |= 1
+	}
 }
 
 // MinParallelHosts is the smallest network DefaultThreads gives more than
