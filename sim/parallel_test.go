@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
@@ -212,5 +213,53 @@ func TestStopAfterTheLastFlow(t *testing.T) {
 		} else if d := diff(first, r); d != "" {
 			t.Errorf("%d threads differ from 1: %s", threads, d)
 		}
+	}
+}
+
+// TestGateRounds plays a coordinator and a worker meeting at gates for
+// many rounds, the worker's waits spinning and sleeping by turns: each
+// side must see what the other wrote before its signal. A gate that let
+// a wait return on a wake-up meant for the one before (the signal of a
+// round the worker saw while spinning, waking it asleep in the next)
+// failed this.
+func TestGateRounds(t *testing.T) {
+	// A pause in the coordinator's signals between counting one and
+	// waking the worker, in which the worker starts its next wait.
+	var start, done gate
+	gateHold = func(g *gate) {
+		if g == &start {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	defer func() { gateHold = nil }()
+	start.init()
+	done.init()
+	var shared [2]int
+	const rounds = 2000
+	early := 0 // rounds the worker started before the coordinator's signal
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for r := 0; r < rounds; r++ {
+			// Spin in one round, sleep at once in the next.
+			start.short = 0xffff * uint16(1-r%2)
+			start.wait(uint64(r))
+			if shared[0] != r {
+				early++
+			}
+			shared[1] = r
+			done.signal()
+		}
+	}()
+	for r := 0; r < rounds; r++ {
+		time.Sleep(5 * time.Microsecond) // a worker woken too early sees the round before
+		shared[0] = r
+		start.signal()
+		done.short = 0
+		done.wait(uint64(r))
+	}
+	<-finished
+	if early > 0 {
+		t.Errorf("the worker started %d of %d rounds before the coordinator's signal", early, rounds)
 	}
 }

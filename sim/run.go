@@ -457,27 +457,34 @@ func (r *runner) close() {
 // from it: so a gate whose recent waits have mostly been long sleeps at
 // once, and spins again when they are short (the time to wake included).
 type gate struct {
-	signals  atomic.Uint64
-	sleeping atomic.Bool
-	ch       chan struct{}
+	signals atomic.Uint64
+	mu      sync.Mutex
+	cond    sync.Cond
 	// short has a bit for each of the waiter's last 16 waits, set if it
 	// ended within spinFor.
 	short uint16
 }
 
 func (g *gate) init() {
-	g.ch = make(chan struct{}, 1)
+	g.cond.L = &g.mu
 	g.short = 0xffff
 }
 
 // spinFor is how long a gate spins before it sleeps.
 const spinFor = 50 * time.Microsecond
 
+// gateHold, if set, runs in signal between counting the signal and
+// waking the waiter: a test widens the gap with it.
+var gateHold func(*gate)
+
 func (g *gate) signal() {
 	g.signals.Add(1)
-	if g.sleeping.CompareAndSwap(true, false) {
-		g.ch <- struct{}{}
+	if gateHold != nil {
+		gateHold(g)
 	}
+	g.mu.Lock()
+	g.cond.Broadcast()
+	g.mu.Unlock()
 }
 
 // wait returns once more than seen signals have come.
@@ -501,10 +508,11 @@ func (g *gate) wait(seen uint64) {
 			}
 		}
 	}
-	g.sleeping.Store(true)
-	if !(g.signals.Load() > seen && g.sleeping.CompareAndSwap(true, false)) {
-		<-g.ch // the signaller saw us asleep and sent a token
+	g.mu.Lock()
+	for g.signals.Load() <= seen {
+		g.cond.Wait()
 	}
+	g.mu.Unlock()
 	g.short <<= 1
 	if time.Since(start) <= spinFor {
 		g.short |= 1
