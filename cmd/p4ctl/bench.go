@@ -218,7 +218,7 @@ func (b *benchRuns) run(cmd *cobra.Command, s *scenario.Scenario, o *simOptions,
 	p := newProgress(cmd.ErrOrStderr(), quiet)
 	cfg.Threads = threads
 	if threads == 0 {
-		cfg.Threads = o.threadsFor(cfg, runtime.NumCPU())
+		cfg.Threads = o.threadsFor(cfg)
 	}
 	userBefore := userCPU()
 	start := time.Now()
