@@ -108,33 +108,35 @@ func (n *Network) ThreadsNote() string { return n.plan.Note }
 // ParallelStats describes how a run went in parallel: how the work fell
 // into windows and parts, for a model of the speed-up on more cores.
 type ParallelStats struct {
-	Parts int
+	Parts int `json:"parts"`
 	// Weight is each part's share of the ports' capacity, which the split
 	// balances.
-	Weight []float64
+	Weight []float64 `json:"weight"`
 	// Cut is the number of links between parts; Lookahead the longest a
 	// window may be, ps.
-	Cut       int
-	Lookahead int64
+	Cut       int   `json:"cut_links"`
+	Lookahead int64 `json:"lookahead_ps"`
 	// Windows is the number of windows run.
-	Windows int64
+	Windows int64 `json:"windows"`
 	// Events is the events each part ran; Critical sums, over windows,
 	// the events of the part that ran most in each: with a core per part
 	// and nothing else, the run takes Critical events' time plus the
 	// windows' synchronisation.
-	Events   []uint64
-	Critical uint64
+	Events   []uint64 `json:"events"`
+	Critical uint64   `json:"critical_events"`
 	// Crossings is the frames sent from one part to another.
-	Crossings int64
+	Crossings int64 `json:"crossings"`
 	// Busy is the wall time the parts spent running their windows, summed
 	// over parts; CriticalBusy sums, over windows, the longest any part
-	// took. Where each part has a core to itself (GOMAXPROCS 1 runs one
-	// part at a time, each undisturbed), CriticalBusy is the run's
-	// length on a core per part before synchronisation.
-	Busy, CriticalBusy time.Duration
+	// took. On a machine with a core per part and nothing else to run,
+	// CriticalBusy is the run's length less the windows' meetings; where
+	// the system shares the cores with other work, it grows by the time
+	// the parts were put aside.
+	Busy         time.Duration `json:"busy_ns"`
+	CriticalBusy time.Duration `json:"critical_busy_ns"`
 	// Wait is the wall time the first part's thread spent waiting for the
 	// others at the ends of windows.
-	Wait time.Duration
+	Wait time.Duration `json:"wait_ns"`
 }
 
 // ParallelStats returns the run's figures; zero with one part.
