@@ -166,6 +166,15 @@ func TestPartsFallBack(t *testing.T) {
 	if got := DefaultThreads(cfg, 8); got != 1 {
 		t.Errorf("DefaultThreads of 16 hosts on 8 cores: %d", got)
 	}
+	k6, err := topo.FatTree(topo.FatTreeOptions{K: 6, HostRate: 100e9, Delay: us})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cores, want := range map[int]int{1: 1, 2: 2, 8: 8} {
+		if got := DefaultThreads(Config{Topology: k6}, cores); got != want {
+			t.Errorf("DefaultThreads of 54 hosts on %d cores: %d, want %d", cores, got, want)
+		}
+	}
 }
 
 // TestCacheLines checks that the per-flow state two threads may write
