@@ -296,6 +296,11 @@ func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetFor
 // Write applies a batch of updates in order, each on its own
 // (CONTINUE_ON_ERROR, as BMv2). If any fails, the status is UNKNOWN with
 // one p4.v1.Error per update in its details, OK for those that held.
+//
+// The server keeps parts of req (matches, actions, byte strings that
+// are canonical as given) in the entries it stores rather than copying
+// them: gRPC decodes every request into messages of its own, and a
+// caller in this process must not change a request once written.
 func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
 	if err := s.device(req.DeviceId); err != nil {
 		return nil, err
