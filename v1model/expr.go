@@ -105,26 +105,19 @@ func (c *compiler) compileValue(v *bmjson.Value) (expr, error) {
 
 // compileExprValue compiles the value of an "expression" object: either
 // {op, left, right} or, as p4c sometimes nests it, another typed value.
+// The whole tree is parsed once (jsontree.go), not a level at a time.
 func (c *compiler) compileExprValue(raw json.RawMessage) (expr, error) {
-	var probe struct {
-		Type *string `json:"type"`
-		Op   *string `json:"op"`
+	n, err := c.tree(raw)
+	if err != nil {
+		return expr{}, err
 	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
-		return expr{}, fmt.Errorf("expression: %v", err)
+	if n.members == nil {
+		return expr{}, fmt.Errorf("expression: want an object, found %s", raw)
 	}
-	if probe.Type != nil && probe.Op == nil {
-		var inner bmjson.Value
-		if err := json.Unmarshal(raw, &inner); err != nil {
-			return expr{}, fmt.Errorf("expression: %v", err)
-		}
-		return c.compileValue(&inner)
+	if !n.members["type"].isNull() && n.members["op"].isNull() {
+		return c.compileValue(n.bmValue())
 	}
-	var e bmjson.Expr
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return expr{}, fmt.Errorf("expression: %v", err)
-	}
-	return c.compileOp(&e)
+	return c.compileOp(n.expression())
 }
 
 func (c *compiler) fieldExpr(hdr, name string) (expr, error) {

@@ -176,6 +176,9 @@ type compiler struct {
 	where  string
 	act    *action // the action being compiled, nil elsewhere
 	action string
+	// trees are the JSON trees of the expressions compiled so far, by
+	// the address of each object's bytes (jsontree.go).
+	trees map[*byte]*jsonNode
 }
 
 func (c *compiler) errorf(format string, args ...any) error {
