@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ var (
 	targets  = flag.String("targets", "veth,relay,go,bmv2", "targets of BenchmarkRig: veth (no switch), relay (packet sockets, no pipeline), go, bmv2 (skipped where it is not installed)")
 	goArgs   = flag.String("p4switch-args", "", "more flags for p4switch in BenchmarkRig, space-separated (--busy-poll)")
 	programs = flag.String("programs", "rcm,l3", "programs of BenchmarkRig: rcm (p4/rcm.p4) and l3 (p4/testdata/l3.p4, a plain router)")
+	sizes    = flag.String("sizes", "64,1500", "frame sizes of BenchmarkRig, bytes, comma-separated")
 )
 
 // program is a P4 program the rig loads and the entries it installs.
@@ -68,7 +70,11 @@ func BenchmarkRig(b *testing.B) {
 			if noProgram && name != "rcm" {
 				continue // no program: measured once
 			}
-			for _, size := range []int{64, 1500} {
+			for _, f := range strings.Split(*sizes, ",") {
+				size, err := strconv.Atoi(f)
+				if err != nil {
+					b.Fatalf("-sizes: %q: %v", f, err)
+				}
 				sub := fmt.Sprintf("%s/%s/%dB", target, name, size)
 				if noProgram {
 					sub = fmt.Sprintf("%s/%dB", target, size)
