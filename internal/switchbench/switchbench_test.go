@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -19,7 +20,7 @@ import (
 )
 
 var (
-	targets  = flag.String("targets", "veth,relay,go,bmv2", "targets of BenchmarkRig: veth (no switch), relay (packet sockets, no pipeline), go, bmv2 (skipped where it is not installed)")
+	targets  = flag.String("targets", "veth,relay,relay-process,go,bmv2", "targets of BenchmarkRig: veth (no switch), relay (packet sockets, no pipeline, in the rig's process), relay-process (the same, a process of its own), go, bmv2 (skipped where it is not installed)")
 	goArgs   = flag.String("p4switch-args", "", "more flags for p4switch in BenchmarkRig, space-separated (--busy-poll)")
 	programs = flag.String("programs", "rcm,l3", "programs of BenchmarkRig: rcm (p4/rcm.p4) and l3 (p4/testdata/l3.p4, a plain router)")
 	sizes    = flag.String("sizes", "64,1500", "frame sizes of BenchmarkRig, bytes, comma-separated")
@@ -44,6 +45,14 @@ func buildP4Switch(tb testing.TB) string {
 	return bin
 }
 
+// TestMain is also the relay process of the "relay-process" target.
+func TestMain(m *testing.M) {
+	if RelayMain() {
+		return
+	}
+	os.Exit(m.Run())
+}
+
 // BenchmarkRig is the benchmark: packets per second under 0.1%
 // loss through one switch between two namespaces, CPU per packet and
 // idle latency, for each target and frame size. Run it with
@@ -66,7 +75,7 @@ func BenchmarkRig(b *testing.B) {
 			if !ok {
 				b.Fatalf("-programs: unknown program %q: want rcm or l3", name)
 			}
-			noProgram := target == "veth" || target == "relay"
+			noProgram := target == "veth" || target == "relay" || target == "relay-process"
 			if noProgram && name != "rcm" {
 				continue // no program: measured once
 			}
@@ -117,7 +126,7 @@ func TestRigForwards(t *testing.T) {
 		t.Skip("a test of rates: runs in make test's pass without -race")
 	}
 	bin := buildP4Switch(t)
-	for _, c := range []struct{ target, program string }{{"go", "rcm"}, {"go", "l3"}, {"relay", ""}} {
+	for _, c := range []struct{ target, program string }{{"go", "rcm"}, {"go", "l3"}, {"relay", ""}, {"relay-process", ""}} {
 		t.Run(strings.Trim(c.target+"/"+c.program, "/"), func(t *testing.T) {
 			prog := rigPrograms[c.program]
 			o := Options{P4Switch: bin, JSON: prog.json, Entries: prog.entries}
