@@ -297,10 +297,13 @@ func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetFor
 // (CONTINUE_ON_ERROR, as BMv2). If any fails, the status is UNKNOWN with
 // one p4.v1.Error per update in its details, OK for those that held.
 //
-// The server keeps parts of req (matches, actions, byte strings that
-// are canonical as given) in the entries it stores rather than copying
-// them: gRPC decodes every request into messages of its own, and a
-// caller in this process must not change a request once written.
+// Write takes ownership of req: the entries it stores keep the parts of
+// req that are canonical as given (matches, actions, byte strings)
+// rather than copies, and Read answers with them. Over gRPC that costs
+// a client nothing, since every request is decoded into messages of the
+// server's own; a caller in this process (through a transport that
+// does not copy) must not change req, or any message or byte slice in
+// it, once written.
 func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
 	if err := s.device(req.DeviceId); err != nil {
 		return nil, err

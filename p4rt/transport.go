@@ -82,7 +82,10 @@ func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Serv
 		// RPCs run on a few long-lived goroutines instead of a new
 		// one each, whose stack grew to a Write's depth once: a
 		// profile of one update per request had 9% of p4switch's CPU
-		// growing fresh stacks (morestack, copystack).
+		// growing fresh stacks (morestack, copystack). A
+		// StreamChannel holds its worker while it is open; with every
+		// worker busy, gRPC runs the next RPC on a goroutine of its
+		// own, so streams never queue a Write behind them.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 	}
 	g := grpc.NewServer(append(opts, extra...)...)

@@ -316,6 +316,8 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	}
 	sw.live = true
 	sw.inline = true
+	sw.batchAt, sw.inBatch = sw.cfg.Clock(), true
+	defer func() { sw.inBatch = false }()
 	var err error
 	for _, f := range frames {
 		if e := sw.checkFrame(port, f); e != nil {
@@ -337,7 +339,7 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	// Serve is woken only when what is left is due before the time it
 	// already waits for: every wake-up is a context switch, which on
 	// this class of machine costs more than the pipeline.
-	if wait == 0 || sw.queuedLocked() > 0 && sw.cfg.Clock()+wait < sw.serveUntil {
+	if wait == 0 || sw.queuedLocked() > 0 && sw.batchAt+wait < sw.serveUntil {
 		sw.wake()
 	}
 	if sw.fatal != nil {
@@ -372,7 +374,7 @@ func (sw *Switch) enqueueLive(p *packet, port, prio int) {
 	ep := sw.egressPort(port)
 	q := &ep.queues[prio]
 	sw.set(p, sw.l.std.enqQdepth, uint64(q.n))
-	if !q.push(p, sw.cfg.Clock()) {
+	if !q.push(p, sw.clock()) {
 		ep.drops++
 		sw.put(p)
 		return
@@ -430,7 +432,7 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 // it returns how long until one may (an hour if every queue is empty).
 func (sw *Switch) serveReady(emit Emit) time.Duration {
 	sw.runPending()
-	now := sw.cfg.Clock()
+	now := sw.clock()
 	wait := time.Hour
 	if q := &sw.recirc; q.n > 0 {
 		if q.due() <= now {

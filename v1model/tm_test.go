@@ -173,3 +173,41 @@ func TestPortDelay(t *testing.T) {
 		t.Error("a negative delay: no error")
 	}
 }
+
+// TestReceiveBatchOneClock: the frames of one ReceiveBatch arrived
+// together and share one time, read once for the batch however many
+// points of each packet's path (timestamps, queues, departures) read
+// it; Receive and Serve read the clock as before.
+func TestReceiveBatchOneClock(t *testing.T) {
+	reads := 0
+	var now time.Duration
+	clock := func() time.Duration { reads++; now += time.Microsecond; return now }
+	sw, err := Load("../p4/build/rcm.json", Config{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.AddEntry("RcmIngress.ipv4_lpm", Entry{Match: []Match{{Value: 0x0a000002, PrefixLen: 32}},
+		Action: "RcmIngress.set_nexthop", Params: []uint64{2, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	frame := udpFrame(t, 1, 2, 4791, 100)
+	frames := [][]byte{frame, frame, frame, frame}
+	sent := 0
+	emit := func(int, []byte) { sent++ }
+	if err := sw.ReceiveBatch(1, frames, emit); err != nil {
+		t.Fatal(err)
+	}
+	if sent != len(frames) {
+		t.Fatalf("%d frames sent, want %d", sent, len(frames))
+	}
+	if reads != 1 {
+		t.Errorf("a batch of %d frames read the clock %d times, want once", len(frames), reads)
+	}
+	reads = 0
+	if err := sw.Receive(1, frame); err != nil {
+		t.Fatal(err)
+	}
+	if reads < 2 {
+		t.Errorf("Receive (no batch) read the clock %d times: the batch's time outlived its batch", reads)
+	}
+}
