@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/p4rcm/p4rcm/dataplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
@@ -9,8 +10,22 @@ import (
 )
 
 // flow is the sender's side of one message: its queue pair with the
-// DCQCN reaction point. Fields the per-packet paths use come first.
+// DCQCN reaction point, in whole cache lines: neighbouring flows may have
+// their senders in different parts, run by different threads, and two
+// threads writing one line would pass it back and forth
+// (TestCacheLines).
 type flow struct {
+	flowState
+	_ [(cacheLine - unsafe.Sizeof(flowState{})%cacheLine) % cacheLine]byte
+}
+
+// cacheLine is the size of a cache line on the machines the simulator
+// runs on (amd64, arm64).
+const cacheLine = 64
+
+// flowState is a flow's state. Fields the per-packet paths use come
+// first.
+type flowState struct {
 	sndNxt, sndUna int64
 	size           int64
 	nextAvail      int64

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/p4rcm/p4rcm/dataplane"
 	"github.com/p4rcm/p4rcm/ldcp"
@@ -31,11 +32,30 @@ const ldcpBlocked = math.MaxInt64
 // of the mode in use are made, so DCQCN runs pay nothing for it.
 type ldcpState struct {
 	mode ldcpMode
-	tx   []ldcp.Sender
-	rate []ldcp.RateSender
-	rx   []ldcp.Receiver
+	tx   []ldcpSender
+	rate []ldcpRateSender
+	rx   []ldcpReceiver
 	path []ldcp.Path // per flow: what its sender knows of its path
 }
+
+// LDCP's per-flow state, padded to whole cache lines: a flow's sender and
+// receiver may be run by different threads (parts), and two threads
+// writing one line would pass it back and forth. TestCacheLines checks
+// the sizes.
+type (
+	ldcpSender struct {
+		ldcp.Sender
+		_ [(cacheLine - unsafe.Sizeof(ldcp.Sender{})%cacheLine) % cacheLine]byte
+	}
+	ldcpRateSender struct {
+		ldcp.RateSender
+		_ [(cacheLine - unsafe.Sizeof(ldcp.RateSender{})%cacheLine) % cacheLine]byte
+	}
+	ldcpReceiver struct {
+		ldcp.Receiver
+		_ [(cacheLine - unsafe.Sizeof(ldcp.Receiver{})%cacheLine) % cacheLine]byte
+	}
+)
 
 // ldcpProbeFrame is an RTT probe on the wire: a RoCEv2 frame with a
 // 16-byte body (the timestamp), as a CNP.
@@ -59,10 +79,10 @@ func (n *Network) initLDCP() error {
 	ack := int32(dataplane.AckFrame + dataplane.EthOverhead)
 	n.ldcp.path = make([]ldcp.Path, len(n.flows))
 	if n.ldcp.mode == ldcpWindow {
-		n.ldcp.tx = make([]ldcp.Sender, len(n.flows))
-		n.ldcp.rx = make([]ldcp.Receiver, len(n.flows))
+		n.ldcp.tx = make([]ldcpSender, len(n.flows))
+		n.ldcp.rx = make([]ldcpReceiver, len(n.flows))
 	} else {
-		n.ldcp.rate = make([]ldcp.RateSender, len(n.flows))
+		n.ldcp.rate = make([]ldcpRateSender, len(n.flows))
 	}
 	for i := range n.flows {
 		f := &n.flows[i]
@@ -75,10 +95,10 @@ func (n *Network) initLDCP() error {
 		n.ldcp.path[i] = path
 		var err error
 		if n.ldcp.mode == ldcpWindow {
-			n.ldcp.tx[i], err = ldcp.NewSender(p, path)
-			n.ldcp.rx[i] = ldcp.NewReceiver(p)
+			n.ldcp.tx[i].Sender, err = ldcp.NewSender(p, path)
+			n.ldcp.rx[i].Receiver = ldcp.NewReceiver(p)
 		} else {
-			n.ldcp.rate[i], err = ldcp.NewRateSender(p, path)
+			n.ldcp.rate[i].RateSender, err = ldcp.NewRateSender(p, path)
 		}
 		if err != nil {
 			return err

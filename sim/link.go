@@ -29,39 +29,40 @@ const (
 // FIFO with one pending arrival event for its head, so the event queue
 // holds O(ports) entries however many packets are in flight.
 type port struct {
-	// What every delivery and transmission touches comes first, in one
-	// cache line: the wire, the transmitter's state, and the peer.
-	wire      wire
-	busyUntil int64 // end of the frame being serialised
-	wakeAt    int64 // pending wake event, 0 none
+	// The fields come in three cache lines. The first is what a frame's
+	// arrival reads and writes: the wire and the peer. Across a cut
+	// between parts, the arrivals run in the peer's part, on another
+	// thread, while this port's part transmits: the transmitter's state
+	// lives in the second line, so that the two threads do not pass one
+	// line back and forth (TestCacheLines).
+	wire wire
 	// The switch model behind the peer (nil for a host) and the peer's
 	// port number there, copied here so that a delivery reads one struct.
 	peerDP    *dataplane.Switch
 	peerLocal int32
 	ref       event.Ref
+	rx        *part // the part the peer is in, which runs the arrivals
+	peerHost  *host
 
-	// What a transmission reads besides: whether the frame crosses to
+	// The transmitter: its state, and whether the frame crosses to
 	// another part (the peer's part then holds the wire and frames leave
-	// through this part's outbox) or completes a flow the parts must hear
-	// of (ports facing hosts, with several parts: part.watch); the part
-	// that runs the arrivals (the peer's) and the port's own (its
-	// wake-ups).
+	// through this part's outbox) or completes a flow the parts must
+	// hear of (ports facing hosts, with several parts: part.watch).
+	busyUntil  int64 // end of the frame being serialised
+	wakeAt     int64 // pending wake event, 0 none
+	busyTime   int64 // for the port's utilisation
 	cut, watch bool
 	local      int32 // port number at the node
 	psPerByte  int64
 	delay      int64
-	rx         *part
-	part       *part
+	part       *part             // the part the port's node is in, which runs its wake-ups
 	dp         *dataplane.Switch // the switch model behind this port, nil for a host
-	peerHost   *host
 
 	sw   *switchNode // the owner: a switch,
 	host *host       // or a host
 	peer *port       // the other end
 	rate float64
-
-	// stats
-	busyTime int64
+	_    [32]byte // to three whole lines
 }
 
 // serTime is the serialisation time of size bytes at rate, picoseconds,

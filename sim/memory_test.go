@@ -25,32 +25,38 @@ func TestMemoryEstimate(t *testing.T) {
 	for i := range flows {
 		flows[i] = workload.Flow{ID: i, Src: hosts[i%len(hosts)], Dst: hosts[(i*7+1)%len(hosts)], Size: 10_000, Start: int64(i) * us, Priority: 3}
 	}
-	cfg := Config{Seed: 1, Topology: tp, Flows: flows, MTU: 1000, AckInterval: 1, CC: "dcqcn",
-		DCQCN: dcqcn.Mellanox(), PFC: true, Buffer: 32e6, PFCXOFF: 50e3, RTO: ms}
-	est := EstimateMemory(cfg)
+	for _, threads := range []int{1, 4} {
+		cfg := Config{Seed: 1, Topology: tp, Flows: flows, MTU: 1000, AckInterval: 1, CC: "dcqcn",
+			DCQCN: dcqcn.Mellanox(), PFC: true, Buffer: 32e6, PFCXOFF: 50e3, RTO: ms, Threads: threads}
+		est := EstimateMemory(cfg)
+		if want := int64(memBase + (threads-1)*memPerThread); est.Base != want {
+			t.Errorf("%d threads: base %d, want %d", threads, est.Base, want)
+		}
 
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	n, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Run()
-	r := n.Results()
-	if r.Completed != len(flows) {
-		t.Fatalf("%d of %d flows completed", r.Completed, len(flows))
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(n)
-	runtime.KeepAlive(r)
-	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-	parts := est.Ports + est.Routes + est.Flows
-	t.Logf("live heap after the run %.1f MB; estimate %.1f MB (ports %.1f, routes %.1f, flows %.1f)",
-		float64(heap)/1e6, float64(parts)/1e6, float64(est.Ports)/1e6, float64(est.Routes)/1e6, float64(est.Flows)/1e6)
-	if heap < parts/3 || heap > parts*2/3 {
-		t.Errorf("live heap %d B outside [estimate/3, 2 estimate/3] = [%d, %d]", heap, parts/3, parts*2/3)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		n, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Run()
+		r := n.Results()
+		if r.Completed != len(flows) || n.Threads() != threads {
+			t.Fatalf("%d of %d flows completed on %d threads", r.Completed, len(flows), n.Threads())
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(n)
+		runtime.KeepAlive(r)
+		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		parts := est.Ports + est.Routes + est.Flows
+		perThread := int64(threads-1) * memPerThread
+		t.Logf("%d threads: live heap after the run %.1f MB; estimate %.1f MB (ports %.1f, routes %.1f, flows %.1f, threads %.1f)",
+			threads, float64(heap)/1e6, float64(parts+perThread)/1e6, float64(est.Ports)/1e6, float64(est.Routes)/1e6, float64(est.Flows)/1e6, float64(perThread)/1e6)
+		if heap < parts/3 || heap > parts*2/3+perThread {
+			t.Errorf("%d threads: live heap %d B outside [estimate/3, 2 estimate/3 + threads] = [%d, %d]", threads, heap, parts/3, parts*2/3+perThread)
+		}
 	}
 }
 

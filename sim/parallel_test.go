@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/ldcp"
@@ -163,5 +165,110 @@ func TestPartsFallBack(t *testing.T) {
 	}
 	if got := DefaultThreads(cfg, 8); got != 1 {
 		t.Errorf("DefaultThreads of 16 hosts on 8 cores: %d", got)
+	}
+	k6, err := topo.FatTree(topo.FatTreeOptions{K: 6, HostRate: 100e9, Delay: us})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cores, want := range map[int]int{1: 1, 2: 2, 8: 8} {
+		if got := DefaultThreads(Config{Topology: k6}, cores); got != want {
+			t.Errorf("DefaultThreads of 54 hosts on %d cores: %d, want %d", cores, got, want)
+		}
+	}
+}
+
+// TestCacheLines checks that the per-flow state two threads may write
+// side by side (a flow's sender and its neighbour's, a flow's sender and
+// receiver) fills whole cache lines.
+func TestCacheLines(t *testing.T) {
+	for name, size := range map[string]uintptr{
+		"flow": unsafe.Sizeof(flow{}), "rxFlow": unsafe.Sizeof(rxFlow{}), "ldcpSender": unsafe.Sizeof(ldcpSender{}),
+		"ldcpRateSender": unsafe.Sizeof(ldcpRateSender{}), "ldcpReceiver": unsafe.Sizeof(ldcpReceiver{}),
+	} {
+		if size%cacheLine != 0 {
+			t.Errorf("%s is %d bytes, not whole cache lines", name, size)
+		}
+	}
+	// A port's arrival side and its transmitter in separate lines.
+	var p port
+	if unsafe.Sizeof(p)%cacheLine != 0 || unsafe.Offsetof(p.peerHost) >= cacheLine || unsafe.Offsetof(p.busyUntil) != cacheLine ||
+		unsafe.Offsetof(p.dp) >= 2*cacheLine {
+		t.Errorf("port: %d bytes, peerHost at %d, busyUntil at %d, dp at %d", unsafe.Sizeof(p), unsafe.Offsetof(p.peerHost),
+			unsafe.Offsetof(p.busyUntil), unsafe.Offsetof(p.dp))
+	}
+}
+
+// TestStopAfterTheLastFlow runs past the last completion to StopAt with
+// samplers on: sampling ends with the last flow, and the run ends at
+// StopAt.
+func TestStopAfterTheLastFlow(t *testing.T) {
+	cfg := crossTraffic(t, "dcqcn")
+	cfg.StopAt = 2 * ms
+	var first *Results
+	for threads := 1; threads <= 2; threads++ {
+		cfg.Threads = threads
+		r, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.End != cfg.StopAt || r.Completed != len(r.Flows) || len(r.RateSamples) == 0 {
+			t.Fatalf("%d threads: end %d, %d/%d completed, %d rate samples", threads, r.End, r.Completed, len(r.Flows), len(r.RateSamples))
+		}
+		if last := r.RateSamples[len(r.RateSamples)-1].Time; last > r.LastFinish+cfg.RateSampling.Interval {
+			t.Errorf("%d threads: a rate sample at %d, after the last flow at %d", threads, last, r.LastFinish)
+		}
+		if first == nil {
+			first = r
+		} else if d := diff(first, r); d != "" {
+			t.Errorf("%d threads differ from 1: %s", threads, d)
+		}
+	}
+}
+
+// TestGateRounds plays a coordinator and a worker meeting at gates for
+// many rounds, the worker's waits spinning and sleeping by turns: each
+// side must see what the other wrote before its signal. A gate that let
+// a wait return on a wake-up meant for the one before (the signal of a
+// round the worker saw while spinning, waking it asleep in the next)
+// failed this.
+func TestGateRounds(t *testing.T) {
+	// A pause in the coordinator's signals between counting one and
+	// waking the worker, in which the worker starts its next wait.
+	var start, done gate
+	gateHold = func(g *gate) {
+		if g == &start {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	defer func() { gateHold = nil }()
+	start.init()
+	done.init()
+	var shared [2]int
+	const rounds = 2000
+	early := 0 // rounds the worker started before the coordinator's signal
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for r := 0; r < rounds; r++ {
+			// Spin in one round, sleep at once in the next.
+			start.short = 0xffff * uint16(1-r%2)
+			start.wait(uint64(r))
+			if shared[0] != r {
+				early++
+			}
+			shared[1] = r
+			done.signal()
+		}
+	}()
+	for r := 0; r < rounds; r++ {
+		time.Sleep(5 * time.Microsecond) // a worker woken too early sees the round before
+		shared[0] = r
+		start.signal()
+		done.short = 0
+		done.wait(uint64(r))
+	}
+	<-finished
+	if early > 0 {
+		t.Errorf("the worker started %d of %d rounds before the coordinator's signal", early, rounds)
 	}
 }

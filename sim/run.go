@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -107,33 +108,35 @@ func (n *Network) ThreadsNote() string { return n.plan.Note }
 // ParallelStats describes how a run went in parallel: how the work fell
 // into windows and parts, for a model of the speed-up on more cores.
 type ParallelStats struct {
-	Parts int
+	Parts int `json:"parts"`
 	// Weight is each part's share of the ports' capacity, which the split
 	// balances.
-	Weight []float64
+	Weight []float64 `json:"weight"`
 	// Cut is the number of links between parts; Lookahead the longest a
 	// window may be, ps.
-	Cut       int
-	Lookahead int64
+	Cut       int   `json:"cut_links"`
+	Lookahead int64 `json:"lookahead_ps"`
 	// Windows is the number of windows run.
-	Windows int64
+	Windows int64 `json:"windows"`
 	// Events is the events each part ran; Critical sums, over windows,
 	// the events of the part that ran most in each: with a core per part
 	// and nothing else, the run takes Critical events' time plus the
 	// windows' synchronisation.
-	Events   []uint64
-	Critical uint64
+	Events   []uint64 `json:"events"`
+	Critical uint64   `json:"critical_events"`
 	// Crossings is the frames sent from one part to another.
-	Crossings int64
+	Crossings int64 `json:"crossings"`
 	// Busy is the wall time the parts spent running their windows, summed
 	// over parts; CriticalBusy sums, over windows, the longest any part
-	// took. Where each part has a core to itself (GOMAXPROCS 1 runs one
-	// part at a time, each undisturbed), CriticalBusy is the run's
-	// length on a core per part before synchronisation.
-	Busy, CriticalBusy time.Duration
+	// took. On a machine with a core per part and nothing else to run,
+	// CriticalBusy is the run's length less the windows' meetings; where
+	// the system shares the cores with other work, it grows by the time
+	// the parts were put aside.
+	Busy         time.Duration `json:"busy_ns"`
+	CriticalBusy time.Duration `json:"critical_busy_ns"`
 	// Wait is the wall time the first part's thread spent waiting for the
 	// others at the ends of windows.
-	Wait time.Duration
+	Wait time.Duration `json:"wait_ns"`
 }
 
 // ParallelStats returns the run's figures; zero with one part.
@@ -265,11 +268,12 @@ func (n *Network) pause(at int64) bool {
 		n.faults = append(n.faults, fmt.Sprintf("event queue ran dry at %d ps with %d of %d flows incomplete", n.end, total-done, total))
 		return true
 	}
-	if done < total {
-		for _, s := range n.samplers {
-			if s.next == at {
-				s.take(n, at)
-			}
+	for _, s := range n.samplers {
+		switch {
+		case done == total:
+			s.next = maxTime // sampling ends with the last flow
+		case s.next == at:
+			s.take(n, at)
 		}
 	}
 	if at == n.nextCheck {
@@ -447,50 +451,74 @@ func (r *runner) close() {
 	r.wg.Wait()
 }
 
-// gate lets a goroutine wait for another's signal. It spins for a while
-// first, because the parts of a window usually finish within
-// microseconds of each other and waking a sleeping thread takes longer;
-// then it sleeps, so that a machine with fewer cores than parts is not
-// spent spinning.
+// gate lets a goroutine wait for another's signal. A part that finishes
+// its window first usually waits microseconds for the others, less than
+// it takes to wake a sleeping thread: so it spins, for up to spinFor.
+// But where the machine's cores are busy with other work, a part waits
+// for one that the system has put aside, and spinning only takes a core
+// from it: so a gate whose recent waits have mostly been long sleeps at
+// once, and spins again when they are short (the time to wake included).
 type gate struct {
-	signals  atomic.Uint64
-	sleeping atomic.Bool
-	ch       chan struct{}
+	signals atomic.Uint64
+	mu      sync.Mutex
+	cond    sync.Cond
+	// short has a bit for each of the waiter's last 16 waits, set if it
+	// ended within spinFor.
+	short uint16
 }
 
-func (g *gate) init() { g.ch = make(chan struct{}, 1) }
+func (g *gate) init() {
+	g.cond.L = &g.mu
+	g.short = 0xffff
+}
 
 // spinFor is how long a gate spins before it sleeps.
 const spinFor = 50 * time.Microsecond
 
+// gateHold, if set, runs in signal between counting the signal and
+// waking the waiter: a test widens the gap with it.
+var gateHold func(*gate)
+
 func (g *gate) signal() {
 	g.signals.Add(1)
-	if g.sleeping.CompareAndSwap(true, false) {
-		g.ch <- struct{}{}
+	if gateHold != nil {
+		gateHold(g)
 	}
+	g.mu.Lock()
+	g.cond.Broadcast()
+	g.mu.Unlock()
 }
 
 // wait returns once more than seen signals have come.
 func (g *gate) wait(seen uint64) {
-	var since time.Time
-	for i := 0; ; i++ {
-		if g.signals.Load() > seen {
-			return
-		}
-		if i&255 == 255 {
-			if since.IsZero() {
-				since = time.Now()
-			} else if time.Since(since) > spinFor {
-				break
-			}
-			runtime.Gosched()
-		}
-	}
-	g.sleeping.Store(true)
-	if g.signals.Load() > seen && g.sleeping.CompareAndSwap(true, false) {
+	if g.signals.Load() > seen {
+		g.short = g.short<<1 | 1
 		return
 	}
-	<-g.ch // the signaller saw us asleep and sent a token
+	start := time.Now()
+	if bits.OnesCount16(g.short) >= 8 {
+		for i := 1; ; i++ {
+			if g.signals.Load() > seen {
+				g.short = g.short<<1 | 1
+				return
+			}
+			if i&255 == 0 {
+				if time.Since(start) > spinFor {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
+	}
+	g.mu.Lock()
+	for g.signals.Load() <= seen {
+		g.cond.Wait()
+	}
+	g.mu.Unlock()
+	g.short <<= 1
+	if time.Since(start) <= spinFor {
+		g.short |= 1
+	}
 }
 
 // MinParallelHosts is the smallest network DefaultThreads gives more than

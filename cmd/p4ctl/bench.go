@@ -218,7 +218,7 @@ func (b *benchRuns) run(cmd *cobra.Command, s *scenario.Scenario, o *simOptions,
 	p := newProgress(cmd.ErrOrStderr(), quiet)
 	cfg.Threads = threads
 	if threads == 0 {
-		cfg.Threads = o.threadsFor(cfg, runtime.NumCPU())
+		cfg.Threads = o.threadsFor(cfg)
 	}
 	userBefore := userCPU()
 	start := time.Now()
@@ -564,16 +564,16 @@ func benchThreads(cmd *cobra.Command, s *scenario.Scenario, o *simOptions, threa
 	pr.f("\nbalance: the events over the parts' share of the busiest part's, window by window (1 is perfect);\n")
 	pr.f("busy: the parts' time in their windows, summed; critical: the longest part's, summed over windows;\n")
 	pr.f("wait: the first part's time waiting for the others (all of the fastest run)\n")
-	if m := speedupModel(costs); len(m) > 0 {
-		pr.f("\nmodel of the speed-up on a core per part, from this run: t = %.1f ns per event (1 thread), s = %.1f us per window (2 threads, beyond the busiest part's events)\n",
-			m[0].eventNs, m[0].windowUs)
+	if m := speedupModel(costs); m != nil {
+		pr.f("\nmodel of the run on a core per part, from this one: %.1f ns per event (1 thread), %.1f ns per frame between parts and %.1f us per window (2 threads)\n",
+			m.eventNs, m.crossingNs, m.windowUs)
 		tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "parts\tcritical events\twindows\tframes between parts\tmodelled wall s\tmodelled speed-up\n")
-		for _, r := range m {
+		for _, r := range m.rows {
 			fmt.Fprintf(tw, "%d\t%.1f M\t%d\t%.1f M\t%.2f\t%.2f\n", r.parts, float64(r.critical)/1e6, r.windows, float64(r.crossings)/1e6, r.wall, r.speedup)
 		}
 		tw.Flush()
-		pr.f("modelled wall = t x critical events + s x windows: each window lasts as long as its busiest part, plus the meeting\n")
+		pr.f("modelled wall = events of the busiest part in each window, summed, + the part's share of the frames between parts + the windows' meetings\n")
 	}
 	if threads[0] == 1 {
 		for _, c := range costs[1:] {
@@ -596,20 +596,26 @@ func benchThreads(cmd *cobra.Command, s *scenario.Scenario, o *simOptions, threa
 
 // modelRow is the modelled run on a core per part.
 type modelRow struct {
-	parts, windows    int
-	critical          uint64
-	crossings         int64
-	wall, speedup     float64
-	eventNs, windowUs float64
+	parts, windows int
+	critical       uint64
+	crossings      int64
+	wall, speedup  float64
 }
 
-// speedupModel models each run of costs on a machine with a core per part,
-// from the 1-thread run's time per event and the 2-thread run's time per
-// window beyond its busiest part's events: the critical events of each
-// split (the events of the busiest part, summed over windows) at the time
-// per event, plus each window's synchronisation. It needs a run on 1
-// thread and one on 2; rows are the runs with more than one part.
-func speedupModel(costs []ThreadsCost) []modelRow {
+// model is a model of the speed-up on a machine with a core per part,
+// from the runs on 1 and 2 threads: a window lasts as long as its busiest
+// part takes (its events at the 1-thread run's time per event, plus its
+// share of the frames crossing between parts at what each cost the
+// 2-thread run), plus the parts' meeting at its end (what the 2-thread
+// run spent beyond its busiest parts, per window). The critical events,
+// frames and windows of each split are the runs' own, exact whatever
+// the machine.
+type model struct {
+	eventNs, crossingNs, windowUs float64
+	rows                          []modelRow
+}
+
+func speedupModel(costs []ThreadsCost) *model {
 	var one, two *BenchResult
 	for i := range costs {
 		b := &costs[i].Bench
@@ -620,22 +626,26 @@ func speedupModel(costs []ThreadsCost) []modelRow {
 			two = b
 		}
 	}
-	if one == nil || two == nil || one.Events == 0 || two.Parallel.Windows == 0 {
+	if one == nil || two == nil || one.Events == 0 || two.Parallel.Windows == 0 || two.Parallel.Crossings == 0 {
 		return nil
 	}
+	p2 := two.Parallel
 	t := one.WallSeconds / float64(one.Events)
-	s := max(0, (two.WallSeconds-t*float64(two.Parallel.Critical))/float64(two.Parallel.Windows))
-	var rows []modelRow
-	for _, c := range costs {
-		p := c.Bench.Parallel
+	crit := p2.CriticalBusy.Seconds()
+	m := &model{eventNs: t * 1e9}
+	c := max(0, (crit-t*float64(p2.Critical))/(float64(p2.Crossings)/2))
+	s := max(0, (two.WallSeconds-crit)/float64(p2.Windows))
+	m.crossingNs, m.windowUs = c*1e9, s*1e6
+	for _, cost := range costs {
+		p := cost.Bench.Parallel
 		if p == nil || p.Windows == 0 {
 			continue
 		}
-		wall := t*float64(p.Critical) + s*float64(p.Windows)
-		rows = append(rows, modelRow{parts: p.Parts, windows: int(p.Windows), critical: p.Critical, crossings: p.Crossings,
-			wall: wall, speedup: one.WallSeconds / wall, eventNs: t * 1e9, windowUs: s * 1e6})
+		wall := t*float64(p.Critical) + c*float64(p.Crossings)/float64(p.Parts) + s*float64(p.Windows)
+		m.rows = append(m.rows, modelRow{parts: p.Parts, windows: int(p.Windows), critical: p.Critical, crossings: p.Crossings,
+			wall: wall, speedup: one.WallSeconds / wall})
 	}
-	return rows
+	return m
 }
 
 // parseThreadsList reads a comma-separated list of thread counts.

@@ -49,8 +49,8 @@ type simOptions struct {
 	hosts    int
 	quiet    bool
 	// threads is --threads, where the command has it: 0 picks
-	// (sim.DefaultThreads).
-	threads int
+	// (sim.DefaultThreads); defaultThreads is the pick, once made.
+	threads, defaultThreads int
 }
 
 func (o *simOptions) addFlags(cmd *cobra.Command, defaultPreset string) {
@@ -71,17 +71,24 @@ func (o *simOptions) addFlags(cmd *cobra.Command, defaultPreset string) {
 // addThreadsFlag adds --threads, for the commands that simulate.
 func (o *simOptions) addThreadsFlag(cmd *cobra.Command) {
 	cmd.Flags().Var(&parsedValue[int]{dst: &o.threads, parse: parseCount, typ: "int", text: "auto"}, "threads",
-		"threads to run each simulation on; the results are the same for any number (default: one per core when the network has "+
+		"threads to run each simulation on; the results are the same for any number (default: one per idle core when the network has "+
 			strconv.Itoa(sim.MinParallelHosts)+" hosts or more, else 1)")
 }
 
-// threadsFor is how many threads a run of cfg gets on cores cores:
-// --threads, else sim.DefaultThreads.
-func (o *simOptions) threadsFor(cfg sim.Config, cores int) int {
+// threadsFor is how many threads a run of cfg gets: --threads, else
+// sim.DefaultThreads on the machine's idle cores, looked at once per
+// command (a command's later runs would see its own earlier ones).
+func (o *simOptions) threadsFor(cfg sim.Config) int {
 	if o.threads > 0 {
 		return o.threads
 	}
-	return sim.DefaultThreads(cfg, cores)
+	if o.defaultThreads == 0 {
+		o.defaultThreads = 1
+		if sim.DefaultThreads(cfg, runtime.NumCPU()) > 1 {
+			o.defaultThreads = sim.DefaultThreads(cfg, idleCores())
+		}
+	}
+	return o.defaultThreads
 }
 
 // threadsNote says, on w, why n runs on fewer threads than asked for.
@@ -402,7 +409,7 @@ fault and exits 1.`,
 			}
 			p := newProgress(cmd.ErrOrStderr(), o.quiet)
 			start := time.Now()
-			cfg.Threads = o.threadsFor(cfg, runtime.NumCPU())
+			cfg.Threads = o.threadsFor(cfg)
 			if trace != nil && cfg.Threads > 1 {
 				// The trace is written in the order RCM decides, which only
 				// one thread gives.

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -480,5 +482,29 @@ func TestBenchReferenceScenario(t *testing.T) {
 	if err := setReference(&b, s, 139); err != nil || !b.ReferenceThisMachine || b.ReferenceWallSeconds != 139 ||
 		math.Abs(b.SpeedupVsRef-139/reference.SimMillis/0.5) > 1e-9 {
 		t.Errorf("a reference time given: %+v, %v", b, err)
+	}
+}
+
+// By default a network of 48 hosts or more gets a thread per idle core,
+// looked at once per command.
+func TestDefaultThreadsFollowIdleCores(t *testing.T) {
+	if n := idleCores(); n < 1 || n > runtime.NumCPU() {
+		t.Errorf("%d idle cores of %d", n, runtime.NumCPU())
+	}
+	saved := idleCores
+	defer func() { idleCores = saved }()
+	dir := t.TempDir()
+	for _, idle := range []int{1, 2} {
+		looked := 0
+		idleCores = func() int { looked++; return idle }
+		code, stdout, stderr := p4ctl("sim", "bench", "--preset", "default", "--set", "workload.duration=20us", "-q", "--runs", "2")
+		if want := fmt.Sprintf("on %s,", threadsText(idle)); code != 0 || !strings.Contains(stdout, want) || looked != 1 {
+			t.Errorf("%d idle: exit %d, looked %d times, no %q in\n%s%s", idle, code, looked, want, stdout, stderr)
+		}
+	}
+	idleCores = func() int { t.Error("idle cores looked at for a small network"); return 2 }
+	scen := writeFile(t, dir, "small.yaml", smallFatTree)
+	if code, stdout, stderr := p4ctl("sim", "run", scen, "-q", "-o", filepath.Join(dir, "out")); code != 0 || !strings.Contains(stdout, "on 1 thread") {
+		t.Errorf("16 hosts: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -475,7 +475,7 @@ func TestCompareAgainstTheBaseline(t *testing.T) {
 }
 
 // A run with flows that never complete says what its flows column counts
-// and where their throughput is.
+// and where their throughput is, and leaves out a class with no flows.
 func TestIncompleteFlowsExplained(t *testing.T) {
 	greedy := sim.FlowRecord{ID: 1, Size: 1e12, Start: 1000, Delivered: 5e6}
 	r := handMade(RunResult{Scheme: "dcqcn", Seed: 1, Results: results(flow(0, 1000, 300, 4, ""), greedy)})
@@ -483,10 +483,15 @@ func TestIncompleteFlowsExplained(t *testing.T) {
 	if err := WriteComparisonText(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"incomplete", "flows counts the completed flows", "rates.csv and the throughput plot"} {
+	for _, want := range []string{"incomplete", "flows counts the completed flows", "rates.csv and the throughput plot",
+		"no flow of the scenario is in medium: left out"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, buf.String())
 		}
+	}
+	// A class no scheme has a flow in is a row of dashes: left out.
+	if strings.Contains(buf.String(), "\nmedium ") {
+		t.Errorf("a row for the empty class:\n%s", buf.String())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -162,8 +163,16 @@ func levelText(level float64) string {
 func writeTables(buf *bytes.Buffer, r *Result) error {
 	p := func(format string, args ...any) { fmt.Fprintf(buf, format, args...) }
 	incomplete := false
+	used := map[string]bool{} // classes that hold a flow under some scheme
 	for _, row := range r.SizeClasses {
 		incomplete = incomplete || row.Incomplete > 0
+		used[row.Class] = used[row.Class] || row.Completed+row.Incomplete > 0
+	}
+	var empty []string
+	for _, row := range r.SizeClasses {
+		if !used[row.Class] && !slices.Contains(empty, row.Class) {
+			empty = append(empty, row.Class)
+		}
 	}
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	t := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
@@ -173,6 +182,9 @@ func writeTables(buf *bytes.Buffer, r *Result) error {
 	}
 	t("mean FCT\tp50 FCT\tp99 FCT\tmean slowdown\tp50 slowdown\tp99 slowdown\tFCT vs %s\tslowdown vs %s\n", r.Baseline, r.Baseline)
 	for _, row := range r.SizeClasses {
+		if !used[row.Class] {
+			continue
+		}
 		t("%s\t%s\t%d\t", row.Class, row.Scheme, row.Completed)
 		if incomplete {
 			t("%d\t", row.Incomplete)
@@ -184,6 +196,9 @@ func writeTables(buf *bytes.Buffer, r *Result) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(empty) > 0 {
+		p("no flow of the scenario is in %s: left out\n", strings.Join(empty, " or "))
 	}
 	if incomplete {
 		p("flows counts the completed flows, whose FCTs these are; the incomplete ones (greedy, or cut off by stop) have none: each run's flows.csv gives the bytes they delivered and, when rates are sampled, rates.csv and the throughput plot their rate over time\n")
