@@ -137,6 +137,8 @@ type Switch struct {
 	// in one receive arrived together).
 	batchAt time.Duration
 	inBatch bool
+	// wakes counts wake's calls (tests: what wakes Serve).
+	wakes uint64
 }
 
 // clock is the switch's time: the batch's, inside ReceiveBatch.
