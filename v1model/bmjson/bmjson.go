@@ -595,8 +595,10 @@ func Load(path string) (*Document, error) {
 // objects are refused by the target, not here.
 func Decode(data []byte) (*Document, error) {
 	var doc Document
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
+	// Unmarshal, not a Decoder: the document is in memory already, and a
+	// Decoder copied it into a buffer grown by doubling, 8 MB allocated
+	// for the 960 KB rcm.json (40% of what compiling it allocated).
+	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, describe(data, err)
 	}
 	if len(doc.Meta.Version) < 1 {
@@ -614,6 +616,10 @@ func describe(data []byte, err error) error {
 	var what string
 	switch e := err.(type) {
 	case *json.SyntaxError:
+		// encoding/json's words for input that stops inside a value.
+		if e.Error() == "unexpected end of JSON input" {
+			return fmt.Errorf("line %d: the JSON ends before it is complete (a truncated file?)", 1+bytes.Count(data, []byte("\n")))
+		}
 		off, what = e.Offset, e.Error()
 	case *json.UnmarshalTypeError:
 		off = e.Offset

@@ -12,6 +12,7 @@ func TestDecodeErrorsSayWhere(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{"{\n \"header_types\": [\n  {\"name\": 1}\n ]\n}", "line 3, column 13"},
 		{"{\n \"actions\": [\n", "line 3: the JSON ends before it is complete"},
+		{"{\"__meta__\": {\"version\": [2, 0]}}\n x", "line 2, column 3: invalid character 'x' after top-level value"},
 		{`{"__meta__": {"version": [1, 0]}}`, "format 2.x"},
 		{`{}`, "__meta__.version missing"},
 	} {
