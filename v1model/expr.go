@@ -118,10 +118,10 @@ func (c *compiler) compileExprValue(raw json.RawMessage) (expr, error) {
 	if err != nil {
 		return expr{}, err
 	}
-	if n.members == nil {
+	if !n.object {
 		return expr{}, fmt.Errorf("expression: want an object, found %s", raw)
 	}
-	if !n.members["type"].isNull() && n.members["op"].isNull() {
+	if !n.member("type").isNull() && n.member("op").isNull() {
 		return c.compileValue(n.bmValue())
 	}
 	return c.compileOp(n.expression())

@@ -1,9 +1,10 @@
 package v1model
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
@@ -21,15 +22,42 @@ import (
 // again.
 
 type jsonNode struct {
-	raw     json.RawMessage      // the value's bytes, whitespace trimmed
-	members map[string]*jsonNode // an object's, by key; nil otherwise
+	raw     json.RawMessage // the value's bytes, whitespace trimmed
+	object  bool
+	members []jsonMember // an object's, in the order written
+}
+
+type jsonMember struct {
+	key  string
+	node *jsonNode
+}
+
+// member is the object's member named key, the last one if it is there
+// twice (as encoding/json takes it), nil if absent or n is no object.
+// Objects have a handful of members: a search is cheaper than a map,
+// which was one allocation per object of every expression.
+func (n *jsonNode) member(key string) *jsonNode {
+	if n == nil {
+		return nil
+	}
+	for i := len(n.members) - 1; i >= 0; i-- {
+		if n.members[i].key == key {
+			return n.members[i].node
+		}
+	}
+	return nil
 }
 
 // jsonTree parses raw, which must be valid JSON (the document was
 // validated when it was decoded), and records every object in it in
 // nodes by the address of its bytes.
 func jsonTree(raw []byte, nodes map[*byte]*jsonNode) (*jsonNode, error) {
-	p := jsonParser{b: raw, nodes: nodes}
+	// Every value but the first follows a ':' (a member), a ',' or a
+	// '[' (an element): their count (strings' too) bounds the nodes, the
+	// ':'s the members, so each is one allocation.
+	colons := bytes.Count(raw, []byte{':'})
+	p := jsonParser{b: raw, nodes: nodes, chunk: 1 + colons + bytes.Count(raw, []byte{','}) + bytes.Count(raw, []byte{'['}),
+		mslab: make([]jsonMember, 0, colons)}
 	p.space()
 	n, err := p.value()
 	if err != nil {
@@ -46,6 +74,63 @@ type jsonParser struct {
 	b     []byte
 	i     int
 	nodes map[*byte]*jsonNode
+	// Nodes and members are cut from chunks, not allocated one by one
+	// (a tree of rcm.json has hundreds); chunk is the next one's size,
+	// the first one's the bound jsonTree counts.
+	slab    []jsonNode
+	mslab   []jsonMember
+	pending []jsonMember // the members of the objects being parsed
+	chunk   int
+}
+
+// node is a new node from the current chunk.
+func (p *jsonParser) node() *jsonNode {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]jsonNode, 0, p.chunk)
+		p.chunk = 64 // not while the bound holds
+	}
+	p.slab = p.slab[:len(p.slab)+1]
+	return &p.slab[len(p.slab)-1]
+}
+
+// keep moves an object's members, the pending ones from base on, into
+// a chunk of their own.
+func (p *jsonParser) keep(base int) []jsonMember {
+	ms := p.pending[base:]
+	n := len(ms)
+	if n == 0 {
+		return nil
+	}
+	if cap(p.mslab)-len(p.mslab) < n { // not while the bound holds
+		p.mslab = make([]jsonMember, 0, max(n, 64))
+	}
+	k := len(p.mslab)
+	p.mslab = append(p.mslab, ms...)
+	clear(ms)
+	p.pending = p.pending[:base]
+	return p.mslab[k : k+n : k+n]
+}
+
+// knownKey is the constant string of a key expressions use (no
+// allocation), or the key's bytes as a new string.
+func knownKey(b []byte) string {
+	switch string(b) {
+	case "type":
+		return "type"
+	case "value":
+		return "value"
+	case "op":
+		return "op"
+	case "left":
+		return "left"
+	case "right":
+		return "right"
+	case "cond":
+		return "cond"
+	case "mask":
+		return "mask"
+	}
+	return string(b)
 }
 
 func (p *jsonParser) space() {
@@ -73,7 +158,9 @@ func (p *jsonParser) value() (*jsonNode, error) {
 	start := p.i
 	switch c := p.b[p.i]; {
 	case c == '{':
-		n := &jsonNode{members: map[string]*jsonNode{}}
+		n := p.node()
+		n.object = true
+		base := len(p.pending)
 		p.i++
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == '}' {
@@ -85,13 +172,13 @@ func (p *jsonParser) value() (*jsonNode, error) {
 				if err := p.skipString(); err != nil {
 					return nil, err
 				}
-				key, err := strconv.Unquote(string(p.b[ks:p.i]))
-				if err != nil {
-					// An escape strconv reads differently from JSON;
-					// encoding/json has the last word.
-					if err := json.Unmarshal(p.b[ks:p.i], &key); err != nil {
-						return nil, p.fail("a key")
-					}
+				var key string
+				if q := p.b[ks+1 : p.i-1]; bytes.IndexByte(q, '\\') < 0 && utf8.Valid(q) {
+					key = knownKey(q)
+				} else if err := json.Unmarshal(p.b[ks:p.i], &key); err != nil {
+					// Escapes, or bytes encoding/json replaces: it
+					// has the last word.
+					return nil, p.fail("a key")
 				}
 				p.space()
 				if p.i >= len(p.b) || p.b[p.i] != ':' {
@@ -103,7 +190,7 @@ func (p *jsonParser) value() (*jsonNode, error) {
 				if err != nil {
 					return nil, err
 				}
-				n.members[key] = m
+				p.pending = append(p.pending, jsonMember{key, m})
 				p.space()
 				if p.i < len(p.b) && p.b[p.i] == ',' {
 					p.i++
@@ -117,6 +204,7 @@ func (p *jsonParser) value() (*jsonNode, error) {
 			}
 		}
 		n.raw = p.b[start:p.i:p.i]
+		n.members = p.keep(base)
 		p.nodes[unsafe.SliceData(n.raw)] = n
 		return n, nil
 	case c == '[':
@@ -161,7 +249,9 @@ func (p *jsonParser) value() (*jsonNode, error) {
 			return nil, p.fail("a value")
 		}
 	}
-	return &jsonNode{raw: p.b[start:p.i:p.i]}, nil
+	n := p.node()
+	n.raw = p.b[start:p.i:p.i]
+	return n, nil
 }
 
 func (p *jsonParser) skipString() error {
@@ -185,9 +275,14 @@ func (n *jsonNode) isNull() bool { return n == nil || string(n.raw) == "null" }
 
 // str is a string member's value, "" if it is absent, null or no string.
 func (n *jsonNode) str(key string) string {
-	m := n.members[key]
+	m := n.member(key)
 	if m.isNull() {
 		return ""
+	}
+	if r := m.raw; len(r) >= 2 && r[0] == '"' {
+		if q := r[1 : len(r)-1]; bytes.IndexByte(q, '\\') < 0 && utf8.Valid(q) {
+			return knownKey(q)
+		}
 	}
 	var s string
 	if json.Unmarshal(m.raw, &s) != nil {
@@ -199,14 +294,14 @@ func (n *jsonNode) str(key string) string {
 // bmValue is the node as bmjson.Value's UnmarshalJSON makes it: a typed
 // {type, value, mask} object, or any other value as type "raw".
 func (n *jsonNode) bmValue() *bmjson.Value {
-	if n.members == nil {
+	if !n.object {
 		return &bmjson.Value{Type: "raw", Value: n.raw}
 	}
 	v := &bmjson.Value{Type: n.str("type")}
-	if m := n.members["value"]; m != nil {
+	if m := n.member("value"); m != nil {
 		v.Value = m.raw
 	}
-	if m := n.members["mask"]; m != nil {
+	if m := n.member("mask"); m != nil {
 		v.Mask = m.raw
 	}
 	return v
@@ -215,7 +310,7 @@ func (n *jsonNode) bmValue() *bmjson.Value {
 // operand is an expression's operand as json.Unmarshal into a *Value
 // makes it: nil when absent or null.
 func (n *jsonNode) operand(key string) *bmjson.Value {
-	m := n.members[key]
+	m := n.member(key)
 	if m.isNull() {
 		return nil
 	}

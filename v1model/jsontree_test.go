@@ -57,7 +57,7 @@ func sameExpression(t *testing.T, file string, raw json.RawMessage, nodes map[*b
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		t.Fatal(err)
 	}
-	if typed := !n.members["type"].isNull() && n.members["op"].isNull(); typed != (probe.Type != nil && probe.Op == nil) {
+	if typed := !n.member("type").isNull() && n.member("op").isNull(); typed != (probe.Type != nil && probe.Op == nil) {
 		t.Fatalf("%s: a typed value or an operator? tree %v, encoding/json %v, in %s", file, typed, !typed, raw)
 	}
 	if probe.Type != nil && probe.Op == nil {
