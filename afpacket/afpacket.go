@@ -155,7 +155,12 @@ func (p *Port) recv() ([][]byte, error) {
 	var errno syscall.Errno
 	err := p.rc.Read(func(fd uintptr) bool {
 		for {
-			r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&p.rhdr[0])), Batch, unix.MSG_DONTWAIT, 0, 0)
+			// A raw system call: MSG_DONTWAIT never blocks, so the
+			// runtime need not hand this thread's P on (entersyscall),
+			// nor its monitor thread watch for a long call: on this
+			// class of machine that bookkeeping and the wake-ups it
+			// causes cost a packet socket more than the call itself.
+			r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&p.rhdr[0])), Batch, unix.MSG_DONTWAIT, 0, 0)
 			if e != unix.EAGAIN {
 				n, errno = int(r), e
 				return true
@@ -227,7 +232,8 @@ func (p *Port) Send(frames ...[]byte) error {
 		var sent int
 		var errno syscall.Errno
 		err := p.rc.Write(func(fd uintptr) bool {
-			r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&p.whdr[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
+			// Raw, as in recv: it does not block.
+			r, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&p.whdr[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
 			if e == unix.EAGAIN || e == unix.ENOBUFS {
 				return false
 			}

@@ -14,19 +14,26 @@ import (
 
 // fit checks that b holds an unsigned value of at most width bits and
 // returns its canonical form: no leading zero bytes, one byte for zero.
+// The form shares b's bytes: a request's bytes, which the server
+// owns once gRPC has decoded them, are kept as they are, not copied.
 func fit(b []byte, width int, what string) ([]byte, error) {
+	return fitWhat(b, width, func() string { return what })
+}
+
+// fitWhat is fit with the name for an error built only for one.
+func fitWhat(b []byte, width int, what func() string) ([]byte, error) {
 	if len(b) == 0 {
-		return nil, errorf(codes.OutOfRange, "%s: an empty byte string", what)
+		return nil, errorf(codes.OutOfRange, "%s: an empty byte string", what())
 	}
 	i := 0
 	for i < len(b)-1 && b[i] == 0 {
 		i++
 	}
-	c := b[i:]
+	c := b[i:len(b):len(b)]
 	if n := (len(c)-1)*8 + bits.Len8(c[0]); n > width {
-		return nil, errorf(codes.OutOfRange, "%s: the value takes %d bits, the field has %d", what, n, width)
+		return nil, errorf(codes.OutOfRange, "%s: the value takes %d bits, the field has %d", what(), n, width)
 	}
-	return append([]byte(nil), c...), nil
+	return c, nil
 }
 
 // canonical is v as the shortest byte string.
@@ -65,20 +72,22 @@ func trimmed(b []byte) []byte {
 	return append([]byte(nil), b[i:]...)
 }
 
-// words splits a value of width bits into the target's 64-bit words,
-// most significant first, the first taking what is left over 64.
-func words(b []byte, width int) []uint64 {
+// appendWords appends a value of width bits to ws as the target's
+// 64-bit words, most significant first, the first taking what is left
+// over 64.
+func appendWords(ws []uint64, b []byte, width int) []uint64 {
 	if width <= 64 {
-		return []uint64{toUint(b)}
+		return append(ws, toUint(b))
 	}
 	n := new(big.Int).SetBytes(b)
-	ws := wordWidths(width)
-	out := make([]uint64, len(ws))
-	for i := len(ws) - 1; i >= 0; i-- {
-		out[i] = new(big.Int).And(n, new(big.Int).SetUint64(^uint64(0)>>(64-ws[i]))).Uint64()
-		n.Rsh(n, uint(ws[i]))
+	widths := wordWidths(width)
+	k := len(ws)
+	ws = append(ws, make([]uint64, len(widths))...)
+	for i := len(widths) - 1; i >= 0; i-- {
+		ws[k+i] = new(big.Int).And(n, new(big.Int).SetUint64(^uint64(0)>>(64-widths[i]))).Uint64()
+		n.Rsh(n, uint(widths[i]))
 	}
-	return out
+	return ws
 }
 
 // joinWords is the canonical string of a value the target holds in

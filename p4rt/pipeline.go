@@ -81,6 +81,7 @@ type paramDesc struct {
 	id    uint32
 	name  string
 	width int
+	index int // in actionDesc.byIndex
 }
 
 type profileDesc struct {
@@ -178,7 +179,7 @@ func (p *pipeline) resolve() error {
 			if ip == nil || int(ip.Bitwidth) != tp.Width {
 				return fmt.Errorf("action %s: parameter %d is %s of %d bits in the program", a.Preamble.Name, i, tp.Name, tp.Width)
 			}
-			pd := &paramDesc{id: ip.Id, name: ip.Name, width: tp.Width}
+			pd := &paramDesc{id: ip.Id, name: ip.Name, width: tp.Width, index: len(ad.byIndex)}
 			ad.params[ip.Id] = pd
 			ad.byIndex = append(ad.byIndex, pd)
 		}

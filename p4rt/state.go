@@ -46,6 +46,22 @@ type stored struct {
 	hidden []int
 }
 
+// storedEntry is a stored entry and its table entry in one allocation:
+// a batch of inserts makes one per update.
+type storedEntry struct {
+	s  stored
+	te p4v1.TableEntry
+}
+
+// newStored is a stored entry holding a copy of te's fields (not its
+// internal state, which a protobuf message must not share).
+func newStored(te *p4v1.TableEntry) *stored {
+	x := &storedEntry{}
+	x.te.TableId, x.te.Match, x.te.Priority, x.te.Metadata = te.TableId, te.Match, te.Priority, te.Metadata
+	x.s.te = &x.te
+	return &x.s
+}
+
 func newState() *state {
 	return &state{tables: map[uint32]*tableState{}, members: map[uint32]map[uint32]*p4v1.ActionProfileMember{},
 		groups: map[uint32]map[uint32]*p4v1.ActionProfileGroup{}, meterCfg: map[uint32]map[int64]*p4v1.MeterConfig{},
@@ -64,10 +80,14 @@ func (s *state) table(id uint32) *tableState {
 
 // put stores an entry under its key.
 func (s *state) put(td *tableDesc, e *stored) {
-	ts := s.table(td.id)
+	s.table(td.id).put(entryKey(e.te.Match, e.te.Priority), e)
+}
+
+// put stores an entry under key, its entryKey.
+func (ts *tableState) put(key string, e *stored) {
 	ts.seq++
 	e.seq = ts.seq
-	ts.byKey[entryKey(e.te.Match, e.te.Priority)] = e
+	ts.byKey[key] = e
 }
 
 // entries are a table's entries in the order they were written.

@@ -33,11 +33,14 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, 
 		return nil, ve, errorf(codes.InvalidArgument, "table %s: priority %d on a table without ternary, range or optional fields; give 0", td.name, te.Priority)
 	}
 	seen := make([]bool, len(td.byIndex))
-	canon := make([]*p4v1.FieldMatch, 0, len(te.Match))
-	for _, fm := range te.Match {
-		fd := td.fields[fm.FieldId]
+	// The request's list is kept when it is canonical as given (each
+	// match, and in field order): most writes are, and then the stored
+	// entry shares it instead of a copy.
+	var canon []*p4v1.FieldMatch
+	for i, fm := range te.Match {
+		fd := td.fields[fm.GetFieldId()]
 		if fd == nil {
-			return nil, ve, errorf(codes.InvalidArgument, "table %s: no match field with ID %d", td.name, fm.FieldId)
+			return nil, ve, errorf(codes.InvalidArgument, "table %s: no match field with ID %d", td.name, fm.GetFieldId())
 		}
 		if seen[fd.index] {
 			return nil, ve, errorf(codes.InvalidArgument, "table %s: match field %s given twice", td.name, fd.name)
@@ -47,7 +50,12 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, 
 		if err != nil {
 			return nil, ve, err
 		}
-		canon = append(canon, c)
+		if canon == nil && (c != fm || i > 0 && te.Match[i-1].FieldId > fm.FieldId) {
+			canon = append(make([]*p4v1.FieldMatch, 0, len(te.Match)), te.Match[:i]...)
+		}
+		if canon != nil {
+			canon = append(canon, c)
+		}
 		ve.Match[fd.index] = m
 	}
 	for _, fd := range td.byIndex {
@@ -64,30 +72,40 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, 
 			ve.Match[fd.index] = v1model.Match{Wildcard: true} // a zero mask where the target has it ternary
 		}
 	}
+	if canon == nil {
+		return te.Match, ve, nil
+	}
 	slices.SortFunc(canon, func(a, b *p4v1.FieldMatch) int { return int(a.FieldId) - int(b.FieldId) })
 	return canon, ve, nil
 }
 
 // matchOf checks one field match: its kind, its values' widths, and the
 // spec's canonical don't-care rules; it returns it canonical and in the
-// target's form.
+// target's form. A match that is canonical as given is returned itself,
+// not copied: a write keeps parts of its request (see Server.Write).
 func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatch, v1model.Match, error) {
 	var m v1model.Match
-	what := "table " + td.name + " field " + fd.name
+	// Built only for an error: on every field of every write, the
+	// concatenation would cost more than the check.
+	what := func() string { return "table " + td.name + " field " + fd.name }
 	wrongKind := func(got string) error {
-		return errorf(codes.InvalidArgument, "%s: a %s match for a field of match kind %s", what, got, matchKinds[fd.kind])
+		return errorf(codes.InvalidArgument, "%s: a %s match for a field of match kind %s", what(), got, matchKinds[fd.kind])
 	}
+	// given: the match as the request has it is canonical (every value
+	// already shortest, nothing this server would drop).
+	given := !hasUnknown(fm)
 	value := func(b []byte, part string) ([]byte, uint64, []byte, error) {
-		c, err := fit(b, fd.width, what+" "+part)
+		c, err := fitWhat(b, fd.width, func() string { return what() + " " + part })
 		if err != nil {
 			return nil, 0, nil, err
 		}
+		given = given && len(c) == len(b)
 		if fd.width > 64 {
 			return c, 0, c, nil
 		}
 		return c, toUint(c), nil, nil
 	}
-	out := &p4v1.FieldMatch{FieldId: fd.id}
+	var out *p4v1.FieldMatch // the canonical copy, where one is needed
 	switch x := fm.FieldMatchType.(type) {
 	case *p4v1.FieldMatch_Exact_:
 		if fd.kind != p4configv1.MatchField_EXACT {
@@ -98,27 +116,31 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 			return nil, m, err
 		}
 		m.Value, m.Wide = v, w
-		out.FieldMatchType = &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: c}}
+		if given = given && !hasUnknown(x.Exact); !given {
+			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: c}}}
+		}
 	case *p4v1.FieldMatch_Lpm:
 		if fd.kind != p4configv1.MatchField_LPM {
 			return nil, m, wrongKind("LPM")
 		}
 		pl := int(x.Lpm.GetPrefixLen())
 		if pl < 0 || pl > fd.width {
-			return nil, m, errorf(codes.InvalidArgument, "%s: prefix length %d outside 1..%d", what, pl, fd.width)
+			return nil, m, errorf(codes.InvalidArgument, "%s: prefix length %d outside 1..%d", what(), pl, fd.width)
 		}
 		if pl == 0 {
-			return nil, m, errorf(codes.InvalidArgument, "%s: prefix length 0: omit the field for a don't-care", what)
+			return nil, m, errorf(codes.InvalidArgument, "%s: prefix length 0: omit the field for a don't-care", what())
 		}
 		c, v, w, err := value(x.Lpm.GetValue(), "value")
 		if err != nil {
 			return nil, m, err
 		}
 		if !masked(padded(c, (fd.width+7)/8), prefixMask(fd.width, pl)) {
-			return nil, m, errorf(codes.InvalidArgument, "%s: bits set past the /%d prefix", what, pl)
+			return nil, m, errorf(codes.InvalidArgument, "%s: bits set past the /%d prefix", what(), pl)
 		}
 		m.Value, m.Wide, m.PrefixLen = v, w, pl
-		out.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: c, PrefixLen: int32(pl)}}
+		if given = given && !hasUnknown(x.Lpm); !given {
+			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: c, PrefixLen: int32(pl)}}}
+		}
 	case *p4v1.FieldMatch_Ternary_:
 		if fd.kind != p4configv1.MatchField_TERNARY {
 			return nil, m, wrongKind("ternary")
@@ -133,19 +155,21 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		n := (fd.width + 7) / 8
 		if allZero(cm) {
-			return nil, m, errorf(codes.InvalidArgument, "%s: mask 0: omit the field for a don't-care", what)
+			return nil, m, errorf(codes.InvalidArgument, "%s: mask 0: omit the field for a don't-care", what())
 		}
 		if !masked(padded(c, n), padded(cm, n)) {
-			return nil, m, errorf(codes.InvalidArgument, "%s: the value has bits set outside its mask", what)
+			return nil, m, errorf(codes.InvalidArgument, "%s: the value has bits set outside its mask", what())
 		}
 		m.Value, m.Wide, m.Mask, m.WideMask = v, w, mv, mw
-		out.FieldMatchType = &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: c, Mask: cm}}
+		if given = given && !hasUnknown(x.Ternary); !given {
+			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: c, Mask: cm}}}
+		}
 	case *p4v1.FieldMatch_Range_:
 		if fd.kind != p4configv1.MatchField_RANGE {
 			return nil, m, wrongKind("range")
 		}
 		if fd.width > 64 {
-			return nil, m, errorf(codes.Unimplemented, "%s: range fields over 64 bits", what)
+			return nil, m, errorf(codes.Unimplemented, "%s: range fields over 64 bits", what())
 		}
 		lo, lv, _, err := value(x.Range.GetLow(), "low")
 		if err != nil {
@@ -156,13 +180,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 			return nil, m, err
 		}
 		if lv > hv {
-			return nil, m, errorf(codes.InvalidArgument, "%s: range low %d above high %d", what, lv, hv)
+			return nil, m, errorf(codes.InvalidArgument, "%s: range low %d above high %d", what(), lv, hv)
 		}
 		if lv == 0 && hv == ones(fd.width) {
-			return nil, m, errorf(codes.InvalidArgument, "%s: the full range: omit the field for a don't-care", what)
+			return nil, m, errorf(codes.InvalidArgument, "%s: the full range: omit the field for a don't-care", what())
 		}
 		m.Low, m.High = lv, hv
-		out.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: lo, High: hi}}
+		if given = given && !hasUnknown(x.Range); !given {
+			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: lo, High: hi}}}
+		}
 	case *p4v1.FieldMatch_Optional_:
 		if fd.kind != p4configv1.MatchField_OPTIONAL {
 			return nil, m, wrongKind("optional")
@@ -175,12 +201,21 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		if fd.asTernary {
 			m.Mask, m.WideMask = ones(fd.width), prefixMask(fd.width, fd.width)
 		}
-		out.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: c}}
+		if given = given && !hasUnknown(x.Optional); !given {
+			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: c}}}
+		}
 	default:
-		return nil, m, errorf(codes.InvalidArgument, "%s: no match value (or a kind this server does not know)", what)
+		return nil, m, errorf(codes.InvalidArgument, "%s: no match value (or a kind this server does not know)", what())
+	}
+	if given {
+		return fm, m, nil
 	}
 	return out, m, nil
 }
+
+// hasUnknown reports whether m carries fields this server does not know,
+// which a canonical copy drops.
+func hasUnknown(m proto.Message) bool { return len(m.ProtoReflect().GetUnknown()) > 0 }
 
 // prefixMask is the mask of the first pl bits of a width-bit value held
 // right-aligned in whole bytes.
@@ -221,34 +256,49 @@ func (p *pipeline) action(td *tableDesc, a *p4v1.Action, isDefault bool) (*p4v1.
 }
 
 // actionData checks an action's parameters: each once, each fitting.
+// An action canonical as given (its values shortest, its parameters in
+// ID order) is returned itself, not copied.
 func (p *pipeline) actionData(ad *actionDesc, a *p4v1.Action) (*p4v1.Action, []uint64, error) {
-	vals := map[uint32][]byte{}
-	for _, prm := range a.Params {
-		pd := ad.params[prm.ParamId]
+	// Each parameter's value by its place in the target's order; most
+	// actions have a few parameters, which need no allocation.
+	var small [8][]byte
+	var vals [][]byte
+	if n := len(ad.byIndex); n <= len(small) {
+		vals = small[:n]
+	} else {
+		vals = make([][]byte, n)
+	}
+	given := !hasUnknown(a)
+	for i, prm := range a.Params {
+		pd := ad.params[prm.GetParamId()]
 		if pd == nil {
-			return nil, nil, errorf(codes.InvalidArgument, "action %s: no parameter with ID %d", ad.name, prm.ParamId)
+			return nil, nil, errorf(codes.InvalidArgument, "action %s: no parameter with ID %d", ad.name, prm.GetParamId())
 		}
-		if vals[prm.ParamId] != nil {
+		if vals[pd.index] != nil {
 			return nil, nil, errorf(codes.InvalidArgument, "action %s: parameter %s given twice", ad.name, pd.name)
 		}
-		c, err := fit(prm.Value, pd.width, "action "+ad.name+" parameter "+pd.name)
+		c, err := fitWhat(prm.Value, pd.width, func() string { return "action " + ad.name + " parameter " + pd.name })
 		if err != nil {
 			return nil, nil, err
 		}
-		vals[prm.ParamId] = c
+		vals[pd.index] = c
+		given = given && len(c) == len(prm.Value) && !hasUnknown(prm) && (i == 0 || a.Params[i-1].ParamId < prm.ParamId)
 	}
-	out := &p4v1.Action{ActionId: ad.id}
-	var data []uint64
-	for _, pd := range ad.byIndex {
-		c := vals[pd.id]
-		if c == nil {
+	data := make([]uint64, 0, len(ad.byIndex))
+	for i, pd := range ad.byIndex {
+		if vals[i] == nil {
 			return nil, nil, errorf(codes.InvalidArgument, "action %s: parameter %s is missing", ad.name, pd.name)
 		}
-		data = append(data, words(c, pd.width)...)
+		data = appendWords(data, vals[i], pd.width)
 	}
-	for _, id := range sortedIDs(vals) {
-		out.Params = append(out.Params, &p4v1.Action_Param{ParamId: id, Value: vals[id]})
+	if given {
+		return a, data, nil
 	}
+	out := &p4v1.Action{ActionId: ad.id, Params: make([]*p4v1.Action_Param, 0, len(ad.byIndex))}
+	for i, pd := range ad.byIndex {
+		out.Params = append(out.Params, &p4v1.Action_Param{ParamId: pd.id, Value: vals[i]})
+	}
+	slices.SortFunc(out.Params, func(x, y *p4v1.Action_Param) int { return int(x.ParamId) - int(y.ParamId) })
 	return out, data, nil
 }
 
@@ -299,8 +349,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if max := int64(td.target.MaxSize); max > 0 && int64(len(ts.byKey)) >= max {
 			return errorf(codes.ResourceExhausted, "table %s is full (%d entries)", td.name, max)
 		}
-		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
-			Metadata: te.Metadata}}
+		e := newStored(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority, Metadata: te.Metadata})
 		setControllerMetadata(e.te, controllerMetadata(te))
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
@@ -316,7 +365,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if te.CounterData != nil {
 			_ = p.sw.SetEntryCounter(td.name, ve, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
 		}
-		p.st.put(td, e)
+		ts.put(key, e)
 	case p4v1.Update_MODIFY:
 		if old == nil {
 			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
+	"github.com/p4rcm/p4rcm/internal/proccpu"
 )
 
 // startTarget runs a switch process with no program and no interfaces,
@@ -27,6 +30,13 @@ import (
 // simple_switch_grpc (skipped when not installed), and returns a
 // P4Runtime client of it.
 func startTarget(tb testing.TB, target bmv2.Target) p4v1.P4RuntimeClient {
+	c, _ := startTargetProcess(tb, target)
+	return c
+}
+
+// startTargetProcess is startTarget that also returns the process, for
+// benchmarks that charge it with its CPU time.
+func startTargetProcess(tb testing.TB, target bmv2.Target) (p4v1.P4RuntimeClient, int) {
 	tb.Helper()
 	cfg := bmv2.Config{Name: "p4rt-" + string(target), DeviceID: device, Target: target}
 	switch target {
@@ -56,7 +66,13 @@ func startTarget(tb testing.TB, target bmv2.Target) p4v1.P4RuntimeClient {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = sw.Stop() })
-	conn, err := grpc.NewClient(cfg.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	return dial(tb, cfg.GRPCAddr), sw.PID()
+}
+
+// dial is a P4Runtime client of addr, closed when tb ends.
+func dial(tb testing.TB, addr string) p4v1.P4RuntimeClient {
+	tb.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
 	if err != nil {
 		tb.Fatal(err)
@@ -296,30 +312,35 @@ func bigEntries(tb testing.TB, p program, first, n int) []*p4v1.Update {
 
 // onTargets runs a benchmark on a fresh process of each target holding
 // runtime.p4: the Go target, then BMv2 where it is installed, so both
-// figures come from the same run on the same machine.
-func onTargets(b *testing.B, bench func(b *testing.B, c p4v1.P4RuntimeClient, ct *controller, p program)) {
+// figures come from the same run on the same machine. bench gets the
+// process's ID, to charge it with its CPU.
+func onTargets(b *testing.B, bench func(b *testing.B, c p4v1.P4RuntimeClient, ct *controller, p program, pid int)) {
 	for _, target := range []bmv2.Target{bmv2.TargetGo, bmv2.TargetBMv2} {
 		b.Run(string(target), func(b *testing.B) {
-			c := startTarget(b, target)
+			c, pid := startTargetProcess(b, target)
 			ct := connect(b, c, 1)
 			ct.arbitration()
 			p := loadProgram(b, "runtime")
 			setPipeline(b, c, ct, p, 1)
-			bench(b, c, ct, p)
+			bench(b, c, ct, p, pid)
 		})
 	}
 }
 
 // benchWrite inserts b.N entries into big_t in requests of batch
-// updates and reports entries per second. A third run sends the same
-// requests to a server that drops them: the cost of gRPC and protobuf
-// alone on this machine, which no server can beat.
+// updates and reports entries per second, and the server's CPU per
+// entry where it is a process of its own. Two more runs send the same
+// requests to servers that drop them, the ceilings no server can beat:
+// "null" in the benchmark's own process (the cost of gRPC and protobuf
+// alone), "null-process" a process of its own as every switch is (that
+// and the wake-ups of a second process on every request).
 func benchWrite(b *testing.B, batch int) {
-	run := func(b *testing.B, c p4v1.P4RuntimeClient, ct *controller, p program) {
+	run := func(b *testing.B, c p4v1.P4RuntimeClient, ct *controller, p program, pid int) {
 		if b.N > 16384 {
 			b.Fatalf("big_t holds 16,384 entries: run with -benchtime 10000x")
 		}
 		us := bigEntries(b, p, 0, b.N)
+		cpu := proccpu.Process(pid)
 		b.ResetTimer()
 		for i := 0; i < b.N; i += batch {
 			req := &p4v1.WriteRequest{DeviceId: device, ElectionId: ct.election, Updates: us[i:min(i+batch, b.N)]}
@@ -328,8 +349,12 @@ func benchWrite(b *testing.B, batch int) {
 			}
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+		if pid != 0 {
+			b.ReportMetric(float64((proccpu.Process(pid)-cpu).Microseconds())/float64(b.N), "server-cpu-us/entry")
+		}
 	}
 	onTargets(b, run)
+	election := &controller{election: &p4v1.Uint128{Low: 1}}
 	b.Run("null", func(b *testing.B) {
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -339,13 +364,55 @@ func benchWrite(b *testing.B, batch int) {
 		p4v1.RegisterP4RuntimeServer(g, dropWrites{})
 		go func() { _ = g.Serve(lis) }()
 		defer g.Stop()
-		conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer conn.Close()
-		run(b, p4v1.NewP4RuntimeClient(conn), &controller{election: &p4v1.Uint128{Low: 1}}, loadProgram(b, "runtime"))
+		run(b, dial(b, lis.Addr().String()), election, loadProgram(b, "runtime"), 0)
 	})
+	b.Run("null-process", func(b *testing.B) {
+		addr, pid := startNullServer(b)
+		run(b, dial(b, addr), election, loadProgram(b, "runtime"), pid)
+	})
+}
+
+// nullServerEnv makes the test binary the null server process of the
+// write benchmarks, on the address it names.
+const nullServerEnv = "P4RT_TEST_NULL_SERVER"
+
+// startNullServer runs the test binary as a null server process and
+// returns its address and process ID.
+func startNullServer(tb testing.TB) (string, int) {
+	tb.Helper()
+	port, err := bmv2.FreePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), nullServerEnv+"="+addr)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	c := dial(tb, addr)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := c.Capabilities(context.Background(), &p4v1.CapabilitiesRequest{}); status.Code(err) == codes.Unimplemented {
+			return addr, cmd.Process.Pid
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the null server on %s did not answer", addr)
+		}
+	}
+}
+
+// nullServer serves dropWrites on addr until the process is killed.
+func nullServer(addr string) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	g := grpc.NewServer()
+	p4v1.RegisterP4RuntimeServer(g, dropWrites{})
+	_ = g.Serve(lis)
 }
 
 // dropWrites is a P4Runtime server whose Write does nothing.
@@ -364,7 +431,7 @@ func BenchmarkWriteBatched1000(b *testing.B)   { benchWrite(b, 1000) }
 // once per iteration, and reports entries per second.
 func BenchmarkRead10000(b *testing.B) {
 	const n = 10000
-	onTargets(b, func(b *testing.B, c p4v1.P4RuntimeClient, ct *controller, p program) {
+	onTargets(b, func(b *testing.B, c p4v1.P4RuntimeClient, ct *controller, p program, _ int) {
 		us := bigEntries(b, p, 0, n)
 		for i := 0; i < n; i += 1000 {
 			if _, err := c.Write(context.Background(), &p4v1.WriteRequest{DeviceId: device, ElectionId: ct.election, Updates: us[i : i+1000]}); err != nil {

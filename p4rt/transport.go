@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -78,6 +79,14 @@ func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Serv
 		// Clients may ping too (p4runtime-shell's gRPC does when told
 		// to), but not more often than the server would.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: min(kt, 5*time.Second), PermitWithoutStream: true}),
+		// RPCs run on a few long-lived goroutines instead of a new
+		// one each, whose stack grew to a Write's depth once: a
+		// profile of one update per request had 9% of p4switch's CPU
+		// growing fresh stacks (morestack, copystack). A
+		// StreamChannel holds its worker while it is open; with every
+		// worker busy, gRPC runs the next RPC on a goroutine of its
+		// own, so streams never queue a Write behind them.
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 	}
 	g := grpc.NewServer(append(opts, extra...)...)
 	p4v1.RegisterP4RuntimeServer(g, s)

@@ -145,6 +145,9 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if w, wide := c.wideOperand(&args[0]); wide {
 			return c.compileWideAssign(w, &args[1])
 		}
+		if a, ok, err := c.assignField(args); ok || err != nil {
+			return a, err
+		}
 		dst, err := c.lvalue(args[0])
 		if err != nil {
 			return nil, err
@@ -500,6 +503,40 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 
 // lvalue compiles a destination: a field, truncated on assignment to its
 // width as BMv2 stores it.
+// assignField compiles an assignment to a plain field (most of a
+// program's) as one closure that stores into the field's slot, with a
+// constant source masked once here and a field source read inline: the
+// general form calls a store closure and a source closure per packet.
+// ok is false for any other destination.
+func (c *compiler) assignField(args []bmjson.Value) (prim, bool, error) {
+	if args[0].Type != "field" {
+		return nil, false, nil
+	}
+	ref, err := args[0].Strings()
+	if err != nil || len(ref) != 2 {
+		return nil, false, nil
+	}
+	slot, _, f, err := c.l.field(ref[0], ref[1])
+	if err != nil || f == nil {
+		return nil, false, nil
+	}
+	src, err := c.compileValue(&args[1])
+	if err != nil {
+		return nil, true, fmt.Errorf("parameter 1: %w", err)
+	}
+	w, signed := f.width, f.signed
+	switch {
+	case src.konst:
+		v := wrap(src.k, w, signed)
+		return func(p *packet) int { p.f[slot] = v; return -1 }, true, nil
+	case src.slot > 0:
+		s := src.slot - 1
+		return func(p *packet) int { p.f[slot] = wrap(int64(p.f[s]), w, signed); return -1 }, true, nil
+	}
+	sf := src.eval
+	return func(p *packet) int { p.f[slot] = wrap(sf(p), w, signed); return -1 }, true, nil
+}
+
 func (c *compiler) lvalue(v bmjson.Value) (func(p *packet, x int64), error) {
 	switch v.Type {
 	case "field":

@@ -12,6 +12,8 @@ type node struct {
 	name  string
 	table *Table
 	cond  func(p *packet) int64
+	konst bool // cond is the constant k
+	k     int64
 	t, f  *node
 	call  *action
 	next  *node
@@ -86,7 +88,7 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 		if err != nil {
 			return nil, c.errorf("%v", err)
 		}
-		if err := add(bc.Name, &node{cond: e.eval}); err != nil {
+		if err := add(bc.Name, &node{cond: e.eval, konst: e.konst, k: e.k}); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +122,7 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 		if t.baseNext, err = ref("table "+bt.Name, bt.BaseDefaultNext); err != nil {
 			return nil, err
 		}
-		t.next = map[string]*node{}
+		t.nextAct, t.nextNode = nil, nil
 		for k, v := range bt.NextTables {
 			n, err := ref("table "+bt.Name+" next_tables", v)
 			if err != nil {
@@ -135,7 +137,8 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 				if t.actions[k] == nil {
 					return nil, fmt.Errorf("pipeline %q: table %s: next_tables names %q, not one of its actions", bp.Name, bt.Name, k)
 				}
-				t.next[k] = n
+				t.nextAct = append(t.nextAct, t.actions[k])
+				t.nextNode = append(t.nextNode, n)
 			}
 		}
 	}
@@ -159,5 +162,32 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &control{name: bp.Name, start: start}, nil
+	// A conditional whose condition is a constant is decided here: every
+	// reference to it goes to the branch it always takes.
+	for _, n := range nodes {
+		if n.table != nil {
+			n.table.baseNext, n.table.hit, n.table.miss = decided(n.table.baseNext), decided(n.table.hit), decided(n.table.miss)
+			for i := range n.table.nextNode {
+				n.table.nextNode[i] = decided(n.table.nextNode[i])
+			}
+		}
+		n.t, n.f, n.next = decided(n.t), decided(n.f), decided(n.next)
+	}
+	return &control{name: bp.Name, start: decided(start)}, nil
+}
+
+// decided is n, or where n leads when it is a conditional on a constant
+// (and so on, through a chain of them).
+func decided(n *node) *node {
+	for range 1 << 16 { // a bound: the graph is acyclic, but a bad JSON need not be
+		if n == nil || n.cond == nil || !n.konst {
+			return n
+		}
+		if n.k != 0 {
+			n = n.t
+		} else {
+			n = n.f
+		}
+	}
+	return n
 }

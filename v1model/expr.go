@@ -16,10 +16,17 @@ import (
 type expr struct {
 	eval     func(p *packet) int64
 	unsigned bool
+	// konst: eval returns k whatever the packet; slot above 0: eval
+	// reads field slot-1 and nothing else. Operators use them to fold
+	// constants at compile time and to read a field or a constant
+	// operand directly instead of through a call.
+	konst bool
+	k     int64
+	slot  int
 }
 
 func constant(v int64) expr {
-	return expr{eval: func(*packet) int64 { return v }, unsigned: v >= 0}
+	return expr{eval: func(*packet) int64 { return v }, unsigned: v >= 0, konst: true, k: v}
 }
 
 // compileValue compiles an operand: a field, a constant, action data, a
@@ -105,26 +112,19 @@ func (c *compiler) compileValue(v *bmjson.Value) (expr, error) {
 
 // compileExprValue compiles the value of an "expression" object: either
 // {op, left, right} or, as p4c sometimes nests it, another typed value.
+// The whole tree is parsed once (jsontree.go), not a level at a time.
 func (c *compiler) compileExprValue(raw json.RawMessage) (expr, error) {
-	var probe struct {
-		Type *string `json:"type"`
-		Op   *string `json:"op"`
+	n, err := c.tree(raw)
+	if err != nil {
+		return expr{}, err
 	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
-		return expr{}, fmt.Errorf("expression: %v", err)
+	if !n.object {
+		return expr{}, fmt.Errorf("expression: want an object, found %s", raw)
 	}
-	if probe.Type != nil && probe.Op == nil {
-		var inner bmjson.Value
-		if err := json.Unmarshal(raw, &inner); err != nil {
-			return expr{}, fmt.Errorf("expression: %v", err)
-		}
-		return c.compileValue(&inner)
+	if !n.member("type").isNull() && n.member("op").isNull() {
+		return c.compileValue(n.bmValue())
 	}
-	var e bmjson.Expr
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return expr{}, fmt.Errorf("expression: %v", err)
-	}
-	return c.compileOp(&e)
+	return c.compileOp(n.expression())
 }
 
 func (c *compiler) fieldExpr(hdr, name string) (expr, error) {
@@ -139,7 +139,7 @@ func (c *compiler) fieldExpr(hdr, name string) (expr, error) {
 		}
 		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true}, nil
 	}
-	return expr{eval: func(p *packet) int64 { return int64(p.f[slot]) }, unsigned: !f.signed}, nil
+	return expr{eval: func(p *packet) int64 { return int64(p.f[slot]) }, unsigned: !f.signed, slot: slot + 1}, nil
 }
 
 func b2i(b bool) int64 {
@@ -291,9 +291,68 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 	if err != nil {
 		return expr{}, fmt.Errorf("%s: right: %w", e.Op, err)
 	}
+	general, err := binary(e.Op, a, b)
+	if err != nil {
+		return expr{}, err
+	}
+	return specialize(e.Op, a, b, general), nil
+}
+
+// specialize is general, the compiled binary operator op on a and b,
+// made cheaper where an operand is a constant or a plain field: folded
+// to a constant when both are constants (p4c leaves conditions such as
+// a compile-time flag's test to the target), or with the constant or
+// the field read inline, one call where general makes three.
+func specialize(op string, a, b, general expr) expr {
+	if a.konst && b.konst {
+		v := general.eval(nil) // reads no packet: both operands are constants
+		return expr{eval: func(*packet) int64 { return v }, unsigned: general.unsigned, konst: true, k: v}
+	}
+	if !b.konst {
+		return general
+	}
+	k, af := b.k, a.eval
+	var f func(p *packet) int64
+	if a.slot > 0 {
+		s := a.slot - 1
+		switch op {
+		case "&":
+			f = func(p *packet) int64 { return int64(p.f[s]) & k }
+		case "==":
+			f = func(p *packet) int64 { return b2i(int64(p.f[s]) == k) }
+		case "!=":
+			f = func(p *packet) int64 { return b2i(int64(p.f[s]) != k) }
+		case "+":
+			f = func(p *packet) int64 { return int64(p.f[s]) + k }
+		}
+	}
+	if f == nil {
+		switch op {
+		case "&":
+			f = func(p *packet) int64 { return af(p) & k }
+		case "|":
+			f = func(p *packet) int64 { return af(p) | k }
+		case "+":
+			f = func(p *packet) int64 { return af(p) + k }
+		case "-":
+			f = func(p *packet) int64 { return af(p) - k }
+		case "==":
+			f = func(p *packet) int64 { return b2i(af(p) == k) }
+		case "!=":
+			f = func(p *packet) int64 { return b2i(af(p) != k) }
+		default:
+			return general
+		}
+	}
+	general.eval = f
+	return general
+}
+
+// binary compiles the binary operator op on a and b.
+func binary(op string, a, b expr) (expr, error) {
 	af, bf := a.eval, b.eval
 	uu := a.unsigned && b.unsigned
-	switch e.Op {
+	switch op {
 	case "+":
 		return expr{eval: func(p *packet) int64 { return af(p) + bf(p) }, unsigned: uu}, nil
 	case "-":
@@ -302,9 +361,9 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 		return expr{eval: func(p *packet) int64 { return af(p) * bf(p) }, unsigned: uu}, nil
 	case "/", "%":
 		if !uu {
-			return expr{}, fmt.Errorf("%s on signed values is not handled by this target", e.Op)
+			return expr{}, fmt.Errorf("%s on signed values is not handled by this target", op)
 		}
-		div := e.Op == "/"
+		div := op == "/"
 		return expr{eval: func(p *packet) int64 {
 			x, y := uint64(af(p)), uint64(bf(p))
 			if y == 0 {
@@ -355,9 +414,9 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 	case "!=":
 		return expr{eval: func(p *packet) int64 { return b2i(af(p) != bf(p)) }, unsigned: true}, nil
 	case "<", "<=", ">", ">=":
-		return compare(e.Op, af, bf, uu), nil
+		return compare(op, af, bf, uu), nil
 	}
-	return expr{}, fmt.Errorf("operator %q is not handled by this target", e.Op)
+	return expr{}, fmt.Errorf("operator %q is not handled by this target", op)
 }
 
 func compare(op string, af, bf func(*packet) int64, unsigned bool) expr {

@@ -131,7 +131,12 @@ type Table struct {
 	seq       int
 	count     int
 
-	next     map[string]*node // by action name
+	// nextAct and nextNode are next_tables by action: a list, searched
+	// by pointer (names compared only where two action values differ),
+	// where a map by name hashed a string for every packet at every
+	// table.
+	nextAct  []*action
+	nextNode []*node
 	hit      *node
 	miss     *node
 	hitMiss  bool
@@ -709,8 +714,10 @@ func (t *Table) apply(p *packet) *node {
 		return t.miss
 	}
 	if a != nil {
-		if n, ok := t.next[a.name]; ok {
-			return n
+		for i, na := range t.nextAct {
+			if na == a || na.name == a.name {
+				return t.nextNode[i]
+			}
 		}
 	}
 	return t.baseNext

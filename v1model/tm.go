@@ -316,6 +316,8 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	}
 	sw.live = true
 	sw.inline = true
+	sw.batchAt, sw.inBatch = sw.cfg.Clock(), true
+	defer func() { sw.inBatch = false }()
 	var err error
 	for _, f := range frames {
 		if e := sw.checkFrame(port, f); e != nil {
@@ -329,15 +331,22 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	// keeps packets ready until time passes, and the caller flushes
 	// what emit batched only once this returns (nor may the other
 	// ports' frames wait that long for the lock). Serve takes over.
-	wait := sw.serveReady(emit)
-	for i := 1; wait == 0 && i < inlineServeMax; i++ {
-		wait = sw.serveReady(emit)
+	// serveReady returns 0 for every packet it sends, so a batch of
+	// inlineServeMax frames (a full receive) takes one call more to find
+	// the queues empty: without it every full batch woke Serve for
+	// nothing, an eventfd write and two context switches, and Serve
+	// then took the lock from the next batch.
+	var wait time.Duration
+	for range inlineServeMax + 1 {
+		if wait = sw.serveReady(emit); wait != 0 {
+			break
+		}
 	}
 	sw.inline = false
 	// Serve is woken only when what is left is due before the time it
 	// already waits for: every wake-up is a context switch, which on
 	// this class of machine costs more than the pipeline.
-	if wait == 0 || sw.queuedLocked() > 0 && sw.cfg.Clock()+wait < sw.serveUntil {
+	if wait == 0 || sw.queuedLocked() > 0 && sw.batchAt+wait < sw.serveUntil {
 		sw.wake()
 	}
 	if sw.fatal != nil {
@@ -346,12 +355,15 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	return err
 }
 
-// inlineServeMax is the most packets ReceiveBatch sends itself, and
-// how many Serve sends back to back before it calls idle (flushes).
+// inlineServeMax is about the most packets ReceiveBatch sends itself
+// (one more at most), and how many Serve sends back to back before it
+// calls idle (flushes). It is afpacket.Batch, what one receive returns
+// at most: a full receive goes out whole.
 const inlineServeMax = 64
 
-// wake tells Serve that a packet may be ready.
+// wake tells Serve that a packet may be ready. Under sw.mu.
 func (sw *Switch) wake() {
+	sw.wakes++
 	if w := sw.waiter.Load(); w != nil {
 		w.Wake()
 	}
@@ -372,7 +384,7 @@ func (sw *Switch) enqueueLive(p *packet, port, prio int) {
 	ep := sw.egressPort(port)
 	q := &ep.queues[prio]
 	sw.set(p, sw.l.std.enqQdepth, uint64(q.n))
-	if !q.push(p, sw.cfg.Clock()) {
+	if !q.push(p, sw.clock()) {
 		ep.drops++
 		sw.put(p)
 		return
@@ -430,7 +442,7 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 // it returns how long until one may (an hour if every queue is empty).
 func (sw *Switch) serveReady(emit Emit) time.Duration {
 	sw.runPending()
-	now := sw.cfg.Clock()
+	now := sw.clock()
 	wait := time.Hour
 	if q := &sw.recirc; q.n > 0 {
 		if q.due() <= now {

@@ -1,6 +1,7 @@
 package v1model
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -171,5 +172,89 @@ func TestPortDelay(t *testing.T) {
 	var sw Switch
 	if err := sw.SetPortDelay(2, -time.Second); err == nil {
 		t.Error("a negative delay: no error")
+	}
+}
+
+// TestReceiveBatchOneClock: the frames of one ReceiveBatch arrived
+// together and share one time, read once for the batch however many
+// points of each packet's path (timestamps, queues, departures) read
+// it; Receive and Serve read the clock as before.
+func TestReceiveBatchOneClock(t *testing.T) {
+	reads := 0
+	var now time.Duration
+	clock := func() time.Duration { reads++; now += time.Microsecond; return now }
+	sw, err := Load("../p4/build/rcm.json", Config{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.AddEntry("RcmIngress.ipv4_lpm", Entry{Match: []Match{{Value: 0x0a000002, PrefixLen: 32}},
+		Action: "RcmIngress.set_nexthop", Params: []uint64{2, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	frame := udpFrame(t, 1, 2, 4791, 100)
+	frames := [][]byte{frame, frame, frame, frame}
+	sent := 0
+	emit := func(int, []byte) { sent++ }
+	if err := sw.ReceiveBatch(1, frames, emit); err != nil {
+		t.Fatal(err)
+	}
+	if sent != len(frames) {
+		t.Fatalf("%d frames sent, want %d", sent, len(frames))
+	}
+	if reads != 1 {
+		t.Errorf("a batch of %d frames read the clock %d times, want once", len(frames), reads)
+	}
+	reads = 0
+	if err := sw.Receive(1, frame); err != nil {
+		t.Fatal(err)
+	}
+	if reads < 2 {
+		t.Errorf("Receive (no batch) read the clock %d times: the batch's time outlived its batch", reads)
+	}
+}
+
+// TestReceiveBatchFullBatchLeavesServeAsleep: a batch of
+// inlineServeMax frames on a port without a rate all leave inside
+// ReceiveBatch, and Serve is not woken for them; past that bound (one
+// more frame goes inline) Serve is woken once to send the rest.
+func TestReceiveBatchFullBatchLeavesServeAsleep(t *testing.T) {
+	for _, tc := range []struct {
+		frames, wakes int
+	}{
+		{1, 0},
+		{inlineServeMax, 0},
+		{inlineServeMax + 1, 1},
+		{2 * inlineServeMax, 1},
+	} {
+		t.Run(fmt.Sprint(tc.frames), func(t *testing.T) {
+			sw, err := Load("../p4/build/rcm.json", Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sw.AddEntry("RcmIngress.ipv4_lpm", Entry{Match: []Match{{Value: 0x0a000002, PrefixLen: 32}},
+				Action: "RcmIngress.set_nexthop", Params: []uint64{2, 1, 2}}); err != nil {
+				t.Fatal(err)
+			}
+			// Deep enough for the whole batch (the default, 64, drops
+			// the rest at the tail before any leaves).
+			if err := sw.SetQueueDepth(2, -1, 4*inlineServeMax); err != nil {
+				t.Fatal(err)
+			}
+			frame := udpFrame(t, 1, 2, 4791, 100)
+			frames := make([][]byte, tc.frames)
+			for i := range frames {
+				frames[i] = frame
+			}
+			sent := 0
+			if err := sw.ReceiveBatch(1, frames, func(int, []byte) { sent++ }); err != nil {
+				t.Fatal(err)
+			}
+			if want := min(tc.frames, inlineServeMax+1); sent != want {
+				t.Errorf("%d frames sent inline, want %d", sent, want)
+			}
+			if int(sw.wakes) != tc.wakes {
+				t.Errorf("Serve woken %d times, want %d", sw.wakes, tc.wakes)
+			}
+		})
 	}
 }

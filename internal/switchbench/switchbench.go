@@ -6,7 +6,9 @@
 // The same rig measures p4rcm's Go target (p4switch), BMv2's
 // simple_switch_grpc where it is installed, a bare veth pair (no switch),
 // and a relay that copies frames between two packet sockets with no
-// pipeline, the ceiling of any user-space switch on AF_PACKET, in one run.
+// pipeline, the ceiling of any user-space switch on AF_PACKET, in one run:
+// in the rig's own process ("relay"), and in a process of its own
+// ("relay-process"), as every switch runs.
 package switchbench
 
 import (
@@ -36,7 +38,10 @@ import (
 // Options set what is measured.
 type Options struct {
 	// Targets: "veth" (no switch), "relay" (packet sockets, no
-	// pipeline), "go" (p4switch), "bmv2" (simple_switch_grpc).
+	// pipeline, a thread of the rig's process), "relay-process" (the
+	// same in a process of its own: the program running the rig, which
+	// must call RelayMain first thing), "go" (p4switch), "bmv2"
+	// (simple_switch_grpc).
 	Targets []string
 	// Sizes are frame lengths in bytes (without the FCS veths do not
 	// carry).
@@ -209,12 +214,14 @@ func newRig(ctx context.Context, o Options, target string) (*rig, error) {
 		switch target {
 		case "relay":
 			err = r.startRelay(ports)
+		case "relay-process":
+			err = r.startRelayProcess(ctx, ports)
 		case "go":
 			err = r.startGo(ctx, o, ports)
 		case "bmv2":
 			err = r.startBMv2(ctx, o, ports)
 		default:
-			err = fmt.Errorf("unknown target %q: want veth, relay, go or bmv2", target)
+			err = fmt.Errorf("unknown target %q: want veth, relay, relay-process, go or bmv2", target)
 		}
 		if err != nil {
 			return fail(err)
@@ -369,6 +376,90 @@ func (r *rig) startRelay(ports map[int]string) error {
 		in.Close()
 		out.Close()
 		<-done
+	}
+	return nil
+}
+
+// RelayEnv, set to "IN,OUT" (two interfaces), makes RelayMain run the
+// relay of the "relay-process" target in the calling process.
+const RelayEnv = "P4RCM_SWITCHBENCH_RELAY"
+
+// RelayMain is the "relay-process" target's process: when RelayEnv is
+// set it relays frames from its first interface to its second until it
+// is killed and returns true; otherwise it returns false at once. A
+// program that runs the rig with that target (its test binary) calls it
+// first thing in main or TestMain.
+func RelayMain() bool {
+	v := os.Getenv(RelayEnv)
+	if v == "" {
+		return false
+	}
+	names := strings.Split(v, ",")
+	if len(names) != 2 {
+		fmt.Fprintf(os.Stderr, "%s=%q: want IN,OUT\n", RelayEnv, v)
+		os.Exit(2)
+	}
+	in, err := afpacket.Open(names[0])
+	if err == nil {
+		var out *afpacket.Port
+		if out, err = afpacket.Open(names[1]); err == nil {
+			fmt.Println("relaying")
+			for {
+				fs, err := in.Recv()
+				if err != nil {
+					break
+				}
+				if err := out.Send(fs...); err != nil {
+					break
+				}
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+	return true
+}
+
+// startRelayProcess runs the relay in a process of its own (this
+// program, through RelayMain), measured as a switch process is.
+func (r *rig) startRelayProcess(ctx context.Context, ports map[int]string) error {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), RelayEnv+"="+ports[1]+","+ports[2])
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("relay process: %w", err)
+	}
+	r.stat = fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
+	exited := make(chan struct{})
+	r.stop = func() {
+		cmd.Process.Kill()
+		<-exited
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		ok := sc.Scan() && sc.Text() == "relaying"
+		ready <- ok
+		for sc.Scan() {
+		}
+		cmd.Wait()
+		close(exited)
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			<-exited
+			return fmt.Errorf("relay process exited: %s", stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		return errors.New("relay process did not start within 10 s")
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	return nil
 }

@@ -6,8 +6,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +20,10 @@ import (
 )
 
 var (
-	targets  = flag.String("targets", "veth,relay,go,bmv2", "targets of BenchmarkRig: veth (no switch), relay (packet sockets, no pipeline), go, bmv2 (skipped where it is not installed)")
+	targets  = flag.String("targets", "veth,relay,relay-process,go,bmv2", "targets of BenchmarkRig: veth (no switch), relay (packet sockets, no pipeline, in the rig's process), relay-process (the same, a process of its own), go, bmv2 (skipped where it is not installed)")
 	goArgs   = flag.String("p4switch-args", "", "more flags for p4switch in BenchmarkRig, space-separated (--busy-poll)")
 	programs = flag.String("programs", "rcm,l3", "programs of BenchmarkRig: rcm (p4/rcm.p4) and l3 (p4/testdata/l3.p4, a plain router)")
+	sizes    = flag.String("sizes", "64,1500", "frame sizes of BenchmarkRig, bytes, comma-separated")
 )
 
 // program is a P4 program the rig loads and the entries it installs.
@@ -40,6 +43,14 @@ func buildP4Switch(tb testing.TB) string {
 		tb.Fatalf("go build p4switch: %v: %s", err, out)
 	}
 	return bin
+}
+
+// TestMain is also the relay process of the "relay-process" target.
+func TestMain(m *testing.M) {
+	if RelayMain() {
+		return
+	}
+	os.Exit(m.Run())
 }
 
 // BenchmarkRig is the benchmark: packets per second under 0.1%
@@ -64,11 +75,15 @@ func BenchmarkRig(b *testing.B) {
 			if !ok {
 				b.Fatalf("-programs: unknown program %q: want rcm or l3", name)
 			}
-			noProgram := target == "veth" || target == "relay"
+			noProgram := target == "veth" || target == "relay" || target == "relay-process"
 			if noProgram && name != "rcm" {
 				continue // no program: measured once
 			}
-			for _, size := range []int{64, 1500} {
+			for _, f := range strings.Split(*sizes, ",") {
+				size, err := strconv.Atoi(f)
+				if err != nil {
+					b.Fatalf("-sizes: %q: %v", f, err)
+				}
 				sub := fmt.Sprintf("%s/%s/%dB", target, name, size)
 				if noProgram {
 					sub = fmt.Sprintf("%s/%dB", target, size)
@@ -111,7 +126,7 @@ func TestRigForwards(t *testing.T) {
 		t.Skip("a test of rates: runs in make test's pass without -race")
 	}
 	bin := buildP4Switch(t)
-	for _, c := range []struct{ target, program string }{{"go", "rcm"}, {"go", "l3"}, {"relay", ""}} {
+	for _, c := range []struct{ target, program string }{{"go", "rcm"}, {"go", "l3"}, {"relay", ""}, {"relay-process", ""}} {
 		t.Run(strings.Trim(c.target+"/"+c.program, "/"), func(t *testing.T) {
 			prog := rigPrograms[c.program]
 			o := Options{P4Switch: bin, JSON: prog.json, Entries: prog.entries}
