@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/report"
 )
 
 // The files a shard's directory holds besides each run's report: its
@@ -60,7 +61,7 @@ func WriteShard(dir string, st *Study) ([]string, error) {
 		return nil, errors.New("experiment: WriteShard of a whole study; use WriteDir")
 	}
 	m := shardManifest{Study: st.About, Shard: *st.Shard, WallSeconds: st.WallSeconds, Runs: []shardRun{}}
-	m.Study.Vary = nonNil(m.Study.Vary)
+	m.Study.Vary = report.NonNil(m.Study.Vary)
 	var paths []string
 	for i, r := range st.Points {
 		if err := checkNames(r); err != nil {
@@ -93,7 +94,7 @@ func WriteShard(dir string, st *Study) ([]string, error) {
 		}
 	}
 	slices.SortFunc(m.Runs, func(a, b shardRun) int { return a.Index - b.Index })
-	p, err := writeFileAtomic(dir, ShardFile, func(w io.Writer) error { return writeIndented(w, m) })
+	p, err := writeFileAtomic(dir, ShardFile, func(w io.Writer) error { return report.WriteJSON(w, m) })
 	if err != nil {
 		return paths, err
 	}

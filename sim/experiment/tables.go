@@ -1,11 +1,11 @@
 package experiment
 
 import (
-	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"io"
 	"strconv"
+
+	"github.com/p4rcm/p4rcm/sim/report"
 )
 
 // csvHeader is the header of WriteComparisonCSV: one row per class,
@@ -99,9 +99,9 @@ func opt(x *float64) string {
 // directory. Empty lists are written as [], never null.
 func WriteJSON(w io.Writer, r *Result) error {
 	c := *r
-	c.Vary, c.Schemes, c.Seeds, c.Runs = nonNil(c.Vary), nonNil(c.Schemes), nonNil(c.Seeds), nonNil(c.Runs)
-	c.SizeClasses, c.FlowClasses = nonNil(c.SizeClasses), nonNil(c.FlowClasses)
-	return writeIndented(w, &c)
+	c.Vary, c.Schemes, c.Seeds, c.Runs = report.NonNil(c.Vary), report.NonNil(c.Schemes), report.NonNil(c.Seeds), report.NonNil(c.Runs)
+	c.SizeClasses, c.FlowClasses = report.NonNil(c.SizeClasses), report.NonNil(c.FlowClasses)
+	return report.WriteJSON(w, &c)
 }
 
 // studyJSON is study.json: the study, and at each point its comparison
@@ -133,8 +133,8 @@ type runJSON struct {
 func WriteStudyJSON(w io.Writer, st *Study) error {
 	out := studyJSON{Study: st, Points: []pointJSON{}}
 	for i, r := range st.Points {
-		p := pointJSON{Point: nonNil(r.Point), Dir: pointDir(i, len(st.Points), r.Point),
-			SizeClasses: nonNil(r.SizeClasses), FlowClasses: nonNil(r.FlowClasses), Runs: []runJSON{}}
+		p := pointJSON{Point: report.NonNil(r.Point), Dir: pointDir(i, len(st.Points), r.Point),
+			SizeClasses: report.NonNil(r.SizeClasses), FlowClasses: report.NonNil(r.FlowClasses), Runs: []runJSON{}}
 		for _, run := range r.Runs {
 			p.Runs = append(p.Runs, runJSON{Index: run.Index, Scheme: run.Scheme, Seed: run.Seed, Rep: run.Rep,
 				Dir: run.Dir, WallSeconds: run.WallSeconds, Error: run.Error})
@@ -142,28 +142,7 @@ func WriteStudyJSON(w io.Writer, st *Study) error {
 		out.Points = append(out.Points, p)
 	}
 	c := *st
-	c.Vary, c.Schemes, c.Seeds = nonNil(c.Vary), nonNil(c.Schemes), nonNil(c.Seeds)
+	c.Vary, c.Schemes, c.Seeds = report.NonNil(c.Vary), report.NonNil(c.Schemes), report.NonNil(c.Seeds)
 	out.Study = &c
-	return writeIndented(w, out)
-}
-
-func writeIndented(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
-
-// nonNil returns s, or an empty slice for nil, so that JSON has [] and
-// never null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+	return report.WriteJSON(w, out)
 }

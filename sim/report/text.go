@@ -152,24 +152,31 @@ func slowText(st FCTStats, x float64) string {
 // field tags of Summary), followed by a newline. Nil slices are written
 // as empty arrays, never null.
 func WriteSummaryJSON(w io.Writer, s Summary) error {
-	s.SizeBins = nonNil(s.SizeBins)
-	s.EqualBins = nonNil(s.EqualBins)
-	s.Classes = nonNil(s.Classes)
-	s.Drops.ByReason = nonNil(s.Drops.ByReason)
-	s.Faults = nonNil(s.Faults)
+	s.SizeBins = NonNil(s.SizeBins)
+	s.EqualBins = NonNil(s.EqualBins)
+	s.Classes = NonNil(s.Classes)
+	s.Drops.ByReason = NonNil(s.Drops.ByReason)
+	s.Faults = NonNil(s.Faults)
+	return WriteJSON(w, s)
+}
+
+// WriteJSON writes v as JSON indented by two spaces, <, > and & as they
+// are, and a newline; nothing reaches w if v does not encode.
+func WriteJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
 }
 
-// nonNil returns s, or an empty slice if s is nil.
-func nonNil[T any](s []T) []T {
+// NonNil returns s, or an empty slice if s is nil, so that JSON has []
+// and never null.
+func NonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
