@@ -21,8 +21,8 @@ staticcheck:
 # The end-to-end emulations (./test) run last, alone: they time real
 # packets, and share the machine's two cores with nothing else.
 # The long simulations get 30 minutes a package rather than go test's 10:
-# the RCM paper's tests in sim/scenario take about 8 on an idle 2-core
-# machine, and a busy one doubles that.
+# the RCM paper's tests in sim/scenario take under 2 minutes on an idle
+# 2-core machine, but a busy one can take several times that.
 # Then ten seconds of fuzzed frames through the Go P4 target's parser and
 # ten of fuzzed Write requests at its P4Runtime server, and ten of fuzzed
 # frames through the host agents' RoCEv2 reader.
