@@ -251,7 +251,7 @@ func TestPaperFig8HotSpot(t *testing.T) {
 // Figure 9, the paper's headline, web-search FCT, as a study over seeds
 // 1-5 on the 54-host fat tree of the paper's shape (preset default: the
 // same links, buffers, DCQCN and load as rcm-fct-websearch, k = 6
-// instead of 12, where twenty runs fit the test budget; docs/rcm.md has
+// instead of 12, where 25 runs fit the test budget; docs/rcm.md has
 // the 432-host study), the mice flows' mean FCT paired by seed. RCM must
 // be better than DCQCN with the whole 95% interval of the change below
 // -fig9Bound (the paper: more than 10% shorter), and better, paired,
