@@ -99,6 +99,16 @@ func (f seedsFlag) resolve(s *scenario.Scenario) ([]uint64, error) {
 	return seeds, nil
 }
 
+// parseStudySchemes is parseSchemes for a study, where an unknown name
+// is often a variant's: variants join the study by their own names.
+func parseStudySchemes(s string) ([]string, error) {
+	out, err := parseSchemes(s)
+	if err != nil && strings.Contains(err.Error(), "unknown scheme") {
+		err = fmt.Errorf("%w; a --variant joins the study under its own name, so leave it out of --schemes", err)
+	}
+	return out, err
+}
+
 // parseSchemes reads a comma-separated list of scheme names, each one the
 // simulator knows (scenario.Schemes): a typo is a usage error, found
 // before anything runs.
@@ -304,7 +314,7 @@ written, and the command exits 1.`,
 	fs := cmd.Flags()
 	_ = fs.MarkHidden("scheme") // --schemes instead; kept to say so when used
 	fs.Lookup("seed").Usage = "the scenario's seed, the first of --seeds N"
-	fs.Var(&parsedValue[[]string]{dst: &schemes, parse: parseSchemes, typ: "list", text: strings.Join(schemes, ",")},
+	fs.Var(&parsedValue[[]string]{dst: &schemes, parse: parseStudySchemes, typ: "list", text: strings.Join(schemes, ",")},
 		"schemes", "schemes to compare, comma-separated: "+strings.Join(scenario.Schemes, ", "))
 	fs.Var(&parsedValue[seedsFlag]{dst: &seeds, parse: parseSeeds, typ: "seeds"},
 		"seeds", "seeds to run each scheme with: a list (1,2,3) or a count N (N seeds from the scenario's seed)")

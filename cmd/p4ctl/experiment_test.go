@@ -78,6 +78,7 @@ func TestExperimentBadSchemeWritesNothing(t *testing.T) {
 		want string
 	}{
 		{[]string{"--schemes", "dcqcn,nosuch"}, `unknown scheme "nosuch" (known: dcqcn, pfc, lossy, rcm, rcm-rcc, ldcp, ldcp-rate)`},
+		{[]string{"--variant", "no-sar=rcm,rcm.sar=false", "--schemes", "dcqcn,no-sar"}, `unknown scheme "no-sar" (known: dcqcn, pfc, lossy, rcm, rcm-rcc, ldcp, ldcp-rate); a --variant joins the study under its own name, so leave it out of --schemes`},
 		{[]string{"--schemes", "dcqcn,rcm", "--set", "rcm.gd=2"}, "rcm: --set rcm.gd=2: rcm.gd: must be positive"},
 	} {
 		out := filepath.Join(dir, "out")
