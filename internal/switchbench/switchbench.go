@@ -15,7 +15,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -291,7 +290,15 @@ func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) erro
 		return err
 	}
 	args := append([]string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], o.JSON, "--entries", entries}, o.P4SwitchArgs...)
-	cmd := exec.Command(o.P4Switch, args...)
+	ready := func(line string) bool { return strings.Contains(line, "running") }
+	return r.startProcess(ctx, "p4switch", exec.Command(o.P4Switch, args...), ready, func() { os.RemoveAll(dir) })
+}
+
+// startProcess starts cmd as the switch under test and waits until a line
+// of its output passes ready. r.stop then interrupts it (killing it if it
+// has not ended within 5 s) and calls cleanup; its output lines are kept
+// in r.output, and its CPU is read from r.stat.
+func (r *rig) startProcess(ctx context.Context, name string, cmd *exec.Cmd, ready func(line string) bool, cleanup func()) error {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -299,7 +306,7 @@ func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) erro
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("p4switch: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	r.stat = fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
 	exited := make(chan struct{})
@@ -311,28 +318,32 @@ func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) erro
 			cmd.Process.Kill()
 			<-exited
 		}
-		os.RemoveAll(dir)
+		cleanup()
 	}
-	ready := make(chan bool, 1)
+	started := make(chan bool, 1)
 	go func() {
+		said := false
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "running") {
-				ready <- true
+			if !said && ready(sc.Text()) {
+				said = true
+				started <- true
 			}
 			r.output = append(r.output, sc.Text())
 		}
 		cmd.Wait()
 		close(exited)
-		ready <- false
+		if !said {
+			started <- false
+		}
 	}()
 	select {
-	case ok := <-ready:
+	case ok := <-started:
 		if !ok {
-			return fmt.Errorf("p4switch exited: %s", stderr.String())
+			return fmt.Errorf("%s exited: %s", name, stderr.String())
 		}
 	case <-time.After(10 * time.Second):
-		return errors.New("p4switch did not start within 10 s")
+		return fmt.Errorf("%s did not start within 10 s", name)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -425,43 +436,7 @@ func RelayMain() bool {
 func (r *rig) startRelayProcess(ctx context.Context, ports map[int]string) error {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), RelayEnv+"="+ports[1]+","+ports[2])
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("relay process: %w", err)
-	}
-	r.stat = fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
-	exited := make(chan struct{})
-	r.stop = func() {
-		cmd.Process.Kill()
-		<-exited
-	}
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		ok := sc.Scan() && sc.Text() == "relaying"
-		ready <- ok
-		for sc.Scan() {
-		}
-		cmd.Wait()
-		close(exited)
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			<-exited
-			return fmt.Errorf("relay process exited: %s", stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		return errors.New("relay process did not start within 10 s")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return nil
+	return r.startProcess(ctx, "relay process", cmd, func(line string) bool { return line == "relaying" }, func() {})
 }
 
 func (r *rig) startBMv2(ctx context.Context, o Options, ports map[int]string) error {
