@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -99,11 +100,14 @@ func (f seedsFlag) resolve(s *scenario.Scenario) ([]uint64, error) {
 	return seeds, nil
 }
 
+// errUnknownScheme is parseSchemes' error for a name no scheme has.
+var errUnknownScheme = errors.New("unknown scheme")
+
 // parseStudySchemes is parseSchemes for a study, where an unknown name
 // is often a variant's: variants join the study by their own names.
 func parseStudySchemes(s string) ([]string, error) {
 	out, err := parseSchemes(s)
-	if err != nil && strings.Contains(err.Error(), "unknown scheme") {
+	if errors.Is(err, errUnknownScheme) {
 		err = fmt.Errorf("%w; a --variant joins the study under its own name, so leave it out of --schemes", err)
 	}
 	return out, err
@@ -123,7 +127,7 @@ func parseSchemes(s string) ([]string, error) {
 			return nil, err
 		}
 		if !slices.Contains(scenario.Schemes, part) {
-			return nil, fmt.Errorf("unknown scheme %q (known: %s)", part, strings.Join(scenario.Schemes, ", "))
+			return nil, fmt.Errorf("%w %q (known: %s)", errUnknownScheme, part, strings.Join(scenario.Schemes, ", "))
 		}
 		for _, x := range out {
 			if x == part {
