@@ -138,12 +138,15 @@ func (m *memEnd) Truncated() uint64 { return m.lost.Load() }
 // memLinks are the links in memory of one process, by name, each joining
 // the two ports that name it.
 type memLinks struct {
+	mu   sync.Mutex          // the switches of a group start at once
 	ends map[string]*memEnd // the end still unclaimed
 }
 
 // claim gives the port that names link in memory name an end of it: the
 // first end to the first claim, the other to the second.
 func (l *memLinks) claim(name string) *memEnd {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.ends == nil {
 		l.ends = map[string]*memEnd{}
 	}
