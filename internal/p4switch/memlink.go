@@ -138,7 +138,7 @@ func (m *memEnd) Truncated() uint64 { return m.lost.Load() }
 // memLinks are the links in memory of one process, by name, each joining
 // the two ports that name it.
 type memLinks struct {
-	mu   sync.Mutex          // the switches of a group start at once
+	mu   sync.Mutex         // the switches of a group start at once
 	ends map[string]*memEnd // the end still unclaimed
 }
 
