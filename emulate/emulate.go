@@ -3,8 +3,10 @@
 // Package emulate runs a simulator scenario on real packets: each host a
 // network namespace with a veth to its switch and an agent (package
 // agent) sending its flows as RoCEv2 frames, each switch a P4 target
-// process (p4rcm's Go target or BMv2's simple_switch_grpc) running
-// rcm.p4 on the veths, programmed over P4Runtime by package fabric from
+// (p4rcm's Go target or BMv2's simple_switch_grpc) running rcm.p4, a
+// process each on veths or, on the Go target, all in one process with
+// the links between switches in memory (Processes), programmed over
+// P4Runtime by package fabric from
 // the same configuration the simulator runs. Rates are scaled down to
 // what the machine can forward (Scale); results come back in the
 // simulator's terms (sim.Results, times scaled back), so the simulator's
