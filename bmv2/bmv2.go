@@ -216,14 +216,20 @@ func (c Config) check() error {
 	return nil
 }
 
-// Switch is a running simple_switch_grpc.
+// Switch is a running simple_switch_grpc, or one switch of a p4switch
+// process that runs several (StartGroup).
 type Switch struct {
-	cfg     Config
+	cfg Config
+	*proc
+}
+
+// proc is a switch process: one switch's, or a group's.
+type proc struct {
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process has exited
 	waitErr error
 	out     *os.File // the process's stdout and stderr, when LogDir is set
-	ctlDir  string   // the control socket's directory, if Start made it
+	ctlDir  string   // the control sockets' directory, if Start made it
 }
 
 // Lookup finds a BMv2 program on the PATH, with an error that says what
@@ -258,7 +264,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 			return nil, err
 		}
 	}
-	s := &Switch{done: make(chan struct{})}
+	s := &Switch{proc: &proc{done: make(chan struct{})}}
 	if c.Target == TargetGo && c.Control == "" {
 		dir, err := os.MkdirTemp("", "p4switch-"+c.Name)
 		if err == nil && len(filepath.Join(dir, "control.sock")) > maxSocketPath {
@@ -331,13 +337,13 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	}
 }
 
-func (s *Switch) closeOut() {
+func (s *proc) closeOut() {
 	if s.out != nil {
 		s.out.Close()
 	}
 }
 
-// PID is the switch's process ID.
+// PID is the switch's process ID (a group's switches share one).
 func (s *Switch) PID() int { return s.cmd.Process.Pid }
 
 // Config is the switch's command line.
@@ -345,8 +351,11 @@ func (s *Switch) Config() Config { return s.cfg }
 
 // Stop ends the switch and whatever it started: SIGTERM to its process
 // group, SIGKILL to what is left after two seconds. It returns once the
-// group is gone, and is safe to call more than once.
-func (s *Switch) Stop() error {
+// group is gone, and is safe to call more than once. A switch of a group
+// (StartGroup) shares its process: stopping one stops them all.
+func (s *Switch) Stop() error { return s.proc.stop(s.cfg.Name) }
+
+func (s *proc) stop(name string) error {
 	pgid := s.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	deadline := time.After(2 * time.Second)
@@ -362,7 +371,7 @@ func (s *Switch) Stop() error {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 		if i == 100 {
-			return fmt.Errorf("switch %s: process group %d survived SIGKILL", s.cfg.Name, pgid)
+			return fmt.Errorf("switch %s: process group %d survived SIGKILL", name, pgid)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

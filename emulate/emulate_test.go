@@ -184,3 +184,37 @@ workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
 		t.Errorf("six switches: %g b/s, want a third of the default, %g", got, want)
 	}
 }
+
+// The switches share a process by default on the Go target, not on
+// BMv2, which cannot; the default rate is RateFor's either way; a mode
+// that is neither is refused.
+func TestProcesses(t *testing.T) {
+	if got := (Options{}).processes(); got != ProcessShared {
+		t.Errorf("Go target's default %q", got)
+	}
+	if got := (Options{Target: bmv2.TargetBMv2}).processes(); got != ProcessEach {
+		t.Errorf("BMv2's default %q", got)
+	}
+	cfg := build(t, `
+name: s
+topology: {kind: fattree, k: 4, host_rate: 100G}
+workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
+scheme: dcqcn
+`)
+	for _, p := range []Processes{ProcessShared, ProcessEach} {
+		if got, want := rateFor(Options{Processes: p}, &cfg), RateFor(bmv2.TargetGo, &cfg); got != want {
+			t.Errorf("%s: default rate %.0f, want RateFor's %.0f", p, got, want)
+		}
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Target: bmv2.TargetBMv2, Processes: ProcessShared}, "only the Go target"},
+		{Options{Processes: "some"}, `processes "some": want`},
+	} {
+		if err := Check(&cfg, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+}

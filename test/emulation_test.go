@@ -17,12 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/emulate"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/scenario"
+	simtopo "github.com/p4rcm/p4rcm/sim/topo"
 )
 
 // TestMain removes the p4switch the tests built.
@@ -319,5 +321,57 @@ func TestVictimRCMBeatsDCQCN(t *testing.T) {
 	if mean := (rcm[0] + rcm[1]) / 2; mean < 1.1*dcqcn[0] {
 		t.Errorf("victim: %.1f Gb/s under RCM (mean of %.1f and %.1f), %.1f under DCQCN alone; want at least 1.1 times as much under RCM",
 			mean, rcm[0], rcm[1], dcqcn[0])
+	}
+}
+
+// A 4:1 incast into a host of the right switch, two of its senders on
+// the left one, in both ways of running the switches: every
+// switch in one p4switch process, the link between them in memory
+// (emulate.ProcessShared, the Go target's default), and a process per
+// switch on veths. The receiver's switch pauses the other over the
+// switch-to-switch link, which pauses the senders; nothing is lost, and
+// a shared process reports its CPU time once.
+func TestIncastAcrossSwitchesBothWays(t *testing.T) {
+	cfg := scenarioOf(t, `
+name: incast-across
+topology: {kind: dumbbell, left: 2, right: 3, host_rate: 100G, bottleneck_rate: 200G, delay: 1us}
+workload: {kind: incast, senders: [0, 1, 2, 3], receiver: 4, size: 150KB}
+scheme: pfc
+switch: {buffer: 200KB, pfc_xoff: 40KB}
+`)
+	for _, mode := range []emulate.Processes{emulate.ProcessShared, emulate.ProcessEach} {
+		t.Run(string(mode), func(t *testing.T) {
+			if target, _ := p4switchbin.Choose(t); target != bmv2.TargetGo && mode == emulate.ProcessShared {
+				t.Skip("only the Go target shares a process")
+			}
+			out := emulatedWith(t, cfg, emulate.Options{Processes: mode})
+			res := out.Results
+			if res.Completed != 4 {
+				t.Fatalf("%d of 4 flows completed", res.Completed)
+			}
+			topo := cfg.Topology
+			var acrossReceived int64
+			for _, p := range res.Ports {
+				if topo.Nodes[p.Peer].Kind == simtopo.Switch {
+					acrossReceived += p.PausesReceived
+				}
+			}
+			if acrossReceived == 0 {
+				t.Error("no PAUSE crossed the link between the switches")
+			}
+			var sent, received, retx int64
+			for _, s := range out.Agents {
+				sent, received, retx = sent+s.DataSent, received+s.DataReceived, retx+s.Retransmits
+			}
+			if retx != 0 || sent != received || sent != 4*150 {
+				t.Errorf("data packets: %d sent, %d received, %d sent again; want 600, none lost", sent, received, retx)
+			}
+			_, one := out.SwitchCPU[emulate.SharedProcess]
+			if want := mode == emulate.ProcessShared; one != want || want && len(out.SwitchCPU) != 1 || !want && len(out.SwitchCPU) != 2 {
+				t.Errorf("switch CPU by process: %v", out.SwitchCPU)
+			}
+			t.Logf("%s: %d PAUSEs across the switches; mean FCT %v in the scenario's terms; switches' CPU %v", mode, acrossReceived,
+				time.Duration(meanFCT(res)/1000), out.SwitchCPU)
+		})
 	}
 }

@@ -159,6 +159,7 @@ func interruptedErr(ctx context.Context, err error) error {
 // to emulate.
 type emulateFlags struct {
 	target, switchBin, logDir string
+	processes                 string
 	rate                      float64
 	timeout                   time.Duration
 	ssl                       bool
@@ -169,6 +170,7 @@ func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.switchBin, "switch-binary", "", "the switch program (default for --target go: the Go target built into this p4ctl; for bmv2: simple_switch_grpc on the PATH)")
 	valueFlag(fs, &e.rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate, shared out over the switches past two)")
 	fs.DurationVar(&e.timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
+	fs.StringVar(&e.processes, "processes", "", "how the switches run: shared (every switch in one p4switch process, the links between switches in memory; the Go target's default) or each (a process per switch on veths; BMv2's only way)")
 	fs.StringVar(&e.logDir, "log-dir", "", "keep each switch's log and output in this directory")
 	fs.BoolVar(&e.ssl, "ssl", false, "P4Runtime over mutual TLS, with a CA and certificates made for the run and removed with it; on the Go target only the run's controller may be primary")
 }
@@ -179,7 +181,14 @@ func (e *emulateFlags) options() (emulate.Options, error) {
 	if t != bmv2.TargetGo && t != bmv2.TargetBMv2 {
 		return emulate.Options{}, usageErrorf("--target %q: want go or bmv2", e.target)
 	}
-	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl}
+	p := emulate.Processes(e.processes)
+	if p != "" && p != emulate.ProcessEach && p != emulate.ProcessShared {
+		return emulate.Options{}, usageErrorf("--processes %q: want shared or each", e.processes)
+	}
+	if p == emulate.ProcessShared && t != bmv2.TargetGo {
+		return emulate.Options{}, usageErrorf("--processes shared: only the Go target runs several switches in one process; BMv2 runs a process each")
+	}
+	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl, Processes: p}
 	if t == bmv2.TargetGo && e.switchBin == "" {
 		// The Go target this p4ctl was built with ('p4ctl p4switch'):
 		// nothing to install, and always the program this p4ctl

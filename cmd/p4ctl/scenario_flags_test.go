@@ -43,3 +43,22 @@ func TestGroupSizeHint(t *testing.T) {
 		t.Errorf("exit %d, %q", code, errOut)
 	}
 }
+
+// --processes takes shared or each, and shared only on the Go target;
+// a wrong one is refused before anything is built.
+func TestEmulateProcessesFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--processes", "many"}, `--processes "many": want shared or each`},
+		{[]string{"--processes", "shared", "--target", "bmv2"}, "--processes shared: only the Go target runs several switches in one process"},
+		{[]string{"compare", "--processes", "some"}, `--processes "some": want shared or each`},
+	} {
+		args := append([]string{"emulate"}, c.args...)
+		code, _, errOut := p4ctl(append(args, "-o", "/dev/null/out")...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("p4ctl %s: exit %d, %q; want 2 and %q", strings.Join(args, " "), code, errOut, c.want)
+		}
+	}
+}

@@ -4,6 +4,11 @@
 //
 //	p4switch -i 1@veth1 -i 2@veth2 --log-console build/rcm.json --entries s1-runtime.json
 //
+// or several switches in one process, each with such a command line in
+// a JSON file, the ports named mem:NAME on two of them a link in memory:
+//
+//	p4switch --group fabric.json
+//
 // Exit status: 0 after SIGINT, SIGTERM or SIGHUP, 1 when the switch fails while
 // running, 2 when it was started wrongly (bad flag, a JSON it cannot run,
 // an interface that does not exist, bad entries). Nothing is left

@@ -54,6 +54,9 @@ type options struct {
 	busyPoll   bool
 	control    string
 	json       string
+	// mem gives the ports on links in memory (-i PORT@mem:NAME) their
+	// ends: the process's, shared by the switches of a group.
+	mem *memLinks
 
 	// After "--", as simple_switch_grpc, with p4switch's own gRPC
 	// options.
@@ -75,6 +78,43 @@ type options struct {
 // no p4switch is installed.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
+	var group string
+	cmd := command(&o, func(cmd *cobra.Command) error {
+		if group != "" {
+			if n := cmd.Flags().NFlag(); n > 1 || len(cmd.Flags().Args()) > 0 {
+				return usage("--group %s takes no other flags nor a program: each switch's are in the file", group)
+			}
+			return runGroup(ctx, group, stdout, stderr)
+		}
+		if err := pairMemLinks(memUses("this switch", o)); err != nil {
+			return err
+		}
+		o.mem = &memLinks{}
+		log, closeLog, err := o.logger(stderr)
+		if err != nil {
+			return err
+		}
+		defer closeLog()
+		return serve(ctx, o, log, stdout)
+	})
+	cmd.Flags().StringVar(&group, "group", "", "run the switches `FILE` describes in this one process, each with its own command line, P4Runtime server and control socket; ports given as PORT@mem:NAME on two of them are joined in memory (docs/emulation.md)")
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(stderr, "p4switch: %v\n", err)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return ExitUsage
+		}
+		return ExitRuntime
+	}
+	return ExitOK
+}
+
+// command is p4switch's command line: it parses args into o, checks the
+// program and the options after "--", and calls run.
+func command(o *options, run func(cmd *cobra.Command) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "p4switch [options] <program.json> [-- --grpc-server-addr ADDR --cpu-port N --priority-queues N]",
 		Short: "Run a v1model program compiled by p4c-bm2-ss on network interfaces",
@@ -97,11 +137,22 @@ TLS (--grpc-server-with-client-auth --grpc-server-cacert F), and
 p4switch's own --grpc-server-policy F names the client identities that
 may be primary; --grpc-max-streams, --grpc-max-connections,
 --grpc-max-recv-message-size, --grpc-keepalive-time and
---grpc-keepalive-timeout bound what clients may hold (docs/p4runtime.md).`,
+--grpc-keepalive-timeout bound what clients may hold (docs/p4runtime.md).
+
+With --group FILE, one process runs several switches, each as its own
+p4switch would (its P4Runtime server, device id, control socket, ports,
+logs): FILE is JSON, {"switches": [{"name": "s1", "args": [...]}, ...]},
+each args a p4switch command line. Two of its ports given as
+PORT@mem:NAME, the same NAME, are a link in memory: what one sends the
+other receives, at the rate and delay its sender's egress gives it, with
+no interface, packet socket or process wake-up in between.`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f := cmd.Flags().Lookup("group"); f != nil && f.Changed {
+				return run(cmd)
+			}
 			dash := cmd.ArgsLenAtDash()
 			pos, target := args, []string(nil)
 			if dash >= 0 {
@@ -121,12 +172,7 @@ may be primary; --grpc-max-streams, --grpc-max-connections,
 			default:
 				return usage("one program, %d given: %s", len(pos), strings.Join(pos, " "))
 			}
-			log, closeLog, err := o.logger(stderr)
-			if err != nil {
-				return err
-			}
-			defer closeLog()
-			return serve(ctx, o, log, stdout)
+			return run(cmd)
 		},
 	}
 	f := cmd.Flags()
@@ -150,18 +196,7 @@ may be primary; --grpc-max-streams, --grpc-max-connections,
 	f.BoolVar(&o.busyPoll, "busy-poll", false, "poll the ports without sleeping: a core per receiving port for the lowest latency")
 	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate and mirroring_add while running, one per line, on the Unix socket `PATH`")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage("%v; see 'p4switch --help'", err) })
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(stderr, "p4switch: %v\n", err)
-		var ue *usageError
-		if errors.As(err, &ue) {
-			return ExitUsage
-		}
-		return ExitRuntime
-	}
-	return ExitOK
+	return cmd
 }
 
 // targetFlags parses the options after "--", simple_switch_grpc's own.

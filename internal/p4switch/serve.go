@@ -32,7 +32,8 @@ import (
 // frames waiting to be sent in one batch.
 type port struct {
 	num     int
-	p       *afpacket.Port
+	name    string // the interface, or mem:NAME
+	p       link
 	in, out *pcapFile
 	rx, tx  atomic.Uint64
 
@@ -188,13 +189,19 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 	}
 	for _, a := range attach {
-		ap, err := afpacket.Open(a.iface)
-		if err != nil {
-			closeAll()
-			return usage("-i %d@%s: %v", a.num, a.iface, err)
+		var l link
+		if name, ok := memName(a.iface); ok {
+			l = o.mem.claim(name)
+		} else {
+			ap, err := afpacket.Open(a.iface)
+			if err != nil {
+				closeAll()
+				return usage("-i %d@%s: %v", a.num, a.iface, err)
+			}
+			ap.BusyPoll = o.busyPoll
+			l = ap
 		}
-		ap.BusyPoll = o.busyPoll
-		pt := &port{num: a.num, p: ap}
+		pt := &port{num: a.num, name: a.iface, p: l}
 		for i := range pt.bufs {
 			pt.bufs[i] = make([]byte, 0, afpacket.MaxFrame+512)
 			pt.spare[i] = make([]byte, 0, afpacket.MaxFrame+512)
@@ -202,8 +209,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		ports[a.num] = pt
 		order = append(order, a.num)
 		if o.pcap != "" {
-			if pt.in, err = openPcap(filepath.Join(o.pcap, a.iface+"_in.pcap")); err == nil {
-				pt.out, err = openPcap(filepath.Join(o.pcap, a.iface+"_out.pcap"))
+			// A link in memory's pcaps are named without the colon.
+			base := strings.ReplaceAll(a.iface, ":", "-")
+			if pt.in, err = openPcap(filepath.Join(o.pcap, base+"_in.pcap")); err == nil {
+				pt.out, err = openPcap(filepath.Join(o.pcap, base+"_out.pcap"))
 			}
 			if err != nil {
 				closeAll()
@@ -397,7 +406,15 @@ func (pt *port) stats(sw *v1model.Switch, always bool) string {
 	if sw != nil {
 		drops = sw.QueueDrops(pt.num)
 	}
-	line := fmt.Sprintf("port %d (%s): %d frames in, %d out, %d dropped at full queues", pt.num, pt.p.Name, pt.rx.Load(), pt.tx.Load(), drops)
+	line := fmt.Sprintf("port %d (%s): %d frames in, %d out, %d dropped at full queues", pt.num, pt.name, pt.rx.Load(), pt.tx.Load(), drops)
+	if _, mem := pt.p.(*memEnd); mem {
+		// A link in memory truncates nothing; what it loses is what
+		// arrived with its queue full.
+		if n := pt.p.Truncated(); n > 0 || always {
+			line += fmt.Sprintf(", %d lost arriving at a full link queue (%d frames)", n, memQueueMax)
+		}
+		return line
+	}
 	if n := pt.p.Truncated(); n > 0 || always {
 		line += fmt.Sprintf(", %d dropped as longer than %d bytes", n, afpacket.MaxFrame-4)
 	}

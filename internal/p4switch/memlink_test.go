@@ -1,0 +1,131 @@
+package p4switch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/p4rcm/p4rcm/afpacket"
+)
+
+// A link in memory delivers what one end sends to the other, in order,
+// in batches of at most afpacket.Batch, copied (the sender may reuse its
+// buffers at once), both ways, and ends a waiting Recv when closed.
+func TestMemLinkOrderAndClose(t *testing.T) {
+	a, b := newMemLink("l1")
+	const n = 1000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		buf := make([]byte, 8)
+		for i := range n {
+			copy(buf, fmt.Sprintf("%08d", i))
+			if err := a.Send(buf); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	next := 0
+	for next < n {
+		frames, err := b.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(frames) == 0 || len(frames) > afpacket.Batch {
+			t.Fatalf("a batch of %d frames", len(frames))
+		}
+		for _, f := range frames {
+			if want := fmt.Sprintf("%08d", next); string(f) != want {
+				t.Fatalf("frame %q, want %q: out of order or overwritten", f, want)
+			}
+			next++
+		}
+	}
+	wg.Wait()
+	if err := b.Send([]byte("back")); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := a.Recv(); err != nil || len(f) != 1 || !bytes.Equal(f[0], []byte("back")) {
+		t.Fatalf("the other way: %q, %v", f, err)
+	}
+	done := make(chan error)
+	go func() { _, err := b.Recv(); done <- err }()
+	b.Close()
+	if err := <-done; !errors.Is(err, afpacket.ErrClosed) {
+		t.Fatalf("Recv on a closed end: %v", err)
+	}
+	if err := b.Send([]byte("x")); !errors.Is(err, afpacket.ErrClosed) {
+		t.Errorf("Send on a closed end: %v", err)
+	}
+	// Sent to a closed end, a frame is lost, as on a veth whose peer is
+	// down; the sender carries on.
+	if err := a.Send([]byte("x")); err != nil {
+		t.Errorf("Send to a closed end: %v", err)
+	}
+}
+
+// A receiver that falls memQueueMax frames behind loses the next ones,
+// counted, and keeps the ones before in order.
+func TestMemLinkBounded(t *testing.T) {
+	a, b := newMemLink("l1")
+	for i := range memQueueMax + 10 {
+		if err := a.Send([]byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := b.Truncated(); got != 10 {
+		t.Errorf("%d lost, want 10", got)
+	}
+	frames, err := b.Recv()
+	if err != nil || len(frames) != afpacket.Batch || frames[0][0] != 0 || frames[1][0] != 1 {
+		t.Fatalf("first batch %d frames, %v", len(frames), err)
+	}
+}
+
+// A group file is refused, naming the switch and the flag, when a
+// switch's command line is wrong, two switches share what only one may
+// have, or a link in memory does not join exactly two ports.
+func TestGroupErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ file, want string }{
+		{`{"switches": []}`, "no switches"},
+		{`{"switch": []}`, "unknown field"},
+		{`{"switches": [{"args": ["--no-p4"]}]}`, "switch 1 has no name"},
+		{`{"switches": [{"name": "s1", "args": ["--no-p4"]}, {"name": "s1", "args": ["--no-p4"]}]}`, "two switches are called s1"},
+		{`{"switches": [{"name": "s1", "args": ["--no-p4", "--frob"]}]}`, "switch s1: unknown flag: --frob"},
+		{`{"switches": [{"name": "s2", "args": ["--no-p4", "-i", "x"]}]}`, `switch s2: -i "x": want PORT@IFACE`},
+		{`{"switches": [{"name": "s1", "args": ["--no-p4", "--", "--priority-queues", "9"]}]}`, "switch s1: --priority-queues 9"},
+		{`{"switches": [{"name": "s1", "args": ["--no-p4", "-i", "1@veth9"]}, {"name": "s2", "args": ["--no-p4", "-i", "2@veth9"]}]}`, "switches s1 and s2 both have interface veth9"},
+		{`{"switches": [{"name": "s1", "args": ["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:9559"]}, {"name": "s2", "args": ["--no-p4"]}]}`, "switches s1 and s2 both have P4Runtime address 127.0.0.1:9559"},
+		{`{"switches": [{"name": "s1", "args": ["--no-p4", "--control", "/tmp/c"]}, {"name": "s2", "args": ["--no-p4", "--control", "/tmp/c"]}]}`, "both have control socket /tmp/c"},
+		{`{"switches": [{"name": "s1", "args": ["--no-p4", "-i", "1@mem:up", "--", "--grpc-server-addr", "127.0.0.1:0"]}, {"name": "s2", "args": ["--no-p4", "-i", "1@mem:down", "--", "--grpc-server-addr", "127.0.0.1:0"]}]}`, "port 1: -i mem:"},
+		{`{"switches": [{"name": "s1", "args": ["--no-p4", "-i", "1@mem:up", "--", "--grpc-server-addr", "127.0.0.1:0"]}, {"name": "s2", "args": ["--no-p4", "-i", "1@mem:up", "--", "--grpc-server-addr", "127.0.0.1:0"]}, {"name": "s3", "args": ["--no-p4", "-i", "1@mem:up", "--", "--grpc-server-addr", "127.0.0.1:0"]}]}`, "a link in memory joins two ports, and 3 name it"},
+	} {
+		path := filepath.Join(dir, "group.json")
+		if err := os.WriteFile(path, []byte(c.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := readGroup(path)
+		var ue *usageError
+		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a usage error with %q", c.file, err, c.want)
+		}
+	}
+	if _, _, err := readGroup(filepath.Join(dir, "none.json")); err == nil {
+		t.Error("a missing group file accepted")
+	}
+	var out, errOut bytes.Buffer
+	if code := Run(t.Context(), []string{"--group", "g.json", "--no-p4"}, &out, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), "takes no other flags") {
+		t.Errorf("--group with a flag: exit %d, %q", code, errOut.String())
+	}
+	if code := Run(t.Context(), []string{"-i", "1@mem:l", "--no-p4"}, &out, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), "no other port of this process joins") {
+		t.Errorf("a link in memory with one end: exit %d, %q", code, errOut.String())
+	}
+}
