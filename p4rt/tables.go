@@ -105,7 +105,11 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		return c, toUint(c), nil, nil
 	}
-	var out *p4v1.FieldMatch // the canonical copy, where one is needed
+	// out is the canonical copy, where one is needed: the match, its
+	// oneof wrapper and its value in one allocation, since a write of
+	// values with leading zeros (the full width, as many controllers
+	// send them) makes one per field.
+	var out *p4v1.FieldMatch
 	switch x := fm.FieldMatchType.(type) {
 	case *p4v1.FieldMatch_Exact_:
 		if fd.kind != p4configv1.MatchField_EXACT {
@@ -117,7 +121,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Value, m.Wide = v, w
 		if given = given && !hasUnknown(x.Exact); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: c}}}
+			x := &struct {
+				fm    p4v1.FieldMatch
+				oneof p4v1.FieldMatch_Exact_
+				exact p4v1.FieldMatch_Exact
+			}{}
+			x.exact.Value = c
+			x.oneof.Exact = &x.exact
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	case *p4v1.FieldMatch_Lpm:
 		if fd.kind != p4configv1.MatchField_LPM {
@@ -139,7 +151,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Value, m.Wide, m.PrefixLen = v, w, pl
 		if given = given && !hasUnknown(x.Lpm); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: c, PrefixLen: int32(pl)}}}
+			x := &struct {
+				fm    p4v1.FieldMatch
+				oneof p4v1.FieldMatch_Lpm
+				lpm   p4v1.FieldMatch_LPM
+			}{}
+			x.lpm.Value, x.lpm.PrefixLen = c, int32(pl)
+			x.oneof.Lpm = &x.lpm
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	case *p4v1.FieldMatch_Ternary_:
 		if fd.kind != p4configv1.MatchField_TERNARY {
@@ -162,7 +182,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Value, m.Wide, m.Mask, m.WideMask = v, w, mv, mw
 		if given = given && !hasUnknown(x.Ternary); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: c, Mask: cm}}}
+			x := &struct {
+				fm      p4v1.FieldMatch
+				oneof   p4v1.FieldMatch_Ternary_
+				ternary p4v1.FieldMatch_Ternary
+			}{}
+			x.ternary.Value, x.ternary.Mask = c, cm
+			x.oneof.Ternary = &x.ternary
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	case *p4v1.FieldMatch_Range_:
 		if fd.kind != p4configv1.MatchField_RANGE {
@@ -187,7 +215,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Low, m.High = lv, hv
 		if given = given && !hasUnknown(x.Range); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: lo, High: hi}}}
+			x := &struct {
+				fm    p4v1.FieldMatch
+				oneof p4v1.FieldMatch_Range_
+				rng   p4v1.FieldMatch_Range
+			}{}
+			x.rng.Low, x.rng.High = lo, hi
+			x.oneof.Range = &x.rng
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	case *p4v1.FieldMatch_Optional_:
 		if fd.kind != p4configv1.MatchField_OPTIONAL {
@@ -202,7 +238,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 			m.Mask, m.WideMask = ones(fd.width), prefixMask(fd.width, fd.width)
 		}
 		if given = given && !hasUnknown(x.Optional); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: c}}}
+			x := &struct {
+				fm       p4v1.FieldMatch
+				oneof    p4v1.FieldMatch_Optional_
+				optional p4v1.FieldMatch_Optional
+			}{}
+			x.optional.Value = c
+			x.oneof.Optional = &x.optional
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	default:
 		return nil, m, errorf(codes.InvalidArgument, "%s: no match value (or a kind this server does not know)", what())
@@ -379,8 +423,9 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if te.Action == nil {
 			return errorf(codes.InvalidArgument, "table %s: MODIFY needs the entry's action", td.name)
 		}
-		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
-			Metadata: te.Metadata, MeterConfig: old.te.MeterConfig}, seq: old.seq}
+		e := newStored(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
+			Metadata: te.Metadata, MeterConfig: old.te.MeterConfig})
+		e.seq = old.seq
 		setControllerMetadata(e.te, controllerMetadata(te))
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
@@ -473,7 +518,7 @@ func (p *pipeline) entryAction(td *tableDesc, ta *p4v1.TableAction, e *stored, v
 			return err
 		}
 		ve.Action, ve.Params = p.actions[a.ActionId].name, data
-		e.te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
+		e.setDirect(a)
 	case *p4v1.TableAction_ActionProfileMemberId:
 		if td.profile == nil {
 			return errorf(codes.InvalidArgument, "table %s has no action profile: give an action", td.name)

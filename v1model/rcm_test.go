@@ -2,6 +2,7 @@ package v1model
 
 import (
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/google/gopacket"
@@ -87,5 +88,32 @@ func TestRCMForwards(t *testing.T) {
 	}
 	if pk, _, _ := sw.Counter("RcmIngress.no_route", 1); pk != 1 {
 		t.Errorf("no_route[1] = %d, want 1", pk)
+	}
+}
+
+// A parameter that does not fit its width is refused by name, whichever
+// of the action's parameters it is, and the table is left as it was.
+func TestAddEntryParamTooWide(t *testing.T) {
+	sw, err := Load("../p4/build/rcm.json", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		params []uint64
+		name   string
+	}{
+		{[]uint64{1 << 9, 0, 0}, "port"},
+		{[]uint64{2, 1 << 48, 0}, "src_mac"},
+		{[]uint64{2, 0, 1 << 48}, "dst_mac"},
+	} {
+		err := sw.AddEntry("RcmIngress.ipv4_lpm", Entry{Match: []Match{{Value: 0x0a000002, PrefixLen: 32}},
+			Action: "RcmIngress.set_nexthop", Params: c.params})
+		if err == nil || !strings.Contains(err.Error(), "parameter "+c.name+":") {
+			t.Errorf("params %v: %v, want parameter %s refused", c.params, err, c.name)
+		}
+	}
+	if err := sw.AddEntry("RcmIngress.ipv4_lpm", Entry{Match: []Match{{Value: 0x0a000002, PrefixLen: 32}},
+		Action: "RcmIngress.set_nexthop", Params: []uint64{511, 1<<48 - 1, 1<<48 - 1}}); err != nil {
+		t.Errorf("every parameter at its widest: %v", err)
 	}
 }

@@ -369,6 +369,23 @@ func parseData(ss []string, a *action) ([]uint64, error) {
 	return out, nil
 }
 
+// entryWithKey is an entry and its packed key in one allocation, for
+// the keys most tables have.
+type entryWithKey struct {
+	e   entry
+	key [16]byte
+}
+
+// newEntry is an entry with room for a packed key of n bytes.
+func newEntry(n int) *entry {
+	if n <= len(entryWithKey{}.key) {
+		x := &entryWithKey{}
+		x.e.value = x.key[:n:n]
+		return &x.e
+	}
+	return &entry{value: make([]byte, n)}
+}
+
 // build checks an Entry against the table and packs its key.
 func (t *Table) build(ue Entry) (*entry, error) { return t.pack(ue, false) }
 
@@ -377,7 +394,8 @@ func (t *Table) pack(ue Entry, keyOnly bool) (*entry, error) {
 	if len(ue.Match) != len(t.keys) {
 		return nil, fmt.Errorf("table %s: %d key fields given, the table has %d", t.Name, len(ue.Match), len(t.keys))
 	}
-	e := &entry{value: make([]byte, t.keyLen), priority: ue.Priority, user: ue}
+	e := newEntry(t.keyLen)
+	e.priority, e.user = ue.Priority, ue
 	if keyOnly {
 		// Deleting: the key and priority say which entry.
 	} else if t.profile != nil {
