@@ -44,25 +44,28 @@ type stored struct {
 	// hidden holds the target's member and group IDs made for a
 	// one-shot action set (the group last), nil otherwise.
 	hidden []int
-	// direct is the allocation newStored made this entry in, nil for
-	// one made otherwise.
+	// direct is the allocation storedEntry.set made this entry in, nil
+	// for one made otherwise.
 	direct *storedEntry
 }
 
-// storedEntry is a stored entry, its table entry and the wrapper of a
-// direct action in one allocation: a batch of inserts makes one per
-// update instead of three.
+// storedEntry is a stored entry, its table entry, the wrapper of a
+// direct action and room for a one-field key in one allocation: a batch
+// of inserts makes one per update instead of five.
 type storedEntry struct {
 	s      stored
 	te     p4v1.TableEntry
 	action p4v1.TableAction
 	direct p4v1.TableAction_Action
+	// match and canon back the target's key and the canonical matches
+	// of an entry of a table with one key field (most tables).
+	match [1]v1model.Match
+	canon [1]*p4v1.FieldMatch
 }
 
-// newStored is a stored entry holding a copy of te's fields (not its
+// set makes x the stored entry holding a copy of te's fields (not its
 // internal state, which a protobuf message must not share).
-func newStored(te *p4v1.TableEntry) *stored {
-	x := &storedEntry{}
+func (x *storedEntry) set(te *p4v1.TableEntry) *stored {
 	x.te.TableId, x.te.Match, x.te.Priority, x.te.Metadata, x.te.MeterConfig = te.TableId, te.Match, te.Priority, te.Metadata, te.MeterConfig
 	x.s.te = &x.te
 	x.s.direct = x
@@ -70,7 +73,7 @@ func newStored(te *p4v1.TableEntry) *stored {
 }
 
 // setDirect sets the stored entry's action to the direct action a, in
-// the wrapper its allocation holds where newStored made it.
+// the wrapper its allocation holds where storedEntry.set made it.
 func (e *stored) setDirect(a *p4v1.Action) {
 	if x := e.direct; x != nil && x.s.te == e.te {
 		x.direct.Action = a

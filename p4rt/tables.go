@@ -23,9 +23,16 @@ func (p *pipeline) table(id uint32) (*tableDesc, error) {
 
 // key checks an entry's matches and priority against its table and
 // returns them in canonical form (sorted by field ID) with the target's
-// form of the key.
-func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, v1model.Entry, error) {
-	ve := v1model.Entry{Match: make([]v1model.Match, len(td.byIndex)), Priority: int(te.Priority)}
+// form of the key. room, if not nil, is where the entry will be stored:
+// the slices returned use its space where they fit.
+func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([]*p4v1.FieldMatch, v1model.Entry, error) {
+	ve := v1model.Entry{Priority: int(te.Priority)}
+	var canonRoom []*p4v1.FieldMatch
+	if room != nil && len(td.byIndex) <= len(room.match) {
+		ve.Match, canonRoom = room.match[:len(td.byIndex)], room.canon[:0]
+	} else {
+		ve.Match = make([]v1model.Match, len(td.byIndex))
+	}
 	switch {
 	case td.ternary && te.Priority <= 0:
 		return nil, ve, errorf(codes.InvalidArgument, "table %s: an entry needs a priority above 0 (the table has ternary, range or optional fields)", td.name)
@@ -51,7 +58,10 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, 
 			return nil, ve, err
 		}
 		if canon == nil && (c != fm || i > 0 && te.Match[i-1].FieldId > fm.FieldId) {
-			canon = append(make([]*p4v1.FieldMatch, 0, len(te.Match)), te.Match[:i]...)
+			if canonRoom == nil {
+				canonRoom = make([]*p4v1.FieldMatch, 0, len(te.Match))
+			}
+			canon = append(canonRoom, te.Match[:i]...)
 		}
 		if canon != nil {
 			canon = append(canon, c)
@@ -372,7 +382,11 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 	if len(td.byIndex) == 0 && typ == p4v1.Update_INSERT {
 		return errorf(codes.InvalidArgument, "table %s has no key: set its default action instead", td.name)
 	}
-	match, ve, err := p.key(td, te)
+	var room *storedEntry // for the entry an INSERT or MODIFY stores
+	if typ == p4v1.Update_INSERT || typ == p4v1.Update_MODIFY {
+		room = &storedEntry{}
+	}
+	match, ve, err := p.key(td, te, room)
 	if err != nil {
 		return err
 	}
@@ -393,7 +407,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if max := int64(td.target.MaxSize); max > 0 && int64(len(ts.byKey)) >= max {
 			return errorf(codes.ResourceExhausted, "table %s is full (%d entries)", td.name, max)
 		}
-		e := newStored(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority, Metadata: te.Metadata})
+		e := room.set(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority, Metadata: te.Metadata})
 		setControllerMetadata(e.te, controllerMetadata(te))
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
@@ -423,7 +437,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if te.Action == nil {
 			return errorf(codes.InvalidArgument, "table %s: MODIFY needs the entry's action", td.name)
 		}
-		e := newStored(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
+		e := room.set(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
 			Metadata: te.Metadata, MeterConfig: old.te.MeterConfig})
 		e.seq = old.seq
 		setControllerMetadata(e.te, controllerMetadata(te))
@@ -766,7 +780,7 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 			if td.ternary {
 				probe.Priority = 1
 			}
-			match, _, err := p.key(td, probe)
+			match, _, err := p.key(td, probe, nil)
 			if err != nil {
 				return err
 			}
