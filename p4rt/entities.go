@@ -353,7 +353,7 @@ func (p *pipeline) directEntry(te *p4v1.TableEntry, has func(*tableDesc) bool, w
 	if te.IsDefaultAction {
 		return nil, nil, errorf(codes.Unimplemented, "table %s: direct resources of the default entry", td.name)
 	}
-	match, _, err := p.key(td, te)
+	match, _, err := p.key(td, te, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -44,22 +44,44 @@ type stored struct {
 	// hidden holds the target's member and group IDs made for a
 	// one-shot action set (the group last), nil otherwise.
 	hidden []int
+	// direct is the allocation storedEntry.set made this entry in, nil
+	// for one made otherwise.
+	direct *storedEntry
 }
 
-// storedEntry is a stored entry and its table entry in one allocation:
-// a batch of inserts makes one per update.
+// storedEntry is a stored entry, its table entry, the wrapper of a
+// direct action and room for a one-field key in one allocation: a batch
+// of inserts makes one per update instead of five.
 type storedEntry struct {
-	s  stored
-	te p4v1.TableEntry
+	s      stored
+	te     p4v1.TableEntry
+	action p4v1.TableAction
+	direct p4v1.TableAction_Action
+	// match and canon back the target's key and the canonical matches
+	// of an entry of a table with one key field (most tables).
+	match [1]v1model.Match
+	canon [1]*p4v1.FieldMatch
 }
 
-// newStored is a stored entry holding a copy of te's fields (not its
+// set makes x the stored entry holding a copy of te's fields (not its
 // internal state, which a protobuf message must not share).
-func newStored(te *p4v1.TableEntry) *stored {
-	x := &storedEntry{}
-	x.te.TableId, x.te.Match, x.te.Priority, x.te.Metadata = te.TableId, te.Match, te.Priority, te.Metadata
+func (x *storedEntry) set(te *p4v1.TableEntry) *stored {
+	x.te.TableId, x.te.Match, x.te.Priority, x.te.Metadata, x.te.MeterConfig = te.TableId, te.Match, te.Priority, te.Metadata, te.MeterConfig
 	x.s.te = &x.te
+	x.s.direct = x
 	return &x.s
+}
+
+// setDirect sets the stored entry's action to the direct action a, in
+// the wrapper its allocation holds where storedEntry.set made it.
+func (e *stored) setDirect(a *p4v1.Action) {
+	if x := e.direct; x != nil && x.s.te == e.te {
+		x.direct.Action = a
+		x.action.Type = &x.direct
+		e.te.Action = &x.action
+		return
+	}
+	e.te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
 }
 
 func newState() *state {
@@ -108,7 +130,10 @@ func (s *state) entries(id uint32) []*stored {
 // canonical matches, sorted by field, each value length-prefixed so that
 // no two keys run together. Built by hand: it is on every write's path.
 func entryKey(match []*p4v1.FieldMatch, priority int32) string {
-	b := make([]byte, 0, 16+24*len(match))
+	// Most keys fit the buffer, which stays on the stack: the string
+	// is then the key's one allocation.
+	var buf [64]byte
+	b := buf[:0]
 	b = binary.BigEndian.AppendUint32(b, uint32(priority))
 	value := func(v []byte) {
 		b = binary.AppendUvarint(b, uint64(len(v)))

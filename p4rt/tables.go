@@ -23,9 +23,16 @@ func (p *pipeline) table(id uint32) (*tableDesc, error) {
 
 // key checks an entry's matches and priority against its table and
 // returns them in canonical form (sorted by field ID) with the target's
-// form of the key.
-func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, v1model.Entry, error) {
-	ve := v1model.Entry{Match: make([]v1model.Match, len(td.byIndex)), Priority: int(te.Priority)}
+// form of the key. room, if not nil, is where the entry will be stored:
+// the slices returned use its space where they fit.
+func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([]*p4v1.FieldMatch, v1model.Entry, error) {
+	ve := v1model.Entry{Priority: int(te.Priority)}
+	var canonRoom []*p4v1.FieldMatch
+	if room != nil && len(td.byIndex) <= len(room.match) {
+		ve.Match, canonRoom = room.match[:len(td.byIndex)], room.canon[:0]
+	} else {
+		ve.Match = make([]v1model.Match, len(td.byIndex))
+	}
 	switch {
 	case td.ternary && te.Priority <= 0:
 		return nil, ve, errorf(codes.InvalidArgument, "table %s: an entry needs a priority above 0 (the table has ternary, range or optional fields)", td.name)
@@ -51,7 +58,10 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry) ([]*p4v1.FieldMatch, 
 			return nil, ve, err
 		}
 		if canon == nil && (c != fm || i > 0 && te.Match[i-1].FieldId > fm.FieldId) {
-			canon = append(make([]*p4v1.FieldMatch, 0, len(te.Match)), te.Match[:i]...)
+			if canonRoom == nil {
+				canonRoom = make([]*p4v1.FieldMatch, 0, len(te.Match))
+			}
+			canon = append(canonRoom, te.Match[:i]...)
 		}
 		if canon != nil {
 			canon = append(canon, c)
@@ -105,7 +115,11 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		return c, toUint(c), nil, nil
 	}
-	var out *p4v1.FieldMatch // the canonical copy, where one is needed
+	// out is the canonical copy, where one is needed: the match, its
+	// oneof wrapper and its value in one allocation, since a write of
+	// values with leading zeros (the full width, as many controllers
+	// send them) makes one per field.
+	var out *p4v1.FieldMatch
 	switch x := fm.FieldMatchType.(type) {
 	case *p4v1.FieldMatch_Exact_:
 		if fd.kind != p4configv1.MatchField_EXACT {
@@ -117,7 +131,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Value, m.Wide = v, w
 		if given = given && !hasUnknown(x.Exact); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: c}}}
+			x := &struct {
+				fm    p4v1.FieldMatch
+				oneof p4v1.FieldMatch_Exact_
+				exact p4v1.FieldMatch_Exact
+			}{}
+			x.exact.Value = c
+			x.oneof.Exact = &x.exact
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	case *p4v1.FieldMatch_Lpm:
 		if fd.kind != p4configv1.MatchField_LPM {
@@ -139,7 +161,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Value, m.Wide, m.PrefixLen = v, w, pl
 		if given = given && !hasUnknown(x.Lpm); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: c, PrefixLen: int32(pl)}}}
+			x := &struct {
+				fm    p4v1.FieldMatch
+				oneof p4v1.FieldMatch_Lpm
+				lpm   p4v1.FieldMatch_LPM
+			}{}
+			x.lpm.Value, x.lpm.PrefixLen = c, int32(pl)
+			x.oneof.Lpm = &x.lpm
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	case *p4v1.FieldMatch_Ternary_:
 		if fd.kind != p4configv1.MatchField_TERNARY {
@@ -162,7 +192,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Value, m.Wide, m.Mask, m.WideMask = v, w, mv, mw
 		if given = given && !hasUnknown(x.Ternary); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: c, Mask: cm}}}
+			x := &struct {
+				fm      p4v1.FieldMatch
+				oneof   p4v1.FieldMatch_Ternary_
+				ternary p4v1.FieldMatch_Ternary
+			}{}
+			x.ternary.Value, x.ternary.Mask = c, cm
+			x.oneof.Ternary = &x.ternary
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	case *p4v1.FieldMatch_Range_:
 		if fd.kind != p4configv1.MatchField_RANGE {
@@ -187,7 +225,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Low, m.High = lv, hv
 		if given = given && !hasUnknown(x.Range); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: lo, High: hi}}}
+			x := &struct {
+				fm    p4v1.FieldMatch
+				oneof p4v1.FieldMatch_Range_
+				rng   p4v1.FieldMatch_Range
+			}{}
+			x.rng.Low, x.rng.High = lo, hi
+			x.oneof.Range = &x.rng
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	case *p4v1.FieldMatch_Optional_:
 		if fd.kind != p4configv1.MatchField_OPTIONAL {
@@ -202,7 +248,15 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 			m.Mask, m.WideMask = ones(fd.width), prefixMask(fd.width, fd.width)
 		}
 		if given = given && !hasUnknown(x.Optional); !given {
-			out = &p4v1.FieldMatch{FieldId: fd.id, FieldMatchType: &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: c}}}
+			x := &struct {
+				fm       p4v1.FieldMatch
+				oneof    p4v1.FieldMatch_Optional_
+				optional p4v1.FieldMatch_Optional
+			}{}
+			x.optional.Value = c
+			x.oneof.Optional = &x.optional
+			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
+			out = &x.fm
 		}
 	default:
 		return nil, m, errorf(codes.InvalidArgument, "%s: no match value (or a kind this server does not know)", what())
@@ -328,7 +382,11 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 	if len(td.byIndex) == 0 && typ == p4v1.Update_INSERT {
 		return errorf(codes.InvalidArgument, "table %s has no key: set its default action instead", td.name)
 	}
-	match, ve, err := p.key(td, te)
+	var room *storedEntry // for the entry an INSERT or MODIFY stores
+	if typ == p4v1.Update_INSERT || typ == p4v1.Update_MODIFY {
+		room = &storedEntry{}
+	}
+	match, ve, err := p.key(td, te, room)
 	if err != nil {
 		return err
 	}
@@ -349,7 +407,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if max := int64(td.target.MaxSize); max > 0 && int64(len(ts.byKey)) >= max {
 			return errorf(codes.ResourceExhausted, "table %s is full (%d entries)", td.name, max)
 		}
-		e := newStored(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority, Metadata: te.Metadata})
+		e := room.set(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority, Metadata: te.Metadata})
 		setControllerMetadata(e.te, controllerMetadata(te))
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
@@ -379,8 +437,9 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if te.Action == nil {
 			return errorf(codes.InvalidArgument, "table %s: MODIFY needs the entry's action", td.name)
 		}
-		e := &stored{te: &p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
-			Metadata: te.Metadata, MeterConfig: old.te.MeterConfig}, seq: old.seq}
+		e := room.set(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
+			Metadata: te.Metadata, MeterConfig: old.te.MeterConfig})
+		e.seq = old.seq
 		setControllerMetadata(e.te, controllerMetadata(te))
 		if err := p.entryResources(td, te, e); err != nil {
 			return err
@@ -473,7 +532,7 @@ func (p *pipeline) entryAction(td *tableDesc, ta *p4v1.TableAction, e *stored, v
 			return err
 		}
 		ve.Action, ve.Params = p.actions[a.ActionId].name, data
-		e.te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
+		e.setDirect(a)
 	case *p4v1.TableAction_ActionProfileMemberId:
 		if td.profile == nil {
 			return errorf(codes.InvalidArgument, "table %s has no action profile: give an action", td.name)
@@ -721,7 +780,7 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 			if td.ternary {
 				probe.Priority = 1
 			}
-			match, _, err := p.key(td, probe)
+			match, _, err := p.key(td, probe, nil)
 			if err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/proccpu"
+	"github.com/p4rcm/p4rcm/p4rt"
 )
 
 // startTarget runs a switch process with no program and no interfaces,
@@ -354,6 +355,19 @@ func benchWrite(b *testing.B, batch int) {
 		}
 	}
 	onTargets(b, run)
+	// The Go target's own server (p4rt.Server, the real v1model pipeline
+	// holding runtime.p4) in the benchmark's process, as "null" is: the
+	// like-for-like row for "null", so that the ratio between them is
+	// the server's own work and not the wake-ups of a second process,
+	// which "go" shares with "null-process".
+	b.Run("go-inprocess", func(b *testing.B) {
+		_, c, _ := serveWith(b, p4rt.Config{DeviceID: device})
+		ct := connect(b, c, 1)
+		ct.arbitration()
+		p := loadProgram(b, "runtime")
+		setPipeline(b, c, ct, p, 1)
+		run(b, c, ct, p, 0)
+	})
 	election := &controller{election: &p4v1.Uint128{Low: 1}}
 	b.Run("null", func(b *testing.B) {
 		lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -87,6 +87,8 @@ func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Serv
 		// worker busy, gRPC runs the next RPC on a goroutine of its
 		// own, so streams never queue a Write behind them.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+		// Large write batches decoded on every core (writeCodec).
+		grpc.ForceServerCodecV2(newWriteCodec()),
 	}
 	g := grpc.NewServer(append(opts, extra...)...)
 	p4v1.RegisterP4RuntimeServer(g, s)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
@@ -41,11 +42,12 @@ func (a *action) check(data []uint64) error {
 		}
 		return fmt.Errorf("action %s takes %d parameters, %d given", a.name, len(a.params), len(data))
 	}
-	for i, p := range a.params {
-		for j, w := range words(p.Bitwidth) {
-			if v := data[a.word[i]+j]; v > ones(w) {
-				return fmt.Errorf("action %s parameter %s: %d does not fit in %d bits", a.name, p.Name, v, p.Bitwidth)
-			}
+	// By word, without words' slice: this is on every entry's insert.
+	for k, w := range a.widths {
+		if v := data[k]; v > ones(w) {
+			i, _ := slices.BinarySearch(a.word, k+1) // the parameter word k is of
+			p := a.params[i-1]
+			return fmt.Errorf("action %s parameter %s: %d does not fit in %d bits", a.name, p.Name, v, p.Bitwidth)
 		}
 	}
 	return nil

@@ -343,7 +343,9 @@ func (sw *Switch) ModifyEntry(table string, e Entry) error {
 	if err != nil {
 		return err
 	}
-	old.act, old.data, old.ref, old.group, old.indirect = built.act, built.data, built.ref, built.group, built.indirect
+	// The data is copied: built's may share built's allocation, which
+	// old would otherwise keep alive.
+	old.act, old.data, old.ref, old.group, old.indirect = built.act, slices.Clone(built.data), built.ref, built.group, built.indirect
 	if len(e.Meter) > 0 {
 		old.meter = built.meter
 	} else {

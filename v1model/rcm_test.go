@@ -2,6 +2,8 @@ package v1model
 
 import (
 	"net"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/gopacket"
@@ -87,5 +89,61 @@ func TestRCMForwards(t *testing.T) {
 	}
 	if pk, _, _ := sw.Counter("RcmIngress.no_route", 1); pk != 1 {
 		t.Errorf("no_route[1] = %d, want 1", pk)
+	}
+}
+
+// A parameter that does not fit its width is refused by name, whichever
+// of the action's parameters it is, and the table is left as it was.
+func TestAddEntryParamTooWide(t *testing.T) {
+	sw, err := Load("../p4/build/rcm.json", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		params []uint64
+		name   string
+	}{
+		{[]uint64{1 << 9, 0, 0}, "port"},
+		{[]uint64{2, 1 << 48, 0}, "src_mac"},
+		{[]uint64{2, 0, 1 << 48}, "dst_mac"},
+	} {
+		err := sw.AddEntry("RcmIngress.ipv4_lpm", Entry{Match: []Match{{Value: 0x0a000002, PrefixLen: 32}},
+			Action: "RcmIngress.set_nexthop", Params: c.params})
+		if err == nil || !strings.Contains(err.Error(), "parameter "+c.name+":") {
+			t.Errorf("params %v: %v, want parameter %s refused", c.params, err, c.name)
+		}
+	}
+	if err := sw.AddEntry("RcmIngress.ipv4_lpm", Entry{Match: []Match{{Value: 0x0a000002, PrefixLen: 32}},
+		Action: "RcmIngress.set_nexthop", Params: []uint64{511, 1<<48 - 1, 1<<48 - 1}}); err != nil {
+		t.Errorf("every parameter at its widest: %v", err)
+	}
+}
+
+// MODIFY changes the action data packets see, and the entry it left
+// keeps forwarding by it after the entry built for the change is gone.
+func TestModifyEntryForwards(t *testing.T) {
+	sw, err := Load("../p4/build/rcm.json", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Entry{Match: []Match{{Value: 0x0a000002, PrefixLen: 32}}, Action: "RcmIngress.set_nexthop",
+		Params: []uint64{2, 0x020000000102, 0x020000000002}}
+	if err := sw.AddEntry("RcmIngress.ipv4_lpm", e); err != nil {
+		t.Fatal(err)
+	}
+	for _, port := range []uint64{3, 5} {
+		e.Params = []uint64{port, 0x020000000102, 0x020000000002}
+		if err := sw.ModifyEntry("RcmIngress.ipv4_lpm", e); err != nil {
+			t.Fatal(err)
+		}
+		e.Params[0] = 7 // the caller's slice is its own
+		runtime.GC()
+		var out []sent
+		if err := sw.Process(1, udpFrame(t, 1, 2, 4791, 100), collect(&out)); err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != 1 || out[0].port != int(port) {
+			t.Fatalf("after MODIFY to port %d: sent %d frames (%v)", port, len(out), out)
+		}
 	}
 }

@@ -369,6 +369,29 @@ func parseData(ss []string, a *action) ([]uint64, error) {
 	return out, nil
 }
 
+// entryWithKey is an entry with its packed key and its action data in
+// one allocation, for the keys and actions most tables have (352 bytes,
+// one size class, as the entry alone takes).
+type entryWithKey struct {
+	e    entry
+	key  [16]byte
+	data [3]uint64
+}
+
+// newEntry is an entry with room for a packed key of n bytes, and room
+// for action data of up to words words.
+func newEntry(n, words int) (e *entry, data []uint64) {
+	if n <= len(entryWithKey{}.key) {
+		x := &entryWithKey{}
+		x.e.value = x.key[:n:n]
+		if words <= len(x.data) {
+			data = x.data[:0:words]
+		}
+		return &x.e, data
+	}
+	return &entry{value: make([]byte, n)}, nil
+}
+
 // build checks an Entry against the table and packs its key.
 func (t *Table) build(ue Entry) (*entry, error) { return t.pack(ue, false) }
 
@@ -377,7 +400,8 @@ func (t *Table) pack(ue Entry, keyOnly bool) (*entry, error) {
 	if len(ue.Match) != len(t.keys) {
 		return nil, fmt.Errorf("table %s: %d key fields given, the table has %d", t.Name, len(ue.Match), len(t.keys))
 	}
-	e := &entry{value: make([]byte, t.keyLen), priority: ue.Priority, user: ue}
+	e, data := newEntry(t.keyLen, len(ue.Params))
+	e.priority, e.user = ue.Priority, ue
 	if keyOnly {
 		// Deleting: the key and priority say which entry.
 	} else if t.profile != nil {
@@ -405,7 +429,7 @@ func (t *Table) pack(ue Entry, keyOnly bool) (*entry, error) {
 			return nil, fmt.Errorf("table %s: %w", t.Name, err)
 		}
 		e.act = a
-		e.data = slices.Clone(ue.Params)
+		e.data = append(data, ue.Params...) // a copy: the caller keeps its slice
 	}
 	if len(ue.Meter) > 0 {
 		if t.meter == nil {
