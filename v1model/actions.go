@@ -525,15 +525,25 @@ func (c *compiler) assignField(args []bmjson.Value) (prim, bool, error) {
 		return nil, true, fmt.Errorf("parameter 1: %w", err)
 	}
 	w, signed := f.width, f.signed
+	for src.under != nil && src.underMask&ones(w) == ones(w) {
+		src = *src.under // the store masks to w bits as the & did
+	}
+	m := ones(w)
 	switch {
 	case src.konst:
 		v := wrap(src.k, w, signed)
 		return func(p *packet) int { p.f[slot] = v; return -1 }, true, nil
-	case src.slot > 0:
-		s := src.slot - 1
-		return func(p *packet) int { p.f[slot] = wrap(int64(p.f[s]), w, signed); return -1 }, true, nil
+	case src.leaf != nil && !signed:
+		l := *src.leaf
+		return func(p *packet) int { p.f[slot] = uint64(l.get(p)) & m; return -1 }, true, nil
+	case src.leaf != nil:
+		l := *src.leaf
+		return func(p *packet) int { p.f[slot] = wrap(l.get(p), w, signed); return -1 }, true, nil
 	}
 	sf := src.eval
+	if !signed {
+		return func(p *packet) int { p.f[slot] = uint64(sf(p)) & m; return -1 }, true, nil
+	}
 	return func(p *packet) int { p.f[slot] = wrap(sf(p), w, signed); return -1 }, true, nil
 }
 

@@ -1,6 +1,9 @@
 package v1model
 
-import "encoding/json"
+import (
+	endian "encoding/binary"
+	"encoding/json"
+)
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
@@ -63,4 +66,40 @@ func wrap(v int64, w int, signed bool) uint64 {
 		return uint64(v << s >> s)
 	}
 	return uint64(v) & (1<<uint(w) - 1)
+}
+
+// loadBits is getBits for a field that starts in b's first 8 bytes
+// (shift+w <= 64) where b holds 8 bytes from start: one big-endian load
+// and two shifts. Packet buffers have headroom past any frame, so the
+// parser's extracts take this path; getBits stays for the rest.
+func loadBits(b []byte, start, shift, w int) uint64 {
+	return endian.BigEndian.Uint64(b[start:start+8]) << uint(shift) >> uint(64-w)
+}
+
+// packFields writes a header's fields, laid end to end from bit 0 as a
+// header type lays them, into b (at least the header's bytes long),
+// most significant bit first. Every byte of the header is written, so b
+// need not be cleared first; the bits are gathered in a word and stored
+// a byte at a time, without putBits' read-modify-write of each field.
+func packFields(b []byte, fields []fieldInfo, vals []uint64) {
+	var acc uint64 // the low nb bits are pending, the rest are stale
+	nb, i := 0, 0
+	for j := range fields {
+		w := fields[j].width
+		v := vals[j]
+		for w > 0 {
+			take := min(w, 56-nb) // nb < 8 here, so take is at least 49
+			acc = acc<<uint(take) | v>>uint(w-take)&ones(take)
+			nb += take
+			w -= take
+			for nb >= 8 {
+				nb -= 8
+				b[i] = byte(acc >> uint(nb))
+				i++
+			}
+		}
+	}
+	if nb > 0 {
+		b[i] = byte(acc << uint(8-nb))
+	}
 }

@@ -16,17 +16,40 @@ import (
 type expr struct {
 	eval     func(p *packet) int64
 	unsigned bool
-	// konst: eval returns k whatever the packet; slot above 0: eval
-	// reads field slot-1 and nothing else. Operators use them to fold
-	// constants at compile time and to read a field or a constant
-	// operand directly instead of through a call.
+	// konst: eval returns k whatever the packet. Operators use it to
+	// fold constants at compile time.
 	konst bool
 	k     int64
-	slot  int
+	// leaf, when set, is eval in a form an operator reads inline, with
+	// no call: a field, a field masked or offset by a constant, or a
+	// constant (p4c masks almost every operand, so these are most of a
+	// program's operands).
+	leaf *leaf
+	// under, for x & k, is x, and underMask k: an assignment to a field
+	// no wider than k's ones reads x instead, as it masks to the
+	// field's width anyway (p4c masks the value of nearly every
+	// assignment to it).
+	under     *expr
+	underMask uint64
 }
 
+// leaf is the value int64(p.f[slot]&mask) + add: a field (mask all
+// ones, add 0), a field under a constant mask, a field plus a constant,
+// or a constant (mask 0). Every form reads one slot and has no branch;
+// a constant reads slot 0, which every program has (standard_metadata),
+// and masks it away.
+type leaf struct {
+	slot int
+	mask uint64
+	add  int64
+}
+
+// get is the leaf's value: small enough for the compiler to inline in
+// the closures that read leaves.
+func (l leaf) get(p *packet) int64 { return int64(p.f[l.slot]&l.mask) + l.add }
+
 func constant(v int64) expr {
-	return expr{eval: func(*packet) int64 { return v }, unsigned: v >= 0, konst: true, k: v}
+	return expr{eval: func(*packet) int64 { return v }, unsigned: v >= 0, konst: true, k: v, leaf: &leaf{add: v}}
 }
 
 // compileValue compiles an operand: a field, a constant, action data, a
@@ -139,7 +162,7 @@ func (c *compiler) fieldExpr(hdr, name string) (expr, error) {
 		}
 		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true}, nil
 	}
-	return expr{eval: func(p *packet) int64 { return int64(p.f[slot]) }, unsigned: !f.signed, slot: slot + 1}, nil
+	return expr{eval: func(p *packet) int64 { return int64(p.f[slot]) }, unsigned: !f.signed, leaf: &leaf{slot: slot, mask: ^uint64(0)}}, nil
 }
 
 func b2i(b bool) int64 {
@@ -209,6 +232,13 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 			return expr{}, fmt.Errorf("%s: %w", e.Op, err)
 		}
 		f := x.eval
+		if x.leaf != nil && e.Op != "~" {
+			l := *x.leaf
+			if e.Op == "not" {
+				return expr{eval: func(p *packet) int64 { return b2i(l.get(p) == 0) }, unsigned: true}, nil
+			}
+			return expr{eval: func(p *packet) int64 { return b2i(l.get(p) != 0) }, unsigned: true}, nil
+		}
 		switch e.Op {
 		case "not":
 			return expr{eval: func(p *packet) int64 { return b2i(f(p) == 0) }, unsigned: true}, nil
@@ -231,6 +261,16 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 			return expr{}, fmt.Errorf("?: %w", err)
 		}
 		cf, af, bf := cond.eval, a.eval, b.eval
+		if a.leaf != nil && b.leaf != nil {
+			// Mostly cond ? 1 : 0, which p4c writes for a bool's value.
+			x, y := *a.leaf, *b.leaf
+			return expr{eval: func(p *packet) int64 {
+				if cf(p) != 0 {
+					return x.get(p)
+				}
+				return y.get(p)
+			}, unsigned: a.unsigned && b.unsigned}, nil
+		}
 		return expr{eval: func(p *packet) int64 {
 			if cf(p) != 0 {
 				return af(p)
@@ -295,57 +335,147 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 	if err != nil {
 		return expr{}, err
 	}
-	return specialize(e.Op, a, b, general), nil
+	r := specialize(e.Op, a, b, general)
+	if e.Op == "&" && b.konst && !a.konst {
+		r.under, r.underMask = &a, uint64(b.k)
+	}
+	return r, nil
 }
 
 // specialize is general, the compiled binary operator op on a and b,
-// made cheaper where an operand is a constant or a plain field: folded
-// to a constant when both are constants (p4c leaves conditions such as
-// a compile-time flag's test to the target), or with the constant or
-// the field read inline, one call where general makes three.
+// made cheaper where the operands allow: folded to a constant when both
+// are constants (p4c leaves conditions such as a compile-time flag's
+// test to the target); a leaf itself (a field masked or offset by a
+// constant); with both operands read inline when both are leaves; with
+// a constant operand read inline otherwise. Each is one call where
+// general makes three.
 func specialize(op string, a, b, general expr) expr {
 	if a.konst && b.konst {
 		v := general.eval(nil) // reads no packet: both operands are constants
-		return expr{eval: func(*packet) int64 { return v }, unsigned: general.unsigned, konst: true, k: v}
+		return expr{eval: func(*packet) int64 { return v }, unsigned: general.unsigned, konst: true, k: v, leaf: &leaf{add: v}}
+	}
+	if a.konst && op == "+" {
+		a, b = b, a // k + x is x + k
+	}
+	if b.konst && a.leaf != nil {
+		l, k := *a.leaf, b.k
+		switch {
+		case op == "&" && l.add == 0:
+			l.mask &= uint64(k)
+		case op == "+":
+			l.add += k
+		case op == "-":
+			l.add -= k
+		default:
+			l.slot = -1
+		}
+		if l.slot >= 0 {
+			general.eval = func(p *packet) int64 { return l.get(p) }
+			general.leaf = &l
+			return general
+		}
+	}
+	if a.leaf != nil && b.leaf != nil {
+		if f := fused(op, *a.leaf, *b.leaf, a.unsigned && b.unsigned); f != nil {
+			general.eval = f
+			return general
+		}
 	}
 	if !b.konst {
 		return general
 	}
 	k, af := b.k, a.eval
 	var f func(p *packet) int64
-	if a.slot > 0 {
-		s := a.slot - 1
-		switch op {
-		case "&":
-			f = func(p *packet) int64 { return int64(p.f[s]) & k }
-		case "==":
-			f = func(p *packet) int64 { return b2i(int64(p.f[s]) == k) }
-		case "!=":
-			f = func(p *packet) int64 { return b2i(int64(p.f[s]) != k) }
-		case "+":
-			f = func(p *packet) int64 { return int64(p.f[s]) + k }
-		}
-	}
-	if f == nil {
-		switch op {
-		case "&":
-			f = func(p *packet) int64 { return af(p) & k }
-		case "|":
-			f = func(p *packet) int64 { return af(p) | k }
-		case "+":
-			f = func(p *packet) int64 { return af(p) + k }
-		case "-":
-			f = func(p *packet) int64 { return af(p) - k }
-		case "==":
-			f = func(p *packet) int64 { return b2i(af(p) == k) }
-		case "!=":
-			f = func(p *packet) int64 { return b2i(af(p) != k) }
-		default:
+	switch op {
+	case "&":
+		f = func(p *packet) int64 { return af(p) & k }
+	case "|":
+		f = func(p *packet) int64 { return af(p) | k }
+	case "+":
+		f = func(p *packet) int64 { return af(p) + k }
+	case "-":
+		f = func(p *packet) int64 { return af(p) - k }
+	case "==":
+		f = func(p *packet) int64 { return b2i(af(p) == k) }
+	case "!=":
+		f = func(p *packet) int64 { return b2i(af(p) != k) }
+	case "<<":
+		if k < 0 || k >= 64 {
 			return general
 		}
+		if a.leaf != nil {
+			l := *a.leaf
+			f = func(p *packet) int64 { return l.get(p) << uint(k) }
+		} else {
+			f = func(p *packet) int64 { return af(p) << uint(k) }
+		}
+	case ">>":
+		if !a.unsigned || k < 0 || k >= 64 {
+			return general
+		}
+		if a.leaf != nil {
+			l := *a.leaf
+			f = func(p *packet) int64 { return int64(uint64(l.get(p)) >> uint(k)) }
+		} else {
+			f = func(p *packet) int64 { return int64(uint64(af(p)) >> uint(k)) }
+		}
+	default:
+		return general
 	}
 	general.eval = f
 	return general
+}
+
+// fused is the binary operator op on two leaves, both read inline; nil
+// for an operator that keeps its general form. unsigned is as binary
+// takes it: both operands known not to be negative.
+func fused(op string, x, y leaf, unsigned bool) func(p *packet) int64 {
+	switch op {
+	case "+":
+		return func(p *packet) int64 { return x.get(p) + y.get(p) }
+	case "-":
+		return func(p *packet) int64 { return x.get(p) - y.get(p) }
+	case "*":
+		return func(p *packet) int64 { return x.get(p) * y.get(p) }
+	case "&":
+		return func(p *packet) int64 { return x.get(p) & y.get(p) }
+	case "|":
+		return func(p *packet) int64 { return x.get(p) | y.get(p) }
+	case "^":
+		return func(p *packet) int64 { return x.get(p) ^ y.get(p) }
+	case "==":
+		return func(p *packet) int64 { return b2i(x.get(p) == y.get(p)) }
+	case "!=":
+		return func(p *packet) int64 { return b2i(x.get(p) != y.get(p)) }
+	case "and":
+		return func(p *packet) int64 { return b2i(x.get(p) != 0 && y.get(p) != 0) }
+	case "or":
+		return func(p *packet) int64 { return b2i(x.get(p) != 0 || y.get(p) != 0) }
+	}
+	if unsigned {
+		switch op {
+		case "<":
+			return func(p *packet) int64 { return b2i(uint64(x.get(p)) < uint64(y.get(p))) }
+		case "<=":
+			return func(p *packet) int64 { return b2i(uint64(x.get(p)) <= uint64(y.get(p))) }
+		case ">":
+			return func(p *packet) int64 { return b2i(uint64(x.get(p)) > uint64(y.get(p))) }
+		case ">=":
+			return func(p *packet) int64 { return b2i(uint64(x.get(p)) >= uint64(y.get(p))) }
+		}
+		return nil
+	}
+	switch op {
+	case "<":
+		return func(p *packet) int64 { return b2i(x.get(p) < y.get(p)) }
+	case "<=":
+		return func(p *packet) int64 { return b2i(x.get(p) <= y.get(p)) }
+	case ">":
+		return func(p *packet) int64 { return b2i(x.get(p) > y.get(p)) }
+	case ">=":
+		return func(p *packet) int64 { return b2i(x.get(p) >= y.get(p)) }
+	}
+	return nil
 }
 
 // binary compiles the binary operator op on a and b.
