@@ -98,6 +98,20 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 		f := prims[0]
 		return func(p *packet) { f(p) }, nil
 	}
+	jumps := false
+	for i := range ps {
+		jumps = jumps || ps[i].Op == "_jump" || ps[i].Op == "_jump_if_zero"
+	}
+	if !jumps {
+		// Straight-line (most actions): no program counter to follow.
+		return func(p *packet) {
+			for _, f := range prims {
+				if f(p); p.exited {
+					return
+				}
+			}
+		}, nil
+	}
 	return func(p *packet) {
 		for pc := 0; pc < len(prims) && !p.exited; {
 			if next := prims[pc](p); next >= 0 {
@@ -123,6 +137,14 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 			return nil, fmt.Errorf("parameter %d: %w", i, err)
 		}
 		return e.eval, nil
+	}
+	// operand is value's expression, for a leaf to read inline.
+	operand := func(i int) (expr, error) {
+		e, err := c.compileValue(&args[i])
+		if err != nil {
+			return expr{}, fmt.Errorf("parameter %d: %w", i, err)
+		}
+		return e, nil
 	}
 	constArg := func(i int) (int64, error) {
 		if args[i].Type != "hexstr" {
@@ -321,9 +343,21 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err != nil {
 			return nil, err
 		}
-		idx, err := value(2)
+		ie, err := operand(2)
 		if err != nil {
 			return nil, err
+		}
+		idx := ie.eval
+		if slot, w, ok := c.plainField(args[0]); ok && ie.leaf != nil {
+			// The common form, a field read at an index a field
+			// holds: inline, without the lvalue and index calls.
+			il, m, cells := *ie.leaf, ones(w), reg.cells
+			return func(p *packet) int {
+				if i := uint64(il.get(p)); i < uint64(len(cells)) {
+					p.f[slot] = cells[i] & m
+				}
+				return -1
+			}, nil
 		}
 		return func(p *packet) int {
 			if i := uint64(idx(p)); i < uint64(len(reg.cells)) {
@@ -339,13 +373,23 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err != nil {
 			return nil, err
 		}
-		idx, err := value(1)
+		ie, err := operand(1)
 		if err != nil {
 			return nil, err
 		}
-		src, err := value(2)
+		se, err := operand(2)
 		if err != nil {
 			return nil, err
+		}
+		idx, src := ie.eval, se.eval
+		if ie.leaf != nil && se.leaf != nil {
+			il, sl, m, cells := *ie.leaf, *se.leaf, ones(reg.width), reg.cells
+			return func(p *packet) int {
+				if i := uint64(il.get(p)); i < uint64(len(cells)) {
+					cells[i] = uint64(sl.get(p)) & m // wrap, unsigned
+				}
+				return -1
+			}, nil
 		}
 		return func(p *packet) int {
 			if i := uint64(idx(p)); i < uint64(len(reg.cells)) {
@@ -545,6 +589,24 @@ func (c *compiler) assignField(args []bmjson.Value) (prim, bool, error) {
 		return func(p *packet) int { p.f[slot] = uint64(sf(p)) & m; return -1 }, true, nil
 	}
 	return func(p *packet) int { p.f[slot] = wrap(sf(p), w, signed); return -1 }, true, nil
+}
+
+// plainField is the slot and width of an unsigned field named as
+// [header, field]; ok is false for anything else (a validity bit, a
+// signed field, a stack's field, an expression).
+func (c *compiler) plainField(v bmjson.Value) (slot, width int, ok bool) {
+	if v.Type != "field" {
+		return 0, 0, false
+	}
+	ref, err := v.Strings()
+	if err != nil || len(ref) != 2 {
+		return 0, 0, false
+	}
+	slot, _, f, err := c.l.field(ref[0], ref[1])
+	if err != nil || f == nil || f.signed {
+		return 0, 0, false
+	}
+	return slot, f.width, true
 }
 
 func (c *compiler) lvalue(v bmjson.Value) (func(p *packet, x int64), error) {

@@ -79,27 +79,46 @@ func loadBits(b []byte, start, shift, w int) uint64 {
 // packFields writes a header's fields, laid end to end from bit 0 as a
 // header type lays them, into b (at least the header's bytes long),
 // most significant bit first. Every byte of the header is written, so b
-// need not be cleared first; the bits are gathered in a word and stored
-// a byte at a time, without putBits' read-modify-write of each field.
+// need not be cleared first.
 func packFields(b []byte, fields []fieldInfo, vals []uint64) {
-	var acc uint64 // the low nb bits are pending, the rest are stale
-	nb, i := 0, 0
+	w := bitWriter{b: b}
 	for j := range fields {
-		w := fields[j].width
-		v := vals[j]
-		for w > 0 {
-			take := min(w, 56-nb) // nb < 8 here, so take is at least 49
-			acc = acc<<uint(take) | v>>uint(w-take)&ones(take)
-			nb += take
-			w -= take
-			for nb >= 8 {
-				nb -= 8
-				b[i] = byte(acc >> uint(nb))
-				i++
-			}
+		w.put(vals[j], fields[j].width)
+	}
+	w.flush()
+}
+
+// bitWriter packs values of any width up to 64 bits into bytes, most
+// significant bit first, from the start of b: the bits are gathered in
+// a word and stored a byte at a time, without putBits' read-modify-write
+// of each value, and every byte up to the last bit is written.
+type bitWriter struct {
+	b   []byte
+	acc uint64 // the low nb bits are pending, the rest are stale
+	nb  int
+	i   int
+}
+
+// put appends the low width bits of v.
+func (w *bitWriter) put(v uint64, width int) {
+	for width > 0 {
+		take := min(width, 56-w.nb) // nb < 8 here, so take is at least 49
+		w.acc = w.acc<<uint(take) | v>>uint(width-take)&ones(take)
+		w.nb += take
+		width -= take
+		for w.nb >= 8 {
+			w.nb -= 8
+			w.b[w.i] = byte(w.acc >> uint(w.nb))
+			w.i++
 		}
 	}
-	if nb > 0 {
-		b[i] = byte(acc << uint(8-nb))
+}
+
+// flush writes the last bits, padded with zeros to a byte.
+func (w *bitWriter) flush() {
+	if w.nb > 0 {
+		w.b[w.i] = byte(w.acc << uint(8-w.nb))
+		w.i++
+		w.nb = 0
 	}
 }
