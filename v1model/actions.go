@@ -19,6 +19,10 @@ type action struct {
 	word   []int // the first word of each parameter
 	widths []int // the width of each word
 	run    func(p *packet)
+	// prims is the body of a straight-line action (no _jump): a
+	// control runs a chain of such actions as one list (control.go).
+	// nil for an action with jumps.
+	prims []prim
 }
 
 // words splits a parameter's width into its words' widths.
@@ -70,6 +74,7 @@ func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
 		return nil, err
 	}
 	act.run = run
+	act.prims = c.straight
 	return act, nil
 }
 
@@ -91,6 +96,7 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 		}
 		prims[i] = f
 	}
+	c.straight = prims // none or one: no jump to follow
 	switch len(prims) {
 	case 0:
 		return func(*packet) {}, nil
@@ -102,7 +108,9 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 	for i := range ps {
 		jumps = jumps || ps[i].Op == "_jump" || ps[i].Op == "_jump_if_zero"
 	}
+	c.straight = nil
 	if !jumps {
+		c.straight = prims
 		// Straight-line (most actions): no program counter to follow.
 		return func(p *packet) {
 			for _, f := range prims {

@@ -191,6 +191,9 @@ type compiler struct {
 	sw     *Switch
 	where  string
 	act    *action // the action being compiled, nil elsewhere
+	// straight is the primitive list compilePrimitives last compiled,
+	// when it has no jumps; nil otherwise.
+	straight []prim
 	action string
 	// trees are the JSON trees of the expressions compiled so far, by
 	// the address of each object's bytes (jsontree.go).
