@@ -89,36 +89,40 @@ func packFields(b []byte, fields []fieldInfo, vals []uint64) {
 }
 
 // bitWriter packs values of any width up to 64 bits into bytes, most
-// significant bit first, from the start of b: the bits are gathered in
-// a word and stored a byte at a time, without putBits' read-modify-write
-// of each value, and every byte up to the last bit is written.
+// significant bit first, from the start of b: the bits gather in a word
+// that is stored 8 bytes at a time when full, without putBits'
+// read-modify-write of each value, and every byte up to the last bit is
+// written (b need not be cleared).
 type bitWriter struct {
 	b   []byte
-	acc uint64 // the low nb bits are pending, the rest are stale
+	acc uint64 // the low nb bits are pending; the bits above them are stale and shift out before the word is stored
 	nb  int
 	i   int
 }
 
 // put appends the low width bits of v.
 func (w *bitWriter) put(v uint64, width int) {
-	for width > 0 {
-		take := min(width, 56-w.nb) // nb < 8 here, so take is at least 49
-		w.acc = w.acc<<uint(take) | v>>uint(width-take)&ones(take)
-		w.nb += take
-		width -= take
-		for w.nb >= 8 {
-			w.nb -= 8
-			w.b[w.i] = byte(w.acc >> uint(w.nb))
-			w.i++
-		}
+	v &= ones(width)
+	free := 64 - w.nb
+	if width < free {
+		w.acc = w.acc<<uint(width) | v
+		w.nb += width
+		return
 	}
+	// The word fills: store it, keep v's remaining low bits.
+	rest := width - free
+	endian.BigEndian.PutUint64(w.b[w.i:], w.acc<<uint(free)|v>>uint(rest))
+	w.i += 8
+	w.acc, w.nb = v, rest
 }
 
-// flush writes the last bits, padded with zeros to a byte.
+// flush writes the pending bits, the last byte padded with zeros.
 func (w *bitWriter) flush() {
-	if w.nb > 0 {
-		w.b[w.i] = byte(w.acc << uint(8-w.nb))
+	a := w.acc << uint(64-w.nb)
+	for ; w.nb > 0; w.nb -= 8 {
+		w.b[w.i] = byte(a >> 56)
+		a <<= 8
 		w.i++
-		w.nb = 0
 	}
+	w.nb = 0
 }
