@@ -31,6 +31,97 @@ type expr struct {
 	// assignment to it).
 	under     *expr
 	underMask uint64
+	// boolean: the value is 0 or 1 (a comparison, and, or, not, a
+	// validity bit), so d2b and b2d of it are itself. cmps, when set,
+	// is eval as comparisons of leaves, all of which hold (any: one of
+	// which), so that and, or, not and ?: test them inline.
+	boolean bool
+	cmps    []cmpLeaf
+	any     bool
+}
+
+// cmpLeaf is a comparison of two leaves.
+type cmpLeaf struct {
+	x, y leaf
+	op   cmpOp
+}
+
+type cmpOp uint8
+
+const (
+	cmpEQ cmpOp = iota
+	cmpNE
+	cmpLT // signed
+	cmpLE
+	cmpGT
+	cmpGE
+	cmpULT // unsigned
+	cmpULE
+	cmpUGT
+	cmpUGE
+)
+
+// negated is the comparison that holds where op does not.
+var negated = [...]cmpOp{cmpEQ: cmpNE, cmpNE: cmpEQ, cmpLT: cmpGE, cmpLE: cmpGT, cmpGT: cmpLE, cmpGE: cmpLT,
+	cmpULT: cmpUGE, cmpULE: cmpUGT, cmpUGT: cmpULE, cmpUGE: cmpULT}
+
+// cmpOps are the comparison operators, signed and unsigned.
+var cmpOps = map[string][2]cmpOp{"==": {cmpEQ, cmpEQ}, "!=": {cmpNE, cmpNE}, "<": {cmpLT, cmpULT}, "<=": {cmpLE, cmpULE},
+	">": {cmpGT, cmpUGT}, ">=": {cmpGE, cmpUGE}}
+
+func (c *cmpLeaf) test(p *packet) bool {
+	x, y := c.x.get(p), c.y.get(p)
+	switch c.op {
+	case cmpEQ:
+		return x == y
+	case cmpNE:
+		return x != y
+	case cmpLT:
+		return x < y
+	case cmpLE:
+		return x <= y
+	case cmpGT:
+		return x > y
+	case cmpGE:
+		return x >= y
+	case cmpULT:
+		return uint64(x) < uint64(y)
+	case cmpULE:
+		return uint64(x) <= uint64(y)
+	case cmpUGT:
+		return uint64(x) > uint64(y)
+	}
+	return uint64(x) >= uint64(y)
+}
+
+// cmpExpr is the expression that is 1 where all of cs hold (any: one of
+// them), 0 elsewhere.
+func cmpExpr(cs []cmpLeaf, any bool) expr {
+	var f func(p *packet) int64
+	switch {
+	case len(cs) == 1:
+		c := cs[0]
+		f = func(p *packet) int64 { return b2i(c.test(p)) }
+	case any:
+		f = func(p *packet) int64 {
+			for i := range cs {
+				if cs[i].test(p) {
+					return 1
+				}
+			}
+			return 0
+		}
+	default:
+		f = func(p *packet) int64 {
+			for i := range cs {
+				if !cs[i].test(p) {
+					return 0
+				}
+			}
+			return 1
+		}
+	}
+	return expr{eval: f, unsigned: true, boolean: true, cmps: cs, any: any}
 }
 
 // leaf is the value int64(p.f[slot]&mask) + add: a field (mask all
@@ -204,7 +295,7 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 		if err != nil {
 			return expr{}, err
 		}
-		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true}, nil
+		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true, boolean: true}, nil
 	case "valid_union":
 		if e.Right == nil {
 			return expr{}, fmt.Errorf("valid_union: missing operand")
@@ -232,6 +323,14 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 			return expr{}, fmt.Errorf("%s: %w", e.Op, err)
 		}
 		f := x.eval
+		switch {
+		case (e.Op == "d2b" || e.Op == "b2d") && x.boolean:
+			return x, nil // already 0 or 1
+		case e.Op == "not" && len(x.cmps) == 1:
+			c := x.cmps[0]
+			c.op = negated[c.op]
+			return cmpExpr([]cmpLeaf{c}, false), nil
+		}
 		if x.leaf != nil && e.Op != "~" {
 			l := *x.leaf
 			if e.Op == "not" {
@@ -261,6 +360,15 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 			return expr{}, fmt.Errorf("?: %w", err)
 		}
 		cf, af, bf := cond.eval, a.eval, b.eval
+		if a.leaf != nil && b.leaf != nil && len(cond.cmps) == 1 {
+			c, x, y := cond.cmps[0], *a.leaf, *b.leaf
+			return expr{eval: func(p *packet) int64 {
+				if c.test(p) {
+					return x.get(p)
+				}
+				return y.get(p)
+			}, unsigned: a.unsigned && b.unsigned}, nil
+		}
 		if a.leaf != nil && b.leaf != nil {
 			// Mostly cond ? 1 : 0, which p4c writes for a bool's value.
 			x, y := *a.leaf, *b.leaf
@@ -331,9 +439,27 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 	if err != nil {
 		return expr{}, fmt.Errorf("%s: right: %w", e.Op, err)
 	}
+	if (e.Op == "and" || e.Op == "or") && a.cmps != nil && b.cmps != nil {
+		// A chain of comparisons: one closure tests them all.
+		any := e.Op == "or"
+		if (len(a.cmps) == 1 || a.any == any) && (len(b.cmps) == 1 || b.any == any) {
+			return cmpExpr(append(append([]cmpLeaf(nil), a.cmps...), b.cmps...), any), nil
+		}
+	}
+	if ops, ok := cmpOps[e.Op]; ok && a.leaf != nil && b.leaf != nil && !(a.konst && b.konst) {
+		op := ops[0]
+		if a.unsigned && b.unsigned {
+			op = ops[1]
+		}
+		return cmpExpr([]cmpLeaf{{x: *a.leaf, y: *b.leaf, op: op}}, false), nil
+	}
 	general, err := binary(e.Op, a, b)
 	if err != nil {
 		return expr{}, err
+	}
+	switch e.Op {
+	case "and", "or", "==", "!=", "<", "<=", ">", ">=":
+		general.boolean = true
 	}
 	r := specialize(e.Op, a, b, general)
 	if e.Op == "&" && b.konst && !a.konst {
