@@ -102,7 +102,7 @@ type bitWriter struct {
 
 // put appends the low width bits of v.
 func (w *bitWriter) put(v uint64, width int) {
-	v &= ones(width)
+	v &= ^uint64(0) >> uint(64-width) // ones(width) without its branch: width is 0 to 64
 	free := 64 - w.nb
 	if width < free {
 		w.acc = w.acc<<uint(width) | v
