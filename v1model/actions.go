@@ -271,16 +271,26 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err := want(2); err != nil {
 			return nil, err
 		}
-		cond, err := value(0)
+		ce, err := operand(0)
 		if err != nil {
 			return nil, err
 		}
+		cond := ce.eval
 		to, err := constArg(1)
 		if err != nil {
 			return nil, err
 		}
 		if to < 0 || int(to) > n {
 			return nil, fmt.Errorf("jump to %d, outside the action's %d primitives", to, n)
+		}
+		if len(ce.cmps) == 1 {
+			c := ce.cmps[0]
+			return func(p *packet) int {
+				if !c.test(p) {
+					return int(to)
+				}
+				return -1
+			}, nil
 		}
 		return func(p *packet) int {
 			if cond(p) == 0 {

@@ -12,6 +12,7 @@ type node struct {
 	name  string
 	table *Table
 	cond  func(p *packet) int64
+	test  *cmpLeaf // cond as one comparison of leaves, tested inline
 	konst bool // cond is the constant k
 	k     int64
 	t, f  *node
@@ -48,6 +49,12 @@ func (ctl *control) run(p *packet) {
 			n = n.after
 		case n.table != nil:
 			n = n.table.apply(p)
+		case n.test != nil:
+			if n.test.test(p) {
+				n = n.t
+			} else {
+				n = n.f
+			}
 		case n.cond != nil:
 			if n.cond(p) != 0 {
 				n = n.t
@@ -104,7 +111,11 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 		if err != nil {
 			return nil, c.errorf("%v", err)
 		}
-		if err := add(bc.Name, &node{cond: e.eval, konst: e.konst, k: e.k}); err != nil {
+		n := &node{cond: e.eval, konst: e.konst, k: e.k}
+		if len(e.cmps) == 1 && !e.konst {
+			n.test = &e.cmps[0]
+		}
+		if err := add(bc.Name, n); err != nil {
 			return nil, err
 		}
 	}

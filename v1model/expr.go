@@ -38,6 +38,15 @@ type expr struct {
 	boolean bool
 	cmps    []cmpLeaf
 	any     bool
+	// arith, when set, is eval as x op y on two leaves (or x << shift),
+	// for a mask over it to fold into the same call.
+	arith *arith
+}
+
+type arith struct {
+	op    string
+	x, y  leaf
+	shift int64
 }
 
 // cmpLeaf is a comparison of two leaves.
@@ -332,11 +341,13 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 			return cmpExpr([]cmpLeaf{c}, false), nil
 		}
 		if x.leaf != nil && e.Op != "~" {
-			l := *x.leaf
+			// A comparison with 0, which conditionals and jumps test
+			// inline.
+			op := cmpNE
 			if e.Op == "not" {
-				return expr{eval: func(p *packet) int64 { return b2i(l.get(p) == 0) }, unsigned: true}, nil
+				op = cmpEQ
 			}
-			return expr{eval: func(p *packet) int64 { return b2i(l.get(p) != 0) }, unsigned: true}, nil
+			return cmpExpr([]cmpLeaf{{x: *x.leaf, y: leaf{}, op: op}}, false), nil
 		}
 		switch e.Op {
 		case "not":
@@ -504,8 +515,27 @@ func specialize(op string, a, b, general expr) expr {
 	if a.leaf != nil && b.leaf != nil {
 		if f := fused(op, *a.leaf, *b.leaf, a.unsigned && b.unsigned); f != nil {
 			general.eval = f
+			if op == "+" || op == "-" || op == "*" {
+				general.arith = &arith{op: op, x: *a.leaf, y: *b.leaf}
+			}
 			return general
 		}
+	}
+	if op == "&" && b.konst && a.arith != nil {
+		// (x op y) & k, p4c's form of arithmetic on bit<W>: one call.
+		x, y, k := a.arith.x, a.arith.y, b.k
+		switch a.arith.op {
+		case "+":
+			general.eval = func(p *packet) int64 { return (x.get(p) + y.get(p)) & k }
+		case "-":
+			general.eval = func(p *packet) int64 { return (x.get(p) - y.get(p)) & k }
+		case "*":
+			general.eval = func(p *packet) int64 { return (x.get(p) * y.get(p)) & k }
+		case "<<":
+			s := uint(a.arith.shift)
+			general.eval = func(p *packet) int64 { return x.get(p) << s & k }
+		}
+		return general
 	}
 	if !b.konst {
 		return general
@@ -532,6 +562,7 @@ func specialize(op string, a, b, general expr) expr {
 		if a.leaf != nil {
 			l := *a.leaf
 			f = func(p *packet) int64 { return l.get(p) << uint(k) }
+			general.arith = &arith{op: op, x: l, shift: k}
 		} else {
 			f = func(p *packet) int64 { return af(p) << uint(k) }
 		}
