@@ -23,6 +23,29 @@ type action struct {
 	// control runs a chain of such actions as one list (control.go).
 	// nil for an action with jumps.
 	prims []prim
+	// moves, beside prims, describes each primitive that is a plain
+	// move (nil for the others), for a run of them to become one loop.
+	moves []*move
+}
+
+// move is p.f[dst] = uint64(src) & mask: an assignment of a leaf (a
+// field, a masked field, a constant) to an unsigned field.
+type move struct {
+	dst  int
+	src  leaf
+	mask uint64
+}
+
+// moveRun is the primitive that makes the moves ms in order: one call
+// where each was one.
+func moveRun(ms []move) prim {
+	return func(p *packet) int {
+		for i := range ms {
+			m := &ms[i]
+			p.f[m.dst] = uint64(m.src.get(p)) & m.mask
+		}
+		return -1
+	}
 }
 
 // words splits a parameter's width into its words' widths.
@@ -74,7 +97,7 @@ func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
 		return nil, err
 	}
 	act.run = run
-	act.prims = c.straight
+	act.prims, act.moves = c.straight, c.straightMoves
 	return act, nil
 }
 
@@ -82,6 +105,7 @@ func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
 // (p4c's if-statements inside actions) move the program counter.
 func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), error) {
 	prims := make([]prim, len(ps))
+	moves := make([]*move, len(ps))
 	for i := range ps {
 		c.where = fmt.Sprintf("primitive %d (%s)", i, ps[i].Op)
 		if c.action != "" {
@@ -90,12 +114,15 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 		if s := ps[i].Source.String(); s != "" {
 			c.where += " at " + s
 		}
+		c.lastMove = nil
 		f, err := c.compilePrimitive(&ps[i], len(ps))
 		if err != nil {
 			return nil, c.errorf("%v", err)
 		}
 		prims[i] = f
+		moves[i] = c.lastMove
 	}
+	c.straightMoves = moves
 	c.straight = prims // none or one: no jump to follow
 	switch len(prims) {
 	case 0:
@@ -108,8 +135,9 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 	for i := range ps {
 		jumps = jumps || ps[i].Op == "_jump" || ps[i].Op == "_jump_if_zero"
 	}
-	c.straight = nil
+	c.straight, c.straightMoves = nil, nil
 	if !jumps {
+		c.straightMoves = moves
 		c.straight = prims
 		// Straight-line (most actions): no program counter to follow.
 		return func(p *packet) {
@@ -594,9 +622,11 @@ func (c *compiler) assignField(args []bmjson.Value) (prim, bool, error) {
 	switch {
 	case src.konst:
 		v := wrap(src.k, w, signed)
+		c.lastMove = &move{dst: slot, src: leaf{add: int64(v)}, mask: ^uint64(0)}
 		return func(p *packet) int { p.f[slot] = v; return -1 }, true, nil
 	case src.leaf != nil && !signed:
 		l := *src.leaf
+		c.lastMove = &move{dst: slot, src: l, mask: m}
 		return func(p *packet) int { p.f[slot] = uint64(l.get(p)) & m; return -1 }, true, nil
 	case src.leaf != nil:
 		l := *src.leaf

@@ -13,7 +13,7 @@ type node struct {
 	table *Table
 	cond  func(p *packet) int64
 	test  *cmpLeaf // cond as one comparison of leaves, tested inline
-	konst bool // cond is the constant k
+	konst bool     // cond is the constant k
 	k     int64
 	t, f  *node
 	call  *action
@@ -230,15 +230,42 @@ func keylessToCall(n *node) {
 // chain is the primitives of the calls from n on, up to the first node
 // that is not a call of a straight-line action without parameters, and
 // that node; nil for a node that is not such a call.
+//
+// Runs of plain moves in the list, across the actions' bounds, become
+// one primitive each (moveRun): p4c's temporaries make most of a
+// program's statements such copies.
 func chain(n *node) ([]prim, *node) {
 	var block []prim
+	var run []move
+	var runFirst prim
+	flush := func() {
+		switch len(run) {
+		case 0:
+		case 1:
+			block = append(block, runFirst)
+		default:
+			block = append(block, moveRun(run))
+		}
+		run = nil
+	}
 	for i := 0; n != nil && n.call != nil && n.call.prims != nil && len(n.call.widths) == 0; i++ {
 		if i == 1<<10 { // a bound: a bad JSON's calls may loop
 			break
 		}
-		block = append(block, n.call.prims...)
+		for j, f := range n.call.prims {
+			if m := n.call.moves[j]; m != nil {
+				if len(run) == 0 {
+					runFirst = f
+				}
+				run = append(run, *m)
+				continue
+			}
+			flush()
+			block = append(block, f)
+		}
 		n = n.next
 	}
+	flush()
 	if block == nil {
 		return nil, nil
 	}
