@@ -20,6 +20,33 @@ type action struct {
 	word   []int // the first word of each parameter
 	widths []int // the width of each word
 	run    func(p *packet)
+	// prims is the body of a straight-line action (no _jump): a
+	// control runs a chain of such actions as one list (control.go).
+	// nil for an action with jumps.
+	prims []prim
+	// moves, beside prims, describes each primitive that is a plain
+	// move (nil for the others), for a run of them to become one loop.
+	moves []*move
+}
+
+// move is p.f[dst] = uint64(src) & mask: an assignment of a leaf (a
+// field, a masked field, a constant) to an unsigned field.
+type move struct {
+	dst  int
+	src  leaf
+	mask uint64
+}
+
+// moveRun is the primitive that makes the moves ms in order: one call
+// where each was one.
+func moveRun(ms []move) prim {
+	return func(p *packet) int {
+		for i := range ms {
+			m := &ms[i]
+			p.f[m.dst] = uint64(m.src.get(p)) & m.mask
+		}
+		return -1
+	}
 }
 
 // words splits a parameter's width into its words' widths.
@@ -72,6 +99,7 @@ func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
 		return nil, err
 	}
 	act.run = run
+	act.prims, act.moves = c.straight, c.straightMoves
 	return act, nil
 }
 
@@ -79,6 +107,7 @@ func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
 // (p4c's if-statements inside actions) move the program counter.
 func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), error) {
 	prims := make([]prim, len(ps))
+	moves := make([]*move, len(ps))
 	for i := range ps {
 		c.where = fmt.Sprintf("primitive %d (%s)", i, ps[i].Op)
 		if c.action != "" {
@@ -87,18 +116,39 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 		if s := ps[i].Source.String(); s != "" {
 			c.where += " at " + s
 		}
+		c.lastMove = nil
 		f, err := c.compilePrimitive(&ps[i], len(ps))
 		if err != nil {
 			return nil, c.errorf("%v", err)
 		}
 		prims[i] = f
+		moves[i] = c.lastMove
 	}
+	c.straightMoves = moves
+	c.straight = prims // none or one: no jump to follow
 	switch len(prims) {
 	case 0:
 		return func(*packet) {}, nil
 	case 1:
 		f := prims[0]
 		return func(p *packet) { f(p) }, nil
+	}
+	jumps := false
+	for i := range ps {
+		jumps = jumps || ps[i].Op == "_jump" || ps[i].Op == "_jump_if_zero"
+	}
+	c.straight, c.straightMoves = nil, nil
+	if !jumps {
+		c.straightMoves = moves
+		c.straight = prims
+		// Straight-line (most actions): no program counter to follow.
+		return func(p *packet) {
+			for _, f := range prims {
+				if f(p); p.exited {
+					return
+				}
+			}
+		}, nil
 	}
 	return func(p *packet) {
 		for pc := 0; pc < len(prims) && !p.exited; {
@@ -125,6 +175,14 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 			return nil, fmt.Errorf("parameter %d: %w", i, err)
 		}
 		return e.eval, nil
+	}
+	// operand is value's expression, for a leaf to read inline.
+	operand := func(i int) (expr, error) {
+		e, err := c.compileValue(&args[i])
+		if err != nil {
+			return expr{}, fmt.Errorf("parameter %d: %w", i, err)
+		}
+		return e, nil
 	}
 	constArg := func(i int) (int64, error) {
 		if args[i].Type != "hexstr" {
@@ -243,16 +301,26 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err := want(2); err != nil {
 			return nil, err
 		}
-		cond, err := value(0)
+		ce, err := operand(0)
 		if err != nil {
 			return nil, err
 		}
+		cond := ce.eval
 		to, err := constArg(1)
 		if err != nil {
 			return nil, err
 		}
 		if to < 0 || int(to) > n {
 			return nil, fmt.Errorf("jump to %d, outside the action's %d primitives", to, n)
+		}
+		if len(ce.cmps) == 1 {
+			c := ce.cmps[0]
+			return func(p *packet) int {
+				if !c.test(p) {
+					return int(to)
+				}
+				return -1
+			}, nil
 		}
 		return func(p *packet) int {
 			if cond(p) == 0 {
@@ -323,9 +391,21 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err != nil {
 			return nil, err
 		}
-		idx, err := value(2)
+		ie, err := operand(2)
 		if err != nil {
 			return nil, err
+		}
+		idx := ie.eval
+		if slot, w, ok := c.plainField(args[0]); ok && ie.leaf != nil {
+			// The common form, a field read at an index a field
+			// holds: inline, without the lvalue and index calls.
+			il, m, cells := *ie.leaf, ones(w), reg.cells
+			return func(p *packet) int {
+				if i := uint64(il.get(p)); i < uint64(len(cells)) {
+					p.f[slot] = cells[i] & m
+				}
+				return -1
+			}, nil
 		}
 		return func(p *packet) int {
 			if i := uint64(idx(p)); i < uint64(len(reg.cells)) {
@@ -341,13 +421,23 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err != nil {
 			return nil, err
 		}
-		idx, err := value(1)
+		ie, err := operand(1)
 		if err != nil {
 			return nil, err
 		}
-		src, err := value(2)
+		se, err := operand(2)
 		if err != nil {
 			return nil, err
+		}
+		idx, src := ie.eval, se.eval
+		if ie.leaf != nil && se.leaf != nil {
+			il, sl, m, cells := *ie.leaf, *se.leaf, ones(reg.width), reg.cells
+			return func(p *packet) int {
+				if i := uint64(il.get(p)); i < uint64(len(cells)) {
+					cells[i] = uint64(sl.get(p)) & m // wrap, unsigned
+				}
+				return -1
+			}, nil
 		}
 		return func(p *packet) int {
 			if i := uint64(idx(p)); i < uint64(len(reg.cells)) {
@@ -527,16 +617,46 @@ func (c *compiler) assignField(args []bmjson.Value) (prim, bool, error) {
 		return nil, true, fmt.Errorf("parameter 1: %w", err)
 	}
 	w, signed := f.width, f.signed
+	for src.under != nil && src.underMask&ones(w) == ones(w) {
+		src = *src.under // the store masks to w bits as the & did
+	}
+	m := ones(w)
 	switch {
 	case src.konst:
 		v := wrap(src.k, w, signed)
+		c.lastMove = &move{dst: slot, src: leaf{add: int64(v)}, mask: ^uint64(0)}
 		return func(p *packet) int { p.f[slot] = v; return -1 }, true, nil
-	case src.slot > 0:
-		s := src.slot - 1
-		return func(p *packet) int { p.f[slot] = wrap(int64(p.f[s]), w, signed); return -1 }, true, nil
+	case src.leaf != nil && !signed:
+		l := *src.leaf
+		c.lastMove = &move{dst: slot, src: l, mask: m}
+		return func(p *packet) int { p.f[slot] = uint64(l.get(p)) & m; return -1 }, true, nil
+	case src.leaf != nil:
+		l := *src.leaf
+		return func(p *packet) int { p.f[slot] = wrap(l.get(p), w, signed); return -1 }, true, nil
 	}
 	sf := src.eval
+	if !signed {
+		return func(p *packet) int { p.f[slot] = uint64(sf(p)) & m; return -1 }, true, nil
+	}
 	return func(p *packet) int { p.f[slot] = wrap(sf(p), w, signed); return -1 }, true, nil
+}
+
+// plainField is the slot and width of an unsigned field named as
+// [header, field]; ok is false for anything else (a validity bit, a
+// signed field, a stack's field, an expression).
+func (c *compiler) plainField(v bmjson.Value) (slot, width int, ok bool) {
+	if v.Type != "field" {
+		return 0, 0, false
+	}
+	ref, err := v.Strings()
+	if err != nil || len(ref) != 2 {
+		return 0, 0, false
+	}
+	slot, _, f, err := c.l.field(ref[0], ref[1])
+	if err != nil || f == nil || f.signed {
+		return 0, 0, false
+	}
+	return slot, f.width, true
 }
 
 func (c *compiler) lvalue(v bmjson.Value) (func(p *packet, x int64), error) {

@@ -1,6 +1,9 @@
 package v1model
 
-import "encoding/json"
+import (
+	endian "encoding/binary"
+	"encoding/json"
+)
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
@@ -63,4 +66,63 @@ func wrap(v int64, w int, signed bool) uint64 {
 		return uint64(v << s >> s)
 	}
 	return uint64(v) & (1<<uint(w) - 1)
+}
+
+// loadBits is getBits for a field that starts in b's first 8 bytes
+// (shift+w <= 64) where b holds 8 bytes from start: one big-endian load
+// and two shifts. Packet buffers have headroom past any frame, so the
+// parser's extracts take this path; getBits stays for the rest.
+func loadBits(b []byte, start, shift, w int) uint64 {
+	return endian.BigEndian.Uint64(b[start:start+8]) << uint(shift) >> uint(64-w)
+}
+
+// packFields writes a header's fields, laid end to end from bit 0 as a
+// header type lays them, into b (at least the header's bytes long),
+// most significant bit first. Every byte of the header is written, so b
+// need not be cleared first.
+func packFields(b []byte, fields []fieldInfo, vals []uint64) {
+	w := bitWriter{b: b}
+	for j := range fields {
+		w.put(vals[j], fields[j].width)
+	}
+	w.flush()
+}
+
+// bitWriter packs values of any width up to 64 bits into bytes, most
+// significant bit first, from the start of b: the bits gather in a word
+// that is stored 8 bytes at a time when full, without putBits'
+// read-modify-write of each value, and every byte up to the last bit is
+// written (b need not be cleared).
+type bitWriter struct {
+	b   []byte
+	acc uint64 // the low nb bits are pending; the bits above them are stale and shift out before the word is stored
+	nb  int
+	i   int
+}
+
+// put appends the low width bits of v.
+func (w *bitWriter) put(v uint64, width int) {
+	v &= ^uint64(0) >> uint(64-width) // ones(width) without its branch: width is 0 to 64
+	free := 64 - w.nb
+	if width < free {
+		w.acc = w.acc<<uint(width) | v
+		w.nb += width
+		return
+	}
+	// The word fills: store it, keep v's remaining low bits.
+	rest := width - free
+	endian.BigEndian.PutUint64(w.b[w.i:], w.acc<<uint(free)|v>>uint(rest))
+	w.i += 8
+	w.acc, w.nb = v, rest
+}
+
+// flush writes the pending bits, the last byte padded with zeros.
+func (w *bitWriter) flush() {
+	a := w.acc << uint(64-w.nb)
+	for ; w.nb > 0; w.nb -= 8 {
+		w.b[w.i] = byte(a >> 56)
+		a <<= 8
+		w.i++
+	}
+	w.nb = 0
 }

@@ -1,6 +1,7 @@
 package v1model
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 )
@@ -36,6 +37,63 @@ func TestBitsAgainstBitByBit(t *testing.T) {
 				if bit != wantBit {
 					t.Fatalf("putBits(off %d, w %d, %#x): bit %d is %d, want %d", off, w, v, p, bit, wantBit)
 				}
+			}
+		}
+	}
+}
+
+// TestBitWriterMatchesPutBits packs random runs of values of random
+// widths both ways: the word-at-a-time writer and putBits into cleared
+// bytes must agree byte for byte, padding included, over whatever the
+// buffer held before.
+func TestBitWriterMatchesPutBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		n := 1 + rng.IntN(12)
+		widths := make([]int, n)
+		vals := make([]uint64, n)
+		bits := 0
+		for i := range widths {
+			widths[i] = 1 + rng.IntN(64)
+			vals[i] = rng.Uint64() // bits above the width must be ignored
+			bits += widths[i]
+		}
+		want := make([]byte, (bits+7)/8)
+		off := 0
+		for i, w := range widths {
+			putBits(want, off, w, vals[i])
+			off += w
+		}
+		got := make([]byte, len(want))
+		for i := range got {
+			got[i] = 0xa5 // stale contents the writer must overwrite
+		}
+		bw := bitWriter{b: got}
+		for i, w := range widths {
+			bw.put(vals[i], w)
+		}
+		bw.flush()
+		if !bytes.Equal(got, want) {
+			t.Fatalf("widths %v values %x: got %x, want %x", widths, vals, got, want)
+		}
+		if bw.i != len(want) {
+			t.Fatalf("widths %v: wrote %d bytes, want %d", widths, bw.i, len(want))
+		}
+	}
+}
+
+// TestLoadBitsMatchesGetBits reads fields at every bit offset and width
+// that loadBits takes with both readers.
+func TestLoadBitsMatchesGetBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	b := make([]byte, 24)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	for off := 0; off < 64; off++ {
+		for w := 1; w <= 64 && off&7+w <= 64; w++ {
+			if got, want := loadBits(b, off>>3, off&7, w), getBits(b, off, w); got != want {
+				t.Fatalf("offset %d width %d: got %x, want %x", off, w, got, want)
 			}
 		}
 	}

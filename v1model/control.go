@@ -12,11 +12,20 @@ type node struct {
 	name  string
 	table *Table
 	cond  func(p *packet) int64
-	konst bool // cond is the constant k
+	test  *cmpLeaf // cond as one comparison of leaves, tested inline
+	konst bool     // cond is the constant k
 	k     int64
 	t, f  *node
 	call  *action
 	next  *node
+	// block, for a call, is its action's body and those of the calls
+	// that follow it up to the next table or conditional, as one list
+	// of primitives; after is where the chain ends. Most of a p4c
+	// program's nodes are such calls (keyless tables, below), so a
+	// packet runs a few long lists instead of a table, an action and
+	// a loop per statement.
+	block []prim
+	after *node
 }
 
 // control is a compiled pipeline (ingress or egress).
@@ -30,8 +39,22 @@ func (ctl *control) run(p *packet) {
 	n := ctl.start
 	for n != nil && !p.exited {
 		switch {
+		case n.block != nil:
+			p.adata = nil // the block's actions take no parameters
+			for _, f := range n.block {
+				if f(p); p.exited {
+					break
+				}
+			}
+			n = n.after
 		case n.table != nil:
 			n = n.table.apply(p)
+		case n.test != nil:
+			if n.test.test(p) {
+				n = n.t
+			} else {
+				n = n.f
+			}
 		case n.cond != nil:
 			if n.cond(p) != 0 {
 				n = n.t
@@ -88,7 +111,11 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 		if err != nil {
 			return nil, c.errorf("%v", err)
 		}
-		if err := add(bc.Name, &node{cond: e.eval, konst: e.konst, k: e.k}); err != nil {
+		n := &node{cond: e.eval, konst: e.konst, k: e.k}
+		if len(e.cmps) == 1 && !e.konst {
+			n.test = &e.cmps[0]
+		}
+		if err := add(bc.Name, n); err != nil {
 			return nil, err
 		}
 	}
@@ -173,7 +200,76 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 		}
 		n.t, n.f, n.next = decided(n.t), decided(n.f), decided(n.next)
 	}
+	for _, n := range nodes {
+		keylessToCall(n)
+	}
+	for _, n := range nodes {
+		n.block, n.after = chain(n)
+	}
 	return &control{name: bp.Name, start: decided(start)}, nil
+}
+
+// keylessToCall makes a table without a key, whose default action the
+// program fixes (const), without parameters, counters or meters, a call
+// of that action: such a table always misses, and the control plane
+// cannot change what it runs. p4c makes one of every statement outside a
+// table.
+func keylessToCall(n *node) {
+	t := n.table
+	if t == nil || len(t.keys) > 0 || !t.defConst || t.deflt == nil || len(t.deflt.widths) > 0 ||
+		t.counters || t.meter != nil || t.profile != nil {
+		return
+	}
+	next := t.after(t.deflt)
+	if t.hitMiss {
+		next = t.miss
+	}
+	n.table, n.call, n.next = nil, t.deflt, next
+}
+
+// chain is the primitives of the calls from n on, up to the first node
+// that is not a call of a straight-line action without parameters, and
+// that node; nil for a node that is not such a call.
+//
+// Runs of plain moves in the list, across the actions' bounds, become
+// one primitive each (moveRun): p4c's temporaries make most of a
+// program's statements such copies.
+func chain(n *node) ([]prim, *node) {
+	var block []prim
+	var run []move
+	var runFirst prim
+	flush := func() {
+		switch len(run) {
+		case 0:
+		case 1:
+			block = append(block, runFirst)
+		default:
+			block = append(block, moveRun(run))
+		}
+		run = nil
+	}
+	for i := 0; n != nil && n.call != nil && n.call.prims != nil && len(n.call.widths) == 0; i++ {
+		if i == 1<<10 { // a bound: a bad JSON's calls may loop
+			break
+		}
+		for j, f := range n.call.prims {
+			if m := n.call.moves[j]; m != nil {
+				if len(run) == 0 {
+					runFirst = f
+				}
+				run = append(run, *m)
+				continue
+			}
+			flush()
+			block = append(block, f)
+		}
+		n = n.next
+	}
+	flush()
+	if block == nil {
+		return nil, nil
+	}
+	return block, n
 }
 
 // decided is n, or where n leads when it is a conditional on a constant

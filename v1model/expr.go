@@ -16,17 +16,140 @@ import (
 type expr struct {
 	eval     func(p *packet) int64
 	unsigned bool
-	// konst: eval returns k whatever the packet; slot above 0: eval
-	// reads field slot-1 and nothing else. Operators use them to fold
-	// constants at compile time and to read a field or a constant
-	// operand directly instead of through a call.
+	// konst: eval returns k whatever the packet. Operators use it to
+	// fold constants at compile time.
 	konst bool
 	k     int64
-	slot  int
+	// leaf, when set, is eval in a form an operator reads inline, with
+	// no call: a field, a field masked or offset by a constant, or a
+	// constant (p4c masks almost every operand, so these are most of a
+	// program's operands).
+	leaf *leaf
+	// under, for x & k, is x, and underMask k: an assignment to a field
+	// no wider than k's ones reads x instead, as it masks to the
+	// field's width anyway (p4c masks the value of nearly every
+	// assignment to it).
+	under     *expr
+	underMask uint64
+	// boolean: the value is 0 or 1 (a comparison, and, or, not, a
+	// validity bit), so d2b and b2d of it are itself. cmps, when set,
+	// is eval as comparisons of leaves, all of which hold (any: one of
+	// which), so that and, or, not and ?: test them inline.
+	boolean bool
+	cmps    []cmpLeaf
+	any     bool
+	// arith, when set, is eval as x op y on two leaves (or x << shift),
+	// for a mask over it to fold into the same call.
+	arith *arith
 }
 
+type arith struct {
+	op    string
+	x, y  leaf
+	shift int64
+}
+
+// cmpLeaf is a comparison of two leaves.
+type cmpLeaf struct {
+	x, y leaf
+	op   cmpOp
+}
+
+type cmpOp uint8
+
+const (
+	cmpEQ cmpOp = iota
+	cmpNE
+	cmpLT // signed
+	cmpLE
+	cmpGT
+	cmpGE
+	cmpULT // unsigned
+	cmpULE
+	cmpUGT
+	cmpUGE
+)
+
+// negated is the comparison that holds where op does not.
+var negated = [...]cmpOp{cmpEQ: cmpNE, cmpNE: cmpEQ, cmpLT: cmpGE, cmpLE: cmpGT, cmpGT: cmpLE, cmpGE: cmpLT,
+	cmpULT: cmpUGE, cmpULE: cmpUGT, cmpUGT: cmpULE, cmpUGE: cmpULT}
+
+// cmpOps are the comparison operators, signed and unsigned.
+var cmpOps = map[string][2]cmpOp{"==": {cmpEQ, cmpEQ}, "!=": {cmpNE, cmpNE}, "<": {cmpLT, cmpULT}, "<=": {cmpLE, cmpULE},
+	">": {cmpGT, cmpUGT}, ">=": {cmpGE, cmpUGE}}
+
+func (c *cmpLeaf) test(p *packet) bool {
+	x, y := c.x.get(p), c.y.get(p)
+	switch c.op {
+	case cmpEQ:
+		return x == y
+	case cmpNE:
+		return x != y
+	case cmpLT:
+		return x < y
+	case cmpLE:
+		return x <= y
+	case cmpGT:
+		return x > y
+	case cmpGE:
+		return x >= y
+	case cmpULT:
+		return uint64(x) < uint64(y)
+	case cmpULE:
+		return uint64(x) <= uint64(y)
+	case cmpUGT:
+		return uint64(x) > uint64(y)
+	}
+	return uint64(x) >= uint64(y)
+}
+
+// cmpExpr is the expression that is 1 where all of cs hold (any: one of
+// them), 0 elsewhere.
+func cmpExpr(cs []cmpLeaf, any bool) expr {
+	var f func(p *packet) int64
+	switch {
+	case len(cs) == 1:
+		c := cs[0]
+		f = func(p *packet) int64 { return b2i(c.test(p)) }
+	case any:
+		f = func(p *packet) int64 {
+			for i := range cs {
+				if cs[i].test(p) {
+					return 1
+				}
+			}
+			return 0
+		}
+	default:
+		f = func(p *packet) int64 {
+			for i := range cs {
+				if !cs[i].test(p) {
+					return 0
+				}
+			}
+			return 1
+		}
+	}
+	return expr{eval: f, unsigned: true, boolean: true, cmps: cs, any: any}
+}
+
+// leaf is the value int64(p.f[slot]&mask) + add: a field (mask all
+// ones, add 0), a field under a constant mask, a field plus a constant,
+// or a constant (mask 0). Every form reads one slot and has no branch;
+// a constant reads slot 0, which every program has (standard_metadata),
+// and masks it away.
+type leaf struct {
+	slot int
+	mask uint64
+	add  int64
+}
+
+// get is the leaf's value: small enough for the compiler to inline in
+// the closures that read leaves.
+func (l leaf) get(p *packet) int64 { return int64(p.f[l.slot]&l.mask) + l.add }
+
 func constant(v int64) expr {
-	return expr{eval: func(*packet) int64 { return v }, unsigned: v >= 0, konst: true, k: v}
+	return expr{eval: func(*packet) int64 { return v }, unsigned: v >= 0, konst: true, k: v, leaf: &leaf{add: v}}
 }
 
 // compileValue compiles an operand: a field, a constant, action data, a
@@ -139,7 +262,7 @@ func (c *compiler) fieldExpr(hdr, name string) (expr, error) {
 		}
 		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true}, nil
 	}
-	return expr{eval: func(p *packet) int64 { return int64(p.f[slot]) }, unsigned: !f.signed, slot: slot + 1}, nil
+	return expr{eval: func(p *packet) int64 { return int64(p.f[slot]) }, unsigned: !f.signed, leaf: &leaf{slot: slot, mask: ^uint64(0)}}, nil
 }
 
 func b2i(b bool) int64 {
@@ -181,7 +304,7 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 		if err != nil {
 			return expr{}, err
 		}
-		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true}, nil
+		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true, boolean: true}, nil
 	case "valid_union":
 		if e.Right == nil {
 			return expr{}, fmt.Errorf("valid_union: missing operand")
@@ -209,6 +332,23 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 			return expr{}, fmt.Errorf("%s: %w", e.Op, err)
 		}
 		f := x.eval
+		switch {
+		case (e.Op == "d2b" || e.Op == "b2d") && x.boolean:
+			return x, nil // already 0 or 1
+		case e.Op == "not" && len(x.cmps) == 1:
+			c := x.cmps[0]
+			c.op = negated[c.op]
+			return cmpExpr([]cmpLeaf{c}, false), nil
+		}
+		if x.leaf != nil && e.Op != "~" {
+			// A comparison with 0, which conditionals and jumps test
+			// inline.
+			op := cmpNE
+			if e.Op == "not" {
+				op = cmpEQ
+			}
+			return cmpExpr([]cmpLeaf{{x: *x.leaf, y: leaf{}, op: op}}, false), nil
+		}
 		switch e.Op {
 		case "not":
 			return expr{eval: func(p *packet) int64 { return b2i(f(p) == 0) }, unsigned: true}, nil
@@ -231,6 +371,25 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 			return expr{}, fmt.Errorf("?: %w", err)
 		}
 		cf, af, bf := cond.eval, a.eval, b.eval
+		if a.leaf != nil && b.leaf != nil && len(cond.cmps) == 1 {
+			c, x, y := cond.cmps[0], *a.leaf, *b.leaf
+			return expr{eval: func(p *packet) int64 {
+				if c.test(p) {
+					return x.get(p)
+				}
+				return y.get(p)
+			}, unsigned: a.unsigned && b.unsigned}, nil
+		}
+		if a.leaf != nil && b.leaf != nil {
+			// Mostly cond ? 1 : 0, which p4c writes for a bool's value.
+			x, y := *a.leaf, *b.leaf
+			return expr{eval: func(p *packet) int64 {
+				if cf(p) != 0 {
+					return x.get(p)
+				}
+				return y.get(p)
+			}, unsigned: a.unsigned && b.unsigned}, nil
+		}
 		return expr{eval: func(p *packet) int64 {
 			if cf(p) != 0 {
 				return af(p)
@@ -291,61 +450,189 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 	if err != nil {
 		return expr{}, fmt.Errorf("%s: right: %w", e.Op, err)
 	}
+	if (e.Op == "and" || e.Op == "or") && a.cmps != nil && b.cmps != nil {
+		// A chain of comparisons: one closure tests them all.
+		any := e.Op == "or"
+		if (len(a.cmps) == 1 || a.any == any) && (len(b.cmps) == 1 || b.any == any) {
+			return cmpExpr(append(append([]cmpLeaf(nil), a.cmps...), b.cmps...), any), nil
+		}
+	}
+	if ops, ok := cmpOps[e.Op]; ok && a.leaf != nil && b.leaf != nil && !(a.konst && b.konst) {
+		op := ops[0]
+		if a.unsigned && b.unsigned {
+			op = ops[1]
+		}
+		return cmpExpr([]cmpLeaf{{x: *a.leaf, y: *b.leaf, op: op}}, false), nil
+	}
 	general, err := binary(e.Op, a, b)
 	if err != nil {
 		return expr{}, err
 	}
-	return specialize(e.Op, a, b, general), nil
+	switch e.Op {
+	case "and", "or", "==", "!=", "<", "<=", ">", ">=":
+		general.boolean = true
+	}
+	r := specialize(e.Op, a, b, general)
+	if e.Op == "&" && b.konst && !a.konst {
+		r.under, r.underMask = &a, uint64(b.k)
+	}
+	return r, nil
 }
 
 // specialize is general, the compiled binary operator op on a and b,
-// made cheaper where an operand is a constant or a plain field: folded
-// to a constant when both are constants (p4c leaves conditions such as
-// a compile-time flag's test to the target), or with the constant or
-// the field read inline, one call where general makes three.
+// made cheaper where the operands allow: folded to a constant when both
+// are constants (p4c leaves conditions such as a compile-time flag's
+// test to the target); a leaf itself (a field masked or offset by a
+// constant); with both operands read inline when both are leaves; with
+// a constant operand read inline otherwise. Each is one call where
+// general makes three.
 func specialize(op string, a, b, general expr) expr {
 	if a.konst && b.konst {
 		v := general.eval(nil) // reads no packet: both operands are constants
-		return expr{eval: func(*packet) int64 { return v }, unsigned: general.unsigned, konst: true, k: v}
+		return expr{eval: func(*packet) int64 { return v }, unsigned: general.unsigned, konst: true, k: v, leaf: &leaf{add: v}}
+	}
+	if a.konst && op == "+" {
+		a, b = b, a // k + x is x + k
+	}
+	if b.konst && a.leaf != nil {
+		l, k := *a.leaf, b.k
+		switch {
+		case op == "&" && l.add == 0:
+			l.mask &= uint64(k)
+		case op == "+":
+			l.add += k
+		case op == "-":
+			l.add -= k
+		default:
+			l.slot = -1
+		}
+		if l.slot >= 0 {
+			general.eval = func(p *packet) int64 { return l.get(p) }
+			general.leaf = &l
+			return general
+		}
+	}
+	if a.leaf != nil && b.leaf != nil {
+		if f := fused(op, *a.leaf, *b.leaf, a.unsigned && b.unsigned); f != nil {
+			general.eval = f
+			if op == "+" || op == "-" || op == "*" {
+				general.arith = &arith{op: op, x: *a.leaf, y: *b.leaf}
+			}
+			return general
+		}
+	}
+	if op == "&" && b.konst && a.arith != nil {
+		// (x op y) & k, p4c's form of arithmetic on bit<W>: one call.
+		x, y, k := a.arith.x, a.arith.y, b.k
+		switch a.arith.op {
+		case "+":
+			general.eval = func(p *packet) int64 { return (x.get(p) + y.get(p)) & k }
+		case "-":
+			general.eval = func(p *packet) int64 { return (x.get(p) - y.get(p)) & k }
+		case "*":
+			general.eval = func(p *packet) int64 { return (x.get(p) * y.get(p)) & k }
+		case "<<":
+			s := uint(a.arith.shift)
+			general.eval = func(p *packet) int64 { return x.get(p) << s & k }
+		}
+		return general
 	}
 	if !b.konst {
 		return general
 	}
 	k, af := b.k, a.eval
 	var f func(p *packet) int64
-	if a.slot > 0 {
-		s := a.slot - 1
-		switch op {
-		case "&":
-			f = func(p *packet) int64 { return int64(p.f[s]) & k }
-		case "==":
-			f = func(p *packet) int64 { return b2i(int64(p.f[s]) == k) }
-		case "!=":
-			f = func(p *packet) int64 { return b2i(int64(p.f[s]) != k) }
-		case "+":
-			f = func(p *packet) int64 { return int64(p.f[s]) + k }
-		}
-	}
-	if f == nil {
-		switch op {
-		case "&":
-			f = func(p *packet) int64 { return af(p) & k }
-		case "|":
-			f = func(p *packet) int64 { return af(p) | k }
-		case "+":
-			f = func(p *packet) int64 { return af(p) + k }
-		case "-":
-			f = func(p *packet) int64 { return af(p) - k }
-		case "==":
-			f = func(p *packet) int64 { return b2i(af(p) == k) }
-		case "!=":
-			f = func(p *packet) int64 { return b2i(af(p) != k) }
-		default:
+	switch op {
+	case "&":
+		f = func(p *packet) int64 { return af(p) & k }
+	case "|":
+		f = func(p *packet) int64 { return af(p) | k }
+	case "+":
+		f = func(p *packet) int64 { return af(p) + k }
+	case "-":
+		f = func(p *packet) int64 { return af(p) - k }
+	case "==":
+		f = func(p *packet) int64 { return b2i(af(p) == k) }
+	case "!=":
+		f = func(p *packet) int64 { return b2i(af(p) != k) }
+	case "<<":
+		if k < 0 || k >= 64 {
 			return general
 		}
+		if a.leaf != nil {
+			l := *a.leaf
+			f = func(p *packet) int64 { return l.get(p) << uint(k) }
+			general.arith = &arith{op: op, x: l, shift: k}
+		} else {
+			f = func(p *packet) int64 { return af(p) << uint(k) }
+		}
+	case ">>":
+		if !a.unsigned || k < 0 || k >= 64 {
+			return general
+		}
+		if a.leaf != nil {
+			l := *a.leaf
+			f = func(p *packet) int64 { return int64(uint64(l.get(p)) >> uint(k)) }
+		} else {
+			f = func(p *packet) int64 { return int64(uint64(af(p)) >> uint(k)) }
+		}
+	default:
+		return general
 	}
 	general.eval = f
 	return general
+}
+
+// fused is the binary operator op on two leaves, both read inline; nil
+// for an operator that keeps its general form. unsigned is as binary
+// takes it: both operands known not to be negative.
+func fused(op string, x, y leaf, unsigned bool) func(p *packet) int64 {
+	switch op {
+	case "+":
+		return func(p *packet) int64 { return x.get(p) + y.get(p) }
+	case "-":
+		return func(p *packet) int64 { return x.get(p) - y.get(p) }
+	case "*":
+		return func(p *packet) int64 { return x.get(p) * y.get(p) }
+	case "&":
+		return func(p *packet) int64 { return x.get(p) & y.get(p) }
+	case "|":
+		return func(p *packet) int64 { return x.get(p) | y.get(p) }
+	case "^":
+		return func(p *packet) int64 { return x.get(p) ^ y.get(p) }
+	case "==":
+		return func(p *packet) int64 { return b2i(x.get(p) == y.get(p)) }
+	case "!=":
+		return func(p *packet) int64 { return b2i(x.get(p) != y.get(p)) }
+	case "and":
+		return func(p *packet) int64 { return b2i(x.get(p) != 0 && y.get(p) != 0) }
+	case "or":
+		return func(p *packet) int64 { return b2i(x.get(p) != 0 || y.get(p) != 0) }
+	}
+	if unsigned {
+		switch op {
+		case "<":
+			return func(p *packet) int64 { return b2i(uint64(x.get(p)) < uint64(y.get(p))) }
+		case "<=":
+			return func(p *packet) int64 { return b2i(uint64(x.get(p)) <= uint64(y.get(p))) }
+		case ">":
+			return func(p *packet) int64 { return b2i(uint64(x.get(p)) > uint64(y.get(p))) }
+		case ">=":
+			return func(p *packet) int64 { return b2i(uint64(x.get(p)) >= uint64(y.get(p))) }
+		}
+		return nil
+	}
+	switch op {
+	case "<":
+		return func(p *packet) int64 { return b2i(x.get(p) < y.get(p)) }
+	case "<=":
+		return func(p *packet) int64 { return b2i(x.get(p) <= y.get(p)) }
+	case ">":
+		return func(p *packet) int64 { return b2i(x.get(p) > y.get(p)) }
+	case ">=":
+		return func(p *packet) int64 { return b2i(x.get(p) >= y.get(p)) }
+	}
+	return nil
 }
 
 // binary compiles the binary operator op on a and b.

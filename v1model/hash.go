@@ -19,6 +19,7 @@ type calculation struct {
 
 type calcPart struct {
 	eval  func(p *packet) int64
+	leaf  *leaf // eval inline, where it is a leaf
 	width int
 }
 
@@ -30,12 +31,18 @@ func (c *calculation) compute(p *packet) uint64 {
 		p.hash = make([]byte, n) // once per packet buffer, for wide inputs
 	}
 	buf := p.hash[:n]
-	clear(buf)
-	off := 0
-	for _, part := range c.parts {
-		putBits(buf, off, part.width, uint64(part.eval(p)))
-		off += part.width
+	w := bitWriter{b: buf} // writes every byte: no clear
+	for i := range c.parts {
+		part := &c.parts[i]
+		var v int64
+		if part.leaf != nil {
+			v = part.leaf.get(p)
+		} else {
+			v = part.eval(p)
+		}
+		w.put(uint64(v), part.width)
 	}
+	w.flush()
 	return c.algo(buf)
 }
 
@@ -133,7 +140,7 @@ func (c *compiler) compileCalculation(bc *bmjson.Calculation) (*calculation, err
 		case "field":
 			if wr, wide := c.wideOperand(&in); wide {
 				for i, slot := range wr.slots {
-					calc.parts = append(calc.parts, calcPart{eval: func(p *packet) int64 { return int64(p.f[slot]) }, width: wr.widths[i]})
+					calc.parts = append(calc.parts, calcPart{eval: func(p *packet) int64 { return int64(p.f[slot]) }, leaf: &leaf{slot: slot, mask: ^uint64(0)}, width: wr.widths[i]})
 					calc.bits += wr.widths[i]
 				}
 				continue
@@ -142,7 +149,7 @@ func (c *compiler) compileCalculation(bc *bmjson.Calculation) (*calculation, err
 			if err != nil {
 				return nil, fmt.Errorf("calculations %q: input %d: %w", bc.Name, i, err)
 			}
-			calc.parts = append(calc.parts, calcPart{eval: e.eval, width: w})
+			calc.parts = append(calc.parts, calcPart{eval: e.eval, leaf: e.leaf, width: w})
 			calc.bits += w
 		case "header":
 			name, err := in.String()
@@ -156,7 +163,7 @@ func (c *compiler) compileCalculation(bc *bmjson.Calculation) (*calculation, err
 			h := c.l.headers[hi]
 			for j, f := range h.typ.fields {
 				slot := h.base + j
-				calc.parts = append(calc.parts, calcPart{eval: func(p *packet) int64 { return int64(p.f[slot]) }, width: f.width})
+				calc.parts = append(calc.parts, calcPart{eval: func(p *packet) int64 { return int64(p.f[slot]) }, leaf: &leaf{slot: slot, mask: ^uint64(0)}, width: f.width})
 				calc.bits += f.width
 			}
 		default:

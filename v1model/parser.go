@@ -490,14 +490,24 @@ func (c *compiler) extractor(hi int) func(p *packet) int {
 		if p.n-p.payload < n {
 			return tooShort
 		}
-		b := p.buf[p.payload : p.payload+n]
+		// The buffer runs on past the frame (headroom), so each field
+		// but the last few of a header at the very end of the buffer is
+		// one 8-byte load.
+		b := p.buf[p.payload:]
+		vals := p.f[base : base+len(fields)]
 		for i := range fields {
 			f := &fields[i]
-			v := getBits(b, f.offset, f.width)
+			start, shift := f.offset>>3, f.offset&7
+			var v uint64
+			if shift+f.width <= 64 && start+8 <= len(b) {
+				v = loadBits(b, start, shift, f.width)
+			} else {
+				v = getBits(b, f.offset, f.width)
+			}
 			if f.signed {
 				v = wrap(int64(v), f.width, true)
 			}
-			p.f[base+i] = v
+			vals[i] = v
 		}
 		setValid(p)
 		p.payload += n
@@ -547,14 +557,13 @@ func (dp *deparser) run(p *packet, l *layout) {
 			continue
 		}
 		h := l.headers[hi]
-		n := h.typ.bytes()
 		start := len(out)
-		out = append(out, make([]byte, n)...) // no allocation: capacity is reserved
-		b := out[start:]
-		for i := range h.typ.fields {
-			f := &h.typ.fields[i]
-			putBits(b, f.offset, f.width, p.f[h.base+i])
+		if n := h.typ.bytes(); start+n <= cap(out) {
+			out = out[:start+n] // packFields writes every byte
+		} else {
+			out = append(out, make([]byte, n)...) // past the reserved capacity
 		}
+		packFields(out[start:], h.typ.fields, p.f[h.base:h.base+len(h.typ.fields)])
 	}
 	out = append(out, p.buf[p.payload:p.n]...)
 	if p.truncate > 0 && p.truncate < len(out) {

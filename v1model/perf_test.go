@@ -95,11 +95,37 @@ func FuzzProcess(f *testing.F) {
 	})
 }
 
+// l3Switch loads the plain router (p4/testdata/l3.p4) with the same
+// route to 10.0.0.2 on port 2.
+func l3Switch(tb testing.TB) *Switch {
+	tb.Helper()
+	sw, err := Load("../p4/testdata/build/l3.json", Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rt, err := ParseRuntime([]byte(`{"table_entries": [
+	 {"table": "L3Ingress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.2", 32]},
+	  "action_name": "L3Ingress.set_nexthop", "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}}
+	]}`))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := sw.Install(rt); err != nil {
+		tb.Fatal(err)
+	}
+	return sw
+}
+
 // BenchmarkReceiveBatchRCM is the live path without I/O: rcm.p4, 32
 // 64-byte frames a batch through ingress, the queues and egress, sent
 // inline as p4switch's ports send them; ns/op is per batch.
-func BenchmarkReceiveBatchRCM(b *testing.B) {
-	sw := rcmSwitch(b)
+func BenchmarkReceiveBatchRCM(b *testing.B) { benchmarkReceiveBatch(b, rcmSwitch(b)) }
+
+// BenchmarkReceiveBatchL3 is the same with the plain router: what the
+// switch costs a packet besides rcm.p4's own work.
+func BenchmarkReceiveBatchL3(b *testing.B) { benchmarkReceiveBatch(b, l3Switch(b)) }
+
+func benchmarkReceiveBatch(b *testing.B, sw *Switch) {
 	frame := udpFrame(b, 1, 2, 4791, 64-42)
 	frames := make([][]byte, 32)
 	for i := range frames {

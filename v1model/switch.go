@@ -186,12 +186,17 @@ func (v *ValueSet) match(key []byte) bool { return v.values[string(key)] }
 // compiler carries what compiling one object needs, and where it is for
 // errors.
 type compiler struct {
-	l      *layout
-	errs   *errorCodes
-	sw     *Switch
-	where  string
-	act    *action // the action being compiled, nil elsewhere
-	action string
+	l     *layout
+	errs  *errorCodes
+	sw    *Switch
+	where string
+	act   *action // the action being compiled, nil elsewhere
+	// straight is the primitive list compilePrimitives last compiled,
+	// when it has no jumps; nil otherwise.
+	straight      []prim
+	straightMoves []*move // beside straight: its plain moves
+	lastMove      *move   // set by a primitive that compiles to a plain move
+	action        string
 	// trees are the JSON trees of the expressions compiled so far, by
 	// the address of each object's bytes (jsontree.go).
 	trees map[*byte]*jsonNode

@@ -701,6 +701,20 @@ func (e *entry) matches(key []byte, keys []keyField) bool {
 
 // apply looks the packet up and runs the action; it returns the next node.
 func (t *Table) apply(p *packet) *node {
+	if len(t.keys) == 0 {
+		// No key (p4c makes a table of every action call outside one,
+		// most of a program's tables): always a miss, so the default
+		// action directly, without the search and the hit's branches.
+		a := t.deflt
+		p.adata = t.defData
+		if a != nil {
+			a.run(p)
+		}
+		if t.hitMiss {
+			return t.miss
+		}
+		return t.after(a)
+	}
 	e := t.lookup(p)
 	var a *action
 	if e != nil && e.indirect {
@@ -737,6 +751,12 @@ func (t *Table) apply(p *packet) *node {
 		}
 		return t.miss
 	}
+	return t.after(a)
+}
+
+// after is the node next_tables names for action a, or the base
+// default next.
+func (t *Table) after(a *action) *node {
 	if a != nil {
 		for i, na := range t.nextAct {
 			if na == a || na.name == a.name {
