@@ -414,17 +414,6 @@ func (s *Switch) SetRecirculationRate(pps float64) error {
 	return s.tm(fmt.Sprintf("set_recirculation_rate %.0f", pps))
 }
 
-// SetRecirculationIdleRate sets the rate the recirculation loop slows to
-// once a whole round of it has come back with nothing leaving
-// (p4switch's set_recirculation_idle_rate, v1model's
-// SetRecirculationIdleRate; the Go target only).
-func (s *Switch) SetRecirculationIdleRate(pps float64) error {
-	if s.cfg.Target != TargetGo {
-		return fmt.Errorf("switch %s: a recirculation rate is the Go target's; BMv2 has none", s.cfg.Name)
-	}
-	return s.tm(fmt.Sprintf("set_recirculation_idle_rate %.0f", pps))
-}
-
 // SetQueueDepth sets the depth of port's egress queues, packets
 // (simple_switch_CLI set_queue_depth).
 func (s *Switch) SetQueueDepth(port, packets int) error {

@@ -27,7 +27,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -484,13 +483,8 @@ func (e *emulation) build(ctx context.Context) error {
 			// core, and a full recirculation queue (1,024 packets) still
 			// goes round well within rcm.p4's HOLD_SKIP_NS.
 			framesPerSecond := fastest / 8 / float64(frame)
-			if err := s.SetRecirculationRate(math.Round(holdLoopSpeedupExp() * framesPerSecond)); err != nil {
+			if err := s.SetRecirculationRate(math.Round(holdLoopSpeedup * framesPerSecond)); err != nil {
 				return err
-			}
-			if idle := holdLoopIdle(); idle > 0 {
-				if err := s.SetRecirculationIdleRate(math.Round(idle * framesPerSecond)); err != nil {
-					return err
-				}
 			}
 		}
 		e.logf("switch %s (PID %d): %d ports", name, s.PID(), len(adj[sw]))
@@ -515,19 +509,6 @@ func linkDelay(t *topo.Topology, a topo.Port) time.Duration {
 // holdLoopSpeedup is how many times faster than the fastest port's full
 // frames held packets may go round the Go target's recirculation port.
 const holdLoopSpeedup = 8
-
-// EXPERIMENT
-func holdLoopSpeedupExp() float64 {
-	if v, _ := strconv.ParseFloat(os.Getenv("P4RCM_HOLD_SPEEDUP"), 64); v > 0 {
-		return v
-	}
-	return holdLoopSpeedup
-}
-
-func holdLoopIdle() float64 {
-	v, _ := strconv.ParseFloat(os.Getenv("P4RCM_HOLD_IDLE"), 64)
-	return v
-}
 
 // priorityQueues is how many strict-priority queues per port the
 // emulation's switches get. The Go target's ports are links shared by
@@ -785,7 +766,7 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 		}
 		counts := map[string]map[int64]int64{}
 		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterPausesReceived,
-			p4.CounterCNsSent, p4.CounterClearCNsSent, p4.CounterCNsReceived, p4.CounterWindowHolds, p4.CounterDetours, p4.CounterHeld, p4.CounterLimitHolds} {
+			p4.CounterCNsSent, p4.CounterClearCNsSent, p4.CounterCNsReceived, p4.CounterWindowHolds, p4.CounterDetours} {
 			cells, err := s.Counters(ctx, counter)
 			if err != nil {
 				s.Close()
@@ -797,19 +778,6 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 			}
 		}
 		s.Close()
-		{ // EXPERIMENT
-			var h, l, rx int64
-			for _, n := range counts[p4.CounterHeld] {
-				h += n
-			}
-			for _, n := range counts[p4.CounterLimitHolds] {
-				l += n
-			}
-			for _, n := range counts[p4.CounterRxFrames] {
-				rx += n
-			}
-			e.logf("DEBUG %s: rx %d, pfc holds %d, limit holds %d", name, rx, h, l)
-		}
 		// RCM's counters, as the simulator counts them: CNs, packets RCC
 		// sent to the low queue, flows SAR detoured.
 		for counter, total := range map[string]*int64{p4.CounterCNsSent: &rcm.CNsSent, p4.CounterClearCNsSent: &rcm.ClearCNsSent,

@@ -121,17 +121,6 @@ type Switch struct {
 	defaultRate  float64
 	defaultLine  float64 // SetPortRate for every port
 	defaultDelay time.Duration
-
-	// The hold loop's idle pacing (SetRecirculationIdleRate): idleGap,
-	// when above 0, is the gap between recirculated packets once a
-	// whole round of the loop has come back with none leaving; quiet
-	// counts the packets recirculated since one last did, idle is set
-	// while the loop is slowed, and recircLast is when the last
-	// recirculated packet went back to ingress.
-	recircIdleGap time.Duration
-	recircQuiet   int
-	recircIdle    bool
-	recircResume  time.Duration
 	// held is the frame holdFrame copied; frameFree, buffers of frames
 	// that have come off a delay line, for the next ones.
 	held      []byte
@@ -602,12 +591,6 @@ func (sw *Switch) runIngress(p *packet) {
 		return
 	}
 	if egressSpec == DropPort {
-		if p.f[std.instanceType] != InstanceRecirculate {
-			// A frame the program takes in without forwarding it (a
-			// PAUSE, a CN) changed nothing but its state, which may
-			// release a held packet.
-			sw.recircProgress()
-		}
 		sw.put(p)
 		return
 	}
@@ -712,19 +695,12 @@ func (sw *Switch) runEgress(p *packet, port, prio int, emit Emit) int {
 				sw.recircDrops++
 				sw.put(c)
 			}
-			if sw.recircQuiet++; sw.recircIdleGap > 0 && !sw.recircIdle && sw.recircQuiet > sw.recirc.n {
-				sw.recircIdle = true
-				sw.recircResume = sw.clock() + sw.recircIdleGap
-			}
 			sw.put(p)
 			return 0
 		}
 		sw.input = append(sw.input, c)
 		sw.put(p)
 		return 0
-	}
-	if p.f[std.instanceType] == InstanceRecirculate {
-		sw.recircProgress()
 	}
 	n := len(p.out)
 	emit(port, p.out)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"time"
 
@@ -261,39 +260,6 @@ func (sw *Switch) SetRecirculationRate(pps float64) error {
 	return nil
 }
 
-// SetRecirculationIdleRate paces the live mode's recirculation by the
-// progress of the packets going round, for programs that hold packets by
-// recirculating them: once every packet in the loop has come back
-// without any recirculated packet leaving on a port, the loop slows to
-// pps packets a second, and it goes at its full rate
-// (SetRecirculationRate) again as soon as a recirculated packet leaves
-// or a frame arrives that the program takes in without forwarding it (a
-// PAUSE, a notification: what can change its state without a packet
-// leaving). What the program decides is unchanged; only when it is
-// offered its held packets again: a release by time alone (a pause that
-// runs out) is seen up to one idle gap later for the first packet back.
-// 0 (the default) paces the loop by SetRecirculationRate alone.
-func (sw *Switch) SetRecirculationIdleRate(pps float64) error {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	var probe queue
-	if err := probe.setRate(pps); err != nil {
-		return fmt.Errorf("idle recirculation rate %v: want packets per second, 0 for none", pps)
-	}
-	sw.recircIdleGap = probe.gap
-	if probe.gap == 0 {
-		sw.recircIdle = false
-	}
-	return nil
-}
-
-// recircProgress ends the hold loop's idle pacing: something happened
-// that may release a held packet.
-func (sw *Switch) recircProgress() {
-	sw.recircQuiet = 0
-	sw.recircIdle = false
-}
-
 // bmv2RecirculationDepth is simple_switch's recirculation queue, in
 // packets; RecirculationDepth the Go target's once its loop is paced.
 const (
@@ -478,26 +444,12 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 	sw.runPending()
 	now := sw.clock()
 	wait := time.Hour
-	recircDue := false
 	if q := &sw.recirc; q.n > 0 {
-		due := q.due()
-		if sw.recircIdle {
-			if now < sw.recircResume {
-				due = max(due, sw.recircResume)
-			} else {
-				// The rest is over: a new round at the full rate.
-				sw.recircIdle, sw.recircQuiet = false, 0
-			}
+		if q.due() <= now {
+			sw.runIngress(q.pop())
+			return 0
 		}
-		if due <= now {
-			if !portsFirstExp {
-				sw.runIngress(q.pop())
-				return 0
-			}
-			recircDue = true
-		} else {
-			wait = due - now
-		}
+		wait = q.due() - now
 	}
 	// Frames whose links' delays have run out arrive (a loop over the
 	// ports only while some frame is on its way).
@@ -567,15 +519,8 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 			return 0
 		}
 	}
-	if recircDue {
-		sw.runIngress(sw.recirc.pop())
-		return 0
-	}
 	return max(wait, time.Microsecond)
 }
-
-// EXPERIMENT
-var portsFirstExp = os.Getenv("P4RCM_PORTS_FIRST") != ""
 
 // holdFrame is the Emit of a port with a delay: it keeps a copy of the
 // frame (in sw.held) for serveReady to put on the link's delay line.

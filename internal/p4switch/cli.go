@@ -194,7 +194,7 @@ no interface, packet socket or process wake-up in between.`,
 	f.StringArrayVar(&o.queueDepth, "queue-depth", nil, "egress queue depth in packets: `N` for every port or PORT:N (repeatable), as set_queue_depth")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the program's random()")
 	f.BoolVar(&o.busyPoll, "busy-poll", false, "poll the ports without sleeping: a core per receiving port for the lowest latency")
-	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate, set_recirculation_idle_rate and mirroring_add while running, one per line, on the Unix socket `PATH`")
+	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate and mirroring_add while running, one per line, on the Unix socket `PATH`")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage("%v; see 'p4switch --help'", err) })
 	return cmd
 }
