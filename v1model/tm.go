@@ -410,11 +410,6 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 		return err
 	}
 	defer w.Close()
-	// Without it every wait ran up to 50 us late (Linux's default timer
-	// slack): half a full frame at 92.4 Mb/s, four times more of the
-	// scenario's time than at 23.1, and a held packet's release
-	// waits on it.
-	defer finetimer.PinPrecise()()
 	sw.waiter.Store(w)
 	defer sw.waiter.Store(nil)
 	defer context.AfterFunc(ctx, w.Wake)()

@@ -5,7 +5,6 @@ package finetimer
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,22 +89,4 @@ func (w *Waiter) Close() error {
 	}
 	w.closed = true
 	return unix.Close(w.fd)
-}
-
-// PinPrecise locks the calling goroutine to its thread and sets the
-// thread's timer slack to 1 ns, until the returned func undoes both. A
-// Wait's ppoll, as any timed sleep, may end as late as the thread's
-// timer slack allows, 50 us by default: a 12 us wait took a median of
-// 79 us with it and 27 us without. The goroutine stays on the thread so
-// that the slack it set is the one its waits get.
-func PinPrecise() (undo func()) {
-	runtime.LockOSThread()
-	old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
-	if err != nil || unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) != nil {
-		return runtime.UnlockOSThread
-	}
-	return func() {
-		unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
-		runtime.UnlockOSThread()
-	}
 }

@@ -35,7 +35,3 @@ func (w *Waiter) Wake() {
 
 // Close releases the Waiter (nothing to release here).
 func (w *Waiter) Close() error { return nil }
-
-// PinPrecise does nothing elsewhere than Linux: there is no timer slack
-// to set.
-func PinPrecise() (undo func()) { return func() {} }
