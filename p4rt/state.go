@@ -63,6 +63,9 @@ type storedEntry struct {
 	// of an entry of a table with one key field (most tables).
 	match [1]v1model.Match
 	canon [1]*p4v1.FieldMatch
+	// exact is the canonical copy of the one match, where it is exact
+	// and the request's is not canonical (values with leading zeros).
+	exact canonExact
 	// params backs the target's form of a direct action's data of up
 	// to two words (most actions' parameters fit).
 	params [2]uint64

@@ -28,8 +28,9 @@ func (p *pipeline) table(id uint32) (*tableDesc, error) {
 func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([]*p4v1.FieldMatch, v1model.Entry, error) {
 	ve := v1model.Entry{Priority: int(te.Priority)}
 	var canonRoom []*p4v1.FieldMatch
+	var exactRoom *canonExact
 	if room != nil && len(td.byIndex) <= len(room.match) {
-		ve.Match, canonRoom = room.match[:len(td.byIndex)], room.canon[:0]
+		ve.Match, canonRoom, exactRoom = room.match[:len(td.byIndex)], room.canon[:0], &room.exact
 	} else {
 		ve.Match = make([]v1model.Match, len(td.byIndex))
 	}
@@ -61,7 +62,7 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([
 			return nil, ve, errorf(codes.InvalidArgument, "table %s: match field %s given twice", td.name, fd.name)
 		}
 		seen[fd.index] = true
-		c, m, err := matchOf(td, fd, fm)
+		c, m, err := matchOf(td, fd, fm, exactRoom)
 		if err != nil {
 			return nil, ve, err
 		}
@@ -101,7 +102,8 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([
 // spec's canonical don't-care rules; it returns it canonical and in the
 // target's form. A match that is canonical as given is returned itself,
 // not copied: a write keeps parts of its request (see Server.Write).
-func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatch, v1model.Match, error) {
+// room, if not nil, is where a canonical copy of an exact match is made.
+func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch, room *canonExact) (*p4v1.FieldMatch, v1model.Match, error) {
 	var m v1model.Match
 	// Built only for an error: on every field of every write, the
 	// concatenation would cost more than the check.
@@ -139,11 +141,10 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Value, m.Wide = v, w
 		if given = given && !hasUnknown(x.Exact); !given {
-			x := &struct {
-				fm    p4v1.FieldMatch
-				oneof p4v1.FieldMatch_Exact_
-				exact p4v1.FieldMatch_Exact
-			}{}
+			x := room
+			if x == nil {
+				x = &canonExact{}
+			}
 			x.exact.Value = c
 			x.oneof.Exact = &x.exact
 			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
@@ -273,6 +274,14 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		return fm, m, nil
 	}
 	return out, m, nil
+}
+
+// canonExact is a canonical copy of an exact match: the match, its
+// oneof wrapper and its value in one allocation, or in a stored entry's.
+type canonExact struct {
+	fm    p4v1.FieldMatch
+	oneof p4v1.FieldMatch_Exact_
+	exact p4v1.FieldMatch_Exact
 }
 
 // hasUnknown reports whether m carries fields this server does not know,
