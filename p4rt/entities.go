@@ -30,7 +30,7 @@ func (p *pipeline) profileAction(pr *profileDesc, a *p4v1.Action) (*p4v1.Action,
 	}
 	for _, td := range pr.tables {
 		if _, ok := td.actions[a.ActionId]; ok {
-			return p.action(td, a, false)
+			return p.action(td, a, false, nil)
 		}
 	}
 	return nil, nil, errorf(codes.InvalidArgument, "action profile %s: action ID %d is not an action of its tables", pr.name, a.ActionId)

@@ -38,6 +38,8 @@ type pipeline struct {
 
 	st  *state
 	dig *digester
+	// delRoom is where a DELETE's key is checked (see writeTable).
+	delRoom storedEntry
 }
 
 type tableDesc struct {

@@ -446,3 +446,49 @@ func FuzzWrite(f *testing.F) {
 		}
 	})
 }
+
+// A one-field exact table keeps a write's canonical match and action
+// data in the stored entry's own allocation, and a DELETE checks its key
+// in a room the pipeline reuses: entries written, modified and deleted
+// with values at the full width read back canonical and each its own.
+func TestOneFieldEntriesCanonical(t *testing.T) {
+	p := loadProgram(t, "runtime")
+	_, c := serve(t)
+	ct := connect(t, c, 1)
+	ct.arbitration()
+	setPipeline(t, c, ct, p, 1)
+	bigT, fwd := id(t, p.info, "IngressR.big_t"), id(t, p.info, "IngressR.forward_counted")
+	full := func(k byte) []*p4v1.FieldMatch { return []*p4v1.FieldMatch{exact(1, 0, 0, 0, k)} }
+	write := func(us ...*p4v1.Update) error {
+		_, err := c.Write(context.Background(), &p4v1.WriteRequest{DeviceId: device, ElectionId: ct.election, Updates: us})
+		return err
+	}
+	var ins []*p4v1.Update
+	for k := byte(1); k <= 4; k++ {
+		ins = append(ins, update(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: bigT, Match: full(k), Action: action(fwd, []byte{0, k})}))
+	}
+	if err := write(ins...); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(update(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: bigT, Match: full(2)}),
+		update(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: bigT, Match: full(3), Action: action(fwd, []byte{0, 9})}),
+		update(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: bigT, Match: full(4)})); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(update(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: bigT, Match: full(2)})); status.Code(err) != codes.Unknown {
+		t.Fatalf("deleting a deleted entry: %v, want a write failure", err)
+	}
+	got := readAll(t, c, &p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: bigT}}})
+	want := []*p4v1.TableEntry{
+		{TableId: bigT, Match: []*p4v1.FieldMatch{exact(1, 1)}, Action: action(fwd, []byte{1})},
+		{TableId: bigT, Match: []*p4v1.FieldMatch{exact(1, 3)}, Action: action(fwd, []byte{9})},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("read %d entries, want %d: %v", len(got), len(want), got)
+	}
+	for i, e := range got {
+		if !proto.Equal(e.GetTableEntry(), want[i]) {
+			t.Errorf("entry %d: read %v, want %v", i, e.GetTableEntry(), want[i])
+		}
+	}
+}

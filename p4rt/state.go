@@ -38,7 +38,9 @@ type tableState struct {
 // stored is one table entry.
 type stored struct {
 	te      *p4v1.TableEntry // without counter data, which is read live
+	key     string           // its entryKey, the server's map's key
 	ve      v1model.Entry
+	ref     v1model.EntryRef // the target's entry, where it was inserted through this server
 	seq     int
 	isConst bool
 	// hidden holds the target's member and group IDs made for a
@@ -61,6 +63,21 @@ type storedEntry struct {
 	// of an entry of a table with one key field (most tables).
 	match [1]v1model.Match
 	canon [1]*p4v1.FieldMatch
+	// exact is the canonical copy of the one match, where it is exact
+	// and the request's is not canonical (values with leading zeros).
+	exact canonExact
+	// params backs the target's form of a direct action's data of up
+	// to two words (most actions' parameters fit).
+	params [2]uint64
+}
+
+// paramRoom is room for the entry's action data in its own allocation,
+// nil where it has none.
+func (e *stored) paramRoom() []uint64 {
+	if x := e.direct; x != nil && x.s.te == e.te {
+		return x.params[:0]
+	}
+	return nil
 }
 
 // set makes x the stored entry holding a copy of te's fields (not its
@@ -108,7 +125,7 @@ func (s *state) put(td *tableDesc, e *stored) {
 // put stores an entry under key, its entryKey.
 func (ts *tableState) put(key string, e *stored) {
 	ts.seq++
-	e.seq = ts.seq
+	e.seq, e.key = ts.seq, key
 	ts.byKey[key] = e
 }
 
@@ -133,7 +150,12 @@ func entryKey(match []*p4v1.FieldMatch, priority int32) string {
 	// Most keys fit the buffer, which stays on the stack: the string
 	// is then the key's one allocation.
 	var buf [64]byte
-	b := buf[:0]
+	return string(appendEntryKey(buf[:0], match, priority))
+}
+
+// appendEntryKey appends entryKey's bytes to b: a lookup by them
+// (m[string(b)]) copies nothing.
+func appendEntryKey(b []byte, match []*p4v1.FieldMatch, priority int32) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(priority))
 	value := func(v []byte) {
 		b = binary.AppendUvarint(b, uint64(len(v)))
@@ -164,7 +186,7 @@ func entryKey(match []*p4v1.FieldMatch, priority int32) string {
 			b = append(b, '?') // refused before it gets here
 		}
 	}
-	return string(b)
+	return b
 }
 
 // sortedIDs are a map's keys, ascending: reads answer in a stable order.

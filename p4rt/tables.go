@@ -28,8 +28,9 @@ func (p *pipeline) table(id uint32) (*tableDesc, error) {
 func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([]*p4v1.FieldMatch, v1model.Entry, error) {
 	ve := v1model.Entry{Priority: int(te.Priority)}
 	var canonRoom []*p4v1.FieldMatch
+	var exactRoom *canonExact
 	if room != nil && len(td.byIndex) <= len(room.match) {
-		ve.Match, canonRoom = room.match[:len(td.byIndex)], room.canon[:0]
+		ve.Match, canonRoom, exactRoom = room.match[:len(td.byIndex)], room.canon[:0], &room.exact
 	} else {
 		ve.Match = make([]v1model.Match, len(td.byIndex))
 	}
@@ -39,7 +40,15 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([
 	case !td.ternary && te.Priority != 0:
 		return nil, ve, errorf(codes.InvalidArgument, "table %s: priority %d on a table without ternary, range or optional fields; give 0", td.name, te.Priority)
 	}
-	seen := make([]bool, len(td.byIndex))
+	// seen has room on the stack for the fields of most tables: a
+	// slice made here was one allocation on every write.
+	var seenRoom [32]bool
+	var seen []bool
+	if n := len(td.byIndex); n <= len(seenRoom) {
+		seen = seenRoom[:n]
+	} else {
+		seen = make([]bool, n)
+	}
 	// The request's list is kept when it is canonical as given (each
 	// match, and in field order): most writes are, and then the stored
 	// entry shares it instead of a copy.
@@ -53,7 +62,7 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([
 			return nil, ve, errorf(codes.InvalidArgument, "table %s: match field %s given twice", td.name, fd.name)
 		}
 		seen[fd.index] = true
-		c, m, err := matchOf(td, fd, fm)
+		c, m, err := matchOf(td, fd, fm, exactRoom)
 		if err != nil {
 			return nil, ve, err
 		}
@@ -93,7 +102,8 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([
 // spec's canonical don't-care rules; it returns it canonical and in the
 // target's form. A match that is canonical as given is returned itself,
 // not copied: a write keeps parts of its request (see Server.Write).
-func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatch, v1model.Match, error) {
+// room, if not nil, is where a canonical copy of an exact match is made.
+func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch, room *canonExact) (*p4v1.FieldMatch, v1model.Match, error) {
 	var m v1model.Match
 	// Built only for an error: on every field of every write, the
 	// concatenation would cost more than the check.
@@ -131,11 +141,10 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 		}
 		m.Value, m.Wide = v, w
 		if given = given && !hasUnknown(x.Exact); !given {
-			x := &struct {
-				fm    p4v1.FieldMatch
-				oneof p4v1.FieldMatch_Exact_
-				exact p4v1.FieldMatch_Exact
-			}{}
+			x := room
+			if x == nil {
+				x = &canonExact{}
+			}
 			x.exact.Value = c
 			x.oneof.Exact = &x.exact
 			x.fm.FieldId, x.fm.FieldMatchType = fd.id, &x.oneof
@@ -267,6 +276,14 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch) (*p4v1.FieldMatc
 	return out, m, nil
 }
 
+// canonExact is a canonical copy of an exact match: the match, its
+// oneof wrapper and its value in one allocation, or in a stored entry's.
+type canonExact struct {
+	fm    p4v1.FieldMatch
+	oneof p4v1.FieldMatch_Exact_
+	exact p4v1.FieldMatch_Exact
+}
+
 // hasUnknown reports whether m carries fields this server does not know,
 // which a canonical copy drops.
 func hasUnknown(m proto.Message) bool { return len(m.ProtoReflect().GetUnknown()) > 0 }
@@ -295,7 +312,9 @@ func masked(v, mask []byte) bool {
 
 // action checks an action for a table (or, with isDefault, its default
 // entry) and returns it canonical with the target's data.
-func (p *pipeline) action(td *tableDesc, a *p4v1.Action, isDefault bool) (*p4v1.Action, []uint64, error) {
+//
+// room, if it has the capacity, is where the target's data is put.
+func (p *pipeline) action(td *tableDesc, a *p4v1.Action, isDefault bool, room []uint64) (*p4v1.Action, []uint64, error) {
 	ad := p.actions[a.GetActionId()]
 	ref := td.actions[a.GetActionId()]
 	switch {
@@ -306,13 +325,13 @@ func (p *pipeline) action(td *tableDesc, a *p4v1.Action, isDefault bool) (*p4v1.
 	case !isDefault && ref.Scope == p4configv1.ActionRef_DEFAULT_ONLY:
 		return nil, nil, errorf(codes.PermissionDenied, "table %s: action %s is @defaultonly: not for entries", td.name, ad.name)
 	}
-	return p.actionData(ad, a)
+	return p.actionData(ad, a, room)
 }
 
 // actionData checks an action's parameters: each once, each fitting.
 // An action canonical as given (its values shortest, its parameters in
 // ID order) is returned itself, not copied.
-func (p *pipeline) actionData(ad *actionDesc, a *p4v1.Action) (*p4v1.Action, []uint64, error) {
+func (p *pipeline) actionData(ad *actionDesc, a *p4v1.Action, room []uint64) (*p4v1.Action, []uint64, error) {
 	// Each parameter's value by its place in the target's order; most
 	// actions have a few parameters, which need no allocation.
 	var small [8][]byte
@@ -338,7 +357,10 @@ func (p *pipeline) actionData(ad *actionDesc, a *p4v1.Action) (*p4v1.Action, []u
 		vals[pd.index] = c
 		given = given && len(c) == len(prm.Value) && !hasUnknown(prm) && (i == 0 || a.Params[i-1].ParamId < prm.ParamId)
 	}
-	data := make([]uint64, 0, len(ad.byIndex))
+	data := room[:0]
+	if cap(room) < len(ad.byIndex) {
+		data = make([]uint64, 0, len(ad.byIndex))
+	}
 	for i, pd := range ad.byIndex {
 		if vals[i] == nil {
 			return nil, nil, errorf(codes.InvalidArgument, "action %s: parameter %s is missing", ad.name, pd.name)
@@ -383,16 +405,24 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		return errorf(codes.InvalidArgument, "table %s has no key: set its default action instead", td.name)
 	}
 	var room *storedEntry // for the entry an INSERT or MODIFY stores
-	if typ == p4v1.Update_INSERT || typ == p4v1.Update_MODIFY {
+	switch typ {
+	case p4v1.Update_INSERT, p4v1.Update_MODIFY:
 		room = &storedEntry{}
+	case p4v1.Update_DELETE:
+		// A DELETE keeps nothing of its key: the pipeline's scratch
+		// room (writes hold the server's lock) spares an allocation.
+		room = &p.delRoom
 	}
 	match, ve, err := p.key(td, te, room)
 	if err != nil {
 		return err
 	}
 	ts := p.st.table(td.id)
-	key := entryKey(match, te.Priority)
-	old := ts.byKey[key]
+	// The key is built on the stack and looked up without a copy; only
+	// an INSERT, which keeps it in the map, makes it a string.
+	var keyRoom [64]byte
+	key := appendEntryKey(keyRoom[:0], match, te.Priority)
+	old := ts.byKey[string(key)]
 	switch typ {
 	case p4v1.Update_INSERT:
 		if td.isConst {
@@ -415,15 +445,16 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if err := p.entryAction(td, te.Action, e, &ve); err != nil {
 			return err
 		}
-		if err := p.sw.AddEntry(td.name, ve); err != nil {
+		ref, err := p.sw.InsertEntry(td.name, ve)
+		if err != nil {
 			p.freeHidden(td, e.hidden)
 			return errorf(codes.Internal, "%v", err)
 		}
-		e.ve = ve
+		e.ve, e.ref = ve, ref
 		if te.CounterData != nil {
 			_ = p.sw.SetEntryCounter(td.name, ve, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
 		}
-		ts.put(key, e)
+		ts.put(string(key), e)
 	case p4v1.Update_MODIFY:
 		if old == nil {
 			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)
@@ -456,7 +487,8 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		}
 		p.freeHidden(td, old.hidden)
 		e.ve = ve
-		ts.byKey[key] = e
+		e.key, e.ref = old.key, old.ref // the target's entry is changed in place
+		ts.byKey[e.key] = e
 	case p4v1.Update_DELETE:
 		if old == nil {
 			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)
@@ -464,15 +496,25 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if old.isConst || td.isConst {
 			return errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
 		}
-		if err := p.sw.DeleteEntry(td.name, old.ve); err != nil {
+		if err := p.deleteFromTarget(td, old); err != nil {
 			return errorf(codes.Internal, "%v", err)
 		}
 		p.freeHidden(td, old.hidden)
-		delete(ts.byKey, key)
+		delete(ts.byKey, old.key)
 	default:
 		return errorf(codes.InvalidArgument, "update type %v", typ)
 	}
 	return nil
+}
+
+// deleteFromTarget removes a stored entry from the target: by the
+// reference its insert returned, where it has one (a delete then packs
+// no key), else by its key.
+func (p *pipeline) deleteFromTarget(td *tableDesc, e *stored) error {
+	if e.ref != (v1model.EntryRef{}) {
+		return p.sw.DeleteEntryRef(e.ref)
+	}
+	return p.sw.DeleteEntry(td.name, e.ve)
 }
 
 // entryResources checks the direct resources an entry carries and puts
@@ -527,7 +569,7 @@ func (p *pipeline) entryAction(td *tableDesc, ta *p4v1.TableAction, e *stored, v
 		if td.profile != nil {
 			return errorf(codes.InvalidArgument, "table %s takes its actions from action profile %s: give a member or a group", td.name, td.profile.name)
 		}
-		a, data, err := p.action(td, x.Action, false)
+		a, data, err := p.action(td, x.Action, false, e.paramRoom())
 		if err != nil {
 			return err
 		}
@@ -590,7 +632,7 @@ func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, e *s
 		if err != nil {
 			return err
 		}
-		a, data, err := p.action(td, apa.Action, false)
+		a, data, err := p.action(td, apa.Action, false, nil)
 		if err != nil {
 			return err
 		}
@@ -676,7 +718,7 @@ func (p *pipeline) writeDefault(typ p4v1.Update_Type, td *tableDesc, te *p4v1.Ta
 	if !ok {
 		return errorf(codes.InvalidArgument, "table %s: a default entry's action is an action", td.name)
 	}
-	a, data, err := p.action(td, x.Action, true)
+	a, data, err := p.action(td, x.Action, true, nil)
 	if err != nil {
 		return err
 	}

@@ -25,17 +25,47 @@ func (sw *Switch) table(name string) (*Table, error) {
 
 // AddEntry inserts an entry into a table.
 func (sw *Switch) AddEntry(table string, e Entry) error {
+	_, err := sw.InsertEntry(table, e)
+	return err
+}
+
+// EntryRef is an entry a table holds, as InsertEntry returns it: a
+// control plane that keeps it removes the entry without packing its key
+// again (an allocation) or looking it up by that key.
+type EntryRef struct {
+	t *Table
+	e *entry
+}
+
+// InsertEntry is AddEntry returning the inserted entry.
+func (sw *Switch) InsertEntry(table string, e Entry) (EntryRef, error) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	t, err := sw.table(table)
 	if err != nil {
-		return err
+		return EntryRef{}, err
 	}
 	built, err := t.build(e)
 	if err != nil {
-		return err
+		return EntryRef{}, err
 	}
-	return t.insert(built)
+	if err := t.insert(built); err != nil {
+		return EntryRef{}, err
+	}
+	return EntryRef{t, built}, nil
+}
+
+// DeleteEntryRef removes the entry r names, which must still be in its
+// table (an entry deleted since, or of a pipeline replaced since, is an
+// error, not another entry with the same key).
+func (sw *Switch) DeleteEntryRef(r EntryRef) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if r.t == nil || sw.tables[r.t.Name] != r.t || r.t.find(r.e) != r.e {
+		return fmt.Errorf("no such entry (deleted, or of another pipeline)")
+	}
+	r.t.remove(r.e)
+	return nil
 }
 
 // DeleteEntry removes the entry with the same key (and priority, for
@@ -64,9 +94,9 @@ func (t *Table) remove(key *entry) bool {
 	}
 	switch t.kind {
 	case "exact":
-		delete(t.exact, string(e.value))
+		delete(t.exact, e.key())
 	case "lpm":
-		delete(t.byPrefix[e.prefix], string(e.value))
+		delete(t.byPrefix[e.prefix], e.key())
 	default:
 		t.list = slices.DeleteFunc(t.list, func(o *entry) bool { return o == e })
 	}

@@ -147,3 +147,54 @@ func TestModifyEntryForwards(t *testing.T) {
 		}
 	}
 }
+
+// DeleteEntryRef removes the entry its insert returned, and only that
+// one: a stale reference (the entry deleted, or deleted and a new one
+// inserted with the same key) is refused and leaves the table as it is.
+func TestDeleteEntryRef(t *testing.T) {
+	sw, err := Load("../p4/build/rcm.json", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const table = "RcmIngress.ipv4_lpm"
+	e := Entry{Match: []Match{{Value: 0x0a000002, PrefixLen: 32}}, Action: "RcmIngress.set_nexthop",
+		Params: []uint64{2, 0x020000000102, 0x020000000002}}
+	forwards := func() bool {
+		var out []sent
+		if err := sw.Process(1, udpFrame(t, 1, 2, 4791, 100), collect(&out)); err != nil {
+			t.Fatal(err)
+		}
+		return len(out) == 1
+	}
+	ref, err := sw.InsertEntry(table, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !forwards() {
+		t.Fatal("the inserted entry does not forward")
+	}
+	if err := sw.DeleteEntryRef(ref); err != nil {
+		t.Fatal(err)
+	}
+	if forwards() {
+		t.Fatal("the deleted entry still forwards")
+	}
+	if err := sw.DeleteEntryRef(ref); err == nil {
+		t.Fatal("a second delete by the same reference succeeded")
+	}
+	if _, err := sw.InsertEntry(table, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.DeleteEntryRef(ref); err == nil {
+		t.Fatal("a stale reference deleted the entry that took its key")
+	}
+	if !forwards() {
+		t.Fatal("the new entry stopped forwarding after a stale delete")
+	}
+	if err := sw.DeleteEntryRef(EntryRef{}); err == nil {
+		t.Fatal("the zero reference deleted something")
+	}
+	if es, _ := sw.Entries(table); len(es) != 1 {
+		t.Fatalf("%d entries, want 1", len(es))
+	}
+}

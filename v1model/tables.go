@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
@@ -546,7 +547,7 @@ func (t *Table) insert(e *entry) error {
 	e.seq = t.seq
 	switch t.kind {
 	case "exact":
-		k := string(e.value)
+		k := e.key()
 		if t.exact[k] != nil {
 			return fmt.Errorf("table %s: an entry with this key exists", t.Name)
 		}
@@ -562,7 +563,7 @@ func (t *Table) insert(e *entry) error {
 			t.prefixes = append(t.prefixes, e.prefix)
 			slices.SortFunc(t.prefixes, func(a, b int) int { return b - a })
 		}
-		k := string(e.value)
+		k := e.key()
 		if m[k] != nil {
 			return fmt.Errorf("table %s: an entry with this key exists", t.Name)
 		}
@@ -582,6 +583,12 @@ func (t *Table) insert(e *entry) error {
 	t.count++
 	return nil
 }
+
+// key is the entry's packed key as a map key, sharing its bytes rather
+// than copying them (a copy was an allocation on every insert): an
+// entry's key is packed once, before it is stored, and never written
+// again, as a string's bytes must not be.
+func (e *entry) key() string { return unsafe.String(unsafe.SliceData(e.value), len(e.value)) }
 
 // find returns the stored entry with key's key and priority, or nil.
 func (t *Table) find(key *entry) *entry {
