@@ -7,17 +7,23 @@ import (
 // rcmSwitch loads rcm.p4 with a route to 10.0.0.2 on port 2 and the
 // port features of a switch port configured (PFC, RED, RCM).
 func rcmSwitch(tb testing.TB) *Switch {
-	tb.Helper()
-	sw, err := Load("../p4/build/rcm.json", Config{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rt, err := ParseRuntime([]byte(`{"table_entries": [
+	return loadWithEntries(tb, "../p4/build/rcm.json", `{"table_entries": [
 	 {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.2", 32]},
 	  "action_name": "RcmIngress.set_nexthop", "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}},
 	 {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.1.0", 24]},
 	  "action_name": "RcmIngress.set_nexthop", "action_params": {"port": 3, "src_mac": "02:00:00:00:01:03", "dst_mac": "02:00:00:00:00:03"}}
-	]}`))
+	]}`)
+}
+
+// loadWithEntries loads a program and installs the runtime entries
+// given as JSON.
+func loadWithEntries(tb testing.TB, program, entries string) *Switch {
+	tb.Helper()
+	sw, err := Load(program, Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rt, err := ParseRuntime([]byte(entries))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -98,22 +104,10 @@ func FuzzProcess(f *testing.F) {
 // l3Switch loads the plain router (p4/testdata/l3.p4) with the same
 // route to 10.0.0.2 on port 2.
 func l3Switch(tb testing.TB) *Switch {
-	tb.Helper()
-	sw, err := Load("../p4/testdata/build/l3.json", Config{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rt, err := ParseRuntime([]byte(`{"table_entries": [
+	return loadWithEntries(tb, "../p4/testdata/build/l3.json", `{"table_entries": [
 	 {"table": "L3Ingress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.2", 32]},
 	  "action_name": "L3Ingress.set_nexthop", "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}}
-	]}`))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := sw.Install(rt); err != nil {
-		tb.Fatal(err)
-	}
-	return sw
+	]}`)
 }
 
 // BenchmarkReceiveBatchRCM is the live path without I/O: rcm.p4, 32
