@@ -131,25 +131,19 @@ func DefaultRate(t bmv2.Target, mtu int) float64 {
 // packets per second the machine moves are spent over all of them: at
 // DefaultRate the six switches of rcm-incast-victim took the cores
 // whole, and the switches, waiting for them, paused their neighbours far
-// more often than the model's.
+// more often than the model's. It is the default whether the switches
+// run in one process or a process each: a shared process spends about a
+// third less CPU on the same frames, but what bounds the rate is
+// rcm.p4's pipeline passes (a held packet goes round the recirculation
+// port while it waits), and on the victim scenario a shared process at
+// twice this rate kept RCM's bottleneck only 92% busy
+// (docs/emulation.md, "Every switch in one process").
 func RateFor(t bmv2.Target, cfg *sim.Config) float64 {
 	r := DefaultRate(t, cfg.MTU)
 	if n := len(cfg.Topology.Switches()); n > 2 {
 		r *= 2 / float64(n)
 	}
 	return r
-}
-
-// rateFor is the default host link rate of an emulation with options o:
-// RateFor's, in both ways of running the switches. A shared process
-// spends about a third less CPU on the same frames, but what it saves
-// is not what bounds the rate: rcm.p4's pipeline passes are (a held
-// packet goes round the recirculation port while it waits), and on the
-// victim scenario a shared process at 1.5 or 2 times RateFor's rate
-// kept the incast flows further from the model than at RateFor's
-// (docs/emulation.md, "Every switch in one process").
-func rateFor(o Options, cfg *sim.Config) float64 {
-	return RateFor(o.Target, cfg)
 }
 
 // SharedProcess is Outcome.SwitchCPU's key for the process that runs
@@ -220,10 +214,9 @@ func Check(cfg *sim.Config, o Options) error {
 	default:
 		return fmt.Errorf("processes %q: want %q (one process per switch) or %q (every switch in one p4switch process)", o.Processes, ProcessEach, ProcessShared)
 	}
-	o.Target = target
 	rate := o.Rate
 	if rate == 0 {
-		rate = rateFor(o, cfg)
+		rate = RateFor(target, cfg)
 	}
 	if most := 4 * DefaultRate(target, cfg.MTU); rate > most {
 		return fmt.Errorf("%.0f Mb/s per host link is more than %s forwards here (at most %.0f Mb/s, four times its default %.0f Mb/s)",
@@ -260,7 +253,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 		o.Target = bmv2.TargetGo
 	}
 	if o.Rate == 0 {
-		o.Rate = rateFor(o, &cfg)
+		o.Rate = RateFor(o.Target, &cfg)
 	}
 	if o.Timeout == 0 {
 		o.Timeout = time.Minute

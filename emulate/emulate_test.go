@@ -186,7 +186,7 @@ workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
 }
 
 // The switches share a process by default on the Go target, not on
-// BMv2, which cannot; the default rate is RateFor's either way; a mode
+// BMv2, which cannot; a mode
 // that is neither is refused.
 func TestProcesses(t *testing.T) {
 	if got := (Options{}).processes(); got != ProcessShared {
@@ -201,11 +201,6 @@ topology: {kind: fattree, k: 4, host_rate: 100G}
 workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
 scheme: dcqcn
 `)
-	for _, p := range []Processes{ProcessShared, ProcessEach} {
-		if got, want := rateFor(Options{Processes: p}, &cfg), RateFor(bmv2.TargetGo, &cfg); got != want {
-			t.Errorf("%s: default rate %.0f, want RateFor's %.0f", p, got, want)
-		}
-	}
 	for _, c := range []struct {
 		o    Options
 		want string
