@@ -186,8 +186,7 @@ workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
 }
 
 // The switches share a process by default on the Go target, not on
-// BMv2, which cannot; a mode
-// that is neither is refused.
+// BMv2, which cannot; a mode that is neither is refused.
 func TestProcesses(t *testing.T) {
 	if got := (Options{}).processes(); got != ProcessShared {
 		t.Errorf("Go target's default %q", got)
