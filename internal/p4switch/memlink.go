@@ -10,13 +10,23 @@ import (
 )
 
 // link is what a port receives from and sends on: a packet socket on an
-// interface (afpacket.Port) or one end of a link in memory to another
-// switch of the same process (memEnd).
+// interface (socket) or one end of a link in memory to another switch
+// of the same process (memEnd).
 type link interface {
 	Recv() ([][]byte, error)
 	Send(frames ...[]byte) error
 	Close() error
-	Truncated() uint64
+	// dropped counts the frames the link lost before the switch saw
+	// them, and says why, for the port's stats line.
+	dropped() (n uint64, why string)
+}
+
+// socket is a packet socket as a link: what it drops are frames longer
+// than a port takes (afpacket.Port.Truncated).
+type socket struct{ *afpacket.Port }
+
+func (s socket) dropped() (uint64, string) {
+	return s.Truncated(), fmt.Sprintf("dropped as longer than %d bytes", afpacket.MaxFrame-4)
 }
 
 // memPrefix names a link in memory in -i PORT@mem:NAME. Linux refuses
@@ -130,10 +140,11 @@ func (m *memEnd) Close() error {
 	return nil
 }
 
-// Truncated counts the frames this end lost at a full queue (the count
-// a packet socket keeps of frames too long for it: both are frames the
-// port never received).
-func (m *memEnd) Truncated() uint64 { return m.lost.Load() }
+// dropped counts the frames this end lost arriving at a full queue
+// (a link in memory truncates nothing).
+func (m *memEnd) dropped() (uint64, string) {
+	return m.lost.Load(), fmt.Sprintf("lost arriving at a full link queue (%d frames)", memQueueMax)
+}
 
 // memLinks are the links in memory of one process, by name, each joining
 // the two ports that name it.

@@ -80,7 +80,7 @@ func TestMemLinkBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := b.Truncated(); got != 10 {
+	if got, _ := b.dropped(); got != 10 {
 		t.Errorf("%d lost, want 10", got)
 	}
 	frames, err := b.Recv()

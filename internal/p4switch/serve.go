@@ -199,7 +199,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 				return usage("-i %d@%s: %v", a.num, a.iface, err)
 			}
 			ap.BusyPoll = o.busyPoll
-			l = ap
+			l = socket{ap}
 		}
 		pt := &port{num: a.num, name: a.iface, p: l}
 		for i := range pt.bufs {
@@ -399,24 +399,16 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 }
 
 // stats is the port's counts as a line: frames in and out, dropped at
-// full queues (sw's, if any) and, where any were or always, dropped as
-// longer than a port takes (afpacket.Port.Truncated).
+// full queues (sw's, if any) and, where any were or always, lost by its
+// link before the switch saw them (link.dropped).
 func (pt *port) stats(sw *v1model.Switch, always bool) string {
 	drops := uint64(0)
 	if sw != nil {
 		drops = sw.QueueDrops(pt.num)
 	}
 	line := fmt.Sprintf("port %d (%s): %d frames in, %d out, %d dropped at full queues", pt.num, pt.name, pt.rx.Load(), pt.tx.Load(), drops)
-	if _, mem := pt.p.(*memEnd); mem {
-		// A link in memory truncates nothing; what it loses is what
-		// arrived with its queue full.
-		if n := pt.p.Truncated(); n > 0 || always {
-			line += fmt.Sprintf(", %d lost arriving at a full link queue (%d frames)", n, memQueueMax)
-		}
-		return line
-	}
-	if n := pt.p.Truncated(); n > 0 || always {
-		line += fmt.Sprintf(", %d dropped as longer than %d bytes", n, afpacket.MaxFrame-4)
+	if n, why := pt.p.dropped(); n > 0 || always {
+		line += fmt.Sprintf(", %d %s", n, why)
 	}
 	return line
 }
