@@ -108,7 +108,10 @@ func (a *Agent) sendLoop(ctx context.Context) error {
 	frames := make([][]byte, 0, batch)
 	// The next packet is often a fraction of a millisecond away, which
 	// the runtime's timers round up to one.
-	timer := finetimer.New()
+	timer, err := finetimer.New()
+	if err != nil {
+		return fmt.Errorf("host %d: %w", a.cfg.Host, err)
+	}
 	defer timer.Stop()
 	for {
 		var wait int64

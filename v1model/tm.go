@@ -403,8 +403,8 @@ func (sw *Switch) enqueueLive(p *packet, port, prio int) {
 func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 	// Departures and link delays are often a fraction of a millisecond
 	// away, which the runtime's timers round up to one; a finetimer
-	// Waiter waits them out on this goroutine's thread, and packets
-	// enqueued meanwhile (wake) end the wait.
+	// Waiter waits them out, and packets enqueued meanwhile (wake) end
+	// the wait.
 	w, err := finetimer.NewWaiter()
 	if err != nil {
 		return err

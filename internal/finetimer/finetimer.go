@@ -1,92 +1,108 @@
-// Package finetimer is a one-shot timer for waits shorter than the Go
-// runtime's timers resolve on this class of machine: a Go timer of 20 us
-// fires after about a millisecond (the runtime's poller sleeps in whole
-// milliseconds), where nanosleep on a thread of its own returns after
-// about 0.1 ms. The emulation's switches and agents pace frames and
-// delay them by their links with it: a millisecond of lateness per wait,
-// divided by the emulation's time stretch, adds microseconds to every
-// round trip of the scenario (BENCHMARKS.md).
+// Package finetimer waits for times shorter than the Go runtime's timers
+// resolve on this class of machine: a Go timer of 20 us fires after
+// about a millisecond (the runtime's poller sleeps in whole
+// milliseconds). The emulation's switches and agents pace frames and
+// delay them by their links with it: a millisecond of lateness per
+// wait, divided by the emulation's time stretch, adds microseconds to
+// every round trip of the scenario (BENCHMARKS.md).
+//
+// On Linux the time is a timerfd that the runtime's network poller
+// watches, so a waiting goroutine is parked as on a socket read: it holds
+// no thread and no P, and the expiry wakes the poller at once. (An
+// earlier version slept in nanosleep or ppoll on a thread of its own;
+// every such thread held a P until the runtime's monitor took it back,
+// and sixteen agents waiting in one process left the rest of it waiting
+// for a P: the emulated k=4 fat tree's mean FCT rose by half, see
+// docs/emulation.md.)
 package finetimer
 
 import (
-	"runtime"
+	"sync/atomic"
 	"time"
 )
-
-// Short is the longest wait the timer sleeps out with nanosleep from
-// the start; a longer one waits on a Go timer until about Short before
-// its end, then sleeps the rest, so that it ends as precisely as a short
-// one without holding the thread (and a later, shorter wait) for long.
-const Short = 2 * time.Millisecond
 
 // Timer fires on C about the duration given to Reset after the call. A
 // wait armed earlier may still fire after a Reset: users re-check what
 // they waited for, as after any wake-up.
 type Timer struct {
-	C     <-chan struct{}
-	c     chan struct{}
-	reset chan time.Duration
-	done  chan struct{}
+	C   <-chan struct{}
+	c   chan struct{}
+	clk *clock
 }
 
 // New starts a timer, unarmed; Stop ends it.
-func New() *Timer {
+func New() (*Timer, error) {
+	clk, err := newClock()
+	if err != nil {
+		return nil, err
+	}
 	c := make(chan struct{}, 1)
-	t := &Timer{C: c, c: c, reset: make(chan time.Duration, 1), done: make(chan struct{})}
+	t := &Timer{C: c, c: c, clk: clk}
 	go t.run()
-	return t
+	return t, nil
 }
 
-// Reset arms the timer for d from now, in place of any wait not yet
-// begun.
-func (t *Timer) Reset(d time.Duration) {
-	for {
-		select {
-		case t.reset <- d:
-			return
-		default:
-			select {
-			case <-t.reset:
-			default:
-			}
-		}
-	}
-}
+// Reset arms the timer for d from now, in place of any wait armed
+// before.
+func (t *Timer) Reset(d time.Duration) { t.clk.arm(d) }
 
 // Stop ends the timer. It must not be used afterwards.
-func (t *Timer) Stop() { close(t.done) }
+func (t *Timer) Stop() { t.clk.close() }
 
 func (t *Timer) run() {
-	// The sleeping thread is the timer's own: nanosleep blocks it, not
-	// the runtime's other goroutines.
-	runtime.LockOSThread()
-	long := time.NewTimer(time.Hour)
-	long.Stop()
-	defer long.Stop()
-	var end time.Time // of a long wait
-	for {
+	for t.clk.wait() {
 		select {
-		case <-t.done:
-			return
-		case d := <-t.reset:
-			long.Stop()
-			if d > Short {
-				end = time.Now().Add(d)
-				long.Reset(d - Short)
-				continue
-			}
-			sleep(d)
-			t.fire()
-		case <-long.C:
-			sleep(time.Until(end))
-			t.fire()
+		case t.c <- struct{}{}:
+		default:
 		}
 	}
 }
 
-func (t *Timer) fire() {
-	select {
-	case t.c <- struct{}{}:
-	default:
+// Waiter blocks its one caller for up to a given time or until another
+// goroutine calls Wake, whichever comes first. It is what Timer is for a
+// loop that also waits for work handed to it, without a goroutine and a
+// channel between the expiry and the caller.
+type Waiter struct {
+	clk *clock
+	// pending is set by a Wake whose expiry the Wait it was for has not
+	// consumed yet: one arming per Wait at most, however many Wakes.
+	pending atomic.Bool
+}
+
+// NewWaiter makes a Waiter; Close releases it.
+func NewWaiter() (*Waiter, error) {
+	clk, err := newClock()
+	if err != nil {
+		return nil, err
+	}
+	return &Waiter{clk: clk}, nil
+}
+
+// Wait returns after d, or sooner once Wake is called, or at once if
+// Wake was called since the last Wait returned. Callers re-check what
+// they wait for when it returns, as after any wake-up.
+func (w *Waiter) Wait(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	// Arming first clears an expiry a Wake left that no Wait consumed;
+	// a Wake after the arming either is seen here or re-arms the clock
+	// to expire at once.
+	w.clk.arm(d)
+	if !w.pending.Load() {
+		w.clk.wait()
+	}
+	w.pending.Store(false)
+}
+
+// Wake ends the current Wait, or the next one at once. It may be called
+// from any goroutine, any number of times, after Close too (it then does
+// nothing).
+func (w *Waiter) Wake() {
+	if w.pending.CompareAndSwap(false, true) {
+		w.clk.arm(0)
 	}
 }
+
+// Close releases the Waiter; a Wait must not be running or follow it.
+func (w *Waiter) Close() error { return w.clk.close() }

@@ -5,11 +5,13 @@ import (
 	"time"
 )
 
-// The timer never fires early, whether it sleeps (short waits) or hands
-// the wait to a Go timer (long ones), and a Reset replaces a wait not yet
-// begun.
+// The timer never fires early, for short waits and long ones, and a
+// Reset replaces the wait armed before it.
 func TestFiresNoEarlier(t *testing.T) {
-	tm := New()
+	tm, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer tm.Stop()
 	for _, d := range []time.Duration{0, 50 * time.Microsecond, time.Millisecond, 3 * time.Millisecond} {
 		start := time.Now()
@@ -35,7 +37,10 @@ func TestFiresNoEarlier(t *testing.T) {
 // lateness over this timer's.
 func BenchmarkLateness(b *testing.B) {
 	const d = 100 * time.Microsecond
-	tm := New()
+	tm, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer tm.Stop()
 	gt := time.NewTimer(time.Hour)
 	defer gt.Stop()

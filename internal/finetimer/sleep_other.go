@@ -1,8 +1,0 @@
-//go:build !linux
-
-package finetimer
-
-import "time"
-
-// sleep is the runtime's own elsewhere.
-func sleep(d time.Duration) { time.Sleep(d) }
