@@ -73,12 +73,29 @@ func (t Target) DefaultQueueRate() float64 {
 // FreePort is a TCP port on 127.0.0.1 that nothing listens on now: for
 // a switch's P4Runtime or Thrift server when the caller has none in mind.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("no free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreePorts are n distinct TCP ports on 127.0.0.1 that nothing listens
+// on now. Taken one by one, the kernel may hand out a port it just
+// handed out (each is free again once its probe closes), and two
+// switches of one fabric would then be given the same address.
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("no free port: %w", err)
+		}
+		// Held until every port is chosen, so none is chosen twice.
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // maxSocketPath is the longest path a Unix socket takes on Linux

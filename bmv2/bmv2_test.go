@@ -199,3 +199,24 @@ func TestRealSwitch(t *testing.T) {
 		t.Errorf("switch %d still running after Stop", pid)
 	}
 }
+
+// FreePorts never gives a port twice: 200 ports for a fabric's switches
+// are 200 distinct ports. (Probed one at a time, each freed before the
+// next, the kernel handed two of a k=4 fat tree's 40 the same port.)
+func TestFreePortsDistinct(t *testing.T) {
+	const n = 200
+	ports, err := FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if seen[p] {
+			t.Fatalf("port %d given twice among %d", p, n)
+		}
+		seen[p] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d ports, want %d", len(seen), n)
+	}
+}

@@ -397,20 +397,19 @@ func (e *emulation) build(ctx context.Context) error {
 		ifaces[a][end(a, li)], ifaces[b][end(b, li)] = x, y
 	}
 	var configs []bmv2.Config
-	for _, sw := range t.Switches() {
+	switches := t.Switches()
+	// A P4Runtime and a Thrift port for each switch, all distinct.
+	free, err := bmv2.FreePorts(2 * len(switches))
+	if err != nil {
+		return err
+	}
+	for i, sw := range switches {
 		name := t.Nodes[sw].Name
 		ports := map[int]string{}
 		for i, iface := range ifaces[sw] {
 			ports[int(e.f.Ports[sw][i])] = iface
 		}
-		grpcPort, err := bmv2.FreePort()
-		if err != nil {
-			return err
-		}
-		thrift, err := bmv2.FreePort()
-		if err != nil {
-			return err
-		}
+		grpcPort, thrift := free[2*i], free[2*i+1]
 		c := bmv2.Config{Name: name, DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
 			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, BinaryArgs: e.o.BinaryArgs, LogDir: e.o.LogDir,
 			PriorityQueues: e.f.PriorityQueues, TLS: e.serverTLS}

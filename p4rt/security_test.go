@@ -207,14 +207,11 @@ func TestTargetProcessMutualTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grpcPort, err := bmv2.FreePort()
+	free, err := bmv2.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	thrift, err := bmv2.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	grpcPort, thrift := free[0], free[1]
 	cfg := bmv2.Config{Name: "p4rt-tls", DeviceID: device, Target: bmv2.TargetGo, Binary: bin, ThriftPort: thrift,
 		GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort), LogDir: dir,
 		TLS: &bmv2.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: writePolicy(t, "ctl")}}

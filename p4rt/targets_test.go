@@ -52,13 +52,12 @@ func startTargetProcess(tb testing.TB, target bmv2.Target) (p4v1.P4RuntimeClient
 			tb.Skipf("skipping BMv2: %v", err)
 		}
 	}
-	grpcPort, err := bmv2.FreePort()
+	free, err := bmv2.FreePorts(2)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if cfg.ThriftPort, err = bmv2.FreePort(); err != nil {
-		tb.Fatal(err)
-	}
+	grpcPort := free[0]
+	cfg.ThriftPort = free[1]
 	cfg.GRPCAddr = fmt.Sprintf("127.0.0.1:%d", grpcPort)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

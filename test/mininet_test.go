@@ -142,14 +142,11 @@ func TestMininetPortTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another user's switch, device 0 as the tutorials number the first.
-	base, err := bmv2.FreePort()
+	free, err := bmv2.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	thrift, err := bmv2.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, thrift := free[0], free[1]
 	addr := "127.0.0.1:" + strconv.Itoa(base)
 	other, err := bmv2.Start(context.Background(), bmv2.Config{Name: "theirs", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
 		Target: bmv2.TargetGo, Binary: p4switch})

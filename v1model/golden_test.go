@@ -131,14 +131,11 @@ func recordCase(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 	}
-	grpcPort, err := bmv2.FreePort()
+	free, err := bmv2.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	thrift, err := bmv2.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	grpcPort, thrift := free[0], free[1]
 	abs, _ := filepath.Abs(program)
 	sw, err := bmv2.Start(ctx, bmv2.Config{Name: "gold", DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
 		ThriftPort: thrift, JSON: abs, LogDir: t.TempDir(), PriorityQueues: g.PriorityQueues})

@@ -440,14 +440,11 @@ func (r *rig) startRelayProcess(ctx context.Context, ports map[int]string) error
 }
 
 func (r *rig) startBMv2(ctx context.Context, o Options, ports map[int]string) error {
-	grpcPort, err := bmv2.FreePort()
+	free, err := bmv2.FreePorts(2)
 	if err != nil {
 		return err
 	}
-	thrift, err := bmv2.FreePort()
-	if err != nil {
-		return err
-	}
+	grpcPort, thrift := free[0], free[1]
 	abs, err := filepath.Abs(o.JSON)
 	if err != nil {
 		return err
