@@ -42,6 +42,10 @@ func (c *clock) arm(d time.Duration) {
 	c.t.Reset(max(d, 0))
 }
 
+func (c *clock) wake() { c.arm(0) }
+
+func (c *clock) keepsTimer() bool { return false }
+
 func (c *clock) wait() bool {
 	select {
 	case <-c.expired:

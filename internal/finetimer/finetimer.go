@@ -64,10 +64,24 @@ func (t *Timer) run() {
 // channel between the expiry and the caller.
 type Waiter struct {
 	clk *clock
-	// pending is set by a Wake whose expiry the Wait it was for has not
-	// consumed yet: one arming per Wait at most, however many Wakes.
+	// pending is set by a Wake that the Wait it was for has not
+	// consumed yet: one wake-up of the clock per Wait at most, however
+	// many Wakes.
 	pending atomic.Bool
+	// waiting is set while a Wait may sleep: a Wake when none does (the
+	// waiting goroutine handing itself work, the commonest case in a
+	// switch's serve loop) touches no clock.
+	waiting atomic.Bool
+	// due is when the clock is armed to expire, as Wait last armed it.
+	due time.Time
 }
+
+// rearmSlack is how near the time a Wait would arm the clock for may be
+// to the one it is armed for already and the clock be left alone:
+// arming it costs more than the packet a switch waits for (see wake),
+// and a serve loop woken by an arrival mostly waits again for the same
+// departure.
+const rearmSlack = 2 * time.Microsecond
 
 // NewWaiter makes a Waiter; Close releases it.
 func NewWaiter() (*Waiter, error) {
@@ -85,13 +99,22 @@ func (w *Waiter) Wait(d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	// Arming first clears an expiry a Wake left that no Wait consumed;
-	// a Wake after the arming either is seen here or re-arms the clock
-	// to expire at once.
-	w.clk.arm(d)
+	// Arming first drops an expiry or wake-up no Wait consumed (one
+	// not dropped, where the clock is left armed, costs the caller a
+	// loop: it re-checks). Then waiting and pending are each set before
+	// the other is read (here and in Wake), so a Wake racing this Wait
+	// is either seen here or wakes the clock.
+	now := time.Now()
+	at := now.Add(d)
+	if !w.clk.keepsTimer() || !w.due.After(now) || at.Sub(w.due).Abs() > rearmSlack {
+		w.clk.arm(d)
+		w.due = at
+	}
+	w.waiting.Store(true)
 	if !w.pending.Load() {
 		w.clk.wait()
 	}
+	w.waiting.Store(false)
 	w.pending.Store(false)
 }
 
@@ -99,8 +122,8 @@ func (w *Waiter) Wait(d time.Duration) {
 // from any goroutine, any number of times, after Close too (it then does
 // nothing).
 func (w *Waiter) Wake() {
-	if w.pending.CompareAndSwap(false, true) {
-		w.clk.arm(0)
+	if w.pending.CompareAndSwap(false, true) && w.waiting.Load() {
+		w.clk.wake()
 	}
 }
 
