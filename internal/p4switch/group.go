@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -134,15 +133,6 @@ func runGroup(ctx context.Context, path string, stdout, stderr io.Writer) error 
 		return err
 	}
 	mem := &memLinks{}
-	if os.Getenv("GOMAXPROCS") == "" {
-		// Each switch's traffic manager waits for its next departure in
-		// a system call (finetimer), holding its P until the runtime's
-		// monitor takes it back, tens of microseconds to milliseconds
-		// later; with only a P per core, a few switches waiting there
-		// leave the others' frames waiting for a P. A P per switch more
-		// keeps one free for them; the cores are still the cores.
-		runtime.GOMAXPROCS(runtime.NumCPU() + len(opts))
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var out sync.Mutex
