@@ -68,17 +68,23 @@ const (
 	cmpULE
 	cmpUGT
 	cmpUGE
+	// A header's validity: x.slot is the header's index, y is unused.
+	cmpValid
+	cmpInvalid
 )
 
 // negated is the comparison that holds where op does not.
 var negated = [...]cmpOp{cmpEQ: cmpNE, cmpNE: cmpEQ, cmpLT: cmpGE, cmpLE: cmpGT, cmpGT: cmpLE, cmpGE: cmpLT,
-	cmpULT: cmpUGE, cmpULE: cmpUGT, cmpUGT: cmpULE, cmpUGE: cmpULT}
+	cmpULT: cmpUGE, cmpULE: cmpUGT, cmpUGT: cmpULE, cmpUGE: cmpULT, cmpValid: cmpInvalid, cmpInvalid: cmpValid}
 
 // cmpOps are the comparison operators, signed and unsigned.
 var cmpOps = map[string][2]cmpOp{"==": {cmpEQ, cmpEQ}, "!=": {cmpNE, cmpNE}, "<": {cmpLT, cmpULT}, "<=": {cmpLE, cmpULE},
 	">": {cmpGT, cmpUGT}, ">=": {cmpGE, cmpUGE}}
 
 func (c *cmpLeaf) test(p *packet) bool {
+	if c.op >= cmpValid {
+		return p.valid[c.x.slot] == (c.op == cmpValid)
+	}
 	x, y := c.x.get(p), c.y.get(p)
 	switch c.op {
 	case cmpEQ:
@@ -101,6 +107,12 @@ func (c *cmpLeaf) test(p *packet) bool {
 		return uint64(x) > uint64(y)
 	}
 	return uint64(x) >= uint64(y)
+}
+
+// validExpr is header hi's validity bit, as a comparison that chains
+// and conditionals test inline.
+func validExpr(hi int) expr {
+	return cmpExpr([]cmpLeaf{{x: leaf{slot: hi}, op: cmpValid}}, false)
 }
 
 // cmpExpr is the expression that is 1 where all of cs hold (any: one of
@@ -147,6 +159,13 @@ type leaf struct {
 // get is the leaf's value: small enough for the compiler to inline in
 // the closures that read leaves.
 func (l leaf) get(p *packet) int64 { return int64(p.f[l.slot]&l.mask) + l.add }
+
+// boolConstant is 1 for true, 0 for false, a boolean constant.
+func boolConstant(b bool) expr {
+	e := constant(b2i(b))
+	e.boolean = true
+	return e
+}
 
 func constant(v int64) expr {
 	return expr{eval: func(*packet) int64 { return v }, unsigned: v >= 0, konst: true, k: v, leaf: &leaf{add: v}}
@@ -260,7 +279,7 @@ func (c *compiler) fieldExpr(hdr, name string) (expr, error) {
 		if h.metadata {
 			return constant(1), nil
 		}
-		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true}, nil
+		return validExpr(hi), nil
 	}
 	return expr{eval: func(p *packet) int64 { return int64(p.f[slot]) }, unsigned: !f.signed, leaf: &leaf{slot: slot, mask: ^uint64(0)}}, nil
 }
@@ -304,7 +323,7 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 		if err != nil {
 			return expr{}, err
 		}
-		return expr{eval: func(p *packet) int64 { return b2i(p.valid[hi]) }, unsigned: true, boolean: true}, nil
+		return validExpr(hi), nil
 	case "valid_union":
 		if e.Right == nil {
 			return expr{}, fmt.Errorf("valid_union: missing operand")
@@ -333,12 +352,27 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 		}
 		f := x.eval
 		switch {
+		case x.konst:
+			// p4c writes a bool constant's value as b2d(true).
+			switch e.Op {
+			case "not":
+				return boolConstant(x.k == 0), nil
+			case "~":
+				r := constant(^x.k)
+				r.unsigned = false
+				return r, nil
+			}
+			return boolConstant(x.k != 0), nil
 		case (e.Op == "d2b" || e.Op == "b2d") && x.boolean:
 			return x, nil // already 0 or 1
-		case e.Op == "not" && len(x.cmps) == 1:
-			c := x.cmps[0]
-			c.op = negated[c.op]
-			return cmpExpr([]cmpLeaf{c}, false), nil
+		case e.Op == "not" && len(x.cmps) > 0:
+			// Every comparison negated, all for any (De Morgan).
+			cs := make([]cmpLeaf, len(x.cmps))
+			for i, c := range x.cmps {
+				c.op = negated[c.op]
+				cs[i] = c
+			}
+			return cmpExpr(cs, len(cs) > 1 && !x.any), nil
 		}
 		if x.leaf != nil && e.Op != "~" {
 			// A comparison with 0, which conditionals and jumps test
@@ -371,6 +405,9 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 			return expr{}, fmt.Errorf("?: %w", err)
 		}
 		cf, af, bf := cond.eval, a.eval, b.eval
+		if cond.boolean && a.konst && b.konst && a.k == 1 && b.k == 0 {
+			return cond, nil // a bool's value as bit<1>: already 0 or 1
+		}
 		if a.leaf != nil && b.leaf != nil && len(cond.cmps) == 1 {
 			c, x, y := cond.cmps[0], *a.leaf, *b.leaf
 			return expr{eval: func(p *packet) int64 {
