@@ -15,6 +15,20 @@ type calculation struct {
 	algo  func([]byte) uint64
 	parts []calcPart
 	bits  int
+	// sum16, for csum16 over fields read as leaves (IPv4's header
+	// checksum), is the checksum's sum taken from the values without
+	// packing them: see csum16Parts.
+	sum16 []sum16Part
+}
+
+// sum16Part is a field's place in a csum16 input: its leaf, width and
+// the shift that puts it at its bit position within a 16-bit word; fold
+// says its shifted value may pass 48 bits, so it is folded first.
+type sum16Part struct {
+	l     leaf
+	mask  uint64
+	shift uint
+	fold  bool
 }
 
 type calcPart struct {
@@ -26,6 +40,9 @@ type calcPart struct {
 // compute hashes the packet's fields, packed into the packet's hash
 // buffer.
 func (c *calculation) compute(p *packet) uint64 {
+	if c.sum16 != nil {
+		return uint64(csum16Parts(c.sum16, p))
+	}
 	n := (c.bits + 7) / 8
 	if n > cap(p.hash) {
 		p.hash = make([]byte, n) // once per packet buffer, for wide inputs
@@ -91,6 +108,52 @@ func crcCCITT(b []byte) uint16 {
 		}
 	}
 	return crc
+}
+
+// csum16Parts is csum16 of the fields' values packed most significant
+// bit first, computed from the values. The packed input is a number X
+// of 16-bit words, padded with zero bits to a whole word; the one's
+// complement sum of its words is X's residue modulo 2^16-1 (2^16 is 1
+// there), folded to 16 bits, and is 0 only when every word is. A
+// field's share of X is its value times 2 to the power of the bits after
+// it, the same residue as its value shifted by that count modulo 16. So
+// the sum of the shifted values, folded, is the words' folded sum, and
+// zero only when every value is: bit for bit csum16's.
+func csum16Parts(parts []sum16Part, p *packet) uint16 {
+	var sum uint64
+	for i := range parts {
+		q := &parts[i]
+		v := uint64(q.l.get(p)) & q.mask
+		if q.fold {
+			v = v&0xffff + v>>16&0xffff + v>>32&0xffff + v>>48
+		}
+		sum += v << q.shift
+	}
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
+}
+
+// sum16Plan is the parts of a csum16 input read as leaves, or nil when
+// one is not a leaf (or there are too many for the sum to stay within
+// 64 bits).
+func sum16Plan(parts []calcPart, bits int) []sum16Part {
+	if len(parts) == 0 || len(parts) > 1<<12 {
+		return nil
+	}
+	padded := (bits + 15) / 16 * 16
+	var plan []sum16Part
+	at := 0
+	for _, part := range parts {
+		if part.leaf == nil || part.width <= 0 || part.width > 64 {
+			return nil
+		}
+		at += part.width
+		shift := uint((padded - at) % 16)
+		plan = append(plan, sum16Part{l: *part.leaf, mask: ones(part.width), shift: shift, fold: part.width+int(shift) > 48})
+	}
+	return plan
 }
 
 // csum16 is the Internet checksum (RFC 1071) of b, an odd last byte
@@ -169,6 +232,9 @@ func (c *compiler) compileCalculation(bc *bmjson.Calculation) (*calculation, err
 		default:
 			return nil, fmt.Errorf("calculations %q: input %d of type %q is not handled by this target", bc.Name, i, in.Type)
 		}
+	}
+	if bc.Algo == "csum16" {
+		calc.sum16 = sum16Plan(calc.parts, calc.bits)
 	}
 	return calc, nil
 }
