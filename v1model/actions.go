@@ -635,6 +635,10 @@ func (c *compiler) assignField(args []bmjson.Value) (prim, bool, error) {
 		return func(p *packet) int { p.f[slot] = wrap(l.get(p), w, signed); return -1 }, true, nil
 	}
 	sf := src.eval
+	if src.sum != nil && !signed {
+		ts := src.sum
+		return func(p *packet) int { p.f[slot] = uint64(sumEval(ts, p)) & m; return -1 }, true, nil
+	}
 	if !signed {
 		return func(p *packet) int { p.f[slot] = uint64(sf(p)) & m; return -1 }, true, nil
 	}

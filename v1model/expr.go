@@ -3,6 +3,7 @@ package v1model
 import (
 	"encoding/json"
 	"fmt"
+	"math/bits"
 
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
@@ -41,6 +42,84 @@ type expr struct {
 	// arith, when set, is eval as x op y on two leaves (or x << shift),
 	// for a mask over it to fold into the same call.
 	arith *arith
+	// sum, when set, is eval as a sum of terms read inline (sumEval):
+	// p4c's arithmetic on bit<W> over several fields and bools.
+	sum []sumTerm
+}
+
+// sumTerm is a term of a sum: mul times a leaf's value, or times 1 or 0
+// for a comparison (c set) that holds or not.
+type sumTerm struct {
+	l   leaf
+	mul int64
+	c   *cmpLeaf
+}
+
+// maxSumTerms bounds a sum's terms: past it, an operator keeps its
+// general form.
+const maxSumTerms = 8
+
+// sumEval is the value of a sum of terms.
+func sumEval(ts []sumTerm, p *packet) int64 {
+	var s int64
+	for i := range ts {
+		t := &ts[i]
+		if t.c != nil {
+			s += b2i(t.c.test(p)) * t.mul
+		} else {
+			s += t.l.get(p) * t.mul
+		}
+	}
+	return s
+}
+
+// terms is e as a sum's terms, or nil: a leaf, a leaf shifted or
+// multiplied by a constant, one comparison, or a sum.
+func (e *expr) terms() []sumTerm {
+	switch {
+	case e.sum != nil:
+		return e.sum
+	case e.leaf != nil:
+		return []sumTerm{{l: *e.leaf, mul: 1}}
+	case e.arith != nil && e.arith.op == "<<":
+		return []sumTerm{{l: e.arith.x, mul: 1 << uint(e.arith.shift)}}
+	case e.arith != nil && e.arith.op == "*" && e.arith.y.mask == 0:
+		return []sumTerm{{l: e.arith.x, mul: e.arith.y.add}}
+	case len(e.cmps) == 1:
+		return []sumTerm{{mul: 1, c: &e.cmps[0]}}
+	}
+	return nil
+}
+
+// sumOf is the sum a op b (+ or -) when both are terms and together
+// not too many; nil otherwise.
+func sumOf(op string, a, b expr) []sumTerm {
+	at, bt := a.terms(), b.terms()
+	if at == nil || bt == nil || len(at)+len(bt) > maxSumTerms {
+		return nil
+	}
+	ts := append(append([]sumTerm(nil), at...), bt...)
+	if op == "-" {
+		for i := len(at); i < len(ts); i++ {
+			ts[i].mul = -ts[i].mul
+		}
+	}
+	return ts
+}
+
+// lowMask is the number of low bits a constant mask 2^k-1 keeps, or 0
+// for any other value.
+func lowMask(e expr) int {
+	if !e.konst || e.k == 0 {
+		return 0
+	}
+	if e.k == -1 {
+		return 64
+	}
+	if e.k < 0 || e.k&(e.k+1) != 0 {
+		return 0
+	}
+	return bits.Len64(uint64(e.k))
 }
 
 type arith struct {
@@ -292,7 +371,17 @@ func b2i(b bool) int64 {
 }
 
 // compileOp compiles one operator node.
+//
+// Masks under a mask: the value of x & (2^k-1) depends only on x's low k
+// bits, and the low bits of x + y, x - y, x * y, x << s, x & y, x | y
+// and x ^ y only on the operands' low bits as many, so below such an
+// operator (c.modBits) a mask x & (2^j-1) with j >= k is x. p4c writes
+// every operation on bit<W> masked, so that a sum of several terms is a
+// mask over each partial sum: without them, the terms make one sum.
 func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
+	outer := c.modBits
+	c.modBits = 0 // the operands of most operators need all their bits
+	defer func() { c.modBits = outer }()
 	unary := func() (expr, error) {
 		if e.Left != nil && e.Right == nil {
 			return c.compileValue(e.Left)
@@ -476,16 +565,37 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 		}
 		return c.compileWideCompare(e)
 	}
-	a, err := c.compileValue(e.Left)
-	if err != nil {
-		return expr{}, fmt.Errorf("%s: left: %w", e.Op, err)
-	}
 	if e.Op == "-" && e.Left == nil {
 		return expr{}, fmt.Errorf("-: missing left operand")
 	}
+	switch e.Op {
+	case "+", "-", "*", "|", "^", "&":
+		c.modBits = outer
+	}
 	b, err := c.compileValue(e.Right)
+	c.modBits = 0
 	if err != nil {
 		return expr{}, fmt.Errorf("%s: right: %w", e.Op, err)
+	}
+	switch e.Op {
+	case "+", "-", "*", "|", "^", "<<":
+		c.modBits = outer
+	case "&":
+		if k := lowMask(b); k > 0 {
+			if outer > 0 && k >= outer {
+				// Masked again above, to as many bits or fewer.
+				c.modBits = outer
+				return c.compileValue(e.Left)
+			}
+			c.modBits = k
+		} else {
+			c.modBits = outer
+		}
+	}
+	a, err := c.compileValue(e.Left)
+	c.modBits = 0
+	if err != nil {
+		return expr{}, fmt.Errorf("%s: left: %w", e.Op, err)
 	}
 	if (e.Op == "and" || e.Op == "or") && a.cmps != nil && b.cmps != nil {
 		// A chain of comparisons: one closure tests them all.
@@ -557,6 +667,33 @@ func specialize(op string, a, b, general expr) expr {
 			}
 			return general
 		}
+	}
+	if (op == "+" || op == "-") && !(a.konst && b.konst) {
+		if ts := sumOf(op, a, b); ts != nil {
+			general.eval = func(p *packet) int64 { return sumEval(ts, p) }
+			general.sum = ts
+			return general
+		}
+	}
+	if b.konst && a.leaf == nil && (op == "*" || op == "<<" && b.k >= 0 && b.k < 64) {
+		if at := a.terms(); at != nil {
+			m := b.k
+			if op == "<<" {
+				m = 1 << uint(b.k)
+			}
+			ts := append([]sumTerm(nil), at...)
+			for i := range ts {
+				ts[i].mul *= m
+			}
+			general.eval = func(p *packet) int64 { return sumEval(ts, p) }
+			general.sum = ts
+			return general
+		}
+	}
+	if op == "&" && b.konst && a.sum != nil {
+		ts, k := a.sum, b.k
+		general.eval = func(p *packet) int64 { return sumEval(ts, p) & k }
+		return general
 	}
 	if op == "&" && b.konst && a.arith != nil {
 		// (x op y) & k, p4c's form of arithmetic on bit<W>: one call.

@@ -200,6 +200,10 @@ type compiler struct {
 	// trees are the JSON trees of the expressions compiled so far, by
 	// the address of each object's bytes (jsontree.go).
 	trees map[*byte]*jsonNode
+	// modBits, while an operand is compiled, is the number of low bits
+	// of its value that matter (an operator above it masks the rest
+	// away), or 0 for all: see compileOp.
+	modBits int
 }
 
 func (c *compiler) errorf(format string, args ...any) error {
