@@ -26,6 +26,7 @@ type headerType struct {
 	bits   int
 	index  map[string]int
 	wide   map[string]wideInfo // fields over 64 bits, by name
+	codec  *codec              // nil for a type the parser and deparser take field by field
 }
 
 // wideInfo is a field over 64 bits: the indices of its parts.
@@ -132,6 +133,7 @@ func newLayout(doc *bmjson.Document) (*layout, error) {
 			t.fields = append(t.fields, fieldInfo{name: f.Name, width: f.Width, signed: f.Signed, offset: t.bits})
 			t.bits += f.Width
 		}
+		t.codec = newCodec(t)
 		l.types[t.name] = t
 	}
 	for _, h := range doc.Headers {

@@ -486,15 +486,22 @@ func (c *compiler) extractor(hi int) func(p *packet) int {
 	base := h.base
 	tooShort := c.errs.tooShort
 	setValid := c.validSetter(hi)
+	cd := h.typ.codec
 	return func(p *packet) int {
 		if p.n-p.payload < n {
 			return tooShort
 		}
 		// The buffer runs on past the frame (headroom), so each field
 		// but the last few of a header at the very end of the buffer is
-		// one 8-byte load.
+		// one 8-byte load, and a word of fields one load with a codec.
 		b := p.buf[p.payload:]
 		vals := p.f[base : base+len(fields)]
+		if cd != nil && cd.span <= len(b) {
+			cd.extract(b, vals)
+			setValid(p)
+			p.payload += n
+			return 0
+		}
 		for i := range fields {
 			f := &fields[i]
 			start, shift := f.offset>>3, f.offset&7
@@ -558,6 +565,11 @@ func (dp *deparser) run(p *packet, l *layout) {
 		}
 		h := l.headers[hi]
 		start := len(out)
+		if cd := h.typ.codec; cd != nil && start+cd.span <= cap(out) {
+			out = out[:start+h.typ.bytes()]
+			cd.pack(out[start:start+cd.span], p.f[h.base:h.base+len(h.typ.fields)])
+			continue
+		}
 		if n := h.typ.bytes(); start+n <= cap(out) {
 			out = out[:start+n] // packFields writes every byte
 		} else {
