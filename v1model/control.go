@@ -13,7 +13,11 @@ type node struct {
 	table *Table
 	cond  func(p *packet) int64
 	test  *cmpLeaf // cond as one comparison of leaves, tested inline
-	konst bool     // cond is the constant k
+	// tests, any: cond as comparisons of leaves that must all hold
+	// (any: one of them), tested inline.
+	tests []cmpLeaf
+	any   bool
+	konst bool // cond is the constant k
 	k     int64
 	t, f  *node
 	call  *action
@@ -51,6 +55,12 @@ func (ctl *control) run(p *packet) {
 			n = n.table.apply(p)
 		case n.test != nil:
 			if n.test.test(p) {
+				n = n.t
+			} else {
+				n = n.f
+			}
+		case n.tests != nil:
+			if testChain(n.tests, n.any, p) {
 				n = n.t
 			} else {
 				n = n.f
@@ -112,8 +122,12 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 			return nil, c.errorf("%v", err)
 		}
 		n := &node{cond: e.eval, konst: e.konst, k: e.k}
-		if len(e.cmps) == 1 && !e.konst {
+		switch {
+		case e.konst:
+		case len(e.cmps) == 1:
 			n.test = &e.cmps[0]
+		case len(e.cmps) > 1:
+			n.tests, n.any = e.cmps, e.any
 		}
 		if err := add(bc.Name, n); err != nil {
 			return nil, err
@@ -286,4 +300,14 @@ func decided(n *node) *node {
 		}
 	}
 	return n
+}
+
+// testChain is whether all of cs hold (any: one of them).
+func testChain(cs []cmpLeaf, any bool, p *packet) bool {
+	for i := range cs {
+		if cs[i].test(p) == any {
+			return any
+		}
+	}
+	return !any
 }

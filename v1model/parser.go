@@ -533,6 +533,15 @@ func (c *compiler) validSetter(hi int) func(p *packet) {
 type deparser struct {
 	order  []int
 	update []*checksum
+	// emits is order with what the deparser reads of each header, in
+	// one place.
+	emits []emitHeader
+}
+
+type emitHeader struct {
+	hi, base, nf, bytes int
+	codec               *codec
+	fields              []fieldInfo
 }
 
 func (c *compiler) compileDeparser(d *bmjson.Deparser) (*deparser, error) {
@@ -543,6 +552,8 @@ func (c *compiler) compileDeparser(d *bmjson.Deparser) (*deparser, error) {
 			return nil, fmt.Errorf("deparser %q: %w", d.Name, err)
 		}
 		dp.order = append(dp.order, hi)
+		h := c.l.headers[hi]
+		dp.emits = append(dp.emits, emitHeader{hi: hi, base: h.base, nf: len(h.typ.fields), bytes: h.typ.bytes(), codec: h.typ.codec, fields: h.typ.fields})
 	}
 	if len(d.Primitives) > 0 {
 		return nil, fmt.Errorf("deparser %q: primitives in the deparser are not handled by this target", d.Name)
@@ -559,23 +570,24 @@ func (dp *deparser) run(p *packet, l *layout) {
 		p.f[c.slot] = c.compute(p)
 	}
 	out := p.out[:0]
-	for _, hi := range dp.order {
-		if !p.valid[hi] {
+	for i := range dp.emits {
+		h := &dp.emits[i]
+		if !p.valid[h.hi] {
 			continue
 		}
-		h := l.headers[hi]
 		start := len(out)
-		if cd := h.typ.codec; cd != nil && start+cd.span <= cap(out) {
-			out = out[:start+h.typ.bytes()]
-			cd.pack(out[start:start+cd.span], p.f[h.base:h.base+len(h.typ.fields)])
+		vals := p.f[h.base : h.base+h.nf]
+		if cd := h.codec; cd != nil && start+cd.span <= cap(out) {
+			out = out[:start+h.bytes]
+			cd.pack(out[start:start+cd.span], vals)
 			continue
 		}
-		if n := h.typ.bytes(); start+n <= cap(out) {
+		if n := h.bytes; start+n <= cap(out) {
 			out = out[:start+n] // packFields writes every byte
 		} else {
 			out = append(out, make([]byte, n)...) // past the reserved capacity
 		}
-		packFields(out[start:], h.typ.fields, p.f[h.base:h.base+len(h.typ.fields)])
+		packFields(out[start:], h.fields, vals)
 	}
 	out = append(out, p.buf[p.payload:p.n]...)
 	if p.truncate > 0 && p.truncate < len(out) {
