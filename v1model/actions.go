@@ -24,28 +24,58 @@ type action struct {
 	// control runs a chain of such actions as one list (control.go).
 	// nil for an action with jumps.
 	prims []prim
-	// moves, beside prims, describes each primitive that is a plain
-	// move (nil for the others), for a run of them to become one loop.
-	moves []*move
+	// ops, beside prims, describes each primitive a control's block
+	// runs without a call (a plain move, a register read or write at an
+	// index a leaf holds, a sum assigned), nil for the others.
+	ops []*op
 }
 
-// move is p.f[dst] = uint64(src) & mask: an assignment of a leaf (a
-// field, a masked field, a constant) to an unsigned field.
-type move struct {
-	dst  int
-	src  leaf
-	mask uint64
+// op is a primitive in a form the control loop runs inline (runOps):
+// p4c's temporaries, register accesses and arithmetic make most of a
+// program's statements one of these.
+type op struct {
+	kind  opKind
+	dst   int    // the slot assigned (move, register read, sum)
+	src   leaf   // the value moved, or the register index
+	val   leaf   // the value a register write stores
+	mask  uint64 // applied to the value stored
+	cells []uint64
+	ts    []sumTerm
+	f     prim // opCall
 }
 
-// moveRun is the primitive that makes the moves ms in order: one call
-// where each was one.
-func moveRun(ms []move) prim {
-	return func(p *packet) int {
-		for i := range ms {
-			m := &ms[i]
-			p.f[m.dst] = uint64(m.src.get(p)) & m.mask
+type opKind uint8
+
+const (
+	opCall     opKind = iota // f(p)
+	opMove                   // p.f[dst] = uint64(src) & mask: a leaf assigned to an unsigned field
+	opRegRead                // p.f[dst] = cells[src] & mask, if src is in range
+	opRegWrite               // cells[src] = uint64(val) & mask, if src is in range
+	opSum                    // p.f[dst] = uint64(sum of ts) & mask
+)
+
+// runOps runs a block's primitives in order, until one exits.
+func runOps(ops []op, p *packet) {
+	for i := range ops {
+		o := &ops[i]
+		switch o.kind {
+		case opMove:
+			p.f[o.dst] = uint64(o.src.get(p)) & o.mask
+		case opRegRead:
+			if j := uint64(o.src.get(p)); j < uint64(len(o.cells)) {
+				p.f[o.dst] = o.cells[j] & o.mask
+			}
+		case opRegWrite:
+			if j := uint64(o.src.get(p)); j < uint64(len(o.cells)) {
+				o.cells[j] = uint64(o.val.get(p)) & o.mask
+			}
+		case opSum:
+			p.f[o.dst] = uint64(sumEval(o.ts, p)) & o.mask
+		default:
+			if o.f(p); p.exited {
+				return
+			}
 		}
-		return -1
 	}
 }
 
@@ -99,7 +129,7 @@ func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
 		return nil, err
 	}
 	act.run = run
-	act.prims, act.moves = c.straight, c.straightMoves
+	act.prims, act.ops = c.straight, c.straightOps
 	return act, nil
 }
 
@@ -107,7 +137,7 @@ func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
 // (p4c's if-statements inside actions) move the program counter.
 func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), error) {
 	prims := make([]prim, len(ps))
-	moves := make([]*move, len(ps))
+	ops := make([]*op, len(ps))
 	for i := range ps {
 		c.where = fmt.Sprintf("primitive %d (%s)", i, ps[i].Op)
 		if c.action != "" {
@@ -116,15 +146,15 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 		if s := ps[i].Source.String(); s != "" {
 			c.where += " at " + s
 		}
-		c.lastMove = nil
+		c.lastOp = nil
 		f, err := c.compilePrimitive(&ps[i], len(ps))
 		if err != nil {
 			return nil, c.errorf("%v", err)
 		}
 		prims[i] = f
-		moves[i] = c.lastMove
+		ops[i] = c.lastOp
 	}
-	c.straightMoves = moves
+	c.straightOps = ops
 	c.straight = prims // none or one: no jump to follow
 	switch len(prims) {
 	case 0:
@@ -137,9 +167,9 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 	for i := range ps {
 		jumps = jumps || ps[i].Op == "_jump" || ps[i].Op == "_jump_if_zero"
 	}
-	c.straight, c.straightMoves = nil, nil
+	c.straight, c.straightOps = nil, nil
 	if !jumps {
-		c.straightMoves = moves
+		c.straightOps = ops
 		c.straight = prims
 		// Straight-line (most actions): no program counter to follow.
 		return func(p *packet) {
@@ -400,6 +430,7 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 			// The common form, a field read at an index a field
 			// holds: inline, without the lvalue and index calls.
 			il, m, cells := *ie.leaf, ones(w), reg.cells
+			c.lastOp = &op{kind: opRegRead, dst: slot, src: il, mask: m, cells: cells}
 			return func(p *packet) int {
 				if i := uint64(il.get(p)); i < uint64(len(cells)) {
 					p.f[slot] = cells[i] & m
@@ -432,6 +463,7 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		idx, src := ie.eval, se.eval
 		if ie.leaf != nil && se.leaf != nil {
 			il, sl, m, cells := *ie.leaf, *se.leaf, ones(reg.width), reg.cells
+			c.lastOp = &op{kind: opRegWrite, src: il, val: sl, mask: m, cells: cells}
 			return func(p *packet) int {
 				if i := uint64(il.get(p)); i < uint64(len(cells)) {
 					cells[i] = uint64(sl.get(p)) & m // wrap, unsigned
@@ -624,11 +656,11 @@ func (c *compiler) assignField(args []bmjson.Value) (prim, bool, error) {
 	switch {
 	case src.konst:
 		v := wrap(src.k, w, signed)
-		c.lastMove = &move{dst: slot, src: leaf{add: int64(v)}, mask: ^uint64(0)}
+		c.lastOp = &op{kind: opMove, dst: slot, src: leaf{add: int64(v)}, mask: ^uint64(0)}
 		return func(p *packet) int { p.f[slot] = v; return -1 }, true, nil
 	case src.leaf != nil && !signed:
 		l := *src.leaf
-		c.lastMove = &move{dst: slot, src: l, mask: m}
+		c.lastOp = &op{kind: opMove, dst: slot, src: l, mask: m}
 		return func(p *packet) int { p.f[slot] = uint64(l.get(p)) & m; return -1 }, true, nil
 	case src.leaf != nil:
 		l := *src.leaf
@@ -637,6 +669,7 @@ func (c *compiler) assignField(args []bmjson.Value) (prim, bool, error) {
 	sf := src.eval
 	if src.sum != nil && !signed {
 		ts := src.sum
+		c.lastOp = &op{kind: opSum, dst: slot, ts: ts, mask: m}
 		return func(p *packet) int { p.f[slot] = uint64(sumEval(ts, p)) & m; return -1 }, true, nil
 	}
 	if !signed {

@@ -28,7 +28,7 @@ type node struct {
 	// program's nodes are such calls (keyless tables, below), so a
 	// packet runs a few long lists instead of a table, an action and
 	// a loop per statement.
-	block []prim
+	block []op
 	after *node
 }
 
@@ -45,11 +45,7 @@ func (ctl *control) run(p *packet) {
 		switch {
 		case n.block != nil:
 			p.adata = nil // the block's actions take no parameters
-			for _, f := range n.block {
-				if f(p); p.exited {
-					break
-				}
-			}
+			runOps(n.block, p)
 			n = n.after
 		case n.table != nil:
 			n = n.table.apply(p)
@@ -243,43 +239,24 @@ func keylessToCall(n *node) {
 
 // chain is the primitives of the calls from n on, up to the first node
 // that is not a call of a straight-line action without parameters, and
-// that node; nil for a node that is not such a call.
-//
-// Runs of plain moves in the list, across the actions' bounds, become
-// one primitive each (moveRun): p4c's temporaries make most of a
-// program's statements such copies.
-func chain(n *node) ([]prim, *node) {
-	var block []prim
-	var run []move
-	var runFirst prim
-	flush := func() {
-		switch len(run) {
-		case 0:
-		case 1:
-			block = append(block, runFirst)
-		default:
-			block = append(block, moveRun(run))
-		}
-		run = nil
-	}
+// that node; nil for a node that is not such a call. The primitives a
+// block runs without a call (op) are in the list as themselves: p4c's
+// temporaries make most of a program's statements such copies.
+func chain(n *node) ([]op, *node) {
+	var block []op
 	for i := 0; n != nil && n.call != nil && n.call.prims != nil && len(n.call.widths) == 0; i++ {
 		if i == 1<<10 { // a bound: a bad JSON's calls may loop
 			break
 		}
 		for j, f := range n.call.prims {
-			if m := n.call.moves[j]; m != nil {
-				if len(run) == 0 {
-					runFirst = f
-				}
-				run = append(run, *m)
+			if o := n.call.ops[j]; o != nil {
+				block = append(block, *o)
 				continue
 			}
-			flush()
-			block = append(block, f)
+			block = append(block, op{kind: opCall, f: f})
 		}
 		n = n.next
 	}
-	flush()
 	if block == nil {
 		return nil, nil
 	}

@@ -193,10 +193,10 @@ type compiler struct {
 	act   *action // the action being compiled, nil elsewhere
 	// straight is the primitive list compilePrimitives last compiled,
 	// when it has no jumps; nil otherwise.
-	straight      []prim
-	straightMoves []*move // beside straight: its plain moves
-	lastMove      *move   // set by a primitive that compiles to a plain move
-	action        string
+	straight    []prim
+	straightOps []*op // beside straight: the primitives a block runs inline
+	lastOp      *op   // set by a primitive that compiles to one of those
+	action      string
 	// trees are the JSON trees of the expressions compiled so far, by
 	// the address of each object's bytes (jsontree.go).
 	trees map[*byte]*jsonNode
