@@ -485,10 +485,11 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if err != nil {
 			return nil, err
 		}
-		base, err := value(1)
+		be, err := operand(1)
 		if err != nil {
 			return nil, err
 		}
+		base := be.eval
 		if args[2].Type != "calculation" {
 			return nil, fmt.Errorf("parameter 2: want a calculation, found %s", args[2].Type)
 		}
@@ -500,9 +501,28 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if calc == nil {
 			return nil, fmt.Errorf("unknown calculation %q", name)
 		}
-		size, err := value(3)
+		se, err := operand(3)
 		if err != nil {
 			return nil, err
+		}
+		size := se.eval
+		if slot, w, ok := c.plainField(args[0]); ok && be.konst && se.konst {
+			// The common form: constant base and size, a field
+			// assigned; a size that is a power of two a mask.
+			b, sz, m := uint64(be.k), uint64(se.k), ones(w)
+			if sz == 0 {
+				sz = 1
+			}
+			if sz&(sz-1) == 0 {
+				return func(p *packet) int {
+					p.f[slot] = (calc.compute(p)&(sz-1) + b) & m
+					return -1
+				}, nil
+			}
+			return func(p *packet) int {
+				p.f[slot] = (calc.compute(p)%sz + b) & m
+				return -1
+			}, nil
 		}
 		return func(p *packet) int {
 			sz := uint64(size(p))

@@ -347,8 +347,7 @@ func (c *compiler) compileParseOp(op *bmjson.ParserOp) (parseOp, error) {
 			if err != nil {
 				return nil, err
 			}
-			ex := c.extractor(hi)
-			return func(p *packet) int { return ex(p) }, nil
+			return c.extractor(hi), nil
 		case "stack":
 			si, ok := c.l.stackBy[name]
 			if !ok {
@@ -487,6 +486,7 @@ func (c *compiler) extractor(hi int) func(p *packet) int {
 	tooShort := c.errs.tooShort
 	setValid := c.validSetter(hi)
 	cd := h.typ.codec
+	union := h.union >= 0
 	return func(p *packet) int {
 		if p.n-p.payload < n {
 			return tooShort
@@ -498,7 +498,11 @@ func (c *compiler) extractor(hi int) func(p *packet) int {
 		vals := p.f[base : base+len(fields)]
 		if cd != nil && cd.span <= len(b) {
 			cd.extract(b, vals)
-			setValid(p)
+			if union {
+				setValid(p)
+			} else {
+				p.valid[hi] = true
+			}
 			p.payload += n
 			return 0
 		}
