@@ -55,6 +55,27 @@ func putBits(b []byte, bitOff, w int, v uint64) {
 	}
 }
 
+// putBytes writes the low len(b) bytes of v into b, big-endian: putBits
+// of a whole number of bytes at offset 0, with one store for the
+// commonest lengths.
+func putBytes(b []byte, v uint64) {
+	switch len(b) {
+	case 1:
+		b[0] = byte(v)
+	case 2:
+		endian.BigEndian.PutUint16(b, uint16(v))
+	case 4:
+		endian.BigEndian.PutUint32(b, uint32(v))
+	case 8:
+		endian.BigEndian.PutUint64(b, v)
+	default:
+		for i := len(b) - 1; i >= 0; i-- {
+			b[i] = byte(v)
+			v >>= 8
+		}
+	}
+}
+
 // wrap truncates v to a field of w bits: modulo 2^w for bit<w>, two's
 // complement for int<w>, as BMv2 stores assigned values.
 func wrap(v int64, w int, signed bool) uint64 {

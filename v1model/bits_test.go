@@ -156,3 +156,20 @@ func TestCodecMatchesGetBitsAndPackFields(t *testing.T) {
 		t.Fatalf("%d codecs of 5000 header types", made)
 	}
 }
+
+// TestPutBytesMatchesPutBits: putBytes is putBits of whole bytes at
+// offset 0, for every length a key field takes.
+func TestPutBytesMatchesPutBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 1000 {
+		for n := 1; n <= 8; n++ {
+			v := rng.Uint64()
+			want, got := make([]byte, n), make([]byte, n)
+			putBits(want, 0, n*8, v)
+			putBytes(got, v)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d bytes of %#x: %x, want %x", n, v, got, want)
+			}
+		}
+	}
+}

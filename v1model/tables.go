@@ -53,6 +53,7 @@ type keyField struct {
 	name   string
 	kind   string // exact, lpm, ternary, range, optional
 	eval   func(p *packet) int64
+	leaf   *leaf // eval inline, where it is a leaf
 	width  int
 	mask   uint64 // the key's own mask (a slice of a field), all ones if none
 	nbytes int
@@ -209,7 +210,7 @@ func (c *compiler) compileTable(bt *bmjson.Table) (*Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: key %d: %w", where, i, err)
 		}
-		kf := keyField{name: k.Name, kind: k.MatchType, eval: e.eval, width: w, mask: ones(w), nbytes: (w + 7) / 8, off: t.keyLen}
+		kf := keyField{name: k.Name, kind: k.MatchType, eval: e.eval, leaf: e.leaf, width: w, mask: ones(w), nbytes: (w + 7) / 8, off: t.keyLen}
 		if kf.name == "" {
 			kf.name = strings.Join(ref, ".")
 		}
@@ -640,7 +641,13 @@ func (t *Table) lookup(p *packet) *entry {
 			kf.packWide(p, key[kf.off:kf.off+kf.nbytes])
 			continue
 		}
-		putBits(key[kf.off:], 0, kf.nbytes*8, uint64(kf.eval(p))&kf.mask)
+		var v int64
+		if kf.leaf != nil {
+			v = kf.leaf.get(p)
+		} else {
+			v = kf.eval(p)
+		}
+		putBytes(key[kf.off:kf.off+kf.nbytes], uint64(v)&kf.mask)
 	}
 	switch t.kind {
 	case "exact":
@@ -653,7 +660,7 @@ func (t *Table) lookup(p *packet) *entry {
 		full := getBits(key[kf.off:], 0, kf.nbytes*8)
 		for _, pl := range t.prefixes {
 			mask := ones(kf.width) &^ ones(kf.width-pl)
-			putBits(key[kf.off:], 0, kf.nbytes*8, full&mask)
+			putBytes(key[kf.off:kf.off+kf.nbytes], full&mask)
 			if e := t.byPrefix[pl][string(key)]; e != nil {
 				return e
 			}
