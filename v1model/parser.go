@@ -34,7 +34,17 @@ type parseState struct {
 	cases   []parseCase
 	deflt   *parseState
 	hasDflt bool
+	// word: the key is one field read as a leaf, of at most 8 bytes,
+	// and no case is a value set, so that the cases compare numbers
+	// (wordCases, beside cases) instead of the key's bytes.
+	word      bool
+	wordLeaf  leaf
+	wordMask  uint64 // the key's bytes
+	wordCases []wordCase
 }
+
+// wordCase is a case's value and mask as numbers, the value masked.
+type wordCase struct{ value, mask uint64 }
 
 type parser struct {
 	init *parseState
@@ -89,6 +99,15 @@ func (st *parseState) run(p *packet) int {
 
 func (st *parseState) choose(p *packet) (*parseState, int) {
 	if len(st.cases) == 0 {
+		return st.deflt, 0
+	}
+	if st.word {
+		k := uint64(st.wordLeaf.get(p)) & st.wordMask
+		for i := range st.wordCases {
+			if c := &st.wordCases[i]; k&c.mask == c.value {
+				return st.cases[i].next, 0
+			}
+		}
 		return st.deflt, 0
 	}
 	if st.keyLen > cap(p.key) {
@@ -241,6 +260,12 @@ func (c *compiler) compileParser(bp *bmjson.Parser) (*parser, error) {
 				return nil, c.errorf("transition type %q is not handled by this target", t.Type)
 			}
 		}
+		if len(s.TransitionKey) == 1 && s.TransitionKey[0].Type == "field" && st.keyLen <= 8 {
+			if e, _, err := c.widthOf(s.TransitionKey[0]); err == nil && e.leaf != nil {
+				st.wordCases = wordCases(st.cases, st.keyLen)
+				st.word, st.wordLeaf, st.wordMask = st.wordCases != nil, *e.leaf, ones(st.keyLen*8)
+			}
+		}
 	}
 	init := states[bp.InitState]
 	if init == nil {
@@ -266,6 +291,23 @@ func hexBytes(s string, n int) ([]byte, error) {
 		return nil, fmt.Errorf("%q is wider than the %d-byte key", s, n)
 	}
 	return append(make([]byte, n-len(b)), b...), nil
+}
+
+// wordCases is cases as numbers of n bytes, or nil if one is a value
+// set (or there are none).
+func wordCases(cases []parseCase, n int) []wordCase {
+	var wc []wordCase
+	for _, pc := range cases {
+		if pc.vset != nil {
+			return nil
+		}
+		m := ones(n * 8)
+		if pc.mask != nil {
+			m = getBits(pc.mask, 0, n*8)
+		}
+		wc = append(wc, wordCase{value: getBits(pc.value, 0, n*8) & m, mask: m})
+	}
+	return wc
 }
 
 // compileKeyPart compiles one element of a transition key. Fields take
