@@ -38,8 +38,8 @@ type pipeline struct {
 
 	st  *state
 	dig *digester
-	// delRoom is where a DELETE's key is checked (see writeTable).
-	delRoom storedEntry
+	// room is where a write's key is checked (see writeTable).
+	room keyRoom
 }
 
 type tableDesc struct {
@@ -399,7 +399,18 @@ func (p *pipeline) loadConstEntries() error {
 			if td.ternary {
 				te.Priority = int32(len(ranked) - i)
 			}
-			p.st.put(td, &stored{te: te, ve: ve, isConst: true})
+			ref, err := p.sw.EntryRefOf(td.name, ve)
+			if err != nil {
+				return fmt.Errorf("table %s: const entry: %v", td.name, err)
+			}
+			var x storedExtra
+			direct := te.Action.GetAction()
+			if direct == nil {
+				x.action = te.Action
+			}
+			e := newStored(appendEntryKey(nil, te.Match, te.Priority), direct, te, ref, x)
+			e.isConst = true
+			p.st.table(td.id).add(e)
 		}
 	}
 	return nil

@@ -232,7 +232,7 @@ func reconcile(old, p *pipeline) error {
 	for _, id := range sortedIDs(old.tables) {
 		for _, e := range old.st.entries(id) {
 			if !e.isConst {
-				ents = append(ents, tableEntity(proto.Clone(e.te).(*p4v1.TableEntry)))
+				ents = append(ents, tableEntity(proto.Clone(e.tableEntry(old.tables[id])).(*p4v1.TableEntry)))
 			}
 		}
 		if d := old.st.table(id).deflt; d != nil {
