@@ -297,9 +297,11 @@ func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetFor
 // (CONTINUE_ON_ERROR, as BMv2). If any fails, the status is UNKNOWN with
 // one p4.v1.Error per update in its details, OK for those that held.
 //
-// Write takes ownership of req: the entries it stores keep the parts of
-// req that are canonical as given (matches, actions, byte strings)
-// rather than copies, and Read answers with them. Over gRPC that costs
+// Write takes ownership of req: what it stores of action profile
+// members and groups, default entries and the other entities keeps the
+// parts of req that are canonical as given (actions, byte strings)
+// rather than copies, and Read answers with them. (Table entries are
+// stored as bytes, a copy, and keep nothing of req.) Over gRPC that costs
 // a client nothing, since every request is decoded into messages of the
 // server's own; a caller in this process (through a transport that
 // does not copy) must not change req, or any message or byte slice in

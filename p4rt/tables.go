@@ -49,9 +49,9 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *keyRoom) ([]*p4
 	} else {
 		seen = make([]bool, n)
 	}
-	// The request's list is kept when it is canonical as given (each
-	// match, and in field order): most writes are, and then the stored
-	// entry shares it instead of a copy.
+	// The request's list is used when it is canonical as given (each
+	// match, and in field order): most writes are, and then no copy is
+	// made.
 	var canon []*p4v1.FieldMatch
 	for i, fm := range te.Match {
 		fd := td.fields[fm.GetFieldId()]
@@ -101,7 +101,7 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *keyRoom) ([]*p4
 // matchOf checks one field match: its kind, its values' widths, and the
 // spec's canonical don't-care rules; it returns it canonical and in the
 // target's form. A match that is canonical as given is returned itself,
-// not copied: a write keeps parts of its request (see Server.Write).
+// not copied.
 // room, if not nil, is where a canonical copy of an exact match is made.
 func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch, room *canonExact) (*p4v1.FieldMatch, v1model.Match, error) {
 	var m v1model.Match
