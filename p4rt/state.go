@@ -31,9 +31,12 @@ type tableState struct {
 	// byKey holds each entry's index in ents by its entryKey (which
 	// shares the entry's blob).
 	byKey map[string]int32
-	// ents are the table's entries by index; a deleted entry's slot is
-	// zero and on free until an insert takes it again.
-	ents []stored
+	// ents are the table's entries by index, in chunks that do not move
+	// once full (a table that grows past the first copies nothing); a
+	// deleted entry's slot is zero and on free until an insert takes it
+	// again. A pointer to an entry is good until the next insert.
+	ents [][]stored
+	n    int32 // slots in ents
 	free []int32
 	seq  int
 	// deflt is the default entry a controller set; nil while it is the
@@ -216,14 +219,19 @@ func (s *state) table(id uint32) *tableState {
 	return ts
 }
 
+// chunk is the number of entries in a chunk of tableState.ents.
+const chunk = 256
+
+// at is the entry in slot i.
+func (ts *tableState) at(i int32) *stored { return &ts.ents[i/chunk][i%chunk] }
+
 // lookup is the entry with key key (an entryKey's bytes), nil if none.
-// The pointer is good until the table's next insert.
 func (ts *tableState) lookup(key []byte) *stored {
 	i, ok := ts.byKey[string(key)]
 	if !ok {
 		return nil
 	}
-	return &ts.ents[i]
+	return ts.at(i)
 }
 
 // add stores a new entry, numbering it after the table's others.
@@ -233,11 +241,22 @@ func (ts *tableState) add(e stored) {
 	var i int32
 	if n := len(ts.free); n > 0 {
 		i, ts.free = ts.free[n-1], ts.free[:n-1]
-		ts.ents[i] = e
 	} else {
-		i = int32(len(ts.ents))
-		ts.ents = append(ts.ents, e)
+		i = ts.n
+		ts.n++
+		switch {
+		case i < chunk:
+			// The first chunk grows as a slice, so that a table of a
+			// few entries takes room for a few.
+			if len(ts.ents) == 0 {
+				ts.ents = append(ts.ents, nil)
+			}
+			ts.ents[0] = append(ts.ents[0], stored{})
+		case int(i/chunk) == len(ts.ents):
+			ts.ents = append(ts.ents, make([]stored, chunk))
+		}
 	}
+	*ts.at(i) = e
 	ts.byKey[e.key()] = i
 }
 
@@ -245,7 +264,7 @@ func (ts *tableState) add(e stored) {
 func (ts *tableState) replace(old *stored, e stored) {
 	i := ts.byKey[old.key()]
 	e.seq = old.seq
-	ts.ents[i] = e
+	*ts.at(i) = e
 	// The map's key is taken again from the new blob, so that the old
 	// one is not kept alive by it.
 	ts.byKey[e.key()] = i
@@ -255,24 +274,25 @@ func (ts *tableState) replace(old *stored, e stored) {
 func (ts *tableState) remove(e *stored) {
 	i := ts.byKey[e.key()]
 	delete(ts.byKey, e.key())
-	ts.ents[i] = stored{}
+	*ts.at(i) = stored{}
 	ts.free = append(ts.free, i)
 	if len(ts.byKey) == 0 {
-		ts.ents, ts.free = ts.ents[:0], ts.free[:0]
+		ts.ents, ts.n, ts.free = nil, 0, ts.free[:0]
 	}
 }
 
-// entries are a table's entries in the order they were written. The
-// pointers are good until the table's next insert.
+// entries are a table's entries in the order they were written.
 func (s *state) entries(id uint32) []*stored {
 	ts := s.tables[id]
 	if ts == nil {
 		return nil
 	}
 	out := make([]*stored, 0, len(ts.byKey))
-	for i := range ts.ents {
-		if e := &ts.ents[i]; e.blob != "" {
-			out = append(out, e)
+	for _, c := range ts.ents {
+		for i := range c {
+			if e := &c[i]; e.blob != "" {
+				out = append(out, e)
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b *stored) int { return a.seq - b.seq })
