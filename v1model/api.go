@@ -55,6 +55,55 @@ func (sw *Switch) InsertEntry(table string, e Entry) (EntryRef, error) {
 	return EntryRef{t, built}, nil
 }
 
+// BuiltEntry is an entry checked against its table and packed, ahead of
+// its insert (InsertBuilt), or the error that made it fail.
+type BuiltEntry struct {
+	t   *Table
+	e   *entry
+	ue  Entry // an entry of a table with an action profile, built at its insert
+	err error
+}
+
+// BuildEntry does the part of InsertEntry that depends on the program
+// alone: it checks e against the table and packs it. Unlike the other
+// methods it may run at the same time as any of them (it reads only
+// what the program fixed), so that a control plane can build the
+// entries of a batch on another core while it inserts the ones before.
+// An entry of a table with an action profile, whose members and groups
+// change, is checked by InsertBuilt instead.
+func (sw *Switch) BuildEntry(table string, e Entry) BuiltEntry {
+	t := sw.tables[table] // fixed once the switch is made
+	if t == nil {
+		return BuiltEntry{err: fmt.Errorf("no table %q", table)}
+	}
+	if t.profile != nil {
+		return BuiltEntry{t: t, ue: e}
+	}
+	built, err := t.build(e)
+	return BuiltEntry{t: t, e: built, err: err}
+}
+
+// InsertBuilt inserts an entry BuildEntry built, as InsertEntry would
+// have inserted it, with the same errors.
+func (sw *Switch) InsertBuilt(b BuiltEntry) (EntryRef, error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if b.err != nil {
+		return EntryRef{}, b.err
+	}
+	built := b.e
+	if built == nil {
+		var err error
+		if built, err = b.t.build(b.ue); err != nil {
+			return EntryRef{}, err
+		}
+	}
+	if err := b.t.insert(built); err != nil {
+		return EntryRef{}, err
+	}
+	return EntryRef{b.t, built}, nil
+}
+
 // DeleteEntryRef removes the entry r names, which must still be in its
 // table (an entry deleted since, or of a pipeline replaced since, is an
 // error, not another entry with the same key).
