@@ -38,8 +38,10 @@ type pipeline struct {
 
 	st  *state
 	dig *digester
-	// room is where a write's key is checked (see writeTable).
-	room keyRoom
+	// prep is where a write of a table entry is prepared (see
+	// writeTable); preps, where a large batch's are (writeBatch).
+	prep  tablePrep
+	preps []tablePrep
 }
 
 type tableDesc struct {

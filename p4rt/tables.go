@@ -399,34 +399,108 @@ func (p *pipeline) actionNames(td *tableDesc) string {
 
 // writeTable applies one update of a table entry.
 func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
+	// The pipeline's scratch room (writes hold the server's lock):
+	// nothing of it is kept, the target copying what it keeps of its
+	// form of the entry and the stored entry being bytes.
+	pr := &p.prep
+	p.prepTable(typ, te, pr, false)
+	return p.applyTable(typ, te, pr)
+}
+
+// tablePrep is the part of a table write that depends on the program
+// alone, not on what was written before it: its checks, the key in its
+// forms and the direct action. A large batch prepares its updates on
+// another core ahead of their turn (see pipeline.writeBatch); their
+// errors are kept to be returned where the write meets them, so that
+// each update fails as it would have alone.
+type tablePrep struct {
+	td *tableDesc
+	// err is the first error before the key's state is looked at.
+	err error
+	// deflt: the update is of the default entry (writeDefault's).
+	deflt bool
+	ve    v1model.Entry
+	key   []byte
+	// actDone says act, data and actErr are the direct action's check.
+	actDone bool
+	act     *p4v1.Action
+	data    []uint64
+	actErr  error
+	// built is the target's entry for an INSERT, built ahead; blob,
+	// keyLen and actLen are the stored entry's, made ahead (blob "" if
+	// not).
+	hasBuilt       bool
+	built          v1model.BuiltEntry
+	blob           string
+	keyLen, actLen int32
+	room           keyRoom
+	keyBuf         [64]byte
+}
+
+// prepTable fills pr for a write of te. ahead, it also builds the
+// target's entry and the stored entry's blob, which a write made on its
+// own makes only once it has passed the checks on the state.
+func (p *pipeline) prepTable(typ p4v1.Update_Type, te *p4v1.TableEntry, pr *tablePrep, ahead bool) {
+	*pr = tablePrep{}
 	td, err := p.table(te.TableId)
 	if err != nil {
-		return err
+		pr.err = err
+		return
 	}
-	if te.IsDefaultAction {
+	pr.td = td
+	switch {
+	case te.IsDefaultAction:
+		pr.deflt = true
+		return
+	case te.IdleTimeoutNs != 0:
+		pr.err = errorf(codes.InvalidArgument, "table %s: an idle timeout on a table without idle timeout support", td.name)
+		return
+	case td.isConst && typ != p4v1.Update_MODIFY:
+		pr.err = errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
+		return
+	case len(td.byIndex) == 0 && typ == p4v1.Update_INSERT:
+		pr.err = errorf(codes.InvalidArgument, "table %s has no key: set its default action instead", td.name)
+		return
+	}
+	match, ve, err := p.key(td, te, &pr.room)
+	if err != nil {
+		pr.err = err
+		return
+	}
+	pr.ve = ve
+	pr.key = appendEntryKey(pr.keyBuf[:0], match, te.Priority)
+	if !ahead || typ == p4v1.Update_DELETE || td.profile != nil {
+		return
+	}
+	// The direct action, as entryAction checks it.
+	a, ok := te.GetAction().GetType().(*p4v1.TableAction_Action)
+	if !ok {
+		return
+	}
+	pr.act, pr.data, pr.actErr = p.action(td, a.Action, false, pr.room.params[:0])
+	pr.actDone = true
+	if pr.actErr != nil {
+		return
+	}
+	pr.blob, pr.keyLen, pr.actLen = makeBlob(pr.key, pr.act, te.Metadata)
+	if typ == p4v1.Update_INSERT && te.MeterConfig == nil {
+		// The target's entry as the INSERT gives it (ve.Meter comes from
+		// a meter configuration, which this entry lacks).
+		ve.Action, ve.Params = p.actions[pr.act.ActionId].name, pr.data
+		pr.built, pr.hasBuilt = p.sw.BuildEntry(td.name, ve), true
+	}
+}
+
+// applyTable applies a table write that prepTable prepared.
+func (p *pipeline) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry, pr *tablePrep) error {
+	if pr.err != nil {
+		return pr.err
+	}
+	td, ve, key := pr.td, pr.ve, pr.key
+	if pr.deflt {
 		return p.writeDefault(typ, td, te)
 	}
-	if te.IdleTimeoutNs != 0 {
-		return errorf(codes.InvalidArgument, "table %s: an idle timeout on a table without idle timeout support", td.name)
-	}
-	if td.isConst && typ != p4v1.Update_MODIFY {
-		return errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
-	}
-	if len(td.byIndex) == 0 && typ == p4v1.Update_INSERT {
-		return errorf(codes.InvalidArgument, "table %s has no key: set its default action instead", td.name)
-	}
-	// The key is checked in the pipeline's scratch room (writes hold
-	// the server's lock): nothing of it is kept, the target copying what
-	// it keeps of its form of the entry and the stored entry being bytes.
-	room := &p.room
-	match, ve, err := p.key(td, te, room)
-	if err != nil {
-		return err
-	}
 	ts := p.st.table(td.id)
-	// The key is built on the stack and looked up without a copy.
-	var keyBuf [64]byte
-	key := appendEntryKey(keyBuf[:0], match, te.Priority)
 	old := ts.lookup(key)
 	switch typ {
 	case p4v1.Update_INSERT:
@@ -446,11 +520,16 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if err := p.entryResources(td, te, &x); err != nil {
 			return err
 		}
-		direct, err := p.entryAction(td, te.Action, &x, &ve, room.params[:0])
+		direct, err := p.entryAction(td, te.Action, &x, &ve, pr)
 		if err != nil {
 			return err
 		}
-		ref, err := p.sw.InsertEntry(td.name, ve)
+		var ref v1model.EntryRef
+		if pr.hasBuilt {
+			ref, err = p.sw.InsertBuilt(pr.built)
+		} else {
+			ref, err = p.sw.InsertEntry(td.name, ve)
+		}
 		if err != nil {
 			p.freeHidden(td, x.hidden)
 			return errorf(codes.Internal, "%v", err)
@@ -458,7 +537,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if te.CounterData != nil {
 			_ = p.sw.SetEntryCounterRef(ref, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
 		}
-		ts.add(newStored(key, direct, te, ref, x))
+		ts.add(pr.stored(direct, te, ref, x))
 	case p4v1.Update_MODIFY:
 		if old == nil {
 			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)
@@ -476,7 +555,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if err := p.entryResources(td, te, &x); err != nil {
 			return err
 		}
-		direct, err := p.entryAction(td, te.Action, &x, &ve, room.params[:0])
+		direct, err := p.entryAction(td, te.Action, &x, &ve, pr)
 		if err != nil {
 			return err
 		}
@@ -489,7 +568,7 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		}
 		p.freeHidden(td, old.hidden())
 		// The target's entry is changed in place: the reference holds.
-		ts.replace(old, newStored(key, direct, te, old.ref, x))
+		ts.replace(old, pr.stored(direct, te, old.ref, x))
 	case p4v1.Update_DELETE:
 		if old == nil {
 			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)
@@ -506,6 +585,21 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		return errorf(codes.InvalidArgument, "update type %v", typ)
 	}
 	return nil
+}
+
+// stored is the stored form of the entry te, written with the prepared
+// key and direct action direct (canonical; nil if none), the target's
+// entry ref.
+func (pr *tablePrep) stored(direct *p4v1.Action, te *p4v1.TableEntry, ref v1model.EntryRef, x storedExtra) stored {
+	if pr.blob == "" || direct != pr.act {
+		return newStored(pr.key, direct, te, ref, x)
+	}
+	e := stored{blob: pr.blob, keyLen: pr.keyLen, actLen: pr.actLen, ctrlMeta: controllerMetadata(te), ref: ref}
+	if !x.empty() {
+		e.x = new(storedExtra)
+		*e.x = x
+	}
+	return e
 }
 
 // newStored is the stored form of the entry te, written with key key
@@ -565,9 +659,9 @@ func (p *pipeline) modifyResources(td *tableDesc, te *p4v1.TableEntry, old *stor
 // entryAction checks an entry's action (direct, a member, a group or a
 // one-shot set) and fills the target's entry and x. It returns the
 // canonical direct action, nil for the others (which it puts in x).
-// room, if it has the capacity, is where the target's action data is
-// put.
-func (p *pipeline) entryAction(td *tableDesc, ta *p4v1.TableAction, x *storedExtra, ve *v1model.Entry, room []uint64) (*p4v1.Action, error) {
+// A direct action's check is pr's where it was prepared; otherwise the
+// target's action data is put in pr's room.
+func (p *pipeline) entryAction(td *tableDesc, ta *p4v1.TableAction, x *storedExtra, ve *v1model.Entry, pr *tablePrep) (*p4v1.Action, error) {
 	if x.meter != nil {
 		ve.Meter, _ = meterRates(x.meter, td.name)
 	}
@@ -576,7 +670,10 @@ func (p *pipeline) entryAction(td *tableDesc, ta *p4v1.TableAction, x *storedExt
 		if td.profile != nil {
 			return nil, errorf(codes.InvalidArgument, "table %s takes its actions from action profile %s: give a member or a group", td.name, td.profile.name)
 		}
-		act, data, err := p.action(td, a.Action, false, room)
+		act, data, err := pr.act, pr.data, pr.actErr
+		if !pr.actDone {
+			act, data, err = p.action(td, a.Action, false, pr.room.params[:0])
+		}
 		if err != nil {
 			return nil, err
 		}
