@@ -101,6 +101,15 @@ func TestWriteBatchAsOneByOne(t *testing.T) {
 				up(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: bigT, Match: te.Match})) // NOT_FOUND
 		}
 	}
+	// Deletes one after another, then every key again: each found or
+	// not as it should.
+	for k := 100; k < 140; k++ {
+		us = append(us, up(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: bigT, Match: []*p4v1.FieldMatch{exactM(1, byte(k))}}))
+	}
+	for k := range 150 {
+		us = append(us, up(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: bigT, Match: []*p4v1.FieldMatch{exactM(1, byte(k))},
+			Action: act(fwd, []byte{2})}))
+	}
 	key := func(v byte) []*p4v1.FieldMatch { return []*p4v1.FieldMatch{exactM(1, 1, v)} }
 	bad := []*p4v1.TableEntry{
 		{TableId: bigT, Match: []*p4v1.FieldMatch{exactM(2, 1)}, Action: act(fwd, []byte{1})},
