@@ -277,7 +277,10 @@ func (ts *tableState) remove(e *stored) {
 	*ts.at(i) = stored{}
 	ts.free = append(ts.free, i)
 	if len(ts.byKey) == 0 {
-		ts.ents, ts.n, ts.free = nil, 0, ts.free[:0]
+		// Empty: the first chunk's room is kept (its entries are zero),
+		// for a table whose entries come and go.
+		ts.ents[0] = ts.ents[0][:0]
+		ts.ents, ts.n, ts.free = ts.ents[:1], 0, ts.free[:0]
 	}
 }
 
