@@ -86,18 +86,6 @@ func (e *stored) key() string { return e.blob[:e.keyLen] }
 // priority is the entry's priority, the key's first four bytes.
 func (e *stored) priority() int32 { return int32(binary.BigEndian.Uint32([]byte(e.blob[:4]))) }
 
-// actionBytes is the entry's direct action as appendAction wrote it,
-// empty for an entry without one.
-func (e *stored) actionBytes() string { return e.blob[e.keyLen : e.keyLen+e.actLen] }
-
-// metadata is the entry's metadata, a copy; nil if it has none.
-func (e *stored) metadata() []byte {
-	if int(e.keyLen+e.actLen) == len(e.blob) {
-		return nil
-	}
-	return []byte(e.blob[e.keyLen+e.actLen:])
-}
-
 func (e *stored) meter() *p4v1.MeterConfig {
 	if e.x == nil {
 		return nil
@@ -163,42 +151,64 @@ func appendAction(b []byte, a *p4v1.Action) []byte {
 	return b
 }
 
-// parseAction is the action appendAction wrote.
-func parseAction(s string) *p4v1.Action {
-	b := []byte(s)
-	a := &p4v1.Action{ActionId: binary.BigEndian.Uint32(b)}
+// directAction is a direct action as a read gives it, its wrappers and
+// its first parameter in one allocation.
+type directAction struct {
+	ta     p4v1.TableAction
+	oneof  p4v1.TableAction_Action
+	a      p4v1.Action
+	ptrs   [1]*p4v1.Action_Param
+	params [1]p4v1.Action_Param
+}
+
+// parseAction is the action appendAction wrote, its values sharing b.
+func parseAction(b []byte) *p4v1.TableAction {
+	x := &directAction{}
+	x.a.ActionId = binary.BigEndian.Uint32(b)
+	x.oneof.Action = &x.a
+	x.ta.Type = &x.oneof
 	b = b[4:]
-	for len(b) > 0 {
-		prm := &p4v1.Action_Param{ParamId: binary.BigEndian.Uint32(b)}
+	x.a.Params = x.ptrs[:0]
+	for i := 0; len(b) > 0; i++ {
+		prm := &p4v1.Action_Param{}
+		if i < len(x.params) {
+			prm = &x.params[i]
+		}
+		prm.ParamId = binary.BigEndian.Uint32(b)
 		n, k := binary.Uvarint(b[4:])
 		b = b[4+k:]
 		prm.Value, b = b[:n:n], b[n:]
-		a.Params = append(a.Params, prm)
+		x.a.Params = append(x.a.Params, prm)
 	}
-	return a
+	return &x.ta
 }
 
-// action is the entry's action, built from its stored form where it is
-// a direct action.
-func (e *stored) action() *p4v1.TableAction {
+// action is the entry's action, built from its stored form (its values
+// sharing b, a copy of its blob) where it is a direct action.
+func (e *stored) action(b []byte) *p4v1.TableAction {
 	if e.x != nil && e.x.action != nil {
 		return e.x.action
 	}
 	if e.actLen == 0 {
 		return nil
 	}
-	return &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: parseAction(e.actionBytes())}}
+	return parseAction(b[e.keyLen : e.keyLen+e.actLen])
 }
 
 // matches are the entry's canonical matches, parsed from its key.
-func (e *stored) matches() []*p4v1.FieldMatch { return parseMatches(e.key()) }
+func (e *stored) matches() []*p4v1.FieldMatch { return parseMatches([]byte(e.key()[4:])) }
 
 // tableEntry is the entry as a read returns it (without counter data,
 // which is read live): a new message, sharing with the stored entry
-// only the parts writes replace and never change in place.
+// only the parts writes replace and never change in place. Its byte
+// strings share one copy of the stored bytes.
 func (e *stored) tableEntry(td *tableDesc) *p4v1.TableEntry {
-	te := &p4v1.TableEntry{TableId: td.id, Match: e.matches(), Action: e.action(), Priority: e.priority(),
-		MeterConfig: e.meter(), Metadata: e.metadata()}
+	b := []byte(e.blob)
+	te := &p4v1.TableEntry{TableId: td.id, Match: parseMatches(b[4:e.keyLen]), Action: e.action(b), Priority: e.priority(),
+		MeterConfig: e.meter()}
+	if n := int(e.keyLen + e.actLen); n < len(b) {
+		te.Metadata = b[n:len(b):len(b)]
+	}
 	setControllerMetadata(te, e.ctrlMeta)
 	return te
 }
@@ -348,10 +358,9 @@ func appendEntryKey(b []byte, match []*p4v1.FieldMatch, priority int32) []byte {
 	return b
 }
 
-// parseMatches are the matches of an entryKey, as appendEntryKey was
-// given them.
-func parseMatches(key string) []*p4v1.FieldMatch {
-	b := []byte(key[4:]) // after the priority
+// parseMatches are the matches of an entryKey b (after its priority),
+// as appendEntryKey was given them, their values sharing b.
+func parseMatches(b []byte) []*p4v1.FieldMatch {
 	// The fields are counted first so that the list is one allocation.
 	out := make([]*p4v1.FieldMatch, 0, countMatches(b))
 	value := func() []byte {
@@ -361,12 +370,20 @@ func parseMatches(key string) []*p4v1.FieldMatch {
 		return v
 	}
 	for len(b) > 0 {
-		fm := &p4v1.FieldMatch{FieldId: binary.BigEndian.Uint32(b)}
+		id := binary.BigEndian.Uint32(b)
 		kind := b[4]
 		b = b[5:]
+		if kind == 'e' {
+			// The most common match in one allocation.
+			x := &canonExact{}
+			x.exact.Value = value()
+			x.oneof.Exact = &x.exact
+			x.fm.FieldId, x.fm.FieldMatchType = id, &x.oneof
+			out = append(out, &x.fm)
+			continue
+		}
+		fm := &p4v1.FieldMatch{FieldId: id}
 		switch kind {
-		case 'e':
-			fm.FieldMatchType = &p4v1.FieldMatch_Exact_{Exact: &p4v1.FieldMatch_Exact{Value: value()}}
 		case 'l':
 			v := value()
 			fm.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: v, PrefixLen: int32(binary.BigEndian.Uint32(b))}}
