@@ -83,6 +83,18 @@ func (sw *Switch) BuildEntry(table string, e Entry) BuiltEntry {
 	return BuiltEntry{t: t, e: built, err: err}
 }
 
+// Packed says b was built and packed: HoldsBuilt can look it up.
+func (b BuiltEntry) Packed() bool { return b.err == nil && b.e != nil }
+
+// HoldsBuilt says whether the table holds an entry with the key (and
+// priority, for ternary tables) of b, which must be Packed: the lookup
+// InsertBuilt makes before it inserts, without packing the key again.
+func (sw *Switch) HoldsBuilt(b BuiltEntry) bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return b.t.find(b.e) != nil
+}
+
 // InsertBuilt inserts an entry BuildEntry built, as InsertEntry would
 // have inserted it, with the same errors.
 func (sw *Switch) InsertBuilt(b BuiltEntry) (EntryRef, error) {
