@@ -412,7 +412,9 @@ func (p *pipeline) loadConstEntries() error {
 			}
 			e := newStored(appendEntryKey(nil, te.Match, te.Priority), direct, te, ref, x)
 			e.isConst = true
-			p.st.table(td.id).add(e)
+			ts := p.st.table(td.id)
+			ts.hasConst = true
+			ts.add(e, false)
 		}
 	}
 	return nil

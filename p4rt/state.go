@@ -29,8 +29,15 @@ type state struct {
 
 type tableState struct {
 	// byKey holds each entry's index in ents by its entryKey (which
-	// shares the entry's blob).
-	byKey map[string]int32
+	// shares the entry's blob), but for those in unindexed: the entries
+	// a batch inserts are found by the target's key alone (see
+	// applyTable), and put in byKey only when a lookup needs it.
+	byKey     map[string]int32
+	unindexed []int32
+	count     int // entries
+	// hasConst: the table holds entries of the program, whose priorities
+	// in the target are not P4Runtime's.
+	hasConst bool
 	// ents are the table's entries by index, in chunks that do not move
 	// once full (a table that grows past the first copies nothing); a
 	// deleted entry's slot is zero and on free until an insert takes it
@@ -237,6 +244,7 @@ func (ts *tableState) at(i int32) *stored { return &ts.ents[i/chunk][i%chunk] }
 
 // lookup is the entry with key key (an entryKey's bytes), nil if none.
 func (ts *tableState) lookup(key []byte) *stored {
+	ts.index()
 	i, ok := ts.byKey[string(key)]
 	if !ok {
 		return nil
@@ -244,8 +252,18 @@ func (ts *tableState) lookup(key []byte) *stored {
 	return ts.at(i)
 }
 
+// index puts the unindexed entries in byKey.
+func (ts *tableState) index() {
+	for _, i := range ts.unindexed {
+		e := ts.at(i)
+		ts.byKey[e.key()] = i
+	}
+	ts.unindexed = ts.unindexed[:0]
+}
+
 // add stores a new entry, numbering it after the table's others.
-func (ts *tableState) add(e stored) {
+// Unindexed, it is put in byKey only when a lookup needs it.
+func (ts *tableState) add(e stored, unindexed bool) {
 	ts.seq++
 	e.seq = ts.seq
 	var i int32
@@ -267,6 +285,11 @@ func (ts *tableState) add(e stored) {
 		}
 	}
 	*ts.at(i) = e
+	ts.count++
+	if unindexed {
+		ts.unindexed = append(ts.unindexed, i)
+		return
+	}
 	ts.byKey[e.key()] = i
 }
 
@@ -282,11 +305,12 @@ func (ts *tableState) replace(old *stored, e stored) {
 
 // remove deletes a stored entry.
 func (ts *tableState) remove(e *stored) {
-	i := ts.byKey[e.key()]
+	i := ts.byKey[e.key()] // indexed: a lookup found it
 	delete(ts.byKey, e.key())
 	*ts.at(i) = stored{}
 	ts.free = append(ts.free, i)
-	if len(ts.byKey) == 0 {
+	ts.count--
+	if ts.count == 0 {
 		// Empty: the first chunk's room is kept (its entries are zero),
 		// for a table whose entries come and go.
 		ts.ents[0] = ts.ents[0][:0]
@@ -300,7 +324,7 @@ func (s *state) entries(id uint32) []*stored {
 	if ts == nil {
 		return nil
 	}
-	out := make([]*stored, 0, len(ts.byKey))
+	out := make([]*stored, 0, ts.count)
 	for _, c := range ts.ents {
 		for i := range c {
 			if e := &c[i]; e.blob != "" {

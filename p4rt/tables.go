@@ -501,19 +501,32 @@ func (p *pipeline) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry, pr *tab
 		return p.writeDefault(typ, td, te)
 	}
 	ts := p.st.table(td.id)
-	old := ts.lookup(key)
+	// An INSERT built ahead into a table of the controllers' entries
+	// alone is looked up by the target's key, which stands for the
+	// server's (both canonical): the server's map is not kept up to date
+	// through a batch of inserts, but brought up to date by the next
+	// lookup that needs it.
+	byTarget := typ == p4v1.Update_INSERT && pr.hasBuilt && pr.built.Packed() && !ts.hasConst
+	var old *stored
+	exists := false
+	if byTarget {
+		exists = p.sw.HoldsBuilt(pr.built)
+	} else {
+		old = ts.lookup(key)
+		exists = old != nil
+	}
 	switch typ {
 	case p4v1.Update_INSERT:
 		if td.isConst {
 			return errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
 		}
-		if old != nil {
+		if exists {
 			return errorf(codes.AlreadyExists, "table %s: an entry with this key exists", td.name)
 		}
 		if te.Action == nil {
 			return errorf(codes.InvalidArgument, "table %s: an entry needs an action", td.name)
 		}
-		if max := int64(td.target.MaxSize); max > 0 && int64(len(ts.byKey)) >= max {
+		if max := int64(td.target.MaxSize); max > 0 && int64(ts.count) >= max {
 			return errorf(codes.ResourceExhausted, "table %s is full (%d entries)", td.name, max)
 		}
 		var x storedExtra
@@ -537,7 +550,7 @@ func (p *pipeline) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry, pr *tab
 		if te.CounterData != nil {
 			_ = p.sw.SetEntryCounterRef(ref, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
 		}
-		ts.add(pr.stored(direct, te, ref, x))
+		ts.add(pr.stored(direct, te, ref, x), byTarget)
 	case p4v1.Update_MODIFY:
 		if old == nil {
 			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)
