@@ -110,6 +110,14 @@ func TestWriteBatchAsOneByOne(t *testing.T) {
 		us = append(us, up(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: bigT, Match: []*p4v1.FieldMatch{exactM(1, byte(k))},
 			Action: act(fwd, []byte{2})}))
 	}
+	// Enough more to go round writeBatch's room.
+	for k := range 300 {
+		m := []*p4v1.FieldMatch{exactM(1, 2, byte(k>>8), byte(k))}
+		us = append(us, up(p4v1.Update_INSERT, &p4v1.TableEntry{TableId: bigT, Match: m, Action: act(fwd, []byte{1})}))
+		if k%3 == 0 {
+			us = append(us, up(p4v1.Update_DELETE, &p4v1.TableEntry{TableId: bigT, Match: m}))
+		}
+	}
 	key := func(v byte) []*p4v1.FieldMatch { return []*p4v1.FieldMatch{exactM(1, 1, v)} }
 	bad := []*p4v1.TableEntry{
 		{TableId: bigT, Match: []*p4v1.FieldMatch{exactM(2, 1)}, Action: act(fwd, []byte{1})},
@@ -132,8 +140,8 @@ func TestWriteBatchAsOneByOne(t *testing.T) {
 		us = append(us, up(p4v1.Update_INSERT, te), up(p4v1.Update_INSERT, te), up(p4v1.Update_MODIFY, te), up(p4v1.Update_DELETE, te))
 	}
 	us = append(us, nil, &p4v1.Update{Type: p4v1.Update_INSERT}, &p4v1.Update{Entity: us[0].Entity})
-	if len(us) < parallelUpdates {
-		t.Fatalf("%d updates: not a batch writeBatch prepares", len(us))
+	if len(us) <= prepChunk*prepRing {
+		t.Fatalf("%d updates: too few to go round writeBatch's room", len(us))
 	}
 	errs := make([]error, len(us))
 	batch.writeBatch(us, errs)

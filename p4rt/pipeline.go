@@ -39,7 +39,8 @@ type pipeline struct {
 	st  *state
 	dig *digester
 	// prep is where a write of a table entry is prepared (see
-	// writeTable); preps, where a large batch's are (writeBatch).
+	// writeTable); preps, where a large batch's are (writeBatch), a
+	// ring of prepRing chunks.
 	prep  tablePrep
 	preps []tablePrep
 }

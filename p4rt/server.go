@@ -356,20 +356,24 @@ func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.Write
 }
 
 // prepChunk is how many updates writeBatch prepares before it hands
-// them on.
-const prepChunk = 32
+// them on, and prepRing how many chunks it prepares ahead at most (the
+// room it keeps for them, whatever the batch's size).
+const (
+	prepChunk = 32
+	prepRing  = 16
+)
 
 // writeBatch applies updates in order, as write one by one, putting
 // each one's error in errs. Their table entries are prepared on another
-// goroutine (prepTable, which reads only what the program fixed) a
-// chunk ahead of their turn: on two cores the checks, the key's forms
-// and the target's entry of one update are made while the one before
-// is applied.
+// goroutine (prepTable, which reads only what the program fixed) ahead
+// of their turn: on two cores the checks, the key's forms and the
+// target's entry of one update are made while the ones before are
+// applied.
 func (p *pipeline) writeBatch(us []*p4v1.Update, errs []error) {
-	if cap(p.preps) < len(us) {
-		p.preps = make([]tablePrep, len(us))
+	const ring = prepChunk * prepRing
+	if p.preps == nil {
+		p.preps = make([]tablePrep, ring)
 	}
-	preps := p.preps[:len(us)]
 	// The table entry an update writes, nil for other updates (which
 	// write applies itself).
 	entry := func(u *p4v1.Update) *p4v1.TableEntry {
@@ -378,13 +382,18 @@ func (p *pipeline) writeBatch(us []*p4v1.Update, errs []error) {
 		}
 		return u.Entity.GetTableEntry()
 	}
-	chunks := (len(us) + prepChunk - 1) / prepChunk
-	ready := make(chan struct{}, chunks)
+	// A chunk's room is prepared once free (the one applying it is
+	// done with it), and applied once ready.
+	ready, free := make(chan struct{}, prepRing), make(chan struct{}, prepRing)
+	for range prepRing {
+		free <- struct{}{}
+	}
 	go func() {
 		for lo := 0; lo < len(us); lo += prepChunk {
+			<-free
 			for i := lo; i < min(lo+prepChunk, len(us)); i++ {
 				if te := entry(us[i]); te != nil {
-					p.prepTable(us[i].Type, te, &preps[i], true)
+					p.prepTable(us[i].Type, te, &p.preps[i%ring], true)
 				}
 			}
 			ready <- struct{}{}
@@ -392,16 +401,18 @@ func (p *pipeline) writeBatch(us []*p4v1.Update, errs []error) {
 	}()
 	for lo := 0; lo < len(us); lo += prepChunk {
 		<-ready
-		for i := lo; i < min(lo+prepChunk, len(us)); i++ {
+		hi := min(lo+prepChunk, len(us))
+		for i := lo; i < hi; i++ {
 			if te := entry(us[i]); te != nil {
-				errs[i] = p.applyTable(us[i].Type, te, &preps[i])
+				errs[i] = p.applyTable(us[i].Type, te, &p.preps[i%ring])
 			} else {
 				errs[i] = p.write(us[i])
 			}
 		}
+		// The room keeps nothing of the request alive.
+		clear(p.preps[lo%ring : lo%ring+hi-lo])
+		free <- struct{}{}
 	}
-	// The room keeps nothing of this batch's requests alive.
-	clear(preps)
 }
 
 // write applies one update to the pipeline.
