@@ -101,8 +101,18 @@ func (p *pipeline) writeMember(typ p4v1.Update_Type, m *p4v1.ActionProfileMember
 func (p *pipeline) referrer(pr *profileDesc, id uint32, group bool) string {
 	for _, td := range pr.tables {
 		for _, e := range p.st.entries(td.id) {
-			if e.hidden == nil && e.ve.Ref != nil && e.ve.Ref.Group == group && e.ve.Ref.ID == int(id) {
-				return td.name
+			if e.x == nil || e.x.hidden != nil {
+				continue // a direct action, or a one-shot set's members and group
+			}
+			switch a := e.x.action.GetType().(type) {
+			case *p4v1.TableAction_ActionProfileGroupId:
+				if group && a.ActionProfileGroupId == id {
+					return td.name
+				}
+			case *p4v1.TableAction_ActionProfileMemberId:
+				if !group && a.ActionProfileMemberId == id {
+					return td.name
+				}
 			}
 		}
 	}
@@ -357,7 +367,8 @@ func (p *pipeline) directEntry(te *p4v1.TableEntry, has func(*tableDesc) bool, w
 	if err != nil {
 		return nil, nil, err
 	}
-	e := p.st.table(td.id).byKey[entryKey(match, te.Priority)]
+	var keyBuf [64]byte
+	e := p.st.table(td.id).lookup(appendEntryKey(keyBuf[:0], match, te.Priority))
 	if e == nil {
 		return nil, nil, errorf(codes.NotFound, "table %s: no entry with this key", td.name)
 	}
@@ -382,7 +393,7 @@ func (p *pipeline) writeDirectCounter(typ p4v1.Update_Type, c *p4v1.DirectCounte
 	if d.PacketCount < 0 || d.ByteCount < 0 {
 		return errorf(codes.InvalidArgument, "table %s: negative counts", td.name)
 	}
-	if err := p.sw.SetEntryCounter(td.name, e.ve, uint64(d.PacketCount), uint64(d.ByteCount)); err != nil {
+	if err := p.sw.SetEntryCounterRef(e.ref, uint64(d.PacketCount), uint64(d.ByteCount)); err != nil {
 		return errorf(codes.Internal, "%v", err)
 	}
 	return nil
@@ -428,14 +439,14 @@ func (p *pipeline) readDirect(te *p4v1.TableEntry, has func(*tableDesc) bool, wh
 }
 
 // keyOnly is an entry's identity, as direct resources' reads give it.
-func keyOnly(e *stored) *p4v1.TableEntry {
-	return &p4v1.TableEntry{TableId: e.te.TableId, Match: e.te.Match, Priority: e.te.Priority}
+func keyOnly(td *tableDesc, e *stored) *p4v1.TableEntry {
+	return &p4v1.TableEntry{TableId: td.id, Match: e.matches(), Priority: e.priority()}
 }
 
 func (p *pipeline) directCounterEntity(td *tableDesc, e *stored) *p4v1.Entity {
-	pk, by, _ := p.sw.EntryCounter(td.name, e.ve)
+	pk, by, _ := p.sw.EntryCounterRef(e.ref)
 	return &p4v1.Entity{Entity: &p4v1.Entity_DirectCounterEntry{DirectCounterEntry: &p4v1.DirectCounterEntry{
-		TableEntry: keyOnly(e), Data: counterData(pk, by, td.counterUnit.String())}}}
+		TableEntry: keyOnly(td, e), Data: counterData(pk, by, td.counterUnit.String())}}}
 }
 
 // meterRates converts a meter configuration (rates in units per second)
@@ -519,20 +530,21 @@ func (p *pipeline) writeDirectMeter(typ p4v1.Update_Type, m *p4v1.DirectMeterEnt
 			return err
 		}
 	}
-	if err := p.sw.SetEntryMeter(td.name, e.ve, rates); err != nil {
+	if err := p.sw.SetEntryMeterRef(e.ref, rates); err != nil {
 		return errorf(codes.Internal, "%v", err)
 	}
-	e.te.MeterConfig = nil
+	var cfg *p4v1.MeterConfig
 	if m.Config != nil {
-		e.te.MeterConfig = proto.Clone(m.Config).(*p4v1.MeterConfig)
+		cfg = proto.Clone(m.Config).(*p4v1.MeterConfig)
 	}
+	e.setMeter(cfg)
 	return nil
 }
 
-func (p *pipeline) directMeterEntity(_ *tableDesc, e *stored) *p4v1.Entity {
-	d := &p4v1.DirectMeterEntry{TableEntry: keyOnly(e)}
-	if e.te.MeterConfig != nil {
-		d.Config = proto.Clone(e.te.MeterConfig).(*p4v1.MeterConfig)
+func (p *pipeline) directMeterEntity(td *tableDesc, e *stored) *p4v1.Entity {
+	d := &p4v1.DirectMeterEntry{TableEntry: keyOnly(td, e)}
+	if m := e.meter(); m != nil {
+		d.Config = proto.Clone(m).(*p4v1.MeterConfig)
 	}
 	return &p4v1.Entity{Entity: &p4v1.Entity_DirectMeterEntry{DirectMeterEntry: d}}
 }

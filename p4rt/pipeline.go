@@ -38,8 +38,11 @@ type pipeline struct {
 
 	st  *state
 	dig *digester
-	// delRoom is where a DELETE's key is checked (see writeTable).
-	delRoom storedEntry
+	// prep is where a write of a table entry is prepared (see
+	// writeTable); preps, where a large batch's are (writeBatch), a
+	// ring of prepRing chunks.
+	prep  tablePrep
+	preps []tablePrep
 }
 
 type tableDesc struct {
@@ -399,7 +402,20 @@ func (p *pipeline) loadConstEntries() error {
 			if td.ternary {
 				te.Priority = int32(len(ranked) - i)
 			}
-			p.st.put(td, &stored{te: te, ve: ve, isConst: true})
+			ref, err := p.sw.EntryRefOf(td.name, ve)
+			if err != nil {
+				return fmt.Errorf("table %s: const entry: %v", td.name, err)
+			}
+			var x storedExtra
+			direct := te.Action.GetAction()
+			if direct == nil {
+				x.action = te.Action
+			}
+			e := newStored(appendEntryKey(nil, te.Match, te.Priority), direct, te, ref, x)
+			e.isConst = true
+			ts := p.st.table(td.id)
+			ts.hasConst = true
+			ts.add(e, false)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -232,7 +233,7 @@ func reconcile(old, p *pipeline) error {
 	for _, id := range sortedIDs(old.tables) {
 		for _, e := range old.st.entries(id) {
 			if !e.isConst {
-				ents = append(ents, tableEntity(proto.Clone(e.te).(*p4v1.TableEntry)))
+				ents = append(ents, tableEntity(proto.Clone(e.tableEntry(old.tables[id])).(*p4v1.TableEntry)))
 			}
 		}
 		if d := old.st.table(id).deflt; d != nil {
@@ -297,9 +298,11 @@ func (s *Server) GetForwardingPipelineConfig(_ context.Context, req *p4v1.GetFor
 // (CONTINUE_ON_ERROR, as BMv2). If any fails, the status is UNKNOWN with
 // one p4.v1.Error per update in its details, OK for those that held.
 //
-// Write takes ownership of req: the entries it stores keep the parts of
-// req that are canonical as given (matches, actions, byte strings)
-// rather than copies, and Read answers with them. Over gRPC that costs
+// Write takes ownership of req: what it stores of action profile
+// members and groups, default entries and the other entities keeps the
+// parts of req that are canonical as given (actions, byte strings)
+// rather than copies, and Read answers with them. (Table entries are
+// stored as bytes, a copy, and keep nothing of req.) Over gRPC that costs
 // a client nothing, since every request is decoded into messages of the
 // server's own; a caller in this process (through a transport that
 // does not copy) must not change req, or any message or byte slice in
@@ -321,10 +324,16 @@ func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.Write
 		return nil, errorf(codes.FailedPrecondition, "no pipeline set: SetForwardingPipelineConfig first")
 	}
 	errs := make([]error, len(req.Updates))
+	if len(req.Updates) >= parallelUpdates && runtime.GOMAXPROCS(0) >= 2 {
+		p.writeBatch(req.Updates, errs)
+	} else {
+		for i, u := range req.Updates {
+			errs[i] = p.write(u)
+		}
+	}
 	failed := false
-	for i, u := range req.Updates {
-		errs[i] = p.write(u)
-		failed = failed || errs[i] != nil
+	for _, err := range errs {
+		failed = failed || err != nil
 	}
 	if !failed {
 		return &p4v1.WriteResponse{}, nil
@@ -344,6 +353,66 @@ func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.Write
 		st = withDetails
 	}
 	return nil, st.Err()
+}
+
+// prepChunk is how many updates writeBatch prepares before it hands
+// them on, and prepRing how many chunks it prepares ahead at most (the
+// room it keeps for them, whatever the batch's size).
+const (
+	prepChunk = 32
+	prepRing  = 16
+)
+
+// writeBatch applies updates in order, as write one by one, putting
+// each one's error in errs. Their table entries are prepared on another
+// goroutine (prepTable, which reads only what the program fixed) ahead
+// of their turn: on two cores the checks, the key's forms and the
+// target's entry of one update are made while the ones before are
+// applied.
+func (p *pipeline) writeBatch(us []*p4v1.Update, errs []error) {
+	const ring = prepChunk * prepRing
+	if p.preps == nil {
+		p.preps = make([]tablePrep, ring)
+	}
+	// The table entry an update writes, nil for other updates (which
+	// write applies itself).
+	entry := func(u *p4v1.Update) *p4v1.TableEntry {
+		if u == nil || u.Entity == nil || u.Type == p4v1.Update_UNSPECIFIED {
+			return nil
+		}
+		return u.Entity.GetTableEntry()
+	}
+	// A chunk's room is prepared once free (the one applying it is
+	// done with it), and applied once ready.
+	ready, free := make(chan struct{}, prepRing), make(chan struct{}, prepRing)
+	for range prepRing {
+		free <- struct{}{}
+	}
+	go func() {
+		for lo := 0; lo < len(us); lo += prepChunk {
+			<-free
+			for i := lo; i < min(lo+prepChunk, len(us)); i++ {
+				if te := entry(us[i]); te != nil {
+					p.prepTable(us[i].Type, te, &p.preps[i%ring], true)
+				}
+			}
+			ready <- struct{}{}
+		}
+	}()
+	for lo := 0; lo < len(us); lo += prepChunk {
+		<-ready
+		hi := min(lo+prepChunk, len(us))
+		for i := lo; i < hi; i++ {
+			if te := entry(us[i]); te != nil {
+				errs[i] = p.applyTable(us[i].Type, te, &p.preps[i%ring])
+			} else {
+				errs[i] = p.write(us[i])
+			}
+		}
+		// The room keeps nothing of the request alive.
+		clear(p.preps[lo%ring : lo%ring+hi-lo])
+		free <- struct{}{}
+	}
 }
 
 // write applies one update to the pipeline.

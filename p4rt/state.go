@@ -28,77 +28,196 @@ type state struct {
 }
 
 type tableState struct {
-	byKey map[string]*stored
-	seq   int
+	// byKey holds each entry's index in ents by its entryKey (which
+	// shares the entry's blob), but for those in unindexed: the entries
+	// a batch inserts are found by the target's key alone (see
+	// applyTable), and put in byKey only when a lookup needs it.
+	byKey     map[string]int32
+	unindexed []int32
+	count     int // entries
+	// hasConst: the table holds entries of the program, whose priorities
+	// in the target are not P4Runtime's.
+	hasConst bool
+	// ents are the table's entries by index, in chunks that do not move
+	// once full (a table that grows past the first copies nothing); a
+	// deleted entry's slot is zero and on free until an insert takes it
+	// again. A pointer to an entry is good until the next insert.
+	ents [][]stored
+	n    int32 // slots in ents
+	free []int32
+	seq  int
 	// deflt is the default entry a controller set; nil while it is the
 	// program's.
 	deflt *p4v1.TableEntry
 }
 
-// stored is one table entry.
+// stored is one table entry, kept in a form with few pointers for the
+// collector to follow (a table of ten thousand entries is marked on
+// every collection): its key, its direct action and its metadata as
+// bytes in one allocation without pointers, the rest of it as values.
+// Reads build the entry's protobuf message from it (tableEntry), the
+// same message, in canonical form, as the write gave.
 type stored struct {
-	te      *p4v1.TableEntry // without counter data, which is read live
-	key     string           // its entryKey, the server's map's key
-	ve      v1model.Entry
-	ref     v1model.EntryRef // the target's entry, where it was inserted through this server
-	seq     int
+	// blob is the entry's key (entryKey: its priority and its canonical
+	// matches), then its direct action (appendAction), then its
+	// metadata.
+	blob           string
+	keyLen, actLen int32
+	ctrlMeta       uint64
+	seq            int
+	// ref is the target's entry.
+	ref     v1model.EntryRef
 	isConst bool
+	// x holds what few entries have (an action by member, group or
+	// action set, a meter configuration); nil for the rest.
+	x *storedExtra
+}
+
+// storedExtra is the part of a stored entry most entries lack.
+type storedExtra struct {
+	// action is the entry's action where it is not a direct action: a
+	// member, a group or a one-shot action set.
+	action *p4v1.TableAction
+	// meter is the direct meter's configuration, nil if none.
+	meter *p4v1.MeterConfig
 	// hidden holds the target's member and group IDs made for a
 	// one-shot action set (the group last), nil otherwise.
 	hidden []int
-	// direct is the allocation storedEntry.set made this entry in, nil
-	// for one made otherwise.
-	direct *storedEntry
 }
 
-// storedEntry is a stored entry, its table entry, the wrapper of a
-// direct action and room for a one-field key in one allocation: a batch
-// of inserts makes one per update instead of five.
-type storedEntry struct {
-	s      stored
-	te     p4v1.TableEntry
-	action p4v1.TableAction
-	direct p4v1.TableAction_Action
-	// match and canon back the target's key and the canonical matches
-	// of an entry of a table with one key field (most tables).
-	match [1]v1model.Match
-	canon [1]*p4v1.FieldMatch
-	// exact is the canonical copy of the one match, where it is exact
-	// and the request's is not canonical (values with leading zeros).
-	exact canonExact
-	// params backs the target's form of a direct action's data of up
-	// to two words (most actions' parameters fit).
-	params [2]uint64
-}
+func (x *storedExtra) empty() bool { return x.action == nil && x.meter == nil && x.hidden == nil }
 
-// paramRoom is room for the entry's action data in its own allocation,
-// nil where it has none.
-func (e *stored) paramRoom() []uint64 {
-	if x := e.direct; x != nil && x.s.te == e.te {
-		return x.params[:0]
+// key is the entry's entryKey.
+func (e *stored) key() string { return e.blob[:e.keyLen] }
+
+// priority is the entry's priority, the key's first four bytes.
+func (e *stored) priority() int32 { return int32(binary.BigEndian.Uint32([]byte(e.blob[:4]))) }
+
+func (e *stored) meter() *p4v1.MeterConfig {
+	if e.x == nil {
+		return nil
 	}
-	return nil
+	return e.x.meter
 }
 
-// set makes x the stored entry holding a copy of te's fields (not its
-// internal state, which a protobuf message must not share).
-func (x *storedEntry) set(te *p4v1.TableEntry) *stored {
-	x.te.TableId, x.te.Match, x.te.Priority, x.te.Metadata, x.te.MeterConfig = te.TableId, te.Match, te.Priority, te.Metadata, te.MeterConfig
-	x.s.te = &x.te
-	x.s.direct = x
-	return &x.s
-}
-
-// setDirect sets the stored entry's action to the direct action a, in
-// the wrapper its allocation holds where storedEntry.set made it.
-func (e *stored) setDirect(a *p4v1.Action) {
-	if x := e.direct; x != nil && x.s.te == e.te {
-		x.direct.Action = a
-		x.action.Type = &x.direct
-		e.te.Action = &x.action
-		return
+func (e *stored) hidden() []int {
+	if e.x == nil {
+		return nil
 	}
-	e.te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
+	return e.x.hidden
+}
+
+// setMeter sets the entry's meter configuration (nil: none).
+func (e *stored) setMeter(m *p4v1.MeterConfig) {
+	if e.x == nil {
+		if m == nil {
+			return
+		}
+		e.x = &storedExtra{}
+	}
+	e.x.meter = m
+	if e.x.empty() {
+		e.x = nil
+	}
+}
+
+// directActionID is the ID of the entry's direct action, 0 if it has
+// none.
+func (e *stored) directActionID() uint32 {
+	if e.actLen == 0 {
+		return 0
+	}
+	return binary.BigEndian.Uint32([]byte(e.blob[e.keyLen : e.keyLen+4]))
+}
+
+// makeBlob is a stored entry's blob: its key, its direct action a (nil
+// for none) and its metadata, in one allocation.
+func makeBlob(key []byte, a *p4v1.Action, metadata []byte) (blob string, keyLen, actLen int32) {
+	// Most entries fit the buffer, which stays on the stack: the string
+	// is then the blob's one allocation.
+	var room [128]byte
+	b := append(room[:0], key...)
+	b = appendAction(b, a)
+	actLen = int32(len(b) - len(key))
+	b = append(b, metadata...)
+	return string(b), int32(len(key)), actLen
+}
+
+// appendAction appends a canonical direct action: its ID, then each
+// parameter (in order) as its ID and its value, length-prefixed.
+func appendAction(b []byte, a *p4v1.Action) []byte {
+	if a == nil {
+		return b
+	}
+	b = binary.BigEndian.AppendUint32(b, a.ActionId)
+	for _, prm := range a.Params {
+		b = binary.BigEndian.AppendUint32(b, prm.ParamId)
+		b = binary.AppendUvarint(b, uint64(len(prm.Value)))
+		b = append(b, prm.Value...)
+	}
+	return b
+}
+
+// directAction is a direct action as a read gives it, its wrappers and
+// its first parameter in one allocation.
+type directAction struct {
+	ta     p4v1.TableAction
+	oneof  p4v1.TableAction_Action
+	a      p4v1.Action
+	ptrs   [1]*p4v1.Action_Param
+	params [1]p4v1.Action_Param
+}
+
+// parseAction is the action appendAction wrote, its values sharing b.
+func parseAction(b []byte) *p4v1.TableAction {
+	x := &directAction{}
+	x.a.ActionId = binary.BigEndian.Uint32(b)
+	x.oneof.Action = &x.a
+	x.ta.Type = &x.oneof
+	b = b[4:]
+	x.a.Params = x.ptrs[:0]
+	for i := 0; len(b) > 0; i++ {
+		prm := &p4v1.Action_Param{}
+		if i < len(x.params) {
+			prm = &x.params[i]
+		}
+		prm.ParamId = binary.BigEndian.Uint32(b)
+		n, k := binary.Uvarint(b[4:])
+		b = b[4+k:]
+		prm.Value, b = b[:n:n], b[n:]
+		x.a.Params = append(x.a.Params, prm)
+	}
+	return &x.ta
+}
+
+// action is the entry's action, built from its stored form (its values
+// sharing b, a copy of its blob) where it is a direct action.
+func (e *stored) action(b []byte) *p4v1.TableAction {
+	if e.x != nil && e.x.action != nil {
+		return e.x.action
+	}
+	if e.actLen == 0 {
+		return nil
+	}
+	return parseAction(b[e.keyLen : e.keyLen+e.actLen])
+}
+
+// matches are the entry's canonical matches, parsed from its key.
+func (e *stored) matches() []*p4v1.FieldMatch { return parseMatches([]byte(e.key()[4:])) }
+
+// tableEntry is the entry as a read returns it (without counter data,
+// which is read live): a new message, sharing with the stored entry
+// only the parts writes replace and never change in place. Its byte
+// strings share one copy of the stored bytes.
+func (e *stored) tableEntry(td *tableDesc) *p4v1.TableEntry {
+	b := []byte(e.blob)
+	te := &p4v1.TableEntry{TableId: td.id, Match: parseMatches(b[4:e.keyLen]), Action: e.action(b), Priority: e.priority(),
+		MeterConfig: e.meter()}
+	if n := int(e.keyLen + e.actLen); n < len(b) {
+		te.Metadata = b[n:len(b):len(b)]
+	}
+	setControllerMetadata(te, e.ctrlMeta)
+	return te
 }
 
 func newState() *state {
@@ -111,22 +230,92 @@ func newState() *state {
 func (s *state) table(id uint32) *tableState {
 	ts := s.tables[id]
 	if ts == nil {
-		ts = &tableState{byKey: map[string]*stored{}}
+		ts = &tableState{byKey: map[string]int32{}}
 		s.tables[id] = ts
 	}
 	return ts
 }
 
-// put stores an entry under its key.
-func (s *state) put(td *tableDesc, e *stored) {
-	s.table(td.id).put(entryKey(e.te.Match, e.te.Priority), e)
+// chunk is the number of entries in a chunk of tableState.ents.
+const chunk = 256
+
+// at is the entry in slot i.
+func (ts *tableState) at(i int32) *stored { return &ts.ents[i/chunk][i%chunk] }
+
+// lookup is the entry with key key (an entryKey's bytes), nil if none.
+func (ts *tableState) lookup(key []byte) *stored {
+	ts.index()
+	i, ok := ts.byKey[string(key)]
+	if !ok {
+		return nil
+	}
+	return ts.at(i)
 }
 
-// put stores an entry under key, its entryKey.
-func (ts *tableState) put(key string, e *stored) {
+// index puts the unindexed entries in byKey.
+func (ts *tableState) index() {
+	for _, i := range ts.unindexed {
+		e := ts.at(i)
+		ts.byKey[e.key()] = i
+	}
+	ts.unindexed = ts.unindexed[:0]
+}
+
+// add stores a new entry, numbering it after the table's others.
+// Unindexed, it is put in byKey only when a lookup needs it.
+func (ts *tableState) add(e stored, unindexed bool) {
 	ts.seq++
-	e.seq, e.key = ts.seq, key
-	ts.byKey[key] = e
+	e.seq = ts.seq
+	var i int32
+	if n := len(ts.free); n > 0 {
+		i, ts.free = ts.free[n-1], ts.free[:n-1]
+	} else {
+		i = ts.n
+		ts.n++
+		switch {
+		case i < chunk:
+			// The first chunk grows as a slice, so that a table of a
+			// few entries takes room for a few.
+			if len(ts.ents) == 0 {
+				ts.ents = append(ts.ents, nil)
+			}
+			ts.ents[0] = append(ts.ents[0], stored{})
+		case int(i/chunk) == len(ts.ents):
+			ts.ents = append(ts.ents, make([]stored, chunk))
+		}
+	}
+	*ts.at(i) = e
+	ts.count++
+	if unindexed {
+		ts.unindexed = append(ts.unindexed, i)
+		return
+	}
+	ts.byKey[e.key()] = i
+}
+
+// replace puts e, an entry with old's key, in old's place.
+func (ts *tableState) replace(old *stored, e stored) {
+	i := ts.byKey[old.key()]
+	e.seq = old.seq
+	*ts.at(i) = e
+	// The map's key is taken again from the new blob, so that the old
+	// one is not kept alive by it.
+	ts.byKey[e.key()] = i
+}
+
+// remove deletes a stored entry.
+func (ts *tableState) remove(e *stored) {
+	i := ts.byKey[e.key()] // indexed: a lookup found it
+	delete(ts.byKey, e.key())
+	*ts.at(i) = stored{}
+	ts.free = append(ts.free, i)
+	ts.count--
+	if ts.count == 0 {
+		// Empty: the first chunk's room is kept (its entries are zero),
+		// for a table whose entries come and go.
+		ts.ents[0] = ts.ents[0][:0]
+		ts.ents, ts.n, ts.free = ts.ents[:1], 0, ts.free[:0]
+	}
 }
 
 // entries are a table's entries in the order they were written.
@@ -135,9 +324,13 @@ func (s *state) entries(id uint32) []*stored {
 	if ts == nil {
 		return nil
 	}
-	out := make([]*stored, 0, len(ts.byKey))
-	for _, e := range ts.byKey {
-		out = append(out, e)
+	out := make([]*stored, 0, ts.count)
+	for _, c := range ts.ents {
+		for i := range c {
+			if e := &c[i]; e.blob != "" {
+				out = append(out, e)
+			}
+		}
 	}
 	slices.SortFunc(out, func(a, b *stored) int { return a.seq - b.seq })
 	return out
@@ -187,6 +380,76 @@ func appendEntryKey(b []byte, match []*p4v1.FieldMatch, priority int32) []byte {
 		}
 	}
 	return b
+}
+
+// parseMatches are the matches of an entryKey b (after its priority),
+// as appendEntryKey was given them, their values sharing b.
+func parseMatches(b []byte) []*p4v1.FieldMatch {
+	// The fields are counted first so that the list is one allocation.
+	out := make([]*p4v1.FieldMatch, 0, countMatches(b))
+	value := func() []byte {
+		n, k := binary.Uvarint(b)
+		v := b[k : k+int(n) : k+int(n)]
+		b = b[k+int(n):]
+		return v
+	}
+	for len(b) > 0 {
+		id := binary.BigEndian.Uint32(b)
+		kind := b[4]
+		b = b[5:]
+		if kind == 'e' {
+			// The most common match in one allocation.
+			x := &canonExact{}
+			x.exact.Value = value()
+			x.oneof.Exact = &x.exact
+			x.fm.FieldId, x.fm.FieldMatchType = id, &x.oneof
+			out = append(out, &x.fm)
+			continue
+		}
+		fm := &p4v1.FieldMatch{FieldId: id}
+		switch kind {
+		case 'l':
+			v := value()
+			fm.FieldMatchType = &p4v1.FieldMatch_Lpm{Lpm: &p4v1.FieldMatch_LPM{Value: v, PrefixLen: int32(binary.BigEndian.Uint32(b))}}
+			b = b[4:]
+		case 't':
+			v := value()
+			fm.FieldMatchType = &p4v1.FieldMatch_Ternary_{Ternary: &p4v1.FieldMatch_Ternary{Value: v, Mask: value()}}
+		case 'r':
+			lo := value()
+			fm.FieldMatchType = &p4v1.FieldMatch_Range_{Range: &p4v1.FieldMatch_Range{Low: lo, High: value()}}
+		case 'o':
+			fm.FieldMatchType = &p4v1.FieldMatch_Optional_{Optional: &p4v1.FieldMatch_Optional{Value: value()}}
+		}
+		out = append(out, fm)
+	}
+	return out
+}
+
+// countMatches is the number of matches in an entryKey's bytes after
+// its priority.
+func countMatches(b []byte) int {
+	n := 0
+	skip := func() {
+		v, k := binary.Uvarint(b)
+		b = b[k+int(v):]
+	}
+	for len(b) > 0 {
+		kind := b[4]
+		b = b[5:]
+		switch kind {
+		case 'e', 'o':
+			skip()
+		case 'l':
+			skip()
+			b = b[4:]
+		case 't', 'r':
+			skip()
+			skip()
+		}
+		n++
+	}
+	return n
 }
 
 // sortedIDs are a map's keys, ascending: reads answer in a stable order.

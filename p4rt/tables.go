@@ -23,9 +23,9 @@ func (p *pipeline) table(id uint32) (*tableDesc, error) {
 
 // key checks an entry's matches and priority against its table and
 // returns them in canonical form (sorted by field ID) with the target's
-// form of the key. room, if not nil, is where the entry will be stored:
-// the slices returned use its space where they fit.
-func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([]*p4v1.FieldMatch, v1model.Entry, error) {
+// form of the key. room, if not nil, is scratch space: the slices
+// returned use it where they fit, and are good until its next use.
+func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *keyRoom) ([]*p4v1.FieldMatch, v1model.Entry, error) {
 	ve := v1model.Entry{Priority: int(te.Priority)}
 	var canonRoom []*p4v1.FieldMatch
 	var exactRoom *canonExact
@@ -49,9 +49,9 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([
 	} else {
 		seen = make([]bool, n)
 	}
-	// The request's list is kept when it is canonical as given (each
-	// match, and in field order): most writes are, and then the stored
-	// entry shares it instead of a copy.
+	// The request's list is used when it is canonical as given (each
+	// match, and in field order): most writes are, and then no copy is
+	// made.
 	var canon []*p4v1.FieldMatch
 	for i, fm := range te.Match {
 		fd := td.fields[fm.GetFieldId()]
@@ -101,7 +101,7 @@ func (p *pipeline) key(td *tableDesc, te *p4v1.TableEntry, room *storedEntry) ([
 // matchOf checks one field match: its kind, its values' widths, and the
 // spec's canonical don't-care rules; it returns it canonical and in the
 // target's form. A match that is canonical as given is returned itself,
-// not copied: a write keeps parts of its request (see Server.Write).
+// not copied.
 // room, if not nil, is where a canonical copy of an exact match is made.
 func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch, room *canonExact) (*p4v1.FieldMatch, v1model.Match, error) {
 	var m v1model.Match
@@ -277,11 +277,22 @@ func matchOf(td *tableDesc, fd *fieldDesc, fm *p4v1.FieldMatch, room *canonExact
 }
 
 // canonExact is a canonical copy of an exact match: the match, its
-// oneof wrapper and its value in one allocation, or in a stored entry's.
+// oneof wrapper and its value in one allocation, or in a keyRoom.
 type canonExact struct {
 	fm    p4v1.FieldMatch
 	oneof p4v1.FieldMatch_Exact_
 	exact p4v1.FieldMatch_Exact
+}
+
+// keyRoom is scratch space for checking a write's key (the pipeline's
+// room, see writeTable): the target's form of a key of one field, the
+// canonical match list and copy of an exact match, and a direct
+// action's data of up to two words (most actions' parameters fit).
+type keyRoom struct {
+	match  [1]v1model.Match
+	canon  [1]*p4v1.FieldMatch
+	exact  canonExact
+	params [2]uint64
 }
 
 // hasUnknown reports whether m carries fields this server does not know,
@@ -388,73 +399,158 @@ func (p *pipeline) actionNames(td *tableDesc) string {
 
 // writeTable applies one update of a table entry.
 func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
+	// The pipeline's scratch room (writes hold the server's lock):
+	// nothing of it is kept, the target copying what it keeps of its
+	// form of the entry and the stored entry being bytes.
+	pr := &p.prep
+	p.prepTable(typ, te, pr, false)
+	return p.applyTable(typ, te, pr)
+}
+
+// tablePrep is the part of a table write that depends on the program
+// alone, not on what was written before it: its checks, the key in its
+// forms and the direct action. A large batch prepares its updates on
+// another core ahead of their turn (see pipeline.writeBatch); their
+// errors are kept to be returned where the write meets them, so that
+// each update fails as it would have alone.
+type tablePrep struct {
+	td *tableDesc
+	// err is the first error before the key's state is looked at.
+	err error
+	// deflt: the update is of the default entry (writeDefault's).
+	deflt bool
+	ve    v1model.Entry
+	key   []byte
+	// actDone says act, data and actErr are the direct action's check.
+	actDone bool
+	act     *p4v1.Action
+	data    []uint64
+	actErr  error
+	// built is the target's entry for an INSERT, built ahead; blob,
+	// keyLen and actLen are the stored entry's, made ahead (blob "" if
+	// not).
+	hasBuilt       bool
+	built          v1model.BuiltEntry
+	blob           string
+	keyLen, actLen int32
+	room           keyRoom
+	keyBuf         [64]byte
+}
+
+// prepTable fills pr for a write of te. ahead, it also builds the
+// target's entry and the stored entry's blob, which a write made on its
+// own makes only once it has passed the checks on the state.
+func (p *pipeline) prepTable(typ p4v1.Update_Type, te *p4v1.TableEntry, pr *tablePrep, ahead bool) {
+	*pr = tablePrep{}
 	td, err := p.table(te.TableId)
 	if err != nil {
-		return err
+		pr.err = err
+		return
 	}
-	if te.IsDefaultAction {
+	pr.td = td
+	switch {
+	case te.IsDefaultAction:
+		pr.deflt = true
+		return
+	case te.IdleTimeoutNs != 0:
+		pr.err = errorf(codes.InvalidArgument, "table %s: an idle timeout on a table without idle timeout support", td.name)
+		return
+	case td.isConst && typ != p4v1.Update_MODIFY:
+		pr.err = errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
+		return
+	case len(td.byIndex) == 0 && typ == p4v1.Update_INSERT:
+		pr.err = errorf(codes.InvalidArgument, "table %s has no key: set its default action instead", td.name)
+		return
+	}
+	match, ve, err := p.key(td, te, &pr.room)
+	if err != nil {
+		pr.err = err
+		return
+	}
+	pr.ve = ve
+	pr.key = appendEntryKey(pr.keyBuf[:0], match, te.Priority)
+	if !ahead || typ == p4v1.Update_DELETE || td.profile != nil {
+		return
+	}
+	// The direct action, as entryAction checks it.
+	a, ok := te.GetAction().GetType().(*p4v1.TableAction_Action)
+	if !ok {
+		return
+	}
+	pr.act, pr.data, pr.actErr = p.action(td, a.Action, false, pr.room.params[:0])
+	pr.actDone = true
+	if pr.actErr != nil {
+		return
+	}
+	pr.blob, pr.keyLen, pr.actLen = makeBlob(pr.key, pr.act, te.Metadata)
+	if typ == p4v1.Update_INSERT && te.MeterConfig == nil {
+		// The target's entry as the INSERT gives it (ve.Meter comes from
+		// a meter configuration, which this entry lacks).
+		ve.Action, ve.Params = p.actions[pr.act.ActionId].name, pr.data
+		pr.built, pr.hasBuilt = p.sw.BuildEntry(td.name, ve), true
+	}
+}
+
+// applyTable applies a table write that prepTable prepared.
+func (p *pipeline) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry, pr *tablePrep) error {
+	if pr.err != nil {
+		return pr.err
+	}
+	td, ve, key := pr.td, pr.ve, pr.key
+	if pr.deflt {
 		return p.writeDefault(typ, td, te)
 	}
-	if te.IdleTimeoutNs != 0 {
-		return errorf(codes.InvalidArgument, "table %s: an idle timeout on a table without idle timeout support", td.name)
-	}
-	if td.isConst && typ != p4v1.Update_MODIFY {
-		return errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
-	}
-	if len(td.byIndex) == 0 && typ == p4v1.Update_INSERT {
-		return errorf(codes.InvalidArgument, "table %s has no key: set its default action instead", td.name)
-	}
-	var room *storedEntry // for the entry an INSERT or MODIFY stores
-	switch typ {
-	case p4v1.Update_INSERT, p4v1.Update_MODIFY:
-		room = &storedEntry{}
-	case p4v1.Update_DELETE:
-		// A DELETE keeps nothing of its key: the pipeline's scratch
-		// room (writes hold the server's lock) spares an allocation.
-		room = &p.delRoom
-	}
-	match, ve, err := p.key(td, te, room)
-	if err != nil {
-		return err
-	}
 	ts := p.st.table(td.id)
-	// The key is built on the stack and looked up without a copy; only
-	// an INSERT, which keeps it in the map, makes it a string.
-	var keyRoom [64]byte
-	key := appendEntryKey(keyRoom[:0], match, te.Priority)
-	old := ts.byKey[string(key)]
+	// An INSERT built ahead into a table of the controllers' entries
+	// alone is looked up by the target's key, which stands for the
+	// server's (both canonical): the server's map is not kept up to date
+	// through a batch of inserts, but brought up to date by the next
+	// lookup that needs it.
+	byTarget := typ == p4v1.Update_INSERT && pr.hasBuilt && pr.built.Packed() && !ts.hasConst
+	var old *stored
+	exists := false
+	if byTarget {
+		exists = p.sw.HoldsBuilt(pr.built)
+	} else {
+		old = ts.lookup(key)
+		exists = old != nil
+	}
 	switch typ {
 	case p4v1.Update_INSERT:
 		if td.isConst {
 			return errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
 		}
-		if old != nil {
+		if exists {
 			return errorf(codes.AlreadyExists, "table %s: an entry with this key exists", td.name)
 		}
 		if te.Action == nil {
 			return errorf(codes.InvalidArgument, "table %s: an entry needs an action", td.name)
 		}
-		if max := int64(td.target.MaxSize); max > 0 && int64(len(ts.byKey)) >= max {
+		if max := int64(td.target.MaxSize); max > 0 && int64(ts.count) >= max {
 			return errorf(codes.ResourceExhausted, "table %s is full (%d entries)", td.name, max)
 		}
-		e := room.set(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority, Metadata: te.Metadata})
-		setControllerMetadata(e.te, controllerMetadata(te))
-		if err := p.entryResources(td, te, e); err != nil {
+		var x storedExtra
+		if err := p.entryResources(td, te, &x); err != nil {
 			return err
 		}
-		if err := p.entryAction(td, te.Action, e, &ve); err != nil {
-			return err
-		}
-		ref, err := p.sw.InsertEntry(td.name, ve)
+		direct, err := p.entryAction(td, te.Action, &x, &ve, pr)
 		if err != nil {
-			p.freeHidden(td, e.hidden)
+			return err
+		}
+		var ref v1model.EntryRef
+		if pr.hasBuilt {
+			ref, err = p.sw.InsertBuilt(pr.built)
+		} else {
+			ref, err = p.sw.InsertEntry(td.name, ve)
+		}
+		if err != nil {
+			p.freeHidden(td, x.hidden)
 			return errorf(codes.Internal, "%v", err)
 		}
-		e.ve, e.ref = ve, ref
 		if te.CounterData != nil {
-			_ = p.sw.SetEntryCounter(td.name, ve, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
+			_ = p.sw.SetEntryCounterRef(ref, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
 		}
-		ts.put(string(key), e)
+		ts.add(pr.stored(direct, te, ref, x), byTarget)
 	case p4v1.Update_MODIFY:
 		if old == nil {
 			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)
@@ -468,27 +564,24 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if te.Action == nil {
 			return errorf(codes.InvalidArgument, "table %s: MODIFY needs the entry's action", td.name)
 		}
-		e := room.set(&p4v1.TableEntry{TableId: td.id, Match: match, Priority: te.Priority,
-			Metadata: te.Metadata, MeterConfig: old.te.MeterConfig})
-		e.seq = old.seq
-		setControllerMetadata(e.te, controllerMetadata(te))
-		if err := p.entryResources(td, te, e); err != nil {
+		x := storedExtra{meter: old.meter()}
+		if err := p.entryResources(td, te, &x); err != nil {
 			return err
 		}
-		if err := p.entryAction(td, te.Action, e, &ve); err != nil {
+		direct, err := p.entryAction(td, te.Action, &x, &ve, pr)
+		if err != nil {
 			return err
 		}
 		if err := p.sw.ModifyEntry(td.name, ve); err != nil {
-			p.freeHidden(td, e.hidden)
+			p.freeHidden(td, x.hidden)
 			return errorf(codes.Internal, "%v", err)
 		}
 		if te.CounterData != nil {
-			_ = p.sw.SetEntryCounter(td.name, ve, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
+			_ = p.sw.SetEntryCounterRef(old.ref, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
 		}
-		p.freeHidden(td, old.hidden)
-		e.ve = ve
-		e.key, e.ref = old.key, old.ref // the target's entry is changed in place
-		ts.byKey[e.key] = e
+		p.freeHidden(td, old.hidden())
+		// The target's entry is changed in place: the reference holds.
+		ts.replace(old, pr.stored(direct, te, old.ref, x))
 	case p4v1.Update_DELETE:
 		if old == nil {
 			return errorf(codes.NotFound, "table %s: no entry with this key", td.name)
@@ -496,30 +589,48 @@ func (p *pipeline) writeTable(typ p4v1.Update_Type, te *p4v1.TableEntry) error {
 		if old.isConst || td.isConst {
 			return errorf(codes.PermissionDenied, "table %s is const: its entries come from the program", td.name)
 		}
-		if err := p.deleteFromTarget(td, old); err != nil {
+		if err := p.sw.DeleteEntryRef(old.ref); err != nil {
 			return errorf(codes.Internal, "%v", err)
 		}
-		p.freeHidden(td, old.hidden)
-		delete(ts.byKey, old.key)
+		p.freeHidden(td, old.hidden())
+		ts.remove(old)
 	default:
 		return errorf(codes.InvalidArgument, "update type %v", typ)
 	}
 	return nil
 }
 
-// deleteFromTarget removes a stored entry from the target: by the
-// reference its insert returned, where it has one (a delete then packs
-// no key), else by its key.
-func (p *pipeline) deleteFromTarget(td *tableDesc, e *stored) error {
-	if e.ref != (v1model.EntryRef{}) {
-		return p.sw.DeleteEntryRef(e.ref)
+// stored is the stored form of the entry te, written with the prepared
+// key and direct action direct (canonical; nil if none), the target's
+// entry ref.
+func (pr *tablePrep) stored(direct *p4v1.Action, te *p4v1.TableEntry, ref v1model.EntryRef, x storedExtra) stored {
+	if pr.blob == "" || direct != pr.act {
+		return newStored(pr.key, direct, te, ref, x)
 	}
-	return p.sw.DeleteEntry(td.name, e.ve)
+	e := stored{blob: pr.blob, keyLen: pr.keyLen, actLen: pr.actLen, ctrlMeta: controllerMetadata(te), ref: ref}
+	if !x.empty() {
+		e.x = new(storedExtra)
+		*e.x = x
+	}
+	return e
+}
+
+// newStored is the stored form of the entry te, written with key key
+// (its entryKey) and direct action direct (canonical; nil if none), the
+// target's entry ref.
+func newStored(key []byte, direct *p4v1.Action, te *p4v1.TableEntry, ref v1model.EntryRef, x storedExtra) stored {
+	e := stored{ctrlMeta: controllerMetadata(te), ref: ref}
+	e.blob, e.keyLen, e.actLen = makeBlob(key, direct, te.Metadata)
+	if !x.empty() {
+		e.x = new(storedExtra)
+		*e.x = x
+	}
+	return e
 }
 
 // entryResources checks the direct resources an entry carries and puts
-// its meter configuration in the stored entry and the target's.
-func (p *pipeline) entryResources(td *tableDesc, te *p4v1.TableEntry, e *stored) error {
+// its meter configuration in x.
+func (p *pipeline) entryResources(td *tableDesc, te *p4v1.TableEntry, x *storedExtra) error {
 	if te.CounterData != nil && !td.hasCounter {
 		return errorf(codes.InvalidArgument, "table %s has no direct counter: counter_data is not for it", td.name)
 	}
@@ -533,7 +644,7 @@ func (p *pipeline) entryResources(td *tableDesc, te *p4v1.TableEntry, e *stored)
 		if _, err := meterRates(te.MeterConfig, td.name); err != nil {
 			return err
 		}
-		e.te.MeterConfig = proto.Clone(te.MeterConfig).(*p4v1.MeterConfig)
+		x.meter = proto.Clone(te.MeterConfig).(*p4v1.MeterConfig)
 	}
 	return nil
 }
@@ -541,70 +652,76 @@ func (p *pipeline) entryResources(td *tableDesc, te *p4v1.TableEntry, e *stored)
 // modifyResources changes only an entry's direct counter and meter (the
 // one MODIFY a const table takes).
 func (p *pipeline) modifyResources(td *tableDesc, te *p4v1.TableEntry, old *stored) error {
-	e := &stored{te: proto.Clone(old.te).(*p4v1.TableEntry)}
-	if err := p.entryResources(td, te, e); err != nil {
+	var x storedExtra
+	if err := p.entryResources(td, te, &x); err != nil {
 		return err
 	}
 	if te.MeterConfig != nil {
 		rates, _ := meterRates(te.MeterConfig, td.name)
-		if err := p.sw.SetEntryMeter(td.name, old.ve, rates); err != nil {
+		if err := p.sw.SetEntryMeterRef(old.ref, rates); err != nil {
 			return errorf(codes.Internal, "%v", err)
 		}
-		old.te.MeterConfig = e.te.MeterConfig
+		old.setMeter(x.meter)
 	}
 	if te.CounterData != nil {
-		_ = p.sw.SetEntryCounter(td.name, old.ve, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
+		_ = p.sw.SetEntryCounterRef(old.ref, uint64(te.CounterData.PacketCount), uint64(te.CounterData.ByteCount))
 	}
 	return nil
 }
 
 // entryAction checks an entry's action (direct, a member, a group or a
-// one-shot set) and fills the stored and the target's entries.
-func (p *pipeline) entryAction(td *tableDesc, ta *p4v1.TableAction, e *stored, ve *v1model.Entry) error {
-	if e.te.MeterConfig != nil {
-		ve.Meter, _ = meterRates(e.te.MeterConfig, td.name)
+// one-shot set) and fills the target's entry and x. It returns the
+// canonical direct action, nil for the others (which it puts in x).
+// A direct action's check is pr's where it was prepared; otherwise the
+// target's action data is put in pr's room.
+func (p *pipeline) entryAction(td *tableDesc, ta *p4v1.TableAction, x *storedExtra, ve *v1model.Entry, pr *tablePrep) (*p4v1.Action, error) {
+	if x.meter != nil {
+		ve.Meter, _ = meterRates(x.meter, td.name)
 	}
-	switch x := ta.Type.(type) {
+	switch a := ta.Type.(type) {
 	case *p4v1.TableAction_Action:
 		if td.profile != nil {
-			return errorf(codes.InvalidArgument, "table %s takes its actions from action profile %s: give a member or a group", td.name, td.profile.name)
+			return nil, errorf(codes.InvalidArgument, "table %s takes its actions from action profile %s: give a member or a group", td.name, td.profile.name)
 		}
-		a, data, err := p.action(td, x.Action, false, e.paramRoom())
+		act, data, err := pr.act, pr.data, pr.actErr
+		if !pr.actDone {
+			act, data, err = p.action(td, a.Action, false, pr.room.params[:0])
+		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		ve.Action, ve.Params = p.actions[a.ActionId].name, data
-		e.setDirect(a)
+		ve.Action, ve.Params = p.actions[act.ActionId].name, data
+		return act, nil
 	case *p4v1.TableAction_ActionProfileMemberId:
 		if td.profile == nil {
-			return errorf(codes.InvalidArgument, "table %s has no action profile: give an action", td.name)
+			return nil, errorf(codes.InvalidArgument, "table %s has no action profile: give an action", td.name)
 		}
-		if p.st.members[td.profile.id][x.ActionProfileMemberId] == nil {
-			return errorf(codes.NotFound, "action profile %s has no member %d", td.profile.name, x.ActionProfileMemberId)
+		if p.st.members[td.profile.id][a.ActionProfileMemberId] == nil {
+			return nil, errorf(codes.NotFound, "action profile %s has no member %d", td.profile.name, a.ActionProfileMemberId)
 		}
-		ve.Ref = &v1model.Ref{ID: int(x.ActionProfileMemberId)}
-		e.te.Action = proto.Clone(ta).(*p4v1.TableAction)
+		ve.Ref = &v1model.Ref{ID: int(a.ActionProfileMemberId)}
+		x.action = proto.Clone(ta).(*p4v1.TableAction)
 	case *p4v1.TableAction_ActionProfileGroupId:
 		if td.profile == nil || !td.profile.selector {
-			return errorf(codes.InvalidArgument, "table %s has no action selector: no groups", td.name)
+			return nil, errorf(codes.InvalidArgument, "table %s has no action selector: no groups", td.name)
 		}
-		if p.st.groups[td.profile.id][x.ActionProfileGroupId] == nil {
-			return errorf(codes.NotFound, "action profile %s has no group %d", td.profile.name, x.ActionProfileGroupId)
+		if p.st.groups[td.profile.id][a.ActionProfileGroupId] == nil {
+			return nil, errorf(codes.NotFound, "action profile %s has no group %d", td.profile.name, a.ActionProfileGroupId)
 		}
-		ve.Ref = &v1model.Ref{ID: int(x.ActionProfileGroupId), Group: true}
-		e.te.Action = proto.Clone(ta).(*p4v1.TableAction)
+		ve.Ref = &v1model.Ref{ID: int(a.ActionProfileGroupId), Group: true}
+		x.action = proto.Clone(ta).(*p4v1.TableAction)
 	case *p4v1.TableAction_ActionProfileActionSet:
-		return p.oneShot(td, x.ActionProfileActionSet, e, ve)
+		return nil, p.oneShot(td, a.ActionProfileActionSet, x, ve)
 	default:
-		return errorf(codes.InvalidArgument, "table %s: an empty action", td.name)
+		return nil, errorf(codes.InvalidArgument, "table %s: an empty action", td.name)
 	}
-	return nil
+	return nil, nil
 }
 
 // oneShot programs an action selector from the entry itself (spec
 // "One Shot Action Selector Programming"): the server makes a member per
 // action and a group of them, out of the controller's sight.
-func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, e *stored, ve *v1model.Entry) error {
+func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, x *storedExtra, ve *v1model.Entry) error {
 	if td.profile == nil || !td.profile.selector {
 		return errorf(codes.InvalidArgument, "table %s has no action selector: no action sets", td.name)
 	}
@@ -659,9 +776,9 @@ func (p *pipeline) oneShot(td *tableDesc, set *p4v1.ActionProfileActionSet, e *s
 		p.freeHidden(td, ids)
 		return errorf(codes.Internal, "%v", err)
 	}
-	e.hidden = append(ids, gid)
+	x.hidden = append(ids, gid)
 	ve.Ref = &v1model.Ref{ID: gid, Group: true}
-	e.te.Action = &p4v1.TableAction{Type: &p4v1.TableAction_ActionProfileActionSet{ActionProfileActionSet: canon}}
+	x.action = &p4v1.TableAction{Type: &p4v1.TableAction_ActionProfileActionSet{ActionProfileActionSet: canon}}
 	return nil
 }
 
@@ -802,6 +919,21 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 		}
 		return true
 	}
+	// keepStored is keep for a stored entry, which it reads in place:
+	// only the entries kept are built as messages.
+	keepStored := func(e *stored) bool {
+		switch {
+		case actionID != 0 && e.directActionID() != actionID:
+			return false
+		case f.Priority != 0 && e.priority() != f.Priority:
+			return false
+		case controllerMetadata(f) != 0 && e.ctrlMeta != controllerMetadata(f):
+			return false
+		case len(f.Metadata) > 0 && e.blob[e.keyLen+e.actLen:] != string(f.Metadata):
+			return false
+		}
+		return true
+	}
 	for _, td := range tds {
 		if f.IsDefaultAction {
 			if d := p.defaultEntry(td); keep(d) {
@@ -826,9 +958,10 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 			if err != nil {
 				return err
 			}
-			key := entryKey(match, 0)
+			// The key without its priority (its first four bytes).
+			key := entryKey(match, 0)[4:]
 			for _, e := range p.st.entries(td.id) {
-				if entryKey(e.te.Match, 0) == key {
+				if e.key()[4:] == key {
 					es = append(es, e)
 				}
 			}
@@ -836,18 +969,12 @@ func (p *pipeline) readTables(f *p4v1.TableEntry, out func(*p4v1.Entity) error) 
 			es = p.st.entries(td.id)
 		}
 		for _, e := range es {
-			if !keep(e.te) {
+			if !keepStored(e) {
 				continue
 			}
-			// A new top-level message sharing the stored one's parts: writes
-			// replace those parts, never change them in place, so the
-			// response stays as read after the lock is released.
-			te := &p4v1.TableEntry{TableId: e.te.TableId, Match: e.te.Match, Action: e.te.Action, Priority: e.te.Priority,
-				MeterConfig: e.te.MeterConfig, IsDefaultAction: e.te.IsDefaultAction, IdleTimeoutNs: e.te.IdleTimeoutNs,
-				Metadata: e.te.Metadata}
-			setControllerMetadata(te, controllerMetadata(e.te))
+			te := e.tableEntry(td)
 			if f.CounterData != nil && td.hasCounter {
-				pk, by, _ := p.sw.EntryCounter(td.name, e.ve)
+				pk, by, _ := p.sw.EntryCounterRef(e.ref)
 				te.CounterData = &p4v1.CounterData{PacketCount: int64(pk), ByteCount: int64(by)}
 			}
 			if err := out(tableEntity(te)); err != nil {

@@ -55,17 +55,100 @@ func (sw *Switch) InsertEntry(table string, e Entry) (EntryRef, error) {
 	return EntryRef{t, built}, nil
 }
 
+// BuiltEntry is an entry checked against its table and packed, ahead of
+// its insert (InsertBuilt), or the error that made it fail.
+type BuiltEntry struct {
+	t   *Table
+	e   *entry
+	ue  Entry // an entry of a table with an action profile, built at its insert
+	err error
+}
+
+// BuildEntry does the part of InsertEntry that depends on the program
+// alone: it checks e against the table and packs it. Unlike the other
+// methods it may run at the same time as any of them (it reads only
+// what the program fixed), so that a control plane can build the
+// entries of a batch on another core while it inserts the ones before.
+// An entry of a table with an action profile, whose members and groups
+// change, is checked by InsertBuilt instead.
+func (sw *Switch) BuildEntry(table string, e Entry) BuiltEntry {
+	t := sw.tables[table] // fixed once the switch is made
+	if t == nil {
+		return BuiltEntry{err: fmt.Errorf("no table %q", table)}
+	}
+	if t.profile != nil {
+		return BuiltEntry{t: t, ue: e}
+	}
+	built, err := t.build(e)
+	return BuiltEntry{t: t, e: built, err: err}
+}
+
+// Packed says b was built and packed: HoldsBuilt can look it up.
+func (b BuiltEntry) Packed() bool { return b.err == nil && b.e != nil }
+
+// HoldsBuilt says whether the table holds an entry with the key (and
+// priority, for ternary tables) of b, which must be Packed: the lookup
+// InsertBuilt makes before it inserts, without packing the key again.
+func (sw *Switch) HoldsBuilt(b BuiltEntry) bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return b.t.find(b.e) != nil
+}
+
+// InsertBuilt inserts an entry BuildEntry built, as InsertEntry would
+// have inserted it, with the same errors.
+func (sw *Switch) InsertBuilt(b BuiltEntry) (EntryRef, error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if b.err != nil {
+		return EntryRef{}, b.err
+	}
+	built := b.e
+	if built == nil {
+		var err error
+		if built, err = b.t.build(b.ue); err != nil {
+			return EntryRef{}, err
+		}
+	}
+	if err := b.t.insert(built); err != nil {
+		return EntryRef{}, err
+	}
+	return EntryRef{b.t, built}, nil
+}
+
 // DeleteEntryRef removes the entry r names, which must still be in its
 // table (an entry deleted since, or of a pipeline replaced since, is an
 // error, not another entry with the same key).
 func (sw *Switch) DeleteEntryRef(r EntryRef) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	if r.t == nil || sw.tables[r.t.Name] != r.t || r.t.find(r.e) != r.e {
-		return fmt.Errorf("no such entry (deleted, or of another pipeline)")
+	if err := sw.checkRef(r); err != nil {
+		return err
 	}
 	r.t.remove(r.e)
 	return nil
+}
+
+// checkRef checks that the entry r names is still in its table. Called
+// with sw.mu held.
+func (sw *Switch) checkRef(r EntryRef) error {
+	if r.t == nil || sw.tables[r.t.Name] != r.t || r.t.find(r.e) != r.e {
+		return fmt.Errorf("no such entry (deleted, or of another pipeline)")
+	}
+	return nil
+}
+
+// EntryRefOf is a reference to the entry with e's key (and priority,
+// for ternary tables), as InsertEntry returns for the entries it inserts:
+// for the entries the program itself puts in its tables.
+func (sw *Switch) EntryRefOf(table string, e Entry) (EntryRef, error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t, found, err := sw.entryOf(table, e)
+	if err != nil {
+		return EntryRef{}, err
+	}
+	return EntryRef{t, found}, nil
 }
 
 // DeleteEntry removes the entry with the same key (and priority, for
@@ -381,6 +464,11 @@ func (sw *Switch) ModifyEntry(table string, e Entry) error {
 	} else {
 		e.Meter = old.user.Meter
 	}
+	// As an insert, the entry keeps its own copies of e's slices.
+	e.Match = ownMatch(nil, e.Match)
+	if len(e.Params) > 0 {
+		e.Params = old.data
+	}
 	old.user = e
 	return nil
 }
@@ -409,8 +497,22 @@ func (sw *Switch) EntryCounter(table string, e Entry) (packets, bytes uint64, er
 	if err != nil {
 		return 0, 0, err
 	}
+	return t.entryCounter(found)
+}
+
+// EntryCounterRef reads the direct counter of the entry r names.
+func (sw *Switch) EntryCounterRef(r EntryRef) (packets, bytes uint64, err error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if err := sw.checkRef(r); err != nil {
+		return 0, 0, err
+	}
+	return r.t.entryCounter(r.e)
+}
+
+func (t *Table) entryCounter(found *entry) (packets, bytes uint64, err error) {
 	if !t.counters {
-		return 0, 0, fmt.Errorf("table %s has no direct counter", table)
+		return 0, 0, fmt.Errorf("table %s has no direct counter", t.Name)
 	}
 	return found.packets, found.bytes, nil
 }
@@ -423,8 +525,22 @@ func (sw *Switch) SetEntryCounter(table string, e Entry, packets, bytes uint64) 
 	if err != nil {
 		return err
 	}
+	return t.setEntryCounter(found, packets, bytes)
+}
+
+// SetEntryCounterRef sets the direct counter of the entry r names.
+func (sw *Switch) SetEntryCounterRef(r EntryRef, packets, bytes uint64) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if err := sw.checkRef(r); err != nil {
+		return err
+	}
+	return r.t.setEntryCounter(r.e, packets, bytes)
+}
+
+func (t *Table) setEntryCounter(found *entry, packets, bytes uint64) error {
 	if !t.counters {
-		return fmt.Errorf("table %s has no direct counter", table)
+		return fmt.Errorf("table %s has no direct counter", t.Name)
 	}
 	found.packets, found.bytes = packets, bytes
 	return nil
@@ -439,8 +555,23 @@ func (sw *Switch) SetEntryMeter(table string, e Entry, rates []MeterRate) error 
 	if err != nil {
 		return err
 	}
+	return t.setEntryMeter(found, rates)
+}
+
+// SetEntryMeterRef configures the direct meter of the entry r names, as
+// SetEntryMeter.
+func (sw *Switch) SetEntryMeterRef(r EntryRef, rates []MeterRate) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if err := sw.checkRef(r); err != nil {
+		return err
+	}
+	return r.t.setEntryMeter(r.e, rates)
+}
+
+func (t *Table) setEntryMeter(found *entry, rates []MeterRate) error {
 	if t.meter == nil {
-		return fmt.Errorf("table %s has no direct meter", table)
+		return fmt.Errorf("table %s has no direct meter", t.Name)
 	}
 	if len(rates) == 0 {
 		found.meter = meter{}

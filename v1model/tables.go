@@ -371,27 +371,47 @@ func parseData(ss []string, a *action) ([]uint64, error) {
 	return out, nil
 }
 
-// entryWithKey is an entry with its packed key and its action data in
-// one allocation, for the keys and actions most tables have (352 bytes,
-// one size class, as the entry alone takes).
+// entryWithKey is an entry with its packed key, its action data and
+// the copy of a one-field key as given in one allocation, for the keys
+// and actions most tables have (448 bytes, one size class).
 type entryWithKey struct {
-	e    entry
-	key  [16]byte
-	data [3]uint64
+	e     entry
+	key   [16]byte
+	data  [3]uint64
+	match [1]Match
 }
 
 // newEntry is an entry with room for a packed key of n bytes, and room
-// for action data of up to words words.
-func newEntry(n, words int) (e *entry, data []uint64) {
+// for action data of up to words words and for a key of fields fields
+// as given.
+func newEntry(n, words, fields int) (e *entry, data []uint64, match []Match) {
 	if n <= len(entryWithKey{}.key) {
 		x := &entryWithKey{}
 		x.e.value = x.key[:n:n]
 		if words <= len(x.data) {
 			data = x.data[:0:words]
 		}
-		return &x.e, data
+		if fields <= len(x.match) {
+			match = x.match[:0:fields]
+		}
+		return &x.e, data, match
 	}
-	return &entry{value: make([]byte, n)}, nil
+	return &entry{value: make([]byte, n)}, nil, nil
+}
+
+// ownMatch is a copy of a key as given, in room where it fits, its wide
+// values copied too: a table keeps nothing of its caller's.
+func ownMatch(room, ms []Match) []Match {
+	out := append(room[:0:cap(room)], ms...)
+	for i := range out {
+		if out[i].Wide != nil {
+			out[i].Wide = slices.Clone(out[i].Wide)
+		}
+		if out[i].WideMask != nil {
+			out[i].WideMask = slices.Clone(out[i].WideMask)
+		}
+	}
+	return out
 }
 
 // build checks an Entry against the table and packs its key.
@@ -402,7 +422,11 @@ func (t *Table) pack(ue Entry, keyOnly bool) (*entry, error) {
 	if len(ue.Match) != len(t.keys) {
 		return nil, fmt.Errorf("table %s: %d key fields given, the table has %d", t.Name, len(ue.Match), len(t.keys))
 	}
-	e, data := newEntry(t.keyLen, len(ue.Params))
+	fields := len(ue.Match)
+	if keyOnly {
+		fields = 0
+	}
+	e, data, room := newEntry(t.keyLen, len(ue.Params), fields)
 	e.priority, e.user = ue.Priority, ue
 	if keyOnly {
 		// Deleting: the key and priority say which entry.
@@ -432,6 +456,15 @@ func (t *Table) pack(ue Entry, keyOnly bool) (*entry, error) {
 		}
 		e.act = a
 		e.data = append(data, ue.Params...) // a copy: the caller keeps its slice
+		if len(ue.Params) > 0 {
+			e.user.Params = e.data
+		}
+	}
+	if !keyOnly {
+		// The entry keeps its own copies of what the caller gave (the
+		// key here, the action data above): the caller may reuse its
+		// slices.
+		e.user.Match = ownMatch(room, ue.Match)
 	}
 	if len(ue.Meter) > 0 {
 		if t.meter == nil {
