@@ -575,6 +575,13 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 	b, err := c.compileValue(e.Right)
 	c.modBits = 0
 	if err != nil {
+		// The right operand goes first only for its mask: an error in
+		// the left one is still the one named, as the expression reads.
+		if _, lerr := c.compileValue(e.Left); lerr != nil {
+			c.modBits = 0
+			return expr{}, fmt.Errorf("%s: left: %w", e.Op, lerr)
+		}
+		c.modBits = 0
 		return expr{}, fmt.Errorf("%s: right: %w", e.Op, err)
 	}
 	switch e.Op {
