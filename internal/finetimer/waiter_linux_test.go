@@ -3,6 +3,7 @@
 package finetimer
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -12,8 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A Wake after Close arms nothing: the closed descriptor's number is soon
-// another file's, here a new timerfd's, which must stay disarmed.
+// A Wake after Close arms or wakes nothing: the closed descriptor's
+// number is soon another file's, here a new timerfd's, which must stay
+// disarmed and unread.
 func TestWakeAfterClose(t *testing.T) {
 	w, err := NewWaiter()
 	if err != nil {
@@ -31,6 +33,8 @@ func TestWakeAfterClose(t *testing.T) {
 	if fd != old {
 		t.Skipf("the new timerfd got descriptor %d, not the closed %d", fd, old)
 	}
+	// As a Wake racing the end of a Wait would find it: still waiting.
+	w.waiting.Store(true)
 	w.Wake()
 	var spec unix.ItimerSpec
 	if err := unix.TimerfdGettime(fd, &spec); err != nil {
@@ -38,6 +42,10 @@ func TestWakeAfterClose(t *testing.T) {
 	}
 	if spec.Value != (unix.Timespec{}) {
 		t.Errorf("a Wake after Close armed the timerfd that took its descriptor (%v)", spec.Value)
+	}
+	var n [8]byte
+	if _, err := unix.Read(fd, n[:]); !errors.Is(err, unix.EAGAIN) {
+		t.Errorf("a Wake after Close made the timerfd that took its descriptor readable (%v, count %v)", err, n)
 	}
 }
 
