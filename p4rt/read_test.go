@@ -58,9 +58,7 @@ func checkReads(t *testing.T, c p4v1.P4RuntimeClient, cases []filterCase) {
 func TestReadTableFilters(t *testing.T) {
 	p := loadProgram(t, "tables")
 	_, c := serve(t)
-	ct := connect(t, c, 1)
-	ct.arbitration()
-	setPipeline(t, c, ct, p, 1)
+	ct := primary(t, c, p)
 	exactT, ternT, constT := id(t, p.info, "IngressT.exact_t"), id(t, p.info, "IngressT.tern_t"), id(t, p.info, "IngressT.const_t")
 	setExact, noAction := id(t, p.info, "IngressT.set_exact"), id(t, p.info, "NoAction")
 	setTern, otherTern := id(t, p.info, "IngressT.set_tern"), id(t, p.info, "IngressT.other_tern")

@@ -131,6 +131,16 @@ func setPipeline(t testing.TB, c p4v1.P4RuntimeClient, ct *controller, p program
 	}
 }
 
+// primary connects to c as the primary controller (election ID 1) and
+// sets p as the pipeline (cookie 1): where most tests start.
+func primary(t testing.TB, c p4v1.P4RuntimeClient, p program) *controller {
+	t.Helper()
+	ct := connect(t, c, 1)
+	ct.arbitration()
+	setPipeline(t, c, ct, p, 1)
+	return ct
+}
+
 // write sends updates and returns each one's code.
 func write(t testing.TB, c p4v1.P4RuntimeClient, ct *controller, updates ...*p4v1.Update) []codes.Code {
 	t.Helper()
@@ -454,9 +464,7 @@ func FuzzWrite(f *testing.F) {
 func TestOneFieldEntriesCanonical(t *testing.T) {
 	p := loadProgram(t, "runtime")
 	_, c := serve(t)
-	ct := connect(t, c, 1)
-	ct.arbitration()
-	setPipeline(t, c, ct, p, 1)
+	ct := primary(t, c, p)
 	bigT, fwd := id(t, p.info, "IngressR.big_t"), id(t, p.info, "IngressR.forward_counted")
 	full := func(k byte) []*p4v1.FieldMatch { return []*p4v1.FieldMatch{exact(1, 0, 0, 0, k)} }
 	write := func(us ...*p4v1.Update) error {

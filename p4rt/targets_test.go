@@ -143,9 +143,7 @@ func conform(t *testing.T, p program, steps []step, known map[string]string) {
 	answers := map[bmv2.Target][]answer{}
 	for _, target := range []bmv2.Target{bmv2.TargetBMv2, bmv2.TargetGo} {
 		c := startTarget(t, target)
-		ct := connect(t, c, 1)
-		ct.arbitration()
-		setPipeline(t, c, ct, p, 1)
+		ct := primary(t, c, p)
 		for _, s := range steps {
 			a, m := outcome(t, c, ct, s)
 			answers[target] = append(answers[target], answer{a, m})
@@ -318,10 +316,8 @@ func onTargets(b *testing.B, bench func(b *testing.B, c p4v1.P4RuntimeClient, ct
 	for _, target := range []bmv2.Target{bmv2.TargetGo, bmv2.TargetBMv2} {
 		b.Run(string(target), func(b *testing.B) {
 			c, pid := startTargetProcess(b, target)
-			ct := connect(b, c, 1)
-			ct.arbitration()
 			p := loadProgram(b, "runtime")
-			setPipeline(b, c, ct, p, 1)
+			ct := primary(b, c, p)
 			bench(b, c, ct, p, pid)
 		})
 	}
@@ -361,10 +357,8 @@ func benchWrite(b *testing.B, batch int) {
 	// which "go" shares with "null-process".
 	b.Run("go-inprocess", func(b *testing.B) {
 		_, c, _ := serveWith(b, p4rt.Config{DeviceID: device})
-		ct := connect(b, c, 1)
-		ct.arbitration()
 		p := loadProgram(b, "runtime")
-		setPipeline(b, c, ct, p, 1)
+		ct := primary(b, c, p)
 		run(b, c, ct, p, 0)
 	})
 	election := &controller{election: &p4v1.Uint128{Low: 1}}
