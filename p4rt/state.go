@@ -34,7 +34,6 @@ type tableState struct {
 	// applyTable), and put in byKey only when a lookup needs it.
 	byKey     map[string]int32
 	unindexed []int32
-	count     int // entries
 	// hasConst: the table holds entries of the program, whose priorities
 	// in the target are not P4Runtime's.
 	hasConst bool
@@ -252,6 +251,9 @@ func (ts *tableState) lookup(key []byte) *stored {
 	return ts.at(i)
 }
 
+// len is how many entries the table holds: its slots less the free ones.
+func (ts *tableState) len() int { return int(ts.n) - len(ts.free) }
+
 // index puts the unindexed entries in byKey.
 func (ts *tableState) index() {
 	for _, i := range ts.unindexed {
@@ -285,7 +287,6 @@ func (ts *tableState) add(e stored, unindexed bool) {
 		}
 	}
 	*ts.at(i) = e
-	ts.count++
 	if unindexed {
 		ts.unindexed = append(ts.unindexed, i)
 		return
@@ -309,8 +310,7 @@ func (ts *tableState) remove(e *stored) {
 	delete(ts.byKey, e.key())
 	*ts.at(i) = stored{}
 	ts.free = append(ts.free, i)
-	ts.count--
-	if ts.count == 0 {
+	if ts.len() == 0 {
 		// Empty: the first chunk's room is kept (its entries are zero),
 		// for a table whose entries come and go.
 		ts.ents[0] = ts.ents[0][:0]
@@ -324,7 +324,7 @@ func (s *state) entries(id uint32) []*stored {
 	if ts == nil {
 		return nil
 	}
-	out := make([]*stored, 0, ts.count)
+	out := make([]*stored, 0, ts.len())
 	for _, c := range ts.ents {
 		for i := range c {
 			if e := &c[i]; e.blob != "" {

@@ -526,7 +526,7 @@ func (p *pipeline) applyTable(typ p4v1.Update_Type, te *p4v1.TableEntry, pr *tab
 		if te.Action == nil {
 			return errorf(codes.InvalidArgument, "table %s: an entry needs an action", td.name)
 		}
-		if max := int64(td.target.MaxSize); max > 0 && int64(ts.count) >= max {
+		if max := int64(td.target.MaxSize); max > 0 && int64(ts.len()) >= max {
 			return errorf(codes.ResourceExhausted, "table %s is full (%d entries)", td.name, max)
 		}
 		var x storedExtra
