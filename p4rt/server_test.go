@@ -500,3 +500,51 @@ func TestOneFieldEntriesCanonical(t *testing.T) {
 		}
 	}
 }
+
+// A table holds as many entries as its size and refuses the next with
+// RESOURCE_EXHAUSTED; a DELETE makes room again, and a table emptied
+// takes its size again (runtime.p4's metered_t, 16 entries).
+func TestTableSize(t *testing.T) {
+	p := loadProgram(t, "runtime")
+	_, c := serve(t)
+	ct := primary(t, c, p)
+	metered, colour := id(t, p.info, "IngressR.metered_t"), id(t, p.info, "IngressR.colour")
+	entry := func(k int) *p4v1.TableEntry {
+		return &p4v1.TableEntry{TableId: metered, Priority: 1,
+			Match: []*p4v1.FieldMatch{ternary(1, []byte{byte(k)}, []byte{0xff})}, Action: action(colour)}
+	}
+	const size = 16
+	fill := func(what string) {
+		var us []*p4v1.Update
+		for k := 1; k <= size+1; k++ {
+			us = append(us, update(p4v1.Update_INSERT, entry(k)))
+		}
+		got := write(t, c, ct, us...)
+		for k, code := range got {
+			want := codes.OK
+			if k == size {
+				want = codes.ResourceExhausted
+			}
+			if code != want {
+				t.Fatalf("%s: insert %d of %d into a table of %d: %v, want %v", what, k+1, size+1, size, code, want)
+			}
+		}
+	}
+	fill("first fill")
+	if got := write(t, c, ct, update(p4v1.Update_DELETE, entry(3)), update(p4v1.Update_INSERT, entry(size+1)),
+		update(p4v1.Update_INSERT, entry(size+2))); got[0] != codes.OK || got[1] != codes.OK || got[2] != codes.ResourceExhausted {
+		t.Fatalf("delete one, insert two into a full table: %v, want [OK OK RESOURCE_EXHAUSTED]", got)
+	}
+	var del []*p4v1.Update
+	for k := 1; k <= size+1; k++ {
+		if k != 3 {
+			del = append(del, update(p4v1.Update_DELETE, entry(k)))
+		}
+	}
+	for k, code := range write(t, c, ct, del...) {
+		if code != codes.OK {
+			t.Fatalf("emptying the table: delete %d: %v", k, code)
+		}
+	}
+	fill("after emptying")
+}
