@@ -45,14 +45,7 @@ func (sw *Switch) InsertEntry(table string, e Entry) (EntryRef, error) {
 	if err != nil {
 		return EntryRef{}, err
 	}
-	built, err := t.build(e)
-	if err != nil {
-		return EntryRef{}, err
-	}
-	if err := t.insert(built); err != nil {
-		return EntryRef{}, err
-	}
-	return EntryRef{t, built}, nil
+	return sw.insertBuilt(BuiltEntry{t: t, ue: e})
 }
 
 // BuiltEntry is an entry checked against its table and packed, ahead of
@@ -100,6 +93,12 @@ func (sw *Switch) HoldsBuilt(b BuiltEntry) bool {
 func (sw *Switch) InsertBuilt(b BuiltEntry) (EntryRef, error) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
+	return sw.insertBuilt(b)
+}
+
+// insertBuilt is InsertBuilt with sw.mu held; an entry not built yet
+// (b.e nil) is built here.
+func (sw *Switch) insertBuilt(b BuiltEntry) (EntryRef, error) {
 	if b.err != nil {
 		return EntryRef{}, b.err
 	}
