@@ -431,17 +431,6 @@ func (s *Switch) SetRecirculationRate(pps float64) error {
 	return s.tm(fmt.Sprintf("set_recirculation_rate %.0f", pps))
 }
 
-// SetTimerSlack lets the switch wake up to slack late for a departure,
-// on a grid it shares with the other switches (p4switch's
-// set_timer_slack; the Go target only: BMv2's queues keep their own
-// timing).
-func (s *Switch) SetTimerSlack(slack time.Duration) error {
-	if s.cfg.Target != TargetGo {
-		return fmt.Errorf("switch %s: a timer slack is the Go target's; BMv2 has none", s.cfg.Name)
-	}
-	return s.tm(fmt.Sprintf("set_timer_slack %s", slack))
-}
-
 // SetQueueDepth sets the depth of port's egress queues, packets
 // (simple_switch_CLI set_queue_depth).
 func (s *Switch) SetQueueDepth(port, packets int) error {

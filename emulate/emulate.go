@@ -85,12 +85,6 @@ type Options struct {
 	// removed with it; on the Go target only the run's controller may
 	// be primary (--grpc-server-policy).
 	TLS bool
-	// ExactWakeups has the Go target's switches wake as soon as a
-	// departure is due. By default they may wake up to half a full
-	// frame's time late, on a grid they share (v1model's
-	// SetTimerSlack), which saves a fifth of their CPU at four times the
-	// default rate and costs no capacity.
-	ExactWakeups bool
 }
 
 // Processes says how an emulation runs its switches.
@@ -484,12 +478,6 @@ func (e *emulation) build(ctx context.Context) error {
 			if err := s.SetRecirculationRate(math.Round(holdLoopSpeedup * framesPerSecond)); err != nil {
 				return err
 			}
-			if !e.o.ExactWakeups {
-				slack := time.Duration(float64(time.Second) / framesPerSecond * timerSlackFrames)
-				if err := s.SetTimerSlack(slack); err != nil {
-					return err
-				}
-			}
 		}
 		e.logf("switch %s (PID %d): %d ports", name, s.PID(), len(adj[sw]))
 	}
@@ -513,15 +501,6 @@ func linkDelay(t *topo.Topology, a topo.Port) time.Duration {
 // holdLoopSpeedup is how many times faster than the fastest port's full
 // frames held packets may go round the Go target's recirculation port.
 const holdLoopSpeedup = 8
-
-// timerSlackFrames is how late, in full frames at the fastest port's
-// rate, the Go target's switches may wake for a departure. At four times
-// the victim scenario's default rate, half a frame (50 us) took a fifth
-// off the switches' CPU and arming their timers from a quarter of it to
-// a twentieth, with the incast as busy as before (BENCHMARKS.md, "Serve
-// loops on a grid"); in the scenario's time it is half a frame's 84 ns
-// at 100 Gb/s.
-const timerSlackFrames = 0.5
 
 // priorityQueues is how many strict-priority queues per port the
 // emulation's switches get. The Go target's ports are links shared by

@@ -131,9 +131,6 @@ type Switch struct {
 	// meanwhile wake it only if something is due before then.
 	waiter     atomic.Pointer[finetimer.Waiter]
 	serveUntil time.Duration
-	// timerSlack is how late Serve may wake for a departure
-	// (SetTimerSlack).
-	timerSlack time.Duration
 	// batchAt, while inBatch, is the time ReceiveBatch took its batch:
 	// the clock for every packet of it, read once instead of at each of
 	// the half-dozen points a packet's path reads it (frames that came

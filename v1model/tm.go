@@ -260,29 +260,6 @@ func (sw *Switch) SetRecirculationRate(pps float64) error {
 	return nil
 }
 
-// SetTimerSlack lets Serve wake up to slack later than a departure or a
-// link's delay is due, in the live mode; 0 (the default) is as soon as
-// the system's timer fires. What a late wake-up finds due leaves back to
-// back, each at the time its link would have sent it (lateness costs no
-// capacity), so slack delays packets by at most itself. In return the
-// switches' wake-ups fall on multiples of slack and share the kernel's
-// timer expiries (finetimer.Waiter.SetSlack): an emulation sets it to a
-// fraction of a full frame's time, where the wake-ups a second it saves
-// were a fifth of its switches' CPU (BENCHMARKS.md, "Serve loops on a
-// grid").
-func (sw *Switch) SetTimerSlack(slack time.Duration) error {
-	if slack < 0 {
-		return fmt.Errorf("timer slack %v: want 0 or more", slack)
-	}
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	sw.timerSlack = slack
-	if w := sw.waiter.Load(); w != nil {
-		w.SetSlack(slack)
-	}
-	return nil
-}
-
 // bmv2RecirculationDepth is simple_switch's recirculation queue, in
 // packets; RecirculationDepth the Go target's once its loop is paced.
 const (
@@ -433,10 +410,7 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 		return err
 	}
 	defer w.Close()
-	sw.mu.Lock()
-	w.SetSlack(sw.timerSlack)
 	sw.waiter.Store(w)
-	sw.mu.Unlock()
 	defer sw.waiter.Store(nil)
 	defer context.AfterFunc(ctx, w.Wake)()
 	for busy := 0; ; {

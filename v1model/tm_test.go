@@ -1,7 +1,6 @@
 package v1model
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -257,62 +256,5 @@ func TestReceiveBatchFullBatchLeavesServeAsleep(t *testing.T) {
 				t.Errorf("Serve woken %d times, want %d", sw.wakes, tc.wakes)
 			}
 		})
-	}
-}
-
-// TestTimerSlack paces port 2 at a frame every 5 ms and lets Serve wake
-// up to 20 ms late: eight frames queued at once leave in a few bursts,
-// one a wake-up, not eight departures 5 ms apart, and lateness costs the
-// link no capacity (the last leaves when the link would have sent it,
-// give or take a slack). A negative slack is refused.
-func TestTimerSlack(t *testing.T) {
-	sw, err := Load("../p4/testdata/build/externs.json", Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame := cmdFrame(12, 0, 1000)
-	const gap, slack, n = 5 * time.Millisecond, 20 * time.Millisecond, 8
-	// The frame leaves with egress's 18-byte header.
-	if err := sw.SetPortRate(2, float64(len(frame)+18+LineOverhead)*8/gap.Seconds()); err != nil {
-		t.Fatal(err)
-	}
-	if err := sw.SetTimerSlack(slack); err != nil {
-		t.Fatal(err)
-	}
-	if err := sw.SetTimerSlack(-time.Millisecond); err == nil {
-		t.Error("a negative slack: no error")
-	}
-	sent := make(chan time.Time, n)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = sw.Serve(ctx, func(int, []byte) { sent <- time.Now() }, nil) }()
-	start := time.Now()
-	for range n {
-		if err := sw.Receive(1, frame); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var at []time.Time
-	for range n {
-		select {
-		case s := <-sent:
-			at = append(at, s)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%d of %d frames sent in 10 s", len(at), n)
-		}
-	}
-	wakes := 1
-	for i := 1; i < n; i++ {
-		if at[i].Sub(at[i-1]) > gap/2 {
-			wakes++
-		}
-	}
-	if wakes > 4 {
-		t.Errorf("the frames left in %d bursts (%v to %v after the first), want at most 4 with %v of slack on a %v gap",
-			wakes, at[1].Sub(at[0]), at[n-1].Sub(at[0]), slack, gap)
-	}
-	// Lateness on a loaded machine comes on top of the slack.
-	if last, want := at[n-1].Sub(start), (n-1)*gap+slack; last > want+100*time.Millisecond {
-		t.Errorf("the last frame left %v after the first arrived, want about %v at most", last, want)
 	}
 }

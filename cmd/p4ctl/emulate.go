@@ -162,7 +162,7 @@ type emulateFlags struct {
 	processes                 string
 	rate                      float64
 	timeout                   time.Duration
-	ssl, exactWakeups         bool
+	ssl                       bool
 }
 
 func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
@@ -172,7 +172,6 @@ func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&e.timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
 	fs.StringVar(&e.processes, "processes", "", "how the switches run: shared (every switch in one p4switch process, the links between switches in memory; the Go target's default) or each (a process per switch on veths; BMv2's only way)")
 	fs.StringVar(&e.logDir, "log-dir", "", "keep each switch's log and output in this directory")
-	fs.BoolVar(&e.exactWakeups, "exact-wakeups", false, "the Go target's switches wake as soon as a departure is due, not up to half a full frame late on a grid they share (more timer interrupts, a fifth more switch CPU at four times the default rate)")
 	fs.BoolVar(&e.ssl, "ssl", false, "P4Runtime over mutual TLS, with a CA and certificates made for the run and removed with it; on the Go target only the run's controller may be primary")
 }
 
@@ -189,7 +188,7 @@ func (e *emulateFlags) options() (emulate.Options, error) {
 	if p == emulate.ProcessShared && t != bmv2.TargetGo {
 		return emulate.Options{}, usageErrorf("--processes shared: only the Go target runs several switches in one process; BMv2 runs a process each")
 	}
-	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl, Processes: p, ExactWakeups: e.exactWakeups}
+	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl, Processes: p}
 	if t == bmv2.TargetGo && e.switchBin == "" {
 		// The Go target this p4ctl was built with ('p4ctl p4switch'):
 		// nothing to install, and always the program this p4ctl

@@ -53,23 +53,6 @@ func (c *clock) arm(d time.Duration) {
 	_ = c.rc.Control(func(fd uintptr) { _ = unix.TimerfdSettime(int(fd), 0, &spec, nil) })
 }
 
-// armAligned arms the clock for the first multiple of grid on
-// CLOCK_MONOTONIC at least d from now, and returns how far from now that
-// is. The time is absolute, so that every clock armed for the same
-// multiple expires at the same instant, whatever process armed it.
-func (c *clock) armAligned(d, grid time.Duration) time.Duration {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
-		c.arm(d)
-		return d
-	}
-	now := ts.Nano()
-	at := (now + int64(max(d, 1)) + int64(grid) - 1) / int64(grid) * int64(grid)
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(at)}
-	_ = c.rc.Control(func(fd uintptr) { _ = unix.TimerfdSettime(int(fd), unix.TFD_TIMER_ABSTIME, &spec, nil) })
-	return time.Duration(at - now)
-}
-
 // tfdSetTicks is TFD_IOC_SET_TICKS, _IOW('T', 0, u64): it sets a
 // timerfd's expiry count and wakes its readers without touching its
 // kernel timer. Arming a timer to expire at once reprograms the CPU's

@@ -42,15 +42,6 @@ func (c *clock) arm(d time.Duration) {
 	c.t.Reset(max(d, 0))
 }
 
-// armAligned arms the clock for the first multiple of grid on the wall
-// clock at least d from now, and returns how far from now that is.
-func (c *clock) armAligned(d, grid time.Duration) time.Duration {
-	now := time.Now().UnixNano()
-	at := (now + int64(max(d, 1)) + int64(grid) - 1) / int64(grid) * int64(grid)
-	c.arm(time.Duration(at - now))
-	return time.Duration(at - now)
-}
-
 func (c *clock) wake() { c.arm(0) }
 
 func (c *clock) keepsTimer() bool { return false }

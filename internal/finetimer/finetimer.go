@@ -74,8 +74,6 @@ type Waiter struct {
 	waiting atomic.Bool
 	// due is when the clock is armed to expire, as Wait last armed it.
 	due time.Time
-	// slack is how much later than asked a Wait may end (SetSlack).
-	slack atomic.Int64
 }
 
 // rearmSlack is how near the time a Wait would arm the clock for may be
@@ -108,13 +106,7 @@ func (w *Waiter) Wait(d time.Duration) {
 	// is either seen here or wakes the clock.
 	now := time.Now()
 	at := now.Add(d)
-	slack := time.Duration(w.slack.Load())
-	switch {
-	case w.clk.keepsTimer() && w.due.After(now) && !w.due.Before(at.Add(-rearmSlack)) && !w.due.After(at.Add(max(slack, rearmSlack))):
-		// The clock is armed for a time this Wait may end at.
-	case slack > 0:
-		w.due = now.Add(w.clk.armAligned(d, slack))
-	default:
+	if !w.clk.keepsTimer() || !w.due.After(now) || at.Sub(w.due).Abs() > rearmSlack {
 		w.clk.arm(d)
 		w.due = at
 	}
@@ -125,18 +117,6 @@ func (w *Waiter) Wait(d time.Duration) {
 	w.waiting.Store(false)
 	w.pending.Store(false)
 }
-
-// SetSlack lets a Wait end up to slack later than asked (0, the
-// default, for as soon as the clock can). A wait with slack ends on a
-// multiple of slack on the system's monotonic clock, so that waits of a
-// process's Waiters, and of other processes', share expiries, and a Wait
-// whose time falls shortly before the expiry its clock is armed for
-// leaves the clock alone. Arming a clock for a new earliest time
-// reprograms the CPU's timer, an exit to the hypervisor in a virtual
-// machine (about 9 us here, against 0.7 us for a time behind one already
-// programmed; BENCHMARKS.md, "Serve loops on a grid"). It may be called
-// from any goroutine.
-func (w *Waiter) SetSlack(slack time.Duration) { w.slack.Store(int64(max(slack, 0))) }
 
 // Wake ends the current Wait, or the next one at once. It may be called
 // from any goroutine, any number of times, after Close too (it then does

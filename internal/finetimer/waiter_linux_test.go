@@ -5,7 +5,6 @@ package finetimer
 import (
 	"errors"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,52 +110,4 @@ func threads(t *testing.T) int {
 	}
 	t.Fatal("no Threads: line in /proc/self/status")
 	return 0
-}
-
-// Waits with slack end on the same multiple of it: two Waiters asked
-// for 1 and 3 ms, 5 ms past a multiple of 50 ms, both end at the next
-// multiple, 45 ms on (a Waiter that ignored its slack would end after 1
-// and 3 ms). A Waiter without slack still ends after about its time.
-func TestSlackAlignsWaits(t *testing.T) {
-	const grid = 50 * time.Millisecond
-	mono := func() time.Duration {
-		var ts unix.Timespec
-		if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-			t.Fatal(err)
-		}
-		return time.Duration(ts.Nano())
-	}
-	var ws [3]*Waiter
-	for i := range ws {
-		w, err := NewWaiter()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		ws[i] = w
-	}
-	ws[0].SetSlack(grid)
-	ws[1].SetSlack(grid)
-	for try := range 3 {
-		// Start 5 ms past a multiple of the grid.
-		time.Sleep(grid - mono()%grid + 5*time.Millisecond)
-		start := mono()
-		next := (start/grid + 1) * grid
-		ends := make(chan time.Duration, 3)
-		for i, d := range []time.Duration{time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond} {
-			go func() { ws[i].Wait(d); ends <- mono() }()
-		}
-		var got []time.Duration
-		for range 3 {
-			got = append(got, <-ends)
-		}
-		slices.Sort(got)
-		// The unaligned Waiter ends first, the two aligned ones at the
-		// multiple, no earlier, and late by no more than a loaded
-		// machine makes them (the unaligned one ends 43 ms before).
-		if got[0]-start > 30*time.Millisecond || got[1] < next || got[2]-next > 30*time.Millisecond {
-			t.Errorf("try %d: waits started %v past a multiple of %v ended %v, %v and %v after it; want about 2 ms for the one without slack, %v for the two with",
-				try, start%grid, grid, got[0]-start, got[1]-start, got[2]-start, next-start)
-		}
-	}
 }

@@ -49,7 +49,6 @@ type options struct {
 	portRate   []string
 	portDelay  []string
 	recircRate float64
-	timerSlack time.Duration
 	queueDepth []string
 	seed       uint64
 	busyPoll   bool
@@ -192,11 +191,10 @@ no interface, packet socket or process wake-up in between.`,
 	f.StringArrayVar(&o.portRate, "port-rate", nil, "make egress ports links of `BPS` bits per second shared by their priority queues (a frame's bytes plus 24 for FCS, preamble and gap): BPS for every port or PORT:BPS (repeatable); the Go target's own, BMv2's queue rates count packets")
 	f.StringArrayVar(&o.portDelay, "port-delay", nil, "give egress ports' links a propagation delay: `DUR` (e.g. 5ms) for every port or PORT:DUR (repeatable); a frame arrives DUR after its last bit left; the Go target's own")
 	f.Float64Var(&o.recircRate, "recirculation-rate", 0, "recirculated packets per second back to ingress (0: as fast as the switch runs)")
-	f.DurationVar(&o.timerSlack, "timer-slack", 0, "wake up to `DUR` (e.g. 50us) late for a departure or a link's delay, on multiples of DUR shared with other switches: fewer timer interrupts for at most DUR more latency (0: at once); the Go target's own")
 	f.StringArrayVar(&o.queueDepth, "queue-depth", nil, "egress queue depth in packets: `N` for every port or PORT:N (repeatable), as set_queue_depth")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the program's random()")
 	f.BoolVar(&o.busyPoll, "busy-poll", false, "poll the ports without sleeping: a core per receiving port for the lowest latency")
-	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate, set_timer_slack and mirroring_add while running, one per line, on the Unix socket `PATH`")
+	f.StringVar(&o.control, "control", "", "take set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate and mirroring_add while running, one per line, on the Unix socket `PATH`")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage("%v; see 'p4switch --help'", err) })
 	return cmd
 }

@@ -24,12 +24,11 @@ import (
 //	mirroring_add <session> <port>
 //
 // so that rates and depths change while the switch runs, as on BMv2 with
-// its CLI (p4switch serves no Thrift), and the Go target's own:
+// its CLI (p4switch serves no Thrift), and two of the Go target's own:
 //
 //	set_port_rate <bits per second> [<port>]
 //	set_port_delay <duration> [<port>]
 //	set_recirculation_rate <pps>
-//	set_timer_slack <duration>
 //	port_stats (a line per port: frames in, out, dropped at full
 //	queues and as longer than a port takes; then ok)
 type control struct {
@@ -225,15 +224,6 @@ func (c *control) run(line string) error {
 			return fmt.Errorf("%q is not a rate in packets per second", f[1])
 		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetRecirculationRate(pps) })
-	case "set_timer_slack":
-		if len(f) != 2 {
-			return fmt.Errorf("usage: set_timer_slack <duration, e.g. 50us>")
-		}
-		d, err := time.ParseDuration(f[1])
-		if err != nil {
-			return fmt.Errorf("%q is not a duration such as 50us", f[1])
-		}
-		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetTimerSlack(d) })
 	case "mirroring_add":
 		n, err := ints(f[1:])
 		if err != nil || len(n) != 2 {
@@ -245,5 +235,5 @@ func (c *control) run(line string) error {
 		}
 		return sw.SetMirror(n[0], n[1])
 	}
-	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate, set_timer_slack, mirroring_add and port_stats", f[0])
+	return fmt.Errorf("unknown command %q: this socket takes set_queue_rate, set_queue_depth, set_port_rate, set_port_delay, set_recirculation_rate, mirroring_add and port_stats", f[0])
 }

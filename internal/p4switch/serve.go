@@ -165,12 +165,6 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	if o.recircRate > 0 {
 		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetRecirculationRate(o.recircRate) })
 	}
-	if o.timerSlack < 0 {
-		return usage("--timer-slack %v: want a duration, 0 or more", o.timerSlack)
-	}
-	if o.timerSlack > 0 {
-		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetTimerSlack(o.timerSlack) })
-	}
 	for _, s := range o.queueDepth {
 		p, v, err := portSetting("queue-depth", s)
 		if err != nil {
