@@ -446,13 +446,14 @@ func TestWriteError(t *testing.T) {
 // A reader reads beside a primary without taking part in arbitration,
 // and its writes are refused before they are sent; a controller in a
 // role of its own is that role's primary beside the default role's,
-// and writes there; two writers with one election ID wait for each
-// other with WaitWhileHeld.
+// and writes there (on BMv2, whose PI keeps no roles, Dial refuses the
+// role and the default role keeps its primary); two writers with one
+// election ID wait for each other with WaitWhileHeld.
 func TestReadersAndRoles(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	addr, _ := launch(ctx, t, nil)
-	primary := dial(ctx, t, addr, 1)
+	addr, sw := launch(ctx, t, nil)
+	primary := dial(ctx, t, addr, 2)
 	if err := primary.SetPipeline(ctx, rcmPipeline(t, 7)); err != nil {
 		t.Fatal(err)
 	}
@@ -477,19 +478,34 @@ func TestReadersAndRoles(t *testing.T) {
 		t.Error("a reader took the primary's role")
 	}
 
-	mon, err := Dial(ctx, addr, 1, ElectionID{Low: 1}, WithRole("monitor"))
-	if err != nil {
-		t.Fatal(err)
+	// An election ID is unique within its role, so the monitor may
+	// have the default role's primary's. BMv2 1.15.5's PI keeps no
+	// roles: it answers the arbitration without naming the role, which
+	// Dial refuses; there the monitor has an ID below the primary's, so
+	// that the default role it lands in keeps its primary.
+	if sw.Config().Target == bmv2.TargetBMv2 {
+		_, err := Dial(ctx, addr, 1, ElectionID{Low: 1}, WithRole("monitor"))
+		if !errors.Is(err, ErrRolesUnsupported) {
+			t.Errorf("a role on BMv2: %v, want ErrRolesUnsupported", err)
+		}
+	} else {
+		mon, err := Dial(ctx, addr, 1, ElectionID{Low: 2}, WithRole("monitor"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mon.Close()
+		if !mon.Primary() || !primary.Primary() {
+			t.Errorf("primary of role monitor %v, of the default role %v: want both", mon.Primary(), primary.Primary())
+		}
+		if err := mon.AdoptPipeline(ctx, 7); err != nil {
+			t.Fatal(err)
+		}
+		if err := mon.EnableDigest(ctx, p4.DigestCAM, time.Millisecond, 1, time.Second); err != nil {
+			t.Errorf("the monitor role's primary could not write: %v", err)
+		}
 	}
-	defer mon.Close()
-	if !mon.Primary() || !primary.Primary() {
-		t.Errorf("primary of role monitor %v, of the default role %v: want both", mon.Primary(), primary.Primary())
-	}
-	if err := mon.AdoptPipeline(ctx, 7); err != nil {
-		t.Fatal(err)
-	}
-	if err := mon.EnableDigest(ctx, p4.DigestCAM, time.Millisecond, 1, time.Second); err != nil {
-		t.Errorf("the monitor role's primary could not write: %v", err)
+	if !primary.Primary() {
+		t.Error("the default role's primary lost its role to the monitor")
 	}
 
 	// A second writer with the primary's ID waits for it to leave.
@@ -498,7 +514,7 @@ func TestReadersAndRoles(t *testing.T) {
 		primary.Close()
 	}()
 	start := time.Now()
-	again, err := Dial(ctx, addr, 1, ElectionID{Low: 1}, WaitWhileHeld())
+	again, err := Dial(ctx, addr, 1, ElectionID{Low: 2}, WaitWhileHeld())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +522,7 @@ func TestReadersAndRoles(t *testing.T) {
 	if !again.Primary() || time.Since(start) < 250*time.Millisecond {
 		t.Errorf("after %v: primary %v; want primary once the holder left", time.Since(start), again.Primary())
 	}
-	if _, err := Dial(ctx, addr, 1, ElectionID{Low: 1}); status.Code(err) != codes.InvalidArgument {
+	if _, err := Dial(ctx, addr, 1, ElectionID{Low: 2}); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("a held election ID without WaitWhileHeld: %v, want INVALID_ARGUMENT", err)
 	}
 }

@@ -600,6 +600,13 @@ func TestRCCRateLimitAtEdge(t *testing.T) {
 	r.cnPort(hostC, false)
 	named, victim := flowTo(hostC, 1000), flowTo(hostC, 1001)
 	r.nameFlow(hostC, named)
+	// The credit comes at multiples of the window from the switch's
+	// clock's zero (BMv2's is when its process started) until a lull of
+	// two windows starts it afresh at the first packet: a burst sent
+	// between one and two windows in would find its second window a few
+	// milliseconds away (BMv2 in one run of three). Two windows in,
+	// the first named frame starts the count.
+	time.Sleep(2 * window)
 	burst := interleaved(victim, named, 6)
 	start := time.Now()
 	r.send(hostA, burst...)
