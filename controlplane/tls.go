@@ -6,9 +6,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -93,11 +95,12 @@ func CheckTLS(ctx context.Context, addr string, cfg *tls.Config) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return fmt.Errorf("%s: TLS: %s", addr, tlsWhy(err))
+	return fmt.Errorf("%s: TLS: %s", addr, tlsWhy(err, len(c.Certificates) > 0))
 }
 
-// tlsWhy words a failed handshake.
-func tlsWhy(err error) string {
+// tlsWhy words a failed handshake; gaveCert says the controller offered
+// a certificate of its own.
+func tlsWhy(err error, gaveCert bool) string {
 	var ua x509.UnknownAuthorityError
 	var hn x509.HostnameError
 	var rec tls.RecordHeaderError
@@ -114,6 +117,12 @@ func tlsWhy(err error) string {
 		return "the switch requires a client certificate signed by its CA (mutual TLS): none was given, or not one its CA signed"
 	case strings.Contains(msg, "bad certificate") || strings.Contains(msg, "unknown certificate authority"):
 		return "the switch refused this controller's certificate (" + msg + ")"
+	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
+		// BMv2's gRPC closes the connection without an alert.
+		if gaveCert {
+			return "the switch closed the connection without saying why, as one that requires a client certificate signed by its CA (mutual TLS) does when this controller's is not one its CA signed"
+		}
+		return "the switch closed the connection without saying why, as one that requires a client certificate signed by its CA (mutual TLS) does when none was given"
 	}
 	return msg
 }

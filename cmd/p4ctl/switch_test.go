@@ -378,14 +378,24 @@ func stopCtl(t *testing.T, cmd *exec.Cmd, errOut *syncBuffer) {
 	}
 }
 
+// watchReady is what watch says once it watches. BMv2 1.15.5's PI keeps
+// no roles, so there watch does not take the default role's primary from
+// the controllers that write: it says so and watches CNs only.
+func watchReady(sw *bmv2.Switch) string {
+	if sw.Config().Target == bmv2.TargetBMv2 {
+		return "CNs only"
+	}
+	return "digests, packet-ins and CNs"
+}
+
 // watch runs beside every other command: the reads take no part in
 // arbitration, the writes are the default role's primary while watch is
 // its own role's, commands that write at once wait for each other, and
 // a second watch runs beside the first.
 func TestWatchBesideOthers(t *testing.T) {
-	addr, _ := startTarget(t)
+	addr, sw := startTarget(t)
 	ok(t, addr, "pipeline", "set")
-	watch, watchErr := startCtl(t, addr, "digests, packet-ins and CNs", "watch")
+	watch, watchErr := startCtl(t, addr, watchReady(sw), "watch")
 	ok(t, addr, "table", "dump")
 	ok(t, addr, "table", "list")
 	ok(t, addr, "stats")
@@ -412,7 +422,11 @@ func TestWatchBesideOthers(t *testing.T) {
 	if got := ok(t, addr, "table", "dump", "ipv4_lpm"); strings.Count(got, "\n") != 6 {
 		t.Errorf("after the writes beside watch, ipv4_lpm holds:\n%s", got)
 	}
-	second, secondErr := startCtl(t, addr, "election ID 2", "watch")
+	secondReady := "election ID 2"
+	if sw.Config().Target == bmv2.TargetBMv2 {
+		secondReady = watchReady(sw)
+	}
+	second, secondErr := startCtl(t, addr, secondReady, "watch")
 	ok(t, addr, "table", "delete", "ipv4_lpm", "dst_addr=10.0.1.0/24")
 	stopCtl(t, second, secondErr)
 	stopCtl(t, watch, watchErr)
@@ -425,7 +439,7 @@ func TestWatchBesideOthers(t *testing.T) {
 func TestWatchSwitchStops(t *testing.T) {
 	addr, sw := startTarget(t)
 	ok(t, addr, "pipeline", "set")
-	watch, errOut := startCtl(t, addr, "digests, packet-ins and CNs", "watch", "--interval", "100ms")
+	watch, errOut := startCtl(t, addr, watchReady(sw), "watch", "--interval", "100ms")
 	sw.Stop()
 	done := make(chan error, 1)
 	go func() { done <- watch.Wait() }()
@@ -778,6 +792,9 @@ func TestWatchDigests(t *testing.T) {
 		}
 	}
 	target, bin := p4switchbin.Choose(t)
+	if target == bmv2.TargetBMv2 {
+		t.Skip("skipping: BMv2 1.15.5's PI keeps no roles, so watch takes no digests beside the controllers that write (it watches CNs only: TestWatchBesideOthers)")
+	}
 	addr := freeAddr(t)
 	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 0, Ports: ports, GRPCAddr: addr,
 		ThriftPort: freePortNumber(t), LogDir: t.TempDir(), Target: target, Binary: bin})

@@ -1,0 +1,71 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/p4rcm/p4rcm/internal/pki"
+)
+
+// A switch that ends the connection right after the handshake, without
+// an alert (BMv2's gRPC refusing a client certificate, or its absence,
+// under TLS 1.3), is told for what it most likely is: one that wants a
+// client certificate its CA signed.
+func TestCheckTLSClosedWithoutAlert(t *testing.T) {
+	ca, err := pki.NewCA("test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.Issue(pki.Names{CommonName: "switch", Hosts: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(leaf.CertPEM, leaf.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequestClientCert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.(*tls.Conn).Handshake()
+			// Closed under TLS, not with an alert: the raw socket.
+			c.(*tls.Conn).NetConn().Close()
+		}
+	}()
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	client, err := ca.Issue(pki.Names{CommonName: "controller"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientPair, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		certs []tls.Certificate
+		want  string
+	}{
+		{nil, "requires a client certificate signed by its CA (mutual TLS) does when none was given"},
+		{[]tls.Certificate{clientPair}, "does when this controller's is not one its CA signed"},
+	} {
+		err := CheckTLS(ctx, ln.Addr().String(), &tls.Config{RootCAs: pool, Certificates: tc.certs, MinVersion: tls.VersionTLS13})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d client certificates: %v, want %q", len(tc.certs), err, tc.want)
+		}
+	}
+}
