@@ -68,6 +68,12 @@ func emulatedWith(t *testing.T, cfg sim.Config, o emulate.Options) *emulate.Outc
 		t.Skip("timing on real packets: runs in make test's pass without -race")
 	}
 	target, bin := p4switchbin.Choose(t)
+	if o.Timeout == 0 && target == bmv2.TargetBMv2 {
+		// BMv2's default rate stretches time some 80,000 times: 3 ms of
+		// a scenario take four minutes, which the default minute after
+		// the last start would cut short.
+		o.Timeout = 15 * time.Minute
+	}
 	before := leftovers(t)
 	log := o.Log
 	o.Target, o.Binary, o.Log = target, bin, func(s string) {
