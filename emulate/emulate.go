@@ -138,10 +138,45 @@ func DefaultRate(t bmv2.Target, mtu int) float64 {
 // port while it waits), and on the victim scenario a shared process at
 // twice this rate kept RCM's bottleneck only 92% busy
 // (docs/emulation.md, "Every switch in one process").
+//
+// It is raised to MinRate where that is higher: on BMv2, at the shared-out
+// 0.40 Mb/s, the victim scenario's RCM would stretch its 20 us CN hold
+// to 4.95 s and SAR's 100 us pin to 24.8 s, past the 4.29 s rcm.p4's
+// tables hold; it runs at 2.33 Mb/s instead.
 func RateFor(t bmv2.Target, cfg *sim.Config) float64 {
 	r := DefaultRate(t, cfg.MTU)
 	if n := len(cfg.Topology.Switches()); n > 2 {
 		r *= 2 / float64(n)
+	}
+	if m, _, _ := MinRate(cfg); r < m {
+		r = m
+	}
+	return r
+}
+
+// MinRate is the lowest host link rate at which cfg's times, stretched
+// by the emulation, fit rcm.p4's tables (fabric.ProgramTimeMax, 32-bit
+// nanoseconds), with the time that sets it and its length in the
+// scenario; 0 where cfg gives the switches no times.
+func MinRate(cfg *sim.Config) (rate float64, what string, d time.Duration) {
+	what, d = fabric.LongestTime(cfg)
+	if d <= 0 || cfg.Topology == nil {
+		return 0, "", 0
+	}
+	// k is at most ProgramTimeMax / d; a little more than the rate
+	// that gives it, for the rounding of stretched picoseconds.
+	return hostRate(cfg.Topology) * float64(d) / float64(fabric.ProgramTimeMax) * 1.001, what, d
+}
+
+// hostRate is the slowest host link's rate, the one Scale slows down to
+// the emulated rate (+Inf with no hosts).
+func hostRate(t *topo.Topology) float64 {
+	r := math.Inf(1)
+	adj := t.Adjacency()
+	for _, h := range t.Hosts() {
+		for _, end := range adj[h] {
+			r = math.Min(r, t.Links[end.Link].Rate)
+		}
 	}
 	return r
 }
@@ -222,6 +257,11 @@ func Check(cfg *sim.Config, o Options) error {
 		return fmt.Errorf("%.0f Mb/s per host link is more than %s forwards here (at most %.0f Mb/s, four times its default %.0f Mb/s)",
 			rate/1e6, target, most/1e6, most/4e6)
 	}
+	if least, what, d := MinRate(cfg); rate < least {
+		k := hostRate(cfg.Topology) / rate
+		return fmt.Errorf("%.3g Mb/s per host link stretches time %.0fx, and %s (%v in the scenario) to %v, past the %v rcm.p4's tables hold: emulate at %.3g Mb/s or more",
+			rate/1e6, k, what, d, time.Duration(float64(d)*k).Round(time.Millisecond), fabric.ProgramTimeMax.Round(time.Millisecond), least/1e6)
+	}
 	if r := cfg.RCM; r != nil {
 		// rcm.p4 has each mechanism built in; only SAR can be left out
 		// (fabric installs no SAR groups). The other switches are the
@@ -265,6 +305,9 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	}
 	if err := Check(&cfg, o); err != nil {
 		return nil, err
+	}
+	if m, what, d := MinRate(&cfg); o.Rate == m {
+		logf("rate raised to %.3g Mb/s, the lowest at which %s (%v) fits rcm.p4's tables stretched", m/1e6, what, d)
 	}
 	scaled, k, err := Scale(cfg, o.Rate)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 )
@@ -182,6 +183,54 @@ workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
 	}
 	if got, want := RateFor(bmv2.TargetGo, &cfg), DefaultRate(bmv2.TargetGo, cfg.MTU)/3; math.Abs(got-want) > 1 {
 		t.Errorf("six switches: %g b/s, want a third of the default, %g", got, want)
+	}
+}
+
+// RCM's times must fit rcm.p4's 32-bit nanoseconds once stretched: on
+// BMv2 the victim's 100 us SAR pin would take 8.3 s at the shared-out
+// default rate, so RCM's default is the lowest rate at which it fits
+// (DCQCN's, which programs no such time, stays), and a lower rate given
+// is refused, naming the time and the rate to use.
+func TestMinRate(t *testing.T) {
+	victim := func(scheme string) sim.Config {
+		s, err := scenario.LoadPreset("rcm-incast-victim")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetFrom("test", "scheme", scheme); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := s.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	rcmCfg, dcqcnCfg := victim("rcm"), victim("dcqcn")
+	shared := DefaultRate(bmv2.TargetBMv2, rcmCfg.MTU) / 3
+	least, what, d := MinRate(&rcmCfg)
+	if what != "rcm.pin_idle" || d != 100*time.Microsecond || least <= shared {
+		t.Fatalf("MinRate: %g b/s for %s %v; want rcm.pin_idle's 100us to set one above BMv2's shared-out default %g", least, what, d, shared)
+	}
+	if got := RateFor(bmv2.TargetBMv2, &rcmCfg); got != least {
+		t.Errorf("RCM on BMv2: %g b/s, want MinRate's %g", got, least)
+	}
+	scaled, _, err := Scale(rcmCfg, least)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pin := time.Duration(scaled.RCM.PinIdle / 1000); pin > fabric.ProgramTimeMax {
+		t.Errorf("at MinRate the pin stretches to %v, past %v", pin, fabric.ProgramTimeMax)
+	}
+	if got := RateFor(bmv2.TargetBMv2, &dcqcnCfg); math.Abs(got-shared) > 1 {
+		t.Errorf("DCQCN on BMv2: %g b/s, want the shared-out default %g", got, shared)
+	}
+	err = Check(&rcmCfg, Options{Target: bmv2.TargetBMv2, Rate: least / 2})
+	if err == nil || !strings.Contains(err.Error(), "rcm.pin_idle") || !strings.Contains(err.Error(), "emulate at") {
+		t.Errorf("half MinRate: %v, want refused naming rcm.pin_idle and the rate to use", err)
+	}
+	if err := Check(&rcmCfg, Options{Target: bmv2.TargetBMv2, Rate: least}); err != nil {
+		t.Errorf("at MinRate: %v", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/p4rcm/p4rcm/dataplane"
 	"github.com/p4rcm/p4rcm/p4"
 	"github.com/p4rcm/p4rcm/p4/settings"
+	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 	"github.com/p4rcm/p4rcm/sim/topo"
@@ -34,6 +35,48 @@ const SARMaxMembers = 4
 // SARPinIdle is how long a detoured flow stays pinned after its last
 // packet when the RCM parameters give none.
 const SARPinIdle = 100 * time.Microsecond
+
+// ProgramTimeMax is the longest time rcm.p4's tables take: they hold
+// times as 32-bit nanoseconds.
+const ProgramTimeMax = time.Duration(1<<32 - 1)
+
+// LongestTime is the longest time Plan gives cfg's switches (the CN
+// interval and hold, RCC's window time, SAR's pin) and its name, or 0
+// without RCM: what an emulation, which stretches every time, must keep
+// within ProgramTimeMax.
+func LongestTime(cfg *sim.Config) (what string, d time.Duration) {
+	r := cfg.RCM
+	if r == nil {
+		return "", 0
+	}
+	longer := func(name string, t time.Duration) {
+		if t > d {
+			what, d = name, t
+		}
+	}
+	t := cfg.Topology
+	frame := float64(cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
+	for _, l := range t.Links {
+		longer("rcm.window's time at its port's rate", settings.RCMFromModel(*r, l.Rate, frame).WindowTime)
+		if t.Nodes[l.A].Kind == topo.Switch && t.Nodes[l.B].Kind == topo.Switch {
+			// CNs go between switches only.
+			longer("rcm.cn_interval", time.Duration(r.CNInterval/1000))
+			longer("rcm.cn_hold", time.Duration(r.CNHold/1000))
+		}
+	}
+	if r.SAR {
+		longer("rcm.pin_idle", pinIdle(r))
+	}
+	return what, d
+}
+
+// pinIdle is the pin time SAR groups get.
+func pinIdle(r *rcm.Params) time.Duration {
+	if r.PinIdle > 0 {
+		return time.Duration(r.PinIdle / 1000)
+	}
+	return SARPinIdle
+}
 
 // Plan is every switch's intent for the fabric run with cfg, the
 // simulator's configuration (scheme, PFC, buffer, DCQCN, ECN and RCM
@@ -143,11 +186,11 @@ func (p *planner) route(h int, hops []int32) (controlplane.Entry, error) {
 				}
 				params = append(params, controlplane.Param{Name: fmt.Sprintf("p%d", m), Value: u16(port)})
 			}
-			idle := SARPinIdle.Nanoseconds()
-			if r.PinIdle > 0 {
-				idle = r.PinIdle / 1000
+			idle := pinIdle(r)
+			if idle > ProgramTimeMax {
+				return e, fmt.Errorf("rcm.pin_idle: %v: want 0 to %v", idle, ProgramTimeMax)
 			}
-			params = append(params, controlplane.Param{Name: "pin_idle_ns", Value: u32(uint32(idle))})
+			params = append(params, controlplane.Param{Name: "pin_idle_ns", Value: u32(uint32(idle.Nanoseconds()))})
 			p.groupEntries = append(p.groupEntries, controlplane.Entry{Table: p4.TableSARGroup,
 				Match: []controlplane.Match{{Field: "meta.ecmp_base", Value: u16(base)}}, Action: p4.ActionSetSARMembers, Params: params})
 		}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/p4rcm/p4rcm/buffercalc"
 	"github.com/p4rcm/p4rcm/controlplane"
@@ -243,5 +245,32 @@ func TestPlanLDCP(t *testing.T) {
 		if e.Table == p4.TableIngressPortConfig {
 			t.Errorf("%s: a set_port entry under ldcp (PFC off): %+v", in.Name, e)
 		}
+	}
+}
+
+// LongestTime names the longest time the plan gives the switches, and a
+// pin past what rcm.p4 holds (32-bit nanoseconds) is refused, not cut
+// to its low 32 bits (a k=4 fat tree: its ECMP groups get SAR's pins).
+func TestLongestTime(t *testing.T) {
+	cfg := config(t, "rcm", 4)
+	f, err := FromTopology(cfg.Topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.RCM
+	want := max(time.Duration(r.CNInterval/1000), time.Duration(r.CNHold/1000), time.Duration(r.PinIdle/1000))
+	if what, d := LongestTime(cfg); d < want || what == "" {
+		t.Errorf("longest %s %v, want at least the CN interval, the CN hold and the pin (%v)", what, d, want)
+	}
+	r.PinIdle = 5e12 // 5 s in picoseconds
+	if what, d := LongestTime(cfg); what != "rcm.pin_idle" || d != 5*time.Second {
+		t.Errorf("longest %s %v, want rcm.pin_idle 5s", what, d)
+	}
+	if _, err := f.Plan(cfg); err == nil || !strings.Contains(err.Error(), "rcm.pin_idle: 5s") {
+		t.Errorf("a 5 s pin: %v, want it refused", err)
+	}
+	cfg.RCM = nil
+	if what, d := LongestTime(cfg); d != 0 {
+		t.Errorf("without RCM: %s %v, want none", what, d)
 	}
 }

@@ -274,6 +274,14 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 					return usageErrorf("%s: %v", schemes[i], err)
 				}
 			}
+			if opts.Rate == 0 {
+				// One rate for every scheme, the highest any needs (RCM's
+				// times must fit rcm.p4's tables: emulate.MinRate), so
+				// that all are stretched alike.
+				for i := range cfgs {
+					opts.Rate = max(opts.Rate, emulate.RateFor(opts.Target, &cfgs[i]))
+				}
+			}
 			if out == "" {
 				out = filepath.Join("p4rcm-out", "emulated-"+s.Name)
 			}
