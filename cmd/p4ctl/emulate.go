@@ -168,7 +168,7 @@ type emulateFlags struct {
 func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.target, "target", string(bmv2.TargetGo), "switch: go (p4rcm's Go target, p4switch) or bmv2 (simple_switch_grpc)")
 	fs.StringVar(&e.switchBin, "switch-binary", "", "the switch program (default for --target go: the Go target built into this p4ctl; for bmv2: simple_switch_grpc on the PATH)")
-	valueFlag(fs, &e.rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate, shared out over the switches past two)")
+	valueFlag(fs, &e.rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate, shared out over the switches past two, or the lowest rate at which RCM's times, stretched, fit rcm.p4's tables if that is higher)")
 	fs.DurationVar(&e.timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
 	fs.StringVar(&e.processes, "processes", "", "how the switches run: shared (every switch in one p4switch process, the links between switches in memory; the Go target's default) or each (a process per switch on veths; BMv2's only way)")
 	fs.StringVar(&e.logDir, "log-dir", "", "keep each switch's log and output in this directory")
