@@ -26,13 +26,7 @@ func Scale(cfg sim.Config, rate float64) (sim.Config, float64, error) {
 	if t == nil {
 		return cfg, 0, fmt.Errorf("no topology")
 	}
-	hostRate := math.Inf(1)
-	adj := t.Adjacency()
-	for _, h := range t.Hosts() {
-		for _, end := range adj[h] {
-			hostRate = math.Min(hostRate, t.Links[end.Link].Rate)
-		}
-	}
+	hostRate := hostRate(t)
 	if math.IsInf(hostRate, 1) || rate <= 0 {
 		return cfg, 0, fmt.Errorf("scale %s to %g b/s: no host links or no rate", t.Name, rate)
 	}
