@@ -187,7 +187,7 @@ workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
 }
 
 // RCM's times must fit rcm.p4's 32-bit nanoseconds once stretched: on
-// BMv2 the victim's 100 us SAR pin would take 8.3 s at the shared-out
+// BMv2 the victim's 100 us SAR pin would take 24.8 s at the shared-out
 // default rate, so RCM's default is the lowest rate at which it fits
 // (DCQCN's, which programs no such time, stays), and a lower rate given
 // is refused, naming the time and the rate to use.
