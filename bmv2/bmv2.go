@@ -249,6 +249,39 @@ type proc struct {
 	waitErr error
 	out     *os.File // the process's stdout and stderr, when LogDir is set
 	ctlDir  string   // the control sockets' directory, if Start made it
+	// starter is the write end of the pipe a Go target watches
+	// (--exit-with-fd): held until the process ends, closed by the
+	// kernel if this one ends first.
+	starter *os.File
+}
+
+// starterFD is the descriptor the Go target gets its end of the starter
+// pipe as: the first of exec.Cmd's ExtraFiles.
+const starterFD = 3
+
+// watchStarter gives cmd, a Go target's, the read end of a pipe whose
+// write end s keeps: the switch stops when it reads end of file, so it
+// does not outlive this process however this one ends (a test binary or
+// an emulation killed with SIGKILL, or with SIGTERM before its
+// cleanups). The flag goes after the binary's own leading arguments
+// (binaryArgs: 'p4ctl p4switch').
+func (s *proc) watchStarter(cmd *exec.Cmd, binaryArgs int) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd.ExtraFiles = []*os.File{r}
+	cmd.Args = slices.Insert(cmd.Args, 1+binaryArgs, "--exit-with-fd", strconv.Itoa(starterFD))
+	s.starter = w
+	return nil
+}
+
+// startedWatch closes the starter pipe's read end in this process once
+// the switch has its own copy.
+func (s *proc) startedWatch(cmd *exec.Cmd) {
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
 }
 
 // Lookup finds a BMv2 program on the PATH, with an error that says what
@@ -319,7 +352,14 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 	}
-	if err := s.cmd.Start(); err != nil {
+	if c.Target == TargetGo {
+		err = s.watchStarter(s.cmd, len(c.BinaryArgs))
+	}
+	if err == nil {
+		err = s.cmd.Start()
+		s.startedWatch(s.cmd)
+	}
+	if err != nil {
 		s.closeOut()
 		if s.ctlDir != "" {
 			os.RemoveAll(s.ctlDir)
@@ -359,6 +399,9 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 func (s *proc) closeOut() {
 	if s.out != nil {
 		s.out.Close()
+	}
+	if s.starter != nil {
+		s.starter.Close()
 	}
 }
 

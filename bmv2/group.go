@@ -112,7 +112,12 @@ func StartGroup(ctx context.Context, name string, cs []Config) (*Group, error) {
 	} else {
 		g.cmd.Stdout, g.cmd.Stderr = &tail, &tail
 	}
-	if err := g.cmd.Start(); err != nil {
+	err = g.watchStarter(g.cmd, len(first.BinaryArgs))
+	if err == nil {
+		err = g.cmd.Start()
+		g.startedWatch(g.cmd)
+	}
+	if err != nil {
 		g.closeOut()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("group %s: %w", name, err)

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/p4rcm/p4rcm/p4rt"
 )
@@ -79,9 +81,21 @@ type options struct {
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
 	var group string
+	starterFD := -1
 	cmd := command(&o, func(cmd *cobra.Command) error {
+		ctx := ctx
+		if starterFD >= 0 {
+			var err error
+			if ctx, err = untilStarterEnds(ctx, starterFD); err != nil {
+				return err
+			}
+		}
 		if group != "" {
-			if n := cmd.Flags().NFlag(); n > 1 || len(cmd.Flags().Args()) > 0 {
+			flags := cmd.Flags().NFlag()
+			if starterFD >= 0 {
+				flags--
+			}
+			if flags > 1 || len(cmd.Flags().Args()) > 0 {
 				return usage("--group %s takes no other flags nor a program: each switch's are in the file", group)
 			}
 			return runGroup(ctx, group, stdout, stderr)
@@ -98,6 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, o, log, stdout)
 	})
 	cmd.Flags().StringVar(&group, "group", "", "run the switches `FILE` describes in this one process, each with its own command line, P4Runtime server and control socket; ports given as PORT@mem:NAME on two of them are joined in memory (docs/emulation.md)")
+	cmd.Flags().IntVar(&starterFD, "exit-with-fd", -1, "stop, as on SIGTERM, once the pipe `FD` reads end of file: the read end of a pipe whose write end only the process that started this one holds, which the kernel closes when that process ends, however it ends (bmv2.Start gives it, so that a switch does not outlive a killed test or emulation)")
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
@@ -110,6 +125,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitRuntime
 	}
 	return ExitOK
+}
+
+// untilStarterEnds is ctx, ended once fd reads end of file (--exit-with-fd).
+func untilStarterEnds(ctx context.Context, fd int) (context.Context, error) {
+	// Non-blocking, so that the runtime's poller waits on it rather
+	// than a thread.
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, usage("--exit-with-fd %d: %v", fd, err)
+	}
+	f := os.NewFile(uintptr(fd), "starter")
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		defer f.Close()
+		_, _ = io.Copy(io.Discard, f)
+	}()
+	return ctx, nil
 }
 
 // command is p4switch's command line: it parses args into o, checks the
