@@ -255,6 +255,7 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"--no-p4", "--", "--grpc-server-ssl", "--grpc-server-cert", filepath.Join(dir, "missing.crt"), "--grpc-server-key", "s.key"}, "missing.crt"},
 		{[]string{"--no-p4", "--", "--grpc-keepalive-time", "100ms"}, "want 1s or more"},
 		{[]string{"--no-p4", "--", "--grpc-max-streams", "0"}, "--grpc-max-streams 0"},
+		{[]string{"--no-p4", "--exit-with-fd", "999"}, "--exit-with-fd 999: bad file descriptor"},
 	} {
 		var stdout, stderr bytes.Buffer
 		// A start that is not refused would run until stopped.

@@ -92,7 +92,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		if group != "" {
 			flags := cmd.Flags().NFlag()
-			if starterFD >= 0 {
+			if cmd.Flags().Changed("exit-with-fd") {
 				flags--
 			}
 			if flags > 1 || len(cmd.Flags().Args()) > 0 {
