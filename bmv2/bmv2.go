@@ -360,7 +360,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 		s.startedWatch(s.cmd)
 	}
 	if err != nil {
-		s.closeOut()
+		s.closeFiles()
 		if s.ctlDir != "" {
 			os.RemoveAll(s.ctlDir)
 		}
@@ -368,7 +368,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	}
 	go func() {
 		s.waitErr = s.cmd.Wait()
-		s.closeOut()
+		s.closeFiles()
 		if s.ctlDir != "" {
 			os.RemoveAll(s.ctlDir)
 		}
@@ -396,7 +396,9 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 	}
 }
 
-func (s *proc) closeOut() {
+// closeFiles closes what this process held open for the switch: its
+// output file and its end of the starter pipe.
+func (s *proc) closeFiles() {
 	if s.out != nil {
 		s.out.Close()
 	}

@@ -118,13 +118,13 @@ func StartGroup(ctx context.Context, name string, cs []Config) (*Group, error) {
 		g.startedWatch(g.cmd)
 	}
 	if err != nil {
-		g.closeOut()
+		g.closeFiles()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("group %s: %w", name, err)
 	}
 	go func() {
 		g.waitErr = g.cmd.Wait()
-		g.closeOut()
+		g.closeFiles()
 		os.RemoveAll(dir)
 		close(g.done)
 	}()

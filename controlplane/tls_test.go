@@ -3,7 +3,6 @@ package controlplane
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +23,7 @@ func TestCheckTLSClosedWithoutAlert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pair, err := tls.X509KeyPair(leaf.CertPEM, leaf.KeyPEM)
+	pair, err := leaf.TLSCertificate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,13 +43,11 @@ func TestCheckTLSClosedWithoutAlert(t *testing.T) {
 			c.(*tls.Conn).NetConn().Close()
 		}
 	}()
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Cert)
 	client, err := ca.Issue(pki.Names{CommonName: "controller"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clientPair, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
+	clientPair, err := client.TLSCertificate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +60,7 @@ func TestCheckTLSClosedWithoutAlert(t *testing.T) {
 		{nil, "requires a client certificate signed by its CA (mutual TLS) does when none was given"},
 		{[]tls.Certificate{clientPair}, "does when this controller's is not one its CA signed"},
 	} {
-		err := CheckTLS(ctx, ln.Addr().String(), &tls.Config{RootCAs: pool, Certificates: tc.certs, MinVersion: tls.VersionTLS13})
+		err := CheckTLS(ctx, ln.Addr().String(), &tls.Config{RootCAs: ca.Pool(), Certificates: tc.certs, MinVersion: tls.VersionTLS13})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%d client certificates: %v, want %q", len(tc.certs), err, tc.want)
 		}

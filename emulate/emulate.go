@@ -144,12 +144,16 @@ func DefaultRate(t bmv2.Target, mtu int) float64 {
 // to 4.95 s and SAR's 100 us pin to 24.8 s, past the 4.29 s rcm.p4's
 // tables hold; it runs at 2.33 Mb/s instead.
 func RateFor(t bmv2.Target, cfg *sim.Config) float64 {
+	m, _, _ := MinRate(cfg)
+	return max(sharedRate(t, cfg), m)
+}
+
+// sharedRate is the target's DefaultRate shared out over the scenario's
+// switches past two.
+func sharedRate(t bmv2.Target, cfg *sim.Config) float64 {
 	r := DefaultRate(t, cfg.MTU)
 	if n := len(cfg.Topology.Switches()); n > 2 {
 		r *= 2 / float64(n)
-	}
-	if m, _, _ := MinRate(cfg); r < m {
-		r = m
 	}
 	return r
 }
@@ -292,8 +296,10 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if o.Target == "" {
 		o.Target = bmv2.TargetGo
 	}
+	rateRaised := false
 	if o.Rate == 0 {
 		o.Rate = RateFor(o.Target, &cfg)
+		rateRaised = o.Rate > sharedRate(o.Target, &cfg)
 	}
 	if o.Timeout == 0 {
 		o.Timeout = time.Minute
@@ -306,8 +312,9 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err := Check(&cfg, o); err != nil {
 		return nil, err
 	}
-	if m, what, d := MinRate(&cfg); o.Rate == m {
-		logf("rate raised to %.3g Mb/s, the lowest at which %s (%v) fits rcm.p4's tables stretched", m/1e6, what, d)
+	if rateRaised {
+		_, what, d := MinRate(&cfg)
+		logf("rate raised to %.3g Mb/s, the lowest at which %s (%v) fits rcm.p4's tables stretched", o.Rate/1e6, what, d)
 	}
 	scaled, k, err := Scale(cfg, o.Rate)
 	if err != nil {

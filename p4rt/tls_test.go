@@ -52,18 +52,14 @@ func (l *lab) client(t testing.TB, cn string, uris ...string) *pki.Leaf {
 	return c
 }
 
-func (l *lab) pool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(l.ca.Cert)
-	return p
-}
+func (l *lab) pool() *x509.CertPool { return l.ca.Pool() }
 
 // serveTLS starts a server over TLS with the lab's certificate, asking
 // clients for theirs (signed by the lab's CA) when clientAuth, and
 // returns its address.
 func serveTLS(t testing.TB, l *lab, cfg p4rt.Config, clientAuth bool) (*p4rt.Server, string) {
 	t.Helper()
-	pair, err := tls.X509KeyPair(l.server.CertPEM, l.server.KeyPEM)
+	pair, err := l.server.TLSCertificate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +83,7 @@ func dialTLS(t testing.TB, addr string, roots *x509.CertPool, leaf *pki.Leaf) (p
 	t.Helper()
 	tc := &tls.Config{RootCAs: roots}
 	if leaf != nil {
-		pair, err := tls.X509KeyPair(leaf.CertPEM, leaf.KeyPEM)
+		pair, err := leaf.TLSCertificate()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -30,6 +31,20 @@ type CA struct {
 // Leaf is a certificate the CA signed and its key, PEM-encoded.
 type Leaf struct {
 	CertPEM, KeyPEM []byte
+}
+
+// TLSCertificate is the leaf as crypto/tls takes it.
+func (l *Leaf) TLSCertificate() (tls.Certificate, error) {
+	return tls.X509KeyPair(l.CertPEM, l.KeyPEM)
+}
+
+// Pool is a pool holding the CA's certificate alone: what a client
+// trusting the CA's switches, or a switch trusting its controllers,
+// verifies against.
+func (ca *CA) Pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.Cert)
+	return p
 }
 
 // Names are what a leaf certificate says its holder is.
