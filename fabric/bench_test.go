@@ -28,11 +28,16 @@ func rcmPipeline(tb testing.TB) controlplane.Pipeline {
 }
 
 // startTargets starts a switch per intent, without a pipeline, and
-// returns where they listen.
-func startTargets(tb testing.TB, intents []Intent) map[string]Target {
+// returns where they listen: a process each, or with group every switch
+// in one p4switch process (--group, as an emulated fabric runs them).
+func startTargets(tb testing.TB, intents []Intent, group bool) map[string]Target {
 	tb.Helper()
 	target, bin := p4switchbin.Choose(tb)
+	if group && target != bmv2.TargetGo {
+		tb.Skipf("skipping: only the Go target runs several switches in one process, not %s", target)
+	}
 	out := map[string]Target{}
+	var cs []bmv2.Config
 	for _, in := range intents {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -40,13 +45,23 @@ func startTargets(tb testing.TB, intents []Intent) map[string]Target {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: in.Name, DeviceID: 1, GRPCAddr: addr, ThriftPort: 1,
-			Target: target, Binary: bin})
+		cs = append(cs, bmv2.Config{Name: in.Name, DeviceID: 1, GRPCAddr: addr, ThriftPort: 1, Target: target, Binary: bin})
+		out[in.Name] = Target{Addr: addr, DeviceID: 1}
+	}
+	if group {
+		g, err := bmv2.StartGroup(context.Background(), "fabric", cs)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { g.Stop() })
+		return out
+	}
+	for _, c := range cs {
+		sw, err := bmv2.Start(context.Background(), c)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(func() { sw.Stop() })
-		out[in.Name] = Target{Addr: addr, DeviceID: 1}
 	}
 	return out
 }
@@ -96,12 +111,21 @@ func writeAll(tb testing.TB, intents []Intent, targets map[string]Target, pipe c
 // second for the first Apply (pipeline set, every entry read back and
 // inserted), the second (read back, nothing to write), and the baseline
 // that inserts the same entries blind into fresh switches, in the same
-// run. Run it with
+// run; k=4-group is the k=4 fat tree with its switches in one process
+// (p4switch --group), which decodes rcm.json once for all of them. Run
+// it with
 //
 //	go test -run '^$' -bench Apply -benchtime 1x ./fabric/
 func BenchmarkApply(b *testing.B) {
-	for _, k := range []int{4, 8} {
-		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+	for _, c := range []struct {
+		k     int
+		group bool
+	}{{4, false}, {4, true}, {8, false}} {
+		k, name := c.k, fmt.Sprintf("k=%d", c.k)
+		if c.group {
+			name += "-group"
+		}
+		b.Run(name, func(b *testing.B) {
 			cfg := config(b, "rcm", k)
 			f, err := FromTopology(cfg.Topology)
 			if err != nil {
@@ -119,8 +143,8 @@ func BenchmarkApply(b *testing.B) {
 			var first, second, blind time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				fresh := startTargets(b, intents)
-				targets := startTargets(b, intents)
+				fresh := startTargets(b, intents, c.group)
+				targets := startTargets(b, intents, c.group)
 				b.StartTimer()
 				start := time.Now()
 				writeAll(b, intents, fresh, pipe)

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/p4rcm/p4rcm/v1model"
-	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
 
 // pipeline is one forwarding pipeline: the P4Info, the BMv2 JSON compiled
@@ -141,7 +140,7 @@ func newPipeline(info *p4configv1.P4Info, device []byte, cookie *p4v1.Forwarding
 	if len(device) == 0 {
 		return nil, errorf(codes.InvalidArgument, "the config has no device config (the BMv2 JSON)")
 	}
-	doc, err := bmjson.Decode(device)
+	doc, err := decoded.decode(device)
 	if err != nil {
 		return nil, errorf(codes.InvalidArgument, "device config: %v", err)
 	}

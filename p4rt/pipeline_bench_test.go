@@ -1,6 +1,7 @@
 package p4rt
 
 import (
+	"crypto/sha256"
 	"testing"
 
 	"github.com/p4rcm/p4rcm/p4"
@@ -10,18 +11,31 @@ import (
 // BenchmarkNewPipelineRCM is what a switch does with rcm.p4 when a
 // controller sets it (SetForwardingPipelineConfig): the BMv2 JSON
 // decoded and compiled, the P4Info resolved against it. A fabric's
-// first apply does it once per switch.
+// first apply does it once per switch. "first" is a process's first
+// switch given the program (the cache of decoded programs emptied before
+// each), "again" every other switch of the process given the same one
+// (p4switch --group), which compiles the document decoded for the first.
 func BenchmarkNewPipelineRCM(b *testing.B) {
 	info, err := p4.P4Info()
 	if err != nil {
 		b.Fatal(err)
 	}
 	js := p4.DeviceConfig()
-	b.SetBytes(int64(len(js)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := newPipeline(info, js, nil, v1model.Config{}); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name  string
+		empty bool
+	}{{"first", true}, {"again", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(js)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if c.empty {
+					decoded.forget(sha256.Sum256(js), decoded.docs[sha256.Sum256(js)])
+				}
+				if _, err := newPipeline(info, js, nil, v1model.Config{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
 
 // Golden is what a reference target (BMv2's simple_switch_grpc) did with
@@ -118,7 +120,11 @@ func LoadGolden(path string) (*Golden, error) {
 
 // Replay runs the golden's frames through the Go target and returns
 // every difference from what the reference target did, or none.
-func Replay(path string) ([]string, error) {
+func Replay(path string) ([]string, error) { return replay(path, nil) }
+
+// replay is Replay with the switch compiled from doc, the golden's
+// program decoded already, where doc is not nil.
+func replay(path string, doc *bmjson.Document) ([]string, error) {
 	g, err := LoadGolden(path)
 	if err != nil {
 		return nil, err
@@ -126,11 +132,17 @@ func Replay(path string) ([]string, error) {
 	dir := filepath.Dir(path)
 	var clock time.Duration
 	var digests []GoldenDigest
-	sw, err := Load(filepath.Join(dir, g.Program), Config{
+	cfg := Config{
 		PriorityQueues: g.PriorityQueues,
 		Clock:          func() time.Duration { return clock },
 		Digest:         func(d Digest) { digests = append(digests, GoldenDigest{List: d.List, Values: d.Values}) },
-	})
+	}
+	var sw *Switch
+	if doc != nil {
+		sw, err = New(doc, cfg)
+	} else {
+		sw, err = Load(filepath.Join(dir, g.Program), cfg)
+	}
 	if err != nil {
 		return nil, err
 	}

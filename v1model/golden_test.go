@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,7 +23,58 @@ import (
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/netlab"
+	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
+
+// TestSharedDocument replays every golden file through two switches
+// compiled from one decoded program, both at once, and then holds the
+// document to the program decoded afresh: New, the entries and the
+// packets only read a document, so the switches of one process may share
+// it (p4rt decodes a program once per process, the switches of a group
+// compile from that). Under -race the two replays also show that sharing
+// it is no data race.
+func TestSharedDocument(t *testing.T) {
+	files, err := filepath.Glob("testdata/golden/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".runtime.json") {
+			continue
+		}
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+			g, err := LoadGolden(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			program := filepath.Join(filepath.Dir(f), g.Program)
+			doc, err := bmjson.Load(program)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Go(func() {
+					diffs, err := replay(f, doc)
+					if err != nil {
+						t.Error(err)
+					}
+					for _, d := range diffs {
+						t.Error(d)
+					}
+				})
+			}
+			wg.Wait()
+			fresh, err := bmjson.Load(program)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(doc, fresh) {
+				t.Errorf("%s: compiling and running the program changed its decoded document", program)
+			}
+		})
+	}
+}
 
 var record = flag.Bool("record", false, "record the golden files on BMv2's simple_switch_grpc (root, BMv2 on the PATH)")
 
