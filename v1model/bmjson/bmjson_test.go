@@ -1,6 +1,7 @@
 package bmjson
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -98,4 +99,69 @@ func TestScanValueMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("%s: the document differs read in one pass and by encoding/json", f)
 		}
 	}
+}
+
+// TestStringsMatchesEncodingJSON holds the one-pass reading of a field
+// reference to encoding/json's: the same list wherever it reads one, and
+// everything it does not read (escapes, non-ASCII, other values, bad
+// JSON) left to encoding/json.
+func TestStringsMatchesEncodingJSON(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		fast bool
+	}{
+		{`["ipv4", "dst_addr"]`, true},
+		{` [ "a" ,"b",  "c" ] `, true},
+		{"[\n\"scalars\",\n\"tmp_0\"\n]", true},
+		{`[]`, true},
+		{` [ ] `, true},
+		{`[""]`, true},
+		{`["a b"]`, true},
+		{`["a\"b"]`, false},
+		{`["a\u0041"]`, false},
+		{"[\"caf\xc3\xa9\"]", false},
+		{"[\"bad\xff\"]", false},
+		{"[\"tab\there\"]", false},
+		{`null`, false},
+		{`["a", 1]`, false},
+		{`["a",]`, false},
+		{`["a" "b"]`, false},
+		{`["a"`, false},
+		{`["a"] x`, false},
+		{`"a"`, false},
+		{`[["a"]]`, false},
+		{``, false},
+	} {
+		fast, ok := plainStrings([]byte(tc.in))
+		if ok != tc.fast {
+			t.Errorf("%q: read in one pass %v, want %v", tc.in, ok, tc.fast)
+		}
+		var slow []string
+		slowErr := json.Unmarshal([]byte(tc.in), &slow)
+		if ok && (slowErr != nil || !reflect.DeepEqual(fast, slow)) {
+			t.Errorf("%q: one pass %#v, encoding/json %#v (%v)", tc.in, fast, slow, slowErr)
+		}
+		got, err := Value{Value: json.RawMessage(tc.in)}.Strings()
+		if (err != nil) != (slowErr != nil) || err == nil && !reflect.DeepEqual(got, slow) {
+			t.Errorf("%q: Strings %#v (%v), encoding/json %#v (%v)", tc.in, got, err, slow, slowErr)
+		}
+	}
+}
+
+// FuzzStrings: wherever the one-pass reading takes an input, encoding/json
+// reads the same list from it.
+func FuzzStrings(f *testing.F) {
+	for _, s := range []string{`["a","b"]`, `[]`, ` [ "x" ] `, `["a\"b"]`, `[1]`, "[\"\xff\"]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, ok := plainStrings(b)
+		if !ok {
+			return
+		}
+		var slow []string
+		if err := json.Unmarshal(b, &slow); err != nil || !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: one pass %#v, encoding/json %#v (%v)", b, fast, slow, err)
+		}
+	})
 }
