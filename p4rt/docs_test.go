@@ -62,9 +62,7 @@ func TestPipelinesShareTheDocumentOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decoded.mu.Lock()
-	cached := decoded.docs[sha256.Sum256(js)]
-	decoded.mu.Unlock()
+	cached := decoded.cached(js)
 	if cached == nil || cached.doc == nil {
 		t.Fatal("newPipeline did not keep the program's decoded document")
 	}
@@ -78,4 +76,11 @@ func TestPipelinesShareTheDocumentOnly(t *testing.T) {
 	if again, _ := decoded.decode(js); again != cached.doc {
 		t.Error("the second pipeline decoded the program again")
 	}
+}
+
+// cached is the cache's entry for js, nil if it has none.
+func (c *docCache) cached(js []byte) *cachedDoc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.docs[sha256.Sum256(js)]
 }

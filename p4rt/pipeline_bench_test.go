@@ -30,7 +30,9 @@ func BenchmarkNewPipelineRCM(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if c.empty {
-					decoded.forget(sha256.Sum256(js), decoded.docs[sha256.Sum256(js)])
+					if d := decoded.cached(js); d != nil {
+						decoded.forget(sha256.Sum256(js), d)
+					}
 				}
 				if _, err := newPipeline(info, js, nil, v1model.Config{}); err != nil {
 					b.Fatal(err)
