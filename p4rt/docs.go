@@ -4,15 +4,17 @@ import (
 	"crypto/sha256"
 	"sync"
 
+	"github.com/p4rcm/p4rcm/v1model"
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
 
 // decoded holds the BMv2 JSON documents this process decoded last, by
-// the SHA-256 of their bytes. The switches of a group (p4switch --group,
-// every switch of an emulated fabric in one process) are all given the
-// same program, and decoding rcm.json is half of compiling it: with the
-// documents shared, a fabric's first apply decodes it once per process
-// instead of once per switch. v1model.New only reads a document
+// the SHA-256 of their bytes, each with the expression trees its first
+// compile parsed. The switches of a group (p4switch --group, every switch
+// of an emulated fabric in one process) are all given the same program,
+// and decoding rcm.json is half of compiling it, parsing its expressions
+// a sixth: with both shared, a fabric's first apply does them once per
+// process instead of once per switch. v1model.New only reads a document
 // (TestSharedDocument), so the switches compiled from one share it.
 var decoded = docCache{max: 4}
 
@@ -28,14 +30,16 @@ type docCache struct {
 // cachedDoc is one document, decoded once however many callers want it
 // at the same time.
 type cachedDoc struct {
-	once sync.Once
-	doc  *bmjson.Document
-	err  error
+	once  sync.Once
+	doc   *bmjson.Document
+	trees *v1model.Trees
+	err   error
 }
 
 // decode is bmjson.Decode(js), from the cache where the same bytes were
-// decoded before. The document must not be changed.
-func (c *docCache) decode(js []byte) (*bmjson.Document, error) {
+// decoded before, and the Trees to compile it with. The document must not
+// be changed.
+func (c *docCache) decode(js []byte) (*bmjson.Document, *v1model.Trees, error) {
 	key := sha256.Sum256(js)
 	c.mu.Lock()
 	d := c.docs[key]
@@ -48,7 +52,7 @@ func (c *docCache) decode(js []byte) (*bmjson.Document, error) {
 		c.order = append(c.order, key)
 	}
 	c.mu.Unlock()
-	d.once.Do(func() { d.doc, d.err = bmjson.Decode(js) })
+	d.once.Do(func() { d.doc, d.err = bmjson.Decode(js); d.trees = &v1model.Trees{} })
 	if d.err != nil {
 		// A bad document is not kept: it would only take the room of a
 		// good one, and decoding it again finds the same error.
@@ -56,7 +60,7 @@ func (c *docCache) decode(js []byte) (*bmjson.Document, error) {
 	} else {
 		c.trim()
 	}
-	return d.doc, d.err
+	return d.doc, d.trees, d.err
 }
 
 // trim drops the oldest documents past max.

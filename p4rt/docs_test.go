@@ -15,15 +15,15 @@ import (
 func TestDecodedOnce(t *testing.T) {
 	js := p4.DeviceConfig()
 	c := docCache{max: 2}
-	a, err := c.decode(js)
+	a, _, err := c.decode(js)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := c.decode(append([]byte(nil), js...)); err != nil || b != a {
+	if b, _, err := c.decode(append([]byte(nil), js...)); err != nil || b != a {
 		t.Errorf("the same bytes again: %p, %v; want the document decoded first, %p", b, err, a)
 	}
 	other := append(append([]byte(nil), js...), '\n')
-	b, err := c.decode(other)
+	b, _, err := c.decode(other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,20 +31,20 @@ func TestDecodedOnce(t *testing.T) {
 		t.Error("other bytes gave the document of the first")
 	}
 	for range 2 {
-		if _, err := c.decode([]byte(`{"header_types": 1}`)); err == nil {
+		if _, _, err := c.decode([]byte(`{"header_types": 1}`)); err == nil {
 			t.Error("a bad document decoded without an error")
 		}
 	}
 	if len(c.docs) != 2 || len(c.order) != 2 {
 		t.Errorf("after two good documents and a bad one the cache holds %d (%d in order), want 2", len(c.docs), len(c.order))
 	}
-	if _, err := c.decode(append(append([]byte(nil), js...), ' ')); err != nil {
+	if _, _, err := c.decode(append(append([]byte(nil), js...), ' ')); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := c.decode(other); again != b {
+	if again, _, _ := c.decode(other); again != b {
 		t.Error("the second document was dropped instead of the oldest")
 	}
-	if again, _ := c.decode(js); again == a {
+	if again, _, _ := c.decode(js); again == a {
 		t.Error("a third document did not drop the oldest of two")
 	}
 }
@@ -73,7 +73,7 @@ func TestPipelinesShareTheDocumentOnly(t *testing.T) {
 	if p1.sw == p2.sw {
 		t.Fatal("two pipelines share a switch")
 	}
-	if again, _ := decoded.decode(js); again != cached.doc {
+	if again, _, _ := decoded.decode(js); again != cached.doc {
 		t.Error("the second pipeline decoded the program again")
 	}
 }

@@ -140,10 +140,11 @@ func newPipeline(info *p4configv1.P4Info, device []byte, cookie *p4v1.Forwarding
 	if len(device) == 0 {
 		return nil, errorf(codes.InvalidArgument, "the config has no device config (the BMv2 JSON)")
 	}
-	doc, err := decoded.decode(device)
+	doc, trees, err := decoded.decode(device)
 	if err != nil {
 		return nil, errorf(codes.InvalidArgument, "device config: %v", err)
 	}
+	cfg.Trees = trees
 	sw, err := v1model.New(doc, cfg)
 	if err != nil {
 		return nil, errorf(codes.InvalidArgument, "device config: %v", err)

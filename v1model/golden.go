@@ -120,11 +120,11 @@ func LoadGolden(path string) (*Golden, error) {
 
 // Replay runs the golden's frames through the Go target and returns
 // every difference from what the reference target did, or none.
-func Replay(path string) ([]string, error) { return replay(path, nil) }
+func Replay(path string) ([]string, error) { return replay(path, nil, nil) }
 
 // replay is Replay with the switch compiled from doc, the golden's
-// program decoded already, where doc is not nil.
-func replay(path string, doc *bmjson.Document) ([]string, error) {
+// program decoded already, where doc is not nil, with trees.
+func replay(path string, doc *bmjson.Document, trees *Trees) ([]string, error) {
 	g, err := LoadGolden(path)
 	if err != nil {
 		return nil, err
@@ -136,6 +136,7 @@ func replay(path string, doc *bmjson.Document) ([]string, error) {
 		PriorityQueues: g.PriorityQueues,
 		Clock:          func() time.Duration { return clock },
 		Digest:         func(d Digest) { digests = append(digests, GoldenDigest{List: d.List, Values: d.Values}) },
+		Trees:          trees,
 	}
 	var sw *Switch
 	if doc != nil {

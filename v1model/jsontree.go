@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -323,15 +324,60 @@ func (n *jsonNode) expression() *bmjson.Expr {
 }
 
 // tree is the node of raw: found among those parsed already when raw is
-// an operand of a tree the compiler has seen, parsed (once) otherwise.
+// an operand of a tree the compiler has seen, or one the switches
+// compiled before from the same document parsed (Config.Trees), parsed
+// (once) otherwise.
 func (c *compiler) tree(raw json.RawMessage) (*jsonNode, error) {
 	if c.trees == nil {
 		c.trees = map[*byte]*jsonNode{}
 	}
 	if len(raw) > 0 {
-		if n := c.trees[unsafe.SliceData(raw)]; n != nil && len(n.raw) == len(raw) {
+		key := unsafe.SliceData(raw)
+		if n := c.trees[key]; n != nil && len(n.raw) == len(raw) {
+			return n, nil
+		}
+		if n := c.sw.cfg.Trees.get(key); n != nil && len(n.raw) == len(raw) {
 			return n, nil
 		}
 	}
 	return jsonTree(raw, c.trees)
+}
+
+// Trees keeps the expression trees parsed while compiling one decoded
+// document, for the switches compiled from it after (Config.Trees): once
+// a document is decoded, parsing its expressions is a third of compiling
+// it (rcm.json), and the switches of one process given the same program
+// share its document (p4rt). A tree is found by the address of its bytes
+// in the document, which the map's keys keep alive, so a Trees given
+// another document finds nothing of the first's and parses its own. Safe
+// for concurrent use.
+type Trees struct {
+	mu    sync.RWMutex
+	nodes map[*byte]*jsonNode
+}
+
+// get is the tree parsed from the bytes at key, nil if none; t may be nil.
+func (t *Trees) get(key *byte) *jsonNode {
+	if t == nil {
+		return nil
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.nodes[key]
+}
+
+// keep adds the trees of one compile; t may be nil. Nodes are never
+// changed once parsed, so any compile may use them.
+func (t *Trees) keep(nodes map[*byte]*jsonNode) {
+	if t == nil || len(nodes) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.nodes == nil {
+		t.nodes = make(map[*byte]*jsonNode, len(nodes))
+	}
+	for k, n := range nodes {
+		t.nodes[k] = n
+	}
 }

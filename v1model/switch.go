@@ -55,6 +55,11 @@ type Config struct {
 	// PriorityQueues is the number of strict-priority queues per port
 	// (simple_switch's --priority-queues, default 1).
 	PriorityQueues int
+	// Trees, if not nil, keeps the expression trees of the document
+	// compiled, for switches compiled from the same document after:
+	// give every switch of one document the same Trees, and it only
+	// that document.
+	Trees *Trees
 }
 
 // Digest is one digest message: the values of a learn list's fields.
@@ -362,6 +367,7 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 			sw.deparser.update = append(sw.deparser.update, ck)
 		}
 	}
+	cfg.Trees.keep(c.trees)
 	return sw, nil
 }
 
