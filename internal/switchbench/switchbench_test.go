@@ -24,6 +24,7 @@ var (
 	goArgs   = flag.String("p4switch-args", "", "more flags for p4switch in BenchmarkRig, space-separated (--busy-poll)")
 	programs = flag.String("programs", "rcm,l3", "programs of BenchmarkRig: rcm (p4/rcm.p4) and l3 (p4/testdata/l3.p4, a plain router)")
 	sizes    = flag.String("sizes", "64,1500", "frame sizes of BenchmarkRig, bytes, comma-separated")
+	rounds   = flag.Int("rounds", 1, "rounds of BenchmarkRig: every target once a round, in turn; with 2 or more, the medians and ratios over the rounds are printed at the end")
 )
 
 // program is a P4 program the rig loads and the entries it installs.
@@ -45,12 +46,20 @@ func buildP4Switch(tb testing.TB) string {
 	return bin
 }
 
+// rigRounds collects BenchmarkRig's results; with -rounds (or -count) 2
+// or more, TestMain prints their summary after the last round.
+var rigRounds Rounds
+
 // TestMain is also the relay process of the "relay-process" target.
 func TestMain(m *testing.M) {
 	if RelayMain() {
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if rigRounds.Repeated() {
+		fmt.Print(rigRounds.Summary())
+	}
+	os.Exit(code)
 }
 
 // BenchmarkRig is the benchmark: packets per second under 0.1%
@@ -58,11 +67,26 @@ func TestMain(m *testing.M) {
 // idle latency, for each target and frame size. Run it with
 //
 //	go test -run '^$' -bench Rig -benchtime 1x ./internal/switchbench/
+//
+// and with -args -rounds N to run every target once a round, in turn, N
+// rounds, and get at the end the medians and each switch's ratios to the
+// relays of the same rounds (Rounds.Summary). (-count N runs each target
+// N times in a row instead, minutes apart from the relay's runs.)
 func BenchmarkRig(b *testing.B) {
 	if err := netlab.Available(); err != nil {
 		b.Skip(err)
 	}
+	if *rounds < 1 {
+		b.Fatalf("-rounds %d: want 1 or more", *rounds)
+	}
 	bin := buildP4Switch(b)
+	for range *rounds {
+		rigRound(b, bin)
+	}
+}
+
+// rigRound measures every target, program and size once.
+func rigRound(b *testing.B, bin string) {
 	for _, target := range strings.Split(*targets, ",") {
 		if target == "bmv2" {
 			if _, err := bmv2.Lookup(bmv2.SwitchBinary); err != nil {
@@ -97,6 +121,7 @@ func BenchmarkRig(b *testing.B) {
 							b.Fatal(err)
 						}
 						r := rs[0]
+						rigRounds.Add(sub, r)
 						b.ReportMetric(r.PPS, "pkt/s")
 						b.ReportMetric(float64(r.CPUPerPacket.Nanoseconds()), "cpu-ns/pkt")
 						b.ReportMetric(float64(r.P50.Microseconds()), "p50-us")
