@@ -259,29 +259,28 @@ type proc struct {
 // pipe as: the first of exec.Cmd's ExtraFiles.
 const starterFD = 3
 
-// watchStarter gives cmd, a Go target's, the read end of a pipe whose
-// write end s keeps: the switch stops when it reads end of file, so it
-// does not outlive this process however this one ends (a test binary or
-// an emulation killed with SIGKILL, or with SIGTERM before its
+// start starts cmd. A Go target (watch) first gets the read end of a pipe
+// whose write end s keeps: the switch stops when it reads end of file, so
+// it does not outlive this process however this one ends (a test binary
+// or an emulation killed with SIGKILL, or with SIGTERM before its
 // cleanups). The flag goes after the binary's own leading arguments
-// (binaryArgs: 'p4ctl p4switch').
-func (s *proc) watchStarter(cmd *exec.Cmd, binaryArgs int) error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
+// (binaryArgs: 'p4ctl p4switch'); this process closes its copy of the
+// read end once the switch has its own.
+func (s *proc) start(cmd *exec.Cmd, watch bool, binaryArgs int) error {
+	if watch {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		cmd.ExtraFiles = []*os.File{r}
+		cmd.Args = slices.Insert(cmd.Args, 1+binaryArgs, "--exit-with-fd", strconv.Itoa(starterFD))
+		s.starter = w
 	}
-	cmd.ExtraFiles = []*os.File{r}
-	cmd.Args = slices.Insert(cmd.Args, 1+binaryArgs, "--exit-with-fd", strconv.Itoa(starterFD))
-	s.starter = w
-	return nil
-}
-
-// startedWatch closes the starter pipe's read end in this process once
-// the switch has its own copy.
-func (s *proc) startedWatch(cmd *exec.Cmd) {
+	err := cmd.Start()
 	for _, f := range cmd.ExtraFiles {
 		f.Close()
 	}
+	return err
 }
 
 // Lookup finds a BMv2 program on the PATH, with an error that says what
@@ -352,14 +351,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 	}
-	if c.Target == TargetGo {
-		err = s.watchStarter(s.cmd, len(c.BinaryArgs))
-	}
-	if err == nil {
-		err = s.cmd.Start()
-		s.startedWatch(s.cmd)
-	}
-	if err != nil {
+	if err = s.start(s.cmd, c.Target == TargetGo, len(c.BinaryArgs)); err != nil {
 		s.closeFiles()
 		if s.ctlDir != "" {
 			os.RemoveAll(s.ctlDir)

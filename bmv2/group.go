@@ -112,12 +112,7 @@ func StartGroup(ctx context.Context, name string, cs []Config) (*Group, error) {
 	} else {
 		g.cmd.Stdout, g.cmd.Stderr = &tail, &tail
 	}
-	err = g.watchStarter(g.cmd, len(first.BinaryArgs))
-	if err == nil {
-		err = g.cmd.Start()
-		g.startedWatch(g.cmd)
-	}
-	if err != nil {
+	if err = g.start(g.cmd, true, len(first.BinaryArgs)); err != nil {
 		g.closeFiles()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("group %s: %w", name, err)

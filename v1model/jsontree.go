@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -366,8 +367,9 @@ func (t *Trees) get(key *byte) *jsonNode {
 	return t.nodes[key]
 }
 
-// keep adds the trees of one compile; t may be nil. Nodes are never
-// changed once parsed, so any compile may use them.
+// keep adds the trees of one compile, which is done with its map; t may
+// be nil. Nodes are never changed once parsed, so any compile may use
+// them.
 func (t *Trees) keep(nodes map[*byte]*jsonNode) {
 	if t == nil || len(nodes) == 0 {
 		return
@@ -375,9 +377,8 @@ func (t *Trees) keep(nodes map[*byte]*jsonNode) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.nodes == nil {
-		t.nodes = make(map[*byte]*jsonNode, len(nodes))
+		t.nodes = nodes // the first compile's, taken whole
+		return
 	}
-	for k, n := range nodes {
-		t.nodes[k] = n
-	}
+	maps.Copy(t.nodes, nodes)
 }
