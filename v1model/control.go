@@ -2,6 +2,8 @@ package v1model
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
@@ -36,10 +38,19 @@ type node struct {
 type control struct {
 	name  string
 	start *node
+	// gen, when set, is the control as generated code (gen.go), run
+	// with g instead of walking the nodes.
+	gen genControl
+	g   *genState
 }
 
 // run applies the control to the packet; exit ends it.
 func (ctl *control) run(p *packet) {
+	if ctl.gen != nil {
+		ctl.gen(p, ctl.g)
+		p.exited = false
+		return
+	}
 	n := ctl.start
 	for n != nil && !p.exited {
 		switch {
@@ -160,8 +171,10 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 			return nil, err
 		}
 		t.nextAct, t.nextNode = nil, nil
-		for k, v := range bt.NextTables {
-			n, err := ref("table "+bt.Name+" next_tables", v)
+		// In the order of the actions' names, not the map's: the
+		// generated code (gen.go) follows this order.
+		for _, k := range slices.Sorted(maps.Keys(bt.NextTables)) {
+			n, err := ref("table "+bt.Name+" next_tables", bt.NextTables[k])
 			if err != nil {
 				return nil, err
 			}

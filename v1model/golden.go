@@ -120,11 +120,12 @@ func LoadGolden(path string) (*Golden, error) {
 
 // Replay runs the golden's frames through the Go target and returns
 // every difference from what the reference target did, or none.
-func Replay(path string) ([]string, error) { return replay(path, nil, nil) }
+func Replay(path string) ([]string, error) { return replay(path, nil, nil, false) }
 
 // replay is Replay with the switch compiled from doc, the golden's
-// program decoded already, where doc is not nil, with trees.
-func replay(path string, doc *bmjson.Document, trees *Trees) ([]string, error) {
+// program decoded already, where doc is not nil, with trees; interpret
+// is Config.Interpret.
+func replay(path string, doc *bmjson.Document, trees *Trees, interpret bool) ([]string, error) {
 	g, err := LoadGolden(path)
 	if err != nil {
 		return nil, err
@@ -137,6 +138,7 @@ func replay(path string, doc *bmjson.Document, trees *Trees) ([]string, error) {
 		Clock:          func() time.Duration { return clock },
 		Digest:         func(d Digest) { digests = append(digests, GoldenDigest{List: d.List, Values: d.Values}) },
 		Trees:          trees,
+		Interpret:      interpret,
 	}
 	var sw *Switch
 	if doc != nil {

@@ -57,7 +57,7 @@ func TestSharedDocument(t *testing.T) {
 			var wg sync.WaitGroup
 			for range 2 {
 				wg.Go(func() {
-					diffs, err := replay(f, doc, trees)
+					diffs, err := replay(f, doc, trees, false)
 					if err != nil {
 						t.Error(err)
 					}
@@ -75,7 +75,7 @@ func TestSharedDocument(t *testing.T) {
 				t.Errorf("%s: compiling and running the program changed its decoded document", program)
 			}
 			// And a third, compiled with every tree the first two parsed.
-			diffs, err := replay(f, doc, trees)
+			diffs, err := replay(f, doc, trees, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,12 +135,16 @@ func TestGoldenReplay(t *testing.T) {
 			if g.RecordedWith == "" {
 				t.Fatalf("%s was never recorded: run go test ./v1model -run TestRecordGolden -record where BMv2 is", f)
 			}
-			diffs, err := Replay(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, d := range diffs {
-				t.Error(d)
+			// Both ways a control runs: as the code generated for it
+			// where that is built in (gen_controls*.go), and interpreted.
+			for _, interpret := range []bool{false, true} {
+				diffs, err := replay(f, nil, nil, interpret)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range diffs {
+					t.Errorf("interpret=%v: %s", interpret, d)
+				}
 			}
 		})
 	}

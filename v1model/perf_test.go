@@ -6,8 +6,11 @@ import (
 
 // rcmSwitch loads rcm.p4 with a route to 10.0.0.2 on port 2 and the
 // port features of a switch port configured (PFC, RED, RCM).
-func rcmSwitch(tb testing.TB) *Switch {
-	return loadWithEntries(tb, "../p4/build/rcm.json", `{"table_entries": [
+func rcmSwitch(tb testing.TB) *Switch { return rcmSwitchWith(tb, Config{}) }
+
+// rcmSwitchWith is rcmSwitch compiled with cfg.
+func rcmSwitchWith(tb testing.TB, cfg Config) *Switch {
+	return loadWithEntries(tb, "../p4/build/rcm.json", cfg, `{"table_entries": [
 	 {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.2", 32]},
 	  "action_name": "RcmIngress.set_nexthop", "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}},
 	 {"table": "RcmIngress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.1.0", 24]},
@@ -17,9 +20,9 @@ func rcmSwitch(tb testing.TB) *Switch {
 
 // loadWithEntries loads a program and installs the runtime entries
 // given as JSON.
-func loadWithEntries(tb testing.TB, program, entries string) *Switch {
+func loadWithEntries(tb testing.TB, program string, cfg Config, entries string) *Switch {
 	tb.Helper()
-	sw, err := Load(program, Config{})
+	sw, err := Load(program, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -104,7 +107,7 @@ func FuzzProcess(f *testing.F) {
 // l3Switch loads the plain router (p4/testdata/l3.p4) with the same
 // route to 10.0.0.2 on port 2.
 func l3Switch(tb testing.TB) *Switch {
-	return loadWithEntries(tb, "../p4/testdata/build/l3.json", `{"table_entries": [
+	return loadWithEntries(tb, "../p4/testdata/build/l3.json", Config{}, `{"table_entries": [
 	 {"table": "L3Ingress.ipv4_lpm", "match": {"hdr.ipv4.dst_addr": ["10.0.0.2", 32]},
 	  "action_name": "L3Ingress.set_nexthop", "action_params": {"port": 2, "src_mac": "02:00:00:00:01:02", "dst_mac": "02:00:00:00:00:02"}}
 	]}`)
@@ -114,6 +117,13 @@ func l3Switch(tb testing.TB) *Switch {
 // 64-byte frames a batch through ingress, the queues and egress, sent
 // inline as p4switch's ports send them; ns/op is per batch.
 func BenchmarkReceiveBatchRCM(b *testing.B) { benchmarkReceiveBatch(b, rcmSwitch(b)) }
+
+// BenchmarkReceiveBatchRCMInterpreted is BenchmarkReceiveBatchRCM with
+// the controls interpreted instead of run as the code generated for
+// them (gen.go): the baseline of what the generated code saves.
+func BenchmarkReceiveBatchRCMInterpreted(b *testing.B) {
+	benchmarkReceiveBatch(b, rcmSwitchWith(b, Config{Interpret: true}))
+}
 
 // BenchmarkReceiveBatchL3 is the same with the plain router: what the
 // switch costs a packet besides rcm.p4's own work.

@@ -60,6 +60,11 @@ type Config struct {
 	// give every switch of one document the same Trees, and it only
 	// that document.
 	Trees *Trees
+	// Interpret runs the controls by walking their compiled nodes even
+	// where generated code for them is built in (gen.go): for checking
+	// that the two agree, and for measuring what the generated code
+	// saves.
+	Interpret bool
 }
 
 // Digest is one digest message: the values of a learn list's fields.
@@ -352,6 +357,10 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 	}
 	if sw.ingress == nil || sw.egress == nil {
 		return nil, fmt.Errorf("pipelines: want ingress and egress")
+	}
+	if !cfg.Interpret {
+		sw.ingress.useGenerated()
+		sw.egress.useGenerated()
 	}
 	for i := range doc.Checksums {
 		bc := &doc.Checksums[i]

@@ -1,0 +1,374 @@
+package v1model
+
+//go:generate go test -run TestGeneratedControls -update .
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// A control can also run as Go code generated from its compiled form
+// (gen_controls.go, written by TestGeneratedControls with -update): the
+// same nodes and primitives, with every slot, mask and constant written
+// into the code and the graph's edges as gotos, so a packet pays no
+// dispatch on node kinds, op kinds or comparison operators. What the
+// interpreter runs by a call (a table's search, an action with
+// parameters, a hash) the generated code calls too, through genState.
+//
+// Generated code is looked up by the SHA-256 of the body the generator
+// writes for the control just compiled: a program, or a compiler, that
+// changed in any way that matters gives another body, finds nothing and
+// is interpreted as before. The generated code is therefore never stale;
+// at worst it goes unused, which TestGeneratedControls reports.
+
+// genState is what a generated control reads from its switch: the
+// objects the interpreter's nodes and ops hold, in the order the
+// generator met them.
+type genState struct {
+	tables []*Table
+	nodes  []*node // where a table may lead
+	calls  []prim
+	conds  []func(p *packet) int64
+	acts   []*action
+	cells  [][]uint64
+}
+
+// genControl is a generated control.
+type genControl func(p *packet, g *genState)
+
+// generatedControls holds the generated controls built in, by the hex
+// SHA-256 of their bodies.
+var generatedControls = map[string]genControl{}
+
+// useGenerated gives ctl the generated code written for it, if any is
+// built in; it reports whether there was.
+func (ctl *control) useGenerated() bool {
+	body, st := generate(ctl)
+	f := generatedControls[bodyKey(body)]
+	if f == nil {
+		return false
+	}
+	ctl.gen, ctl.g = f, st
+	return true
+}
+
+func bodyKey(body string) string {
+	sum := sha256.Sum256([]byte(body))
+	return hex.EncodeToString(sum[:])
+}
+
+// generator writes one control's body.
+type generator struct {
+	st    genState
+	order []*node
+	pos   map[*node]int
+	// code is each node's statements, without its label; jumped marks
+	// the nodes a goto leads to, which alone get a label.
+	code   []string
+	jumped map[*node]bool
+	// maxSlot and maxValid bound the slots and validity bits the body
+	// reads, for one bounds check each at its top.
+	maxSlot, maxValid int
+}
+
+// generate is the body of ctl as Go code and the state it runs with.
+func generate(ctl *control) (string, *genState) {
+	g := &generator{pos: map[*node]int{}, jumped: map[*node]bool{}, maxSlot: -1, maxValid: -1}
+	g.visit(ctl.start)
+	for _, n := range g.order {
+		g.code = append(g.code, g.node(n))
+	}
+	var b strings.Builder
+	if g.maxSlot >= 0 {
+		fmt.Fprintf(&b, "\tf := p.f\n\t_ = f[%d]\n", g.maxSlot)
+	}
+	if g.maxValid >= 0 {
+		fmt.Fprintf(&b, "\tvalid := p.valid\n\t_ = valid[%d]\n", g.maxValid)
+	}
+	for i, n := range g.order {
+		if g.jumped[n] {
+			fmt.Fprintf(&b, "n%d:\n", i)
+		}
+		b.WriteString(g.code[i])
+	}
+	return b.String(), &g.st
+}
+
+// visit puts the nodes reachable from n in order, depth first, each
+// node's first successor right after it where it can, so that the most
+// common edge falls through instead of jumping.
+func (g *generator) visit(n *node) {
+	for range 1 << 16 { // a bound: see decided
+		if n == nil {
+			return
+		}
+		if _, seen := g.pos[n]; seen {
+			return
+		}
+		g.pos[n] = len(g.order)
+		g.order = append(g.order, n)
+		next := successors(n)
+		if len(next) == 0 {
+			return
+		}
+		for _, m := range next[1:] {
+			defer g.visit(m)
+		}
+		n = next[0]
+	}
+}
+
+// successors is where n may lead, in the order the interpreter tries.
+func successors(n *node) []*node {
+	switch {
+	case n.block != nil:
+		return []*node{n.after}
+	case n.table != nil:
+		return tableNext(n.table)
+	case n.test != nil, n.tests != nil, n.cond != nil:
+		return []*node{n.t, n.f}
+	}
+	return []*node{n.next}
+}
+
+// tableNext is every node a table may lead to, without repeats.
+func tableNext(t *Table) []*node {
+	var ns []*node
+	add := func(n *node) {
+		for _, m := range ns {
+			if m == n {
+				return
+			}
+		}
+		ns = append(ns, n)
+	}
+	if t.hitMiss {
+		add(t.hit)
+		add(t.miss)
+	} else {
+		for _, n := range t.nextNode {
+			add(n)
+		}
+		add(t.baseNext)
+	}
+	return ns
+}
+
+// jump is the statement that goes from the node at position at to n:
+// nothing where n comes next, return where n is the end.
+func (g *generator) jump(at int, n *node) string {
+	if n == nil {
+		if at == len(g.order)-1 {
+			return ""
+		}
+		return "\treturn\n"
+	}
+	if g.pos[n] == at+1 {
+		return ""
+	}
+	g.jumped[n] = true
+	return fmt.Sprintf("\tgoto n%d\n", g.pos[n])
+}
+
+func (g *generator) node(n *node) string {
+	at := g.pos[n]
+	var b strings.Builder
+	switch {
+	case n.block != nil:
+		b.WriteString("\tp.adata = nil\n")
+		for i := range n.block {
+			g.op(&b, &n.block[i])
+		}
+		b.WriteString(g.jump(at, n.after))
+	case n.table != nil:
+		next := tableNext(n.table)
+		t := "t := "
+		if len(next) == 1 {
+			t = ""
+		}
+		fmt.Fprintf(&b, "\tif %sg.tables[%d].apply(p); p.exited {\n\t\treturn\n\t}", t, len(g.st.tables))
+		g.st.tables = append(g.st.tables, n.table)
+		// The table's last way out, or the one that comes next, is
+		// taken without a test.
+		last := len(next) - 1
+		for i, m := range next {
+			if m != nil && g.pos[m] == at+1 {
+				last = i
+			}
+		}
+		for i, m := range next {
+			if i == last {
+				continue
+			}
+			if m == nil {
+				b.WriteString(" else if t == nil {\n\t")
+			} else {
+				fmt.Fprintf(&b, " else if t == g.nodes[%d] {\n\t", len(g.st.nodes))
+				g.st.nodes = append(g.st.nodes, m)
+			}
+			b.WriteString(g.farJump(m) + "\t}")
+		}
+		b.WriteString("\n")
+		b.WriteString(g.jump(at, next[last]))
+	case n.test != nil, n.tests != nil, n.cond != nil:
+		var cond string
+		switch {
+		case n.test != nil:
+			cond = g.cmp(n.test)
+		case n.tests != nil:
+			parts := make([]string, len(n.tests))
+			for i := range n.tests {
+				parts[i] = g.cmp(&n.tests[i])
+			}
+			sep := " && "
+			if n.any {
+				sep = " || "
+			}
+			cond = strings.Join(parts, sep)
+		default:
+			cond = fmt.Sprintf("g.conds[%d](p) != 0", len(g.st.conds))
+			g.st.conds = append(g.st.conds, n.cond)
+		}
+		if n.t != nil && g.pos[n.t] == at+1 {
+			// The true branch comes next: jump on the false one.
+			if n.test != nil {
+				c := *n.test
+				c.op = negated[c.op]
+				cond = g.cmp(&c)
+			} else {
+				cond = "!(" + cond + ")"
+			}
+			fmt.Fprintf(&b, "\tif %s {\n\t%s\t}\n", cond, g.farJump(n.f))
+		} else {
+			fmt.Fprintf(&b, "\tif %s {\n\t%s\t}\n", cond, g.farJump(n.t))
+			b.WriteString(g.jump(at, n.f))
+		}
+	default:
+		fmt.Fprintf(&b, "\tp.adata = nil\n\tif g.acts[%d].run(p); p.exited {\n\t\treturn\n\t}\n", len(g.st.acts))
+		g.st.acts = append(g.st.acts, n.call)
+		b.WriteString(g.jump(at, n.next))
+	}
+	return b.String()
+}
+
+// farJump is a jump that cannot fall through: it sits inside an if.
+func (g *generator) farJump(n *node) string {
+	if n == nil {
+		return "\treturn\n"
+	}
+	g.jumped[n] = true
+	return fmt.Sprintf("\tgoto n%d\n", g.pos[n])
+}
+
+func (g *generator) op(b *strings.Builder, o *op) {
+	switch o.kind {
+	case opMove:
+		fmt.Fprintf(b, "\t%s = %s\n", g.slot(o.dst), g.masked(o.src, o.mask))
+	case opRegRead:
+		c := g.cellsOf(o.cells)
+		fmt.Fprintf(b, "\tif j := %s; j < uint64(len(g.cells[%d])) {\n\t\t%s = g.cells[%d][j]%s\n\t}\n",
+			g.masked(o.src, ^uint64(0)), c, g.slot(o.dst), c, maskSuffix(o.mask))
+	case opRegWrite:
+		c := g.cellsOf(o.cells)
+		fmt.Fprintf(b, "\tif j := %s; j < uint64(len(g.cells[%d])) {\n\t\tg.cells[%d][j] = %s\n\t}\n",
+			g.masked(o.src, ^uint64(0)), c, c, g.masked(o.val, o.mask))
+	case opSum:
+		terms := make([]string, len(o.ts))
+		for i := range o.ts {
+			t := &o.ts[i]
+			v := g.signed(t.l)
+			if t.c != nil {
+				v = "b2i(" + g.cmp(t.c) + ")"
+			}
+			if t.mul != 1 {
+				v += "*" + strconv.FormatInt(t.mul, 10)
+			}
+			terms[i] = v
+		}
+		fmt.Fprintf(b, "\t%s = uint64(%s)%s\n", g.slot(o.dst), strings.Join(terms, " + "), maskSuffix(o.mask))
+	default:
+		fmt.Fprintf(b, "\tif g.calls[%d](p); p.exited {\n\t\treturn\n\t}\n", len(g.st.calls))
+		g.st.calls = append(g.st.calls, o.f)
+	}
+}
+
+// cellsOf is the index in genState of a register's cells.
+func (g *generator) cellsOf(cells []uint64) int {
+	for i, c := range g.st.cells {
+		if len(c) == len(cells) && (len(c) == 0 || &c[0] == &cells[0]) {
+			return i
+		}
+	}
+	g.st.cells = append(g.st.cells, cells)
+	return len(g.st.cells) - 1
+}
+
+func (g *generator) slot(s int) string {
+	g.maxSlot = max(g.maxSlot, s)
+	return "f[" + strconv.Itoa(s) + "]"
+}
+
+func hexConst(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
+
+func maskSuffix(mask uint64) string {
+	if mask == ^uint64(0) {
+		return ""
+	}
+	return " & " + hexConst(mask)
+}
+
+// masked is uint64(l.get(p)) & mask as a uint64 expression: in uint64
+// arithmetic, which wraps as the int64 sum converted does.
+func (g *generator) masked(l leaf, mask uint64) string {
+	if l.mask == 0 {
+		return hexConst(uint64(l.add) & mask)
+	}
+	v := g.slot(l.slot) + maskSuffix(l.mask)
+	if l.add == 0 {
+		if mask != ^uint64(0) && mask&l.mask != l.mask {
+			return g.slot(l.slot) + maskSuffix(l.mask&mask)
+		}
+		return v
+	}
+	v += " + " + hexConst(uint64(l.add))
+	if mask != ^uint64(0) {
+		v = "(" + v + ")" + maskSuffix(mask)
+	}
+	return v
+}
+
+// signed is l.get(p), an int64 expression.
+func (g *generator) signed(l leaf) string {
+	if l.mask == 0 {
+		return "(" + strconv.FormatInt(l.add, 10) + ")"
+	}
+	v := "int64(" + g.slot(l.slot) + maskSuffix(l.mask) + ")"
+	if l.add != 0 {
+		v = "(" + v + " + " + strconv.FormatInt(l.add, 10) + ")"
+	}
+	return v
+}
+
+var cmpText = [...]string{cmpEQ: "==", cmpNE: "!=", cmpLT: "<", cmpLE: "<=", cmpGT: ">", cmpGE: ">=",
+	cmpULT: "<", cmpULE: "<=", cmpUGT: ">", cmpUGE: ">="}
+
+// cmp is c.test(p) as a Go condition.
+func (g *generator) cmp(c *cmpLeaf) string {
+	switch c.op {
+	case cmpValid, cmpInvalid:
+		g.maxValid = max(g.maxValid, c.x.slot)
+		v := "valid[" + strconv.Itoa(c.x.slot) + "]"
+		if c.op == cmpInvalid {
+			v = "!" + v
+		}
+		return v
+	case cmpEQ, cmpNE, cmpULT, cmpULE, cmpUGT, cmpUGE:
+		// Equality is the same in either sign, and the unsigned
+		// comparisons are of the values as uint64.
+		return g.masked(c.x, ^uint64(0)) + " " + cmpText[c.op] + " " + g.masked(c.y, ^uint64(0))
+	}
+	return g.signed(c.x) + " " + cmpText[c.op] + " " + g.signed(c.y)
+}
