@@ -12,6 +12,9 @@ type codec struct {
 	words  []codecWord
 	fields []codecField // by field index
 	span   int          // bytes from the header's start the words' loads and stores touch
+	// gen, when built in for this layout (gen.go), is extract and pack
+	// as generated code, every offset, shift and mask a constant.
+	gen *genCodec
 }
 
 type codecWord struct {
@@ -61,6 +64,10 @@ func newCodec(t *headerType) *codec {
 
 // extract reads the fields from b, which holds at least span bytes.
 func (c *codec) extract(b []byte, vals []uint64) {
+	if c.gen != nil {
+		c.gen.extract(b, vals)
+		return
+	}
 	b = b[:c.span]
 	for _, w := range c.words {
 		x := endian.BigEndian.Uint64(b[w.at:])
@@ -78,6 +85,10 @@ func (c *codec) extract(b []byte, vals []uint64) {
 // pack writes the fields into b, which holds at least span bytes: the
 // header's bytes, and zeros past them up to span.
 func (c *codec) pack(b []byte, vals []uint64) {
+	if c.gen != nil {
+		c.gen.pack(b, vals)
+		return
+	}
 	b = b[:c.span]
 	for _, w := range c.words {
 		var x uint64

@@ -372,3 +372,45 @@ func (g *generator) cmp(c *cmpLeaf) string {
 	}
 	return g.signed(c.x) + " " + cmpText[c.op] + " " + g.signed(c.y)
 }
+
+// genCodec is a header type's codec as generated code.
+type genCodec struct {
+	extract, pack func(b []byte, vals []uint64)
+}
+
+// generatedCodecs holds the generated codecs built in, by the hex
+// SHA-256 of what generate writes for them.
+var generatedCodecs = map[string]*genCodec{}
+
+// useGenerated gives c the generated code written for its layout, if
+// any is built in.
+func (c *codec) useGenerated() { c.gen = generatedCodecs[bodyKey(c.generate())] }
+
+// generate is the codec's extract and pack as the bodies of two Go
+// functions of (b []byte, vals []uint64), in one text: extract's, then
+// pack's after a line "//pack".
+func (c *codec) generate() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\t_ = b[%d]\n\t_ = vals[%d]\n", c.span-1, len(c.fields)-1)
+	for _, w := range c.words {
+		fmt.Fprintf(&b, "\tx%d := endian.BigEndian.Uint64(b[%d:])\n", w.at, w.at)
+		for i := w.first; i < w.last; i++ {
+			f := &c.fields[i]
+			v := fmt.Sprintf("x%d>>%d&%s", w.at, f.shift, hexConst(f.mask))
+			if f.signed {
+				v = fmt.Sprintf("wrap(int64(%s), %d, true)", v, f.width)
+			}
+			fmt.Fprintf(&b, "\tvals[%d] = %s\n", i, v)
+		}
+	}
+	fmt.Fprintf(&b, "//pack\n\t_ = b[%d]\n\t_ = vals[%d]\n", c.span-1, len(c.fields)-1)
+	for _, w := range c.words {
+		parts := make([]string, 0, w.last-w.first)
+		for i := w.first; i < w.last; i++ {
+			f := &c.fields[i]
+			parts = append(parts, fmt.Sprintf("vals[%d]&%s<<%d", i, hexConst(f.mask), f.shift))
+		}
+		fmt.Fprintf(&b, "\tendian.BigEndian.PutUint64(b[%d:], %s)\n", w.at, strings.Join(parts, "|"))
+	}
+	return b.String()
+}

@@ -2,11 +2,20 @@
 
 package v1model
 
+import endian "encoding/binary"
+
 func init() {
 	generatedControls["45ddd9e8bccbf906ced0d5bc8b8c18bc679bb5a6851419ae88137f6c10bbd9bf"] = control45ddd9e8bccb
 	generatedControls["7d946c9d0d839740b1e76ebb1dd1a3406c530fa578838a0f11ab63817e049c28"] = control7d946c9d0d83
 	generatedControls["79c1427359a99b0633add55b995aa85fa55bd5d579b30f12472da785fa9a24d2"] = control79c1427359a9
 	generatedControls["e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"] = controle3b0c44298fc
+	generatedCodecs["8cfae424a34ba7cc93bde9d23f386c215c776e1484b53f71ab80f8abb62a850a"] = &genCodec{extract8cfae424a34b, pack8cfae424a34b}
+	generatedCodecs["8c9b2da3682bf367ab0a2b6ed0746fac8f06c330d17e45567594c9d93afc391f"] = &genCodec{extract8c9b2da3682b, pack8c9b2da3682b}
+	generatedCodecs["743628d9fc4bb27e6e8df5c38d6a7dc351236a145f62fd46bc47f0908db66a32"] = &genCodec{extract743628d9fc4b, pack743628d9fc4b}
+	generatedCodecs["d1a44390e660732a5b376dba22d1d01a9188e92b5851a178d2bad095b831c873"] = &genCodec{extractd1a44390e660, packd1a44390e660}
+	generatedCodecs["a1c726fbd07c0aa8c84ca2aff5b1e258e19e6a2b75fda479a08d4fd2e3a37fc8"] = &genCodec{extracta1c726fbd07c, packa1c726fbd07c}
+	generatedCodecs["225913cf4f633f257aaad329b2ee4798b3a2c0b8a5781b6ea0cd53e94d793146"] = &genCodec{extract225913cf4f63, pack225913cf4f63}
+	generatedCodecs["67a90c75869535123119d1889f5bfd6b29a5ce64ea48b7581a291eb2b9e2dee2"] = &genCodec{extract67a90c758695, pack67a90c758695}
 }
 
 // control45ddd9e8bccb is ingress of ../p4/build/rcm.json.
@@ -2282,4 +2291,170 @@ n2:
 
 // controle3b0c44298fc is egress of ../p4/testdata/build/l3.json.
 func controle3b0c44298fc(p *packet, g *genState) {
+}
+
+// extract8cfae424a34b extracts header type ethernet_t of ../p4/build/rcm.json.
+func extract8cfae424a34b(b []byte, vals []uint64) {
+	_ = b[13]
+	_ = vals[2]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 16 & 0xffffffffffff
+	x6 := endian.BigEndian.Uint64(b[6:])
+	vals[1] = x6 >> 16 & 0xffffffffffff
+	vals[2] = x6 >> 0 & 0xffff
+}
+
+// pack8cfae424a34b packs header type ethernet_t of ../p4/build/rcm.json.
+func pack8cfae424a34b(b []byte, vals []uint64) {
+	_ = b[13]
+	_ = vals[2]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffffffffffff<<16)
+	endian.BigEndian.PutUint64(b[6:], vals[1]&0xffffffffffff<<16|vals[2]&0xffff<<0)
+}
+
+// extract8c9b2da3682b extracts header type pfc_t of ../p4/build/rcm.json.
+func extract8c9b2da3682b(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[10]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 48 & 0xffff
+	vals[1] = x0 >> 40 & 0xff
+	vals[2] = x0 >> 32 & 0xff
+	vals[3] = x0 >> 16 & 0xffff
+	vals[4] = x0 >> 0 & 0xffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[5] = x8 >> 48 & 0xffff
+	vals[6] = x8 >> 32 & 0xffff
+	vals[7] = x8 >> 16 & 0xffff
+	vals[8] = x8 >> 0 & 0xffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[9] = x16 >> 48 & 0xffff
+	vals[10] = x16 >> 32 & 0xffff
+}
+
+// pack8c9b2da3682b packs header type pfc_t of ../p4/build/rcm.json.
+func pack8c9b2da3682b(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[10]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffff<<48|vals[1]&0xff<<40|vals[2]&0xff<<32|vals[3]&0xffff<<16|vals[4]&0xffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[5]&0xffff<<48|vals[6]&0xffff<<32|vals[7]&0xffff<<16|vals[8]&0xffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[9]&0xffff<<48|vals[10]&0xffff<<32)
+}
+
+// extract743628d9fc4b extracts header type rcm_cn_t of ../p4/build/rcm.json.
+func extract743628d9fc4b(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[4]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 60 & 0xf
+	vals[1] = x0 >> 56 & 0xf
+	vals[2] = x0 >> 48 & 0xff
+	vals[3] = x0 >> 40 & 0xff
+	vals[4] = x0 >> 32 & 0xff
+}
+
+// pack743628d9fc4b packs header type rcm_cn_t of ../p4/build/rcm.json.
+func pack743628d9fc4b(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[4]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xf<<60|vals[1]&0xf<<56|vals[2]&0xff<<48|vals[3]&0xff<<40|vals[4]&0xff<<32)
+}
+
+// extractd1a44390e660 extracts header type ipv4_t of ../p4/build/rcm.json.
+func extractd1a44390e660(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[12]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 60 & 0xf
+	vals[1] = x0 >> 56 & 0xf
+	vals[2] = x0 >> 50 & 0x3f
+	vals[3] = x0 >> 48 & 0x3
+	vals[4] = x0 >> 32 & 0xffff
+	vals[5] = x0 >> 16 & 0xffff
+	vals[6] = x0 >> 13 & 0x7
+	vals[7] = x0 >> 0 & 0x1fff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[8] = x8 >> 56 & 0xff
+	vals[9] = x8 >> 48 & 0xff
+	vals[10] = x8 >> 32 & 0xffff
+	vals[11] = x8 >> 0 & 0xffffffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[12] = x16 >> 32 & 0xffffffff
+}
+
+// packd1a44390e660 packs header type ipv4_t of ../p4/build/rcm.json.
+func packd1a44390e660(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[12]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xf<<60|vals[1]&0xf<<56|vals[2]&0x3f<<50|vals[3]&0x3<<48|vals[4]&0xffff<<32|vals[5]&0xffff<<16|vals[6]&0x7<<13|vals[7]&0x1fff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[8]&0xff<<56|vals[9]&0xff<<48|vals[10]&0xffff<<32|vals[11]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[12]&0xffffffff<<32)
+}
+
+// extracta1c726fbd07c extracts header type udp_t of ../p4/build/rcm.json.
+func extracta1c726fbd07c(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[3]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 48 & 0xffff
+	vals[1] = x0 >> 32 & 0xffff
+	vals[2] = x0 >> 16 & 0xffff
+	vals[3] = x0 >> 0 & 0xffff
+}
+
+// packa1c726fbd07c packs header type udp_t of ../p4/build/rcm.json.
+func packa1c726fbd07c(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[3]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffff<<48|vals[1]&0xffff<<32|vals[2]&0xffff<<16|vals[3]&0xffff<<0)
+}
+
+// extract225913cf4f63 extracts header type bth_t of ../p4/build/rcm.json.
+func extract225913cf4f63(b []byte, vals []uint64) {
+	_ = b[15]
+	_ = vals[12]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 56 & 0xff
+	vals[1] = x0 >> 55 & 0x1
+	vals[2] = x0 >> 54 & 0x1
+	vals[3] = x0 >> 52 & 0x3
+	vals[4] = x0 >> 48 & 0xf
+	vals[5] = x0 >> 32 & 0xffff
+	vals[6] = x0 >> 31 & 0x1
+	vals[7] = x0 >> 30 & 0x1
+	vals[8] = x0 >> 24 & 0x3f
+	vals[9] = x0 >> 0 & 0xffffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[10] = x8 >> 63 & 0x1
+	vals[11] = x8 >> 56 & 0x7f
+	vals[12] = x8 >> 32 & 0xffffff
+}
+
+// pack225913cf4f63 packs header type bth_t of ../p4/build/rcm.json.
+func pack225913cf4f63(b []byte, vals []uint64) {
+	_ = b[15]
+	_ = vals[12]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xff<<56|vals[1]&0x1<<55|vals[2]&0x1<<54|vals[3]&0x3<<52|vals[4]&0xf<<48|vals[5]&0xffff<<32|vals[6]&0x1<<31|vals[7]&0x1<<30|vals[8]&0x3f<<24|vals[9]&0xffffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[10]&0x1<<63|vals[11]&0x7f<<56|vals[12]&0xffffff<<32)
+}
+
+// extract67a90c758695 extracts header type rcm_flow_t of ../p4/build/rcm.json.
+func extract67a90c758695(b []byte, vals []uint64) {
+	_ = b[15]
+	_ = vals[4]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 32 & 0xffffffff
+	vals[1] = x0 >> 0 & 0xffffffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[2] = x8 >> 48 & 0xffff
+	vals[3] = x8 >> 32 & 0xffff
+	vals[4] = x8 >> 24 & 0xff
+}
+
+// pack67a90c758695 packs header type rcm_flow_t of ../p4/build/rcm.json.
+func pack67a90c758695(b []byte, vals []uint64) {
+	_ = b[15]
+	_ = vals[4]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffffffff<<32|vals[1]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[2]&0xffff<<48|vals[3]&0xffff<<32|vals[4]&0xff<<24)
 }

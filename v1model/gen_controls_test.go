@@ -2,6 +2,8 @@
 
 package v1model
 
+import endian "encoding/binary"
+
 func init() {
 	generatedControls["66039e0f69bc0131ee819dca6f697f2accf62bfca5f4cd62bd91a49ff4e18db1"] = control66039e0f69bc
 	generatedControls["b63b89ef9a8e39349560b86f4f07d7d9452cb9d1a4f3d10d62fa689cb28fa9dc"] = controlb63b89ef9a8e
@@ -10,6 +12,24 @@ func init() {
 	generatedControls["3e58f5c2711f5172d04af22f1c711183bac736f926c6ca787a74686c33cc0612"] = control3e58f5c2711f
 	generatedControls["0aabd7e4fc81b2979b492bd07d5671cb822288262036404b07c578bc67dc982d"] = control0aabd7e4fc81
 	generatedControls["09a66a2e3b2a3556ecc6e134e193f3095cb58d87be88c9464342becb4a4e2653"] = control09a66a2e3b2a
+	generatedCodecs["2c9e8a1162631aa45e1b7093cb961ab2332383f0ca0b61fb541b2c7a6babdf64"] = &genCodec{extract2c9e8a116263, pack2c9e8a116263}
+	generatedCodecs["59f2761007b14b93b5fe10e6ece46c6effaa1d5eaedb78cbafd3bccd0cc7da71"] = &genCodec{extract59f2761007b1, pack59f2761007b1}
+	generatedCodecs["0c802c023dce11404ec4fa93fd2da2617bf40a898154bbe1f6f28b48c0fc5568"] = &genCodec{extract0c802c023dce, pack0c802c023dce}
+	generatedCodecs["093399c00ea18821721a29129090cbd08ed01be6cafb8e45b85e6153ce784300"] = &genCodec{extract093399c00ea1, pack093399c00ea1}
+	generatedCodecs["4ba1fa58a9c8ba90af409c9e074d3765cd8190581ebbd7f1e497bfdaa5bd5890"] = &genCodec{extract4ba1fa58a9c8, pack4ba1fa58a9c8}
+	generatedCodecs["7c7a33780d77fed5bc51ff75dd92293a70ed9f82935932ce1cd69facba1b6456"] = &genCodec{extract7c7a33780d77, pack7c7a33780d77}
+	generatedCodecs["37d78fc68ad302302ae022fee6b971b989678426b4b14c945825ed638e259e85"] = &genCodec{extract37d78fc68ad3, pack37d78fc68ad3}
+	generatedCodecs["4192903f4f615efc01c08eafad1fba91a03e03ece2abe82fec6476697205eb75"] = &genCodec{extract4192903f4f61, pack4192903f4f61}
+	generatedCodecs["d55151d1dc171b7dd40df2d1e53d85db17b80ba1545f664cd38918296b48f419"] = &genCodec{extractd55151d1dc17, packd55151d1dc17}
+	generatedCodecs["7e0af932a7392c5ad5b9109792acf5ee7f4ea5b2e5716fd249a52e21c0b2057f"] = &genCodec{extract7e0af932a739, pack7e0af932a739}
+	generatedCodecs["16cebbb5dbed08e2b3f01db45722cb2cf08df2bcc9b860ad7bbc810d64d8587e"] = &genCodec{extract16cebbb5dbed, pack16cebbb5dbed}
+	generatedCodecs["a9d1e36072f036ac1e3b27e8c690d421e99ab0f8e8f2a51ca070b3601d99820f"] = &genCodec{extracta9d1e36072f0, packa9d1e36072f0}
+	generatedCodecs["77ba0adfa1cd3324a2e0e681ebbdcafba374a9c0ef12880c67394e573fa0fc41"] = &genCodec{extract77ba0adfa1cd, pack77ba0adfa1cd}
+	generatedCodecs["4d30984ee61cfdfcc3eb7bab8a754e8149d64ab2c67e7547e3e02a9ea2b5a09c"] = &genCodec{extract4d30984ee61c, pack4d30984ee61c}
+	generatedCodecs["e548b83b7f7c3092ea13412045a2c19ba6f2d29435a94fd866b50c5b23a928c1"] = &genCodec{extracte548b83b7f7c, packe548b83b7f7c}
+	generatedCodecs["a401eff3adc168afc208b833ab6b1785831786fa768453b61bf7d28a284a0f59"] = &genCodec{extracta401eff3adc1, packa401eff3adc1}
+	generatedCodecs["f7299dbc75b6af6754a8f4538757c1329bb92f11ae2961c1967b9e4ed66a2572"] = &genCodec{extractf7299dbc75b6, packf7299dbc75b6}
+	generatedCodecs["a8775c14320ce8f56a2d5eaeff2cd3ea0831d7bbd237a87466fcdd4cb644560a"] = &genCodec{extracta8775c14320c, packa8775c14320c}
 }
 
 // control66039e0f69bc is ingress of ../p4/testdata/build/exprs.json.
@@ -967,4 +987,473 @@ n16:
 	if g.calls[2](p); p.exited {
 		return
 	}
+}
+
+// extract2c9e8a116263 extracts header type scalars_0 of ../p4/testdata/build/exprs.json.
+func extract2c9e8a116263(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[5]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 56 & 0xff
+	vals[1] = x0 >> 48 & 0xff
+	vals[2] = x0 >> 40 & 0xff
+	vals[3] = x0 >> 32 & 0xff
+	vals[4] = x0 >> 24 & 0xff
+	vals[5] = x0 >> 16 & 0xff
+}
+
+// pack2c9e8a116263 packs header type scalars_0 of ../p4/testdata/build/exprs.json.
+func pack2c9e8a116263(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[5]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xff<<56|vals[1]&0xff<<48|vals[2]&0xff<<40|vals[3]&0xff<<32|vals[4]&0xff<<24|vals[5]&0xff<<16)
+}
+
+// extract59f2761007b1 extracts header type ops_t of ../p4/testdata/build/exprs.json.
+func extract59f2761007b1(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[6]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 56 & 0xff
+	vals[1] = x0 >> 48 & 0xff
+	vals[2] = x0 >> 32 & 0xffff
+	vals[3] = x0 >> 0 & 0xffffffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[4] = x8 >> 0 & 0xffffffffffffffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[5] = wrap(int64(x16>>56&0xff), 8, true)
+	vals[6] = wrap(int64(x16>>40&0xffff), 16, true)
+}
+
+// pack59f2761007b1 packs header type ops_t of ../p4/testdata/build/exprs.json.
+func pack59f2761007b1(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[6]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xff<<56|vals[1]&0xff<<48|vals[2]&0xffff<<32|vals[3]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[4]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[5]&0xff<<56|vals[6]&0xffff<<40)
+}
+
+// extract0c802c023dce extracts header type opt_t of ../p4/testdata/build/exprs.json.
+func extract0c802c023dce(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[0]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 56 & 0xff
+}
+
+// pack0c802c023dce packs header type opt_t of ../p4/testdata/build/exprs.json.
+func pack0c802c023dce(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[0]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xff<<56)
+}
+
+// extract093399c00ea1 extracts header type res_t of ../p4/testdata/build/exprs.json.
+func extract093399c00ea1(b []byte, vals []uint64) {
+	_ = b[66]
+	_ = vals[26]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 56 & 0xff
+	vals[1] = x0 >> 48 & 0xff
+	vals[2] = x0 >> 40 & 0xff
+	vals[3] = x0 >> 24 & 0xffff
+	vals[4] = x0 >> 8 & 0xffff
+	x7 := endian.BigEndian.Uint64(b[7:])
+	vals[5] = x7 >> 32 & 0xffffffff
+	vals[6] = x7 >> 0 & 0xffffffff
+	x15 := endian.BigEndian.Uint64(b[15:])
+	vals[7] = x15 >> 0 & 0xffffffffffffffff
+	x23 := endian.BigEndian.Uint64(b[23:])
+	vals[8] = x23 >> 0 & 0xffffffffffffffff
+	x31 := endian.BigEndian.Uint64(b[31:])
+	vals[9] = x31 >> 48 & 0xffff
+	vals[10] = x31 >> 40 & 0xff
+	vals[11] = x31 >> 32 & 0xff
+	vals[12] = wrap(int64(x31>>24&0xff), 8, true)
+	vals[13] = x31 >> 16 & 0xff
+	vals[14] = wrap(int64(x31>>8&0xff), 8, true)
+	vals[15] = wrap(int64(x31>>0&0xff), 8, true)
+	x39 := endian.BigEndian.Uint64(b[39:])
+	vals[16] = x39 >> 56 & 0xff
+	vals[17] = x39 >> 48 & 0xff
+	vals[18] = x39 >> 40 & 0xff
+	vals[19] = x39 >> 8 & 0xffffffff
+	x46 := endian.BigEndian.Uint64(b[46:])
+	vals[20] = x46 >> 48 & 0xffff
+	vals[21] = x46 >> 40 & 0xff
+	vals[22] = x46 >> 32 & 0xff
+	vals[23] = x46 >> 24 & 0xff
+	x51 := endian.BigEndian.Uint64(b[51:])
+	vals[24] = x51 >> 0 & 0xffffffffffffffff
+	x59 := endian.BigEndian.Uint64(b[59:])
+	vals[25] = wrap(int64(x59>>48&0xffff), 16, true)
+	vals[26] = x59 >> 40 & 0xff
+}
+
+// pack093399c00ea1 packs header type res_t of ../p4/testdata/build/exprs.json.
+func pack093399c00ea1(b []byte, vals []uint64) {
+	_ = b[66]
+	_ = vals[26]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xff<<56|vals[1]&0xff<<48|vals[2]&0xff<<40|vals[3]&0xffff<<24|vals[4]&0xffff<<8)
+	endian.BigEndian.PutUint64(b[7:], vals[5]&0xffffffff<<32|vals[6]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[15:], vals[7]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[23:], vals[8]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[31:], vals[9]&0xffff<<48|vals[10]&0xff<<40|vals[11]&0xff<<32|vals[12]&0xff<<24|vals[13]&0xff<<16|vals[14]&0xff<<8|vals[15]&0xff<<0)
+	endian.BigEndian.PutUint64(b[39:], vals[16]&0xff<<56|vals[17]&0xff<<48|vals[18]&0xff<<40|vals[19]&0xffffffff<<8)
+	endian.BigEndian.PutUint64(b[46:], vals[20]&0xffff<<48|vals[21]&0xff<<40|vals[22]&0xff<<32|vals[23]&0xff<<24)
+	endian.BigEndian.PutUint64(b[51:], vals[24]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[59:], vals[25]&0xffff<<48|vals[26]&0xff<<40)
+}
+
+// extract4ba1fa58a9c8 extracts header type cmd_t of ../p4/testdata/build/externs.json.
+func extract4ba1fa58a9c8(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[3]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 56 & 0xff
+	vals[1] = x0 >> 48 & 0xff
+	vals[2] = x0 >> 32 & 0xffff
+	vals[3] = x0 >> 0 & 0xffffffff
+}
+
+// pack4ba1fa58a9c8 packs header type cmd_t of ../p4/testdata/build/externs.json.
+func pack4ba1fa58a9c8(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[3]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xff<<56|vals[1]&0xff<<48|vals[2]&0xffff<<32|vals[3]&0xffffffff<<0)
+}
+
+// extract7c7a33780d77 extracts header type hashes_t of ../p4/testdata/build/externs.json.
+func extract7c7a33780d77(b []byte, vals []uint64) {
+	_ = b[37]
+	_ = vals[10]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 48 & 0xffff
+	vals[1] = x0 >> 16 & 0xffffffff
+	vals[2] = x0 >> 0 & 0xffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[3] = x8 >> 32 & 0xffffffff
+	vals[4] = x8 >> 16 & 0xffff
+	vals[5] = x8 >> 0 & 0xffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[6] = x16 >> 48 & 0xffff
+	vals[7] = x16 >> 16 & 0xffffffff
+	x22 := endian.BigEndian.Uint64(b[22:])
+	vals[8] = x22 >> 32 & 0xffffffff
+	vals[9] = x22 >> 0 & 0xffffffff
+	x30 := endian.BigEndian.Uint64(b[30:])
+	vals[10] = x30 >> 48 & 0xffff
+}
+
+// pack7c7a33780d77 packs header type hashes_t of ../p4/testdata/build/externs.json.
+func pack7c7a33780d77(b []byte, vals []uint64) {
+	_ = b[37]
+	_ = vals[10]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffff<<48|vals[1]&0xffffffff<<16|vals[2]&0xffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[3]&0xffffffff<<32|vals[4]&0xffff<<16|vals[5]&0xffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[6]&0xffff<<48|vals[7]&0xffffffff<<16)
+	endian.BigEndian.PutUint64(b[22:], vals[8]&0xffffffff<<32|vals[9]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[30:], vals[10]&0xffff<<48)
+}
+
+// extract37d78fc68ad3 extracts header type meta_hdr_t of ../p4/testdata/build/externs.json.
+func extract37d78fc68ad3(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[8]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 32 & 0xffffffff
+	vals[1] = x0 >> 16 & 0xffff
+	vals[2] = x0 >> 0 & 0xffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[3] = x8 >> 32 & 0xffffffff
+	vals[4] = x8 >> 16 & 0xffff
+	vals[5] = x8 >> 8 & 0xff
+	vals[6] = x8 >> 0 & 0xff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[7] = x16 >> 56 & 0xff
+	vals[8] = x16 >> 48 & 0xff
+}
+
+// pack37d78fc68ad3 packs header type meta_hdr_t of ../p4/testdata/build/externs.json.
+func pack37d78fc68ad3(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[8]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffffffff<<32|vals[1]&0xffff<<16|vals[2]&0xffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[3]&0xffffffff<<32|vals[4]&0xffff<<16|vals[5]&0xff<<8|vals[6]&0xff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[7]&0xff<<56|vals[8]&0xff<<48)
+}
+
+// extract4192903f4f61 extracts header type tag_t of ../p4/testdata/build/externs.json.
+func extract4192903f4f61(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[0]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 48 & 0xffff
+}
+
+// pack4192903f4f61 packs header type tag_t of ../p4/testdata/build/externs.json.
+func pack4192903f4f61(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[0]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffff<<48)
+}
+
+// extractd55151d1dc17 extracts header type scalars_0 of ../p4/testdata/build/ipv6.json.
+func extractd55151d1dc17(b []byte, vals []uint64) {
+	_ = b[57]
+	_ = vals[7]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 0 & 0xffffffffffffffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[1] = x8 >> 0 & 0xffffffffffffffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[2] = x16 >> 0 & 0xffffffffffffffff
+	x24 := endian.BigEndian.Uint64(b[24:])
+	vals[3] = x24 >> 0 & 0xffffffffffffffff
+	x32 := endian.BigEndian.Uint64(b[32:])
+	vals[4] = x32 >> 48 & 0xffff
+	x34 := endian.BigEndian.Uint64(b[34:])
+	vals[5] = x34 >> 0 & 0xffffffffffffffff
+	x42 := endian.BigEndian.Uint64(b[42:])
+	vals[6] = x42 >> 0 & 0xffffffffffffffff
+	x50 := endian.BigEndian.Uint64(b[50:])
+	vals[7] = x50 >> 32 & 0xffffffff
+}
+
+// packd55151d1dc17 packs header type scalars_0 of ../p4/testdata/build/ipv6.json.
+func packd55151d1dc17(b []byte, vals []uint64) {
+	_ = b[57]
+	_ = vals[7]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[1]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[2]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[24:], vals[3]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[32:], vals[4]&0xffff<<48)
+	endian.BigEndian.PutUint64(b[34:], vals[5]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[42:], vals[6]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[50:], vals[7]&0xffffffff<<32)
+}
+
+// extract7e0af932a739 extracts header type ipv6_t of ../p4/testdata/build/ipv6.json.
+func extract7e0af932a739(b []byte, vals []uint64) {
+	_ = b[39]
+	_ = vals[9]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 60 & 0xf
+	vals[1] = x0 >> 52 & 0xff
+	vals[2] = x0 >> 32 & 0xfffff
+	vals[3] = x0 >> 16 & 0xffff
+	vals[4] = x0 >> 8 & 0xff
+	vals[5] = x0 >> 0 & 0xff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[6] = x8 >> 0 & 0xffffffffffffffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[7] = x16 >> 0 & 0xffffffffffffffff
+	x24 := endian.BigEndian.Uint64(b[24:])
+	vals[8] = x24 >> 0 & 0xffffffffffffffff
+	x32 := endian.BigEndian.Uint64(b[32:])
+	vals[9] = x32 >> 0 & 0xffffffffffffffff
+}
+
+// pack7e0af932a739 packs header type ipv6_t of ../p4/testdata/build/ipv6.json.
+func pack7e0af932a739(b []byte, vals []uint64) {
+	_ = b[39]
+	_ = vals[9]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xf<<60|vals[1]&0xff<<52|vals[2]&0xfffff<<32|vals[3]&0xffff<<16|vals[4]&0xff<<8|vals[5]&0xff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[6]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[7]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[24:], vals[8]&0xffffffffffffffff<<0)
+	endian.BigEndian.PutUint64(b[32:], vals[9]&0xffffffffffffffff<<0)
+}
+
+// extract16cebbb5dbed extracts header type report_t of ../p4/testdata/build/parse.json.
+func extract16cebbb5dbed(b []byte, vals []uint64) {
+	_ = b[14]
+	_ = vals[6]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 56 & 0xff
+	vals[1] = x0 >> 48 & 0xff
+	vals[2] = x0 >> 16 & 0xffffffff
+	vals[3] = x0 >> 8 & 0xff
+	x7 := endian.BigEndian.Uint64(b[7:])
+	vals[4] = x7 >> 48 & 0xffff
+	vals[5] = x7 >> 32 & 0xffff
+	vals[6] = x7 >> 16 & 0xffff
+}
+
+// pack16cebbb5dbed packs header type report_t of ../p4/testdata/build/parse.json.
+func pack16cebbb5dbed(b []byte, vals []uint64) {
+	_ = b[14]
+	_ = vals[6]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xff<<56|vals[1]&0xff<<48|vals[2]&0xffffffff<<16|vals[3]&0xff<<8)
+	endian.BigEndian.PutUint64(b[7:], vals[4]&0xffff<<48|vals[5]&0xffff<<32|vals[6]&0xffff<<16)
+}
+
+// extracta9d1e36072f0 extracts header type ipv4_t of ../p4/testdata/build/parse.json.
+func extracta9d1e36072f0(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[11]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 60 & 0xf
+	vals[1] = x0 >> 56 & 0xf
+	vals[2] = x0 >> 48 & 0xff
+	vals[3] = x0 >> 32 & 0xffff
+	vals[4] = x0 >> 16 & 0xffff
+	vals[5] = x0 >> 13 & 0x7
+	vals[6] = x0 >> 0 & 0x1fff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[7] = x8 >> 56 & 0xff
+	vals[8] = x8 >> 48 & 0xff
+	vals[9] = x8 >> 32 & 0xffff
+	vals[10] = x8 >> 0 & 0xffffffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[11] = x16 >> 32 & 0xffffffff
+}
+
+// packa9d1e36072f0 packs header type ipv4_t of ../p4/testdata/build/parse.json.
+func packa9d1e36072f0(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[11]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xf<<60|vals[1]&0xf<<56|vals[2]&0xff<<48|vals[3]&0xffff<<32|vals[4]&0xffff<<16|vals[5]&0x7<<13|vals[6]&0x1fff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[7]&0xff<<56|vals[8]&0xff<<48|vals[9]&0xffff<<32|vals[10]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[11]&0xffffffff<<32)
+}
+
+// extract77ba0adfa1cd extracts header type tcp_t of ../p4/testdata/build/parse.json.
+func extract77ba0adfa1cd(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[7]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 48 & 0xffff
+	vals[1] = x0 >> 32 & 0xffff
+	vals[2] = x0 >> 0 & 0xffffffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[3] = x8 >> 32 & 0xffffffff
+	vals[4] = x8 >> 16 & 0xffff
+	vals[5] = x8 >> 0 & 0xffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[6] = x16 >> 48 & 0xffff
+	vals[7] = x16 >> 32 & 0xffff
+}
+
+// pack77ba0adfa1cd packs header type tcp_t of ../p4/testdata/build/parse.json.
+func pack77ba0adfa1cd(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[7]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffff<<48|vals[1]&0xffff<<32|vals[2]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[3]&0xffffffff<<32|vals[4]&0xffff<<16|vals[5]&0xffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[6]&0xffff<<48|vals[7]&0xffff<<32)
+}
+
+// extract4d30984ee61c extracts header type vlan_t of ../p4/testdata/build/parse.json.
+func extract4d30984ee61c(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[3]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 61 & 0x7
+	vals[1] = x0 >> 60 & 0x1
+	vals[2] = x0 >> 48 & 0xfff
+	vals[3] = x0 >> 32 & 0xffff
+}
+
+// pack4d30984ee61c packs header type vlan_t of ../p4/testdata/build/parse.json.
+func pack4d30984ee61c(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[3]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0x7<<61|vals[1]&0x1<<60|vals[2]&0xfff<<48|vals[3]&0xffff<<32)
+}
+
+// extracte548b83b7f7c extracts header type probe_t of ../p4/testdata/build/parse.json.
+func extracte548b83b7f7c(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[2]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 56 & 0xff
+	vals[1] = x0 >> 48 & 0xff
+	vals[2] = x0 >> 32 & 0xffff
+}
+
+// packe548b83b7f7c packs header type probe_t of ../p4/testdata/build/parse.json.
+func packe548b83b7f7c(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[2]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xff<<56|vals[1]&0xff<<48|vals[2]&0xffff<<32)
+}
+
+// extracta401eff3adc1 extracts header type scalars_0 of ../p4/testdata/build/profiles.json.
+func extracta401eff3adc1(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[1]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 32 & 0xffffffff
+	vals[1] = x0 >> 24 & 0xff
+}
+
+// packa401eff3adc1 packs header type scalars_0 of ../p4/testdata/build/profiles.json.
+func packa401eff3adc1(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[1]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffffffff<<32|vals[1]&0xff<<24)
+}
+
+// extractf7299dbc75b6 extracts header type flow_t of ../p4/testdata/build/profiles.json.
+func extractf7299dbc75b6(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[8]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 32 & 0xffffffff
+	vals[1] = x0 >> 0 & 0xffffffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[2] = x8 >> 48 & 0xffff
+	vals[3] = x8 >> 32 & 0xffff
+	vals[4] = x8 >> 24 & 0xff
+	vals[5] = x8 >> 16 & 0xff
+	vals[6] = x8 >> 0 & 0xffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[7] = x16 >> 56 & 0xff
+	vals[8] = x16 >> 48 & 0xff
+}
+
+// packf7299dbc75b6 packs header type flow_t of ../p4/testdata/build/profiles.json.
+func packf7299dbc75b6(b []byte, vals []uint64) {
+	_ = b[23]
+	_ = vals[8]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffffffff<<32|vals[1]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[2]&0xffff<<48|vals[3]&0xffff<<32|vals[4]&0xff<<24|vals[5]&0xff<<16|vals[6]&0xffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[7]&0xff<<56|vals[8]&0xff<<48)
+}
+
+// extracta8775c14320c extracts header type keys_t of ../p4/testdata/build/tables.json.
+func extracta8775c14320c(b []byte, vals []uint64) {
+	_ = b[39]
+	_ = vals[11]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 32 & 0xffffffff
+	vals[1] = x0 >> 16 & 0xffff
+	vals[2] = x0 >> 8 & 0xff
+	vals[3] = x0 >> 0 & 0xff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[4] = x8 >> 32 & 0xffffffff
+	vals[5] = x8 >> 0 & 0xffffffff
+	x16 := endian.BigEndian.Uint64(b[16:])
+	vals[6] = x16 >> 32 & 0xffffffff
+	vals[7] = x16 >> 0 & 0xffffffff
+	x24 := endian.BigEndian.Uint64(b[24:])
+	vals[8] = x24 >> 32 & 0xffffffff
+	vals[9] = x24 >> 0 & 0xffffffff
+	x32 := endian.BigEndian.Uint64(b[32:])
+	vals[10] = x32 >> 32 & 0xffffffff
+	vals[11] = x32 >> 24 & 0xff
+}
+
+// packa8775c14320c packs header type keys_t of ../p4/testdata/build/tables.json.
+func packa8775c14320c(b []byte, vals []uint64) {
+	_ = b[39]
+	_ = vals[11]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffffffff<<32|vals[1]&0xffff<<16|vals[2]&0xff<<8|vals[3]&0xff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[4]&0xffffffff<<32|vals[5]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[16:], vals[6]&0xffffffff<<32|vals[7]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[24:], vals[8]&0xffffffff<<32|vals[9]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[32:], vals[10]&0xffffffff<<32|vals[11]&0xff<<24)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -49,13 +50,45 @@ func writeGenerated(t *testing.T, programs []string, seen map[string]bool) []byt
 			fns = append(fns, fn{"control" + key[:12], key, body, fmt.Sprintf("%s of %s", ctl.name, prog)})
 		}
 	}
+	type codecFn struct{ name, key, extract, pack, what string }
+	var codecs []codecFn
+	for _, prog := range programs {
+		sw, err := Load(prog, Config{Interpret: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range sw.l.headers {
+			cd := h.typ.codec
+			if cd == nil {
+				continue
+			}
+			text := cd.generate()
+			key := bodyKey(text)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			extract, pack, _ := strings.Cut(text, "//pack\n")
+			codecs = append(codecs, codecFn{key[:12], key, extract, pack, fmt.Sprintf("header type %s of %s", h.typ.name, prog)})
+		}
+	}
+	if len(codecs) > 0 {
+		b.WriteString("import endian \"encoding/binary\"\n\n")
+	}
 	b.WriteString("func init() {\n")
 	for _, f := range fns {
 		fmt.Fprintf(&b, "\tgeneratedControls[%q] = %s\n", f.key, f.name)
 	}
+	for _, c := range codecs {
+		fmt.Fprintf(&b, "\tgeneratedCodecs[%q] = &genCodec{extract%s, pack%s}\n", c.key, c.name, c.name)
+	}
 	b.WriteString("}\n")
 	for _, f := range fns {
 		fmt.Fprintf(&b, "\n// %s is %s.\nfunc %s(p *packet, g *genState) {\n%s}\n", f.name, f.what, f.name, f.body)
+	}
+	for _, c := range codecs {
+		fmt.Fprintf(&b, "\n// extract%s extracts %s.\nfunc extract%s(b []byte, vals []uint64) {\n%s}\n", c.name, c.what, c.name, c.extract)
+		fmt.Fprintf(&b, "\n// pack%s packs %s.\nfunc pack%s(b []byte, vals []uint64) {\n%s}\n", c.name, c.what, c.name, c.pack)
 	}
 	src, err := format.Source(b.Bytes())
 	if err != nil {
@@ -94,6 +127,11 @@ func TestGeneratedControls(t *testing.T) {
 			for _, ctl := range []*control{sw.ingress, sw.egress} {
 				if ctl.gen == nil {
 					t.Errorf("%s: %s runs interpreted, not as the code generated for it", prog, ctl.name)
+				}
+			}
+			for _, h := range sw.l.headers {
+				if cd := h.typ.codec; cd != nil && cd.gen == nil {
+					t.Errorf("%s: header type %s is extracted and packed without the code generated for it", prog, h.typ.name)
 				}
 			}
 			sw, err = Load(prog, Config{Interpret: true})

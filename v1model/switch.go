@@ -60,10 +60,10 @@ type Config struct {
 	// give every switch of one document the same Trees, and it only
 	// that document.
 	Trees *Trees
-	// Interpret runs the controls by walking their compiled nodes even
-	// where generated code for them is built in (gen.go): for checking
-	// that the two agree, and for measuring what the generated code
-	// saves.
+	// Interpret runs the controls by walking their compiled nodes, and
+	// extracts and deparses headers by their layouts' tables, even where
+	// generated code for them is built in (gen.go): for checking that
+	// the two agree, and for measuring what the generated code saves.
 	Interpret bool
 }
 
@@ -252,6 +252,13 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 	l, err := newLayout(doc)
 	if err != nil {
 		return nil, err
+	}
+	if !cfg.Interpret {
+		for _, t := range l.types {
+			if t.codec != nil {
+				t.codec.useGenerated()
+			}
+		}
 	}
 	for _, h := range l.headers {
 		if !h.metadata && h.typ.bytes() > cfg.MaxFrame {
