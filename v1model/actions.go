@@ -28,6 +28,11 @@ type action struct {
 	// runs without a call (a plain move, a register read or write at an
 	// index a leaf holds, a sum assigned), nil for the others.
 	ops []*op
+	// steps and stepOps are the body of an action with jumps: each
+	// primitive, and beside it its op where it has one (a jump among
+	// them), for the generator to write out (gen.go).
+	steps   []prim
+	stepOps []*op
 }
 
 // op is a primitive in a form the control loop runs inline (runOps):
@@ -42,6 +47,11 @@ type op struct {
 	cells []uint64
 	ts    []sumTerm
 	f     prim // opCall
+	// e and fn: the expression an opExpr assigns, or an opJumpIfZero
+	// tests, and its eval.
+	e  *expr
+	fn func(p *packet) int64
+	to int // where a jump goes
 }
 
 type opKind uint8
@@ -52,6 +62,10 @@ const (
 	opRegRead                // p.f[dst] = cells[src] & mask, if src is in range
 	opRegWrite               // cells[src] = uint64(val) & mask, if src is in range
 	opSum                    // p.f[dst] = uint64(sum of ts) & mask
+	opExpr                   // p.f[dst] = uint64(fn(p)) & mask
+	// Jumps, only in an action's steps: never in a block.
+	opJump       // to to
+	opJumpIfZero // to to if fn(p) == 0
 )
 
 // runOps runs a block's primitives in order, until one exits.
@@ -71,6 +85,8 @@ func runOps(ops []op, p *packet) {
 			}
 		case opSum:
 			p.f[o.dst] = uint64(sumEval(o.ts, p)) & o.mask
+		case opExpr:
+			p.f[o.dst] = uint64(o.fn(p)) & o.mask
 		default:
 			if o.f(p); p.exited {
 				return
@@ -130,6 +146,7 @@ func (c *compiler) compileAction(a *bmjson.Action) (*action, error) {
 	}
 	act.run = run
 	act.prims, act.ops = c.straight, c.straightOps
+	act.steps, act.stepOps = c.steps, c.stepOps
 	return act, nil
 }
 
@@ -168,6 +185,7 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 		jumps = jumps || ps[i].Op == "_jump" || ps[i].Op == "_jump_if_zero"
 	}
 	c.straight, c.straightOps = nil, nil
+	c.steps, c.stepOps = nil, nil
 	if !jumps {
 		c.straightOps = ops
 		c.straight = prims
@@ -180,6 +198,7 @@ func (c *compiler) compilePrimitives(ps []bmjson.Primitive) (func(p *packet), er
 			}
 		}, nil
 	}
+	c.steps, c.stepOps = prims, ops
 	return func(p *packet) {
 		for pc := 0; pc < len(prims) && !p.exited; {
 			if next := prims[pc](p); next >= 0 {
@@ -326,6 +345,7 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if to < 0 || int(to) > n {
 			return nil, fmt.Errorf("jump to %d, outside the action's %d primitives", to, n)
 		}
+		c.lastOp = &op{kind: opJump, to: int(to)}
 		return func(*packet) int { return int(to) }, nil
 	case "_jump_if_zero":
 		if err := want(2); err != nil {
@@ -343,6 +363,7 @@ func (c *compiler) compilePrimitive(pr *bmjson.Primitive, n int) (prim, error) {
 		if to < 0 || int(to) > n {
 			return nil, fmt.Errorf("jump to %d, outside the action's %d primitives", to, n)
 		}
+		c.lastOp = &op{kind: opJumpIfZero, to: int(to), e: &ce, fn: cond}
 		if len(ce.cmps) == 1 {
 			c := ce.cmps[0]
 			return func(p *packet) int {
@@ -693,6 +714,7 @@ func (c *compiler) assignField(args []bmjson.Value) (prim, bool, error) {
 		return func(p *packet) int { p.f[slot] = uint64(sumEval(ts, p)) & m; return -1 }, true, nil
 	}
 	if !signed {
+		c.lastOp = &op{kind: opExpr, dst: slot, mask: m, e: &src, fn: sf}
 		return func(p *packet) int { p.f[slot] = uint64(sf(p)) & m; return -1 }, true, nil
 	}
 	return func(p *packet) int { p.f[slot] = wrap(sf(p), w, signed); return -1 }, true, nil

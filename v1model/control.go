@@ -14,6 +14,7 @@ type node struct {
 	name  string
 	table *Table
 	cond  func(p *packet) int64
+	ce    *expr    // cond's expression, for the generator
 	test  *cmpLeaf // cond as one comparison of leaves, tested inline
 	// tests, any: cond as comparisons of leaves that must all hold
 	// (any: one of them), tested inline.
@@ -128,7 +129,7 @@ func (c *compiler) compileControl(bp *bmjson.Pipeline) (*control, error) {
 		if err != nil {
 			return nil, c.errorf("%v", err)
 		}
-		n := &node{cond: e.eval, konst: e.konst, k: e.k}
+		n := &node{cond: e.eval, ce: &e, konst: e.konst, k: e.k}
 		switch {
 		case e.konst:
 		case len(e.cmps) == 1:

@@ -45,6 +45,16 @@ type expr struct {
 	// sum, when set, is eval as a sum of terms read inline (sumEval):
 	// p4c's arithmetic on bit<W> over several fields and bools.
 	sum []sumTerm
+	// src, for an operator in its general form, is the operator and
+	// its operands, from which the generator writes eval as Go (gen.go).
+	src *exprSrc
+}
+
+// exprSrc is an operator and its operands: c is ?:'s condition, b is
+// nil for a unary operator.
+type exprSrc struct {
+	op      string
+	a, b, c *expr
 }
 
 // sumTerm is a term of a sum: mul times a leaf's value, or times 1 or 0
@@ -472,13 +482,14 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 			}
 			return cmpExpr([]cmpLeaf{{x: *x.leaf, y: leaf{}, op: op}}, false), nil
 		}
+		src := &exprSrc{op: e.Op, a: &x}
 		switch e.Op {
 		case "not":
-			return expr{eval: func(p *packet) int64 { return b2i(f(p) == 0) }, unsigned: true}, nil
+			return expr{eval: func(p *packet) int64 { return b2i(f(p) == 0) }, unsigned: true, src: src}, nil
 		case "~":
-			return expr{eval: func(p *packet) int64 { return ^f(p) }}, nil
+			return expr{eval: func(p *packet) int64 { return ^f(p) }, src: src}, nil
 		default:
-			return expr{eval: func(p *packet) int64 { return b2i(f(p) != 0) }, unsigned: true}, nil
+			return expr{eval: func(p *packet) int64 { return b2i(f(p) != 0) }, unsigned: true, src: src}, nil
 		}
 	case "?":
 		cond, err := c.compileValue(e.Cond)
@@ -497,6 +508,7 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 		if cond.boolean && a.konst && b.konst && a.k == 1 && b.k == 0 {
 			return cond, nil // a bool's value as bit<1>: already 0 or 1
 		}
+		src := &exprSrc{op: "?", a: &a, b: &b, c: &cond}
 		if a.leaf != nil && b.leaf != nil && len(cond.cmps) == 1 {
 			c, x, y := cond.cmps[0], *a.leaf, *b.leaf
 			return expr{eval: func(p *packet) int64 {
@@ -504,7 +516,7 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 					return x.get(p)
 				}
 				return y.get(p)
-			}, unsigned: a.unsigned && b.unsigned}, nil
+			}, unsigned: a.unsigned && b.unsigned, src: src}, nil
 		}
 		if a.leaf != nil && b.leaf != nil {
 			// Mostly cond ? 1 : 0, which p4c writes for a bool's value.
@@ -514,14 +526,14 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 					return x.get(p)
 				}
 				return y.get(p)
-			}, unsigned: a.unsigned && b.unsigned}, nil
+			}, unsigned: a.unsigned && b.unsigned, src: src}, nil
 		}
 		return expr{eval: func(p *packet) int64 {
 			if cf(p) != 0 {
 				return af(p)
 			}
 			return bf(p)
-		}, unsigned: a.unsigned && b.unsigned}, nil
+		}, unsigned: a.unsigned && b.unsigned, src: src}, nil
 	case "two_comp_mod", "sat_cast", "usat_cast":
 		x, err := c.compileValue(e.Left)
 		if err != nil {
@@ -622,6 +634,7 @@ func (c *compiler) compileOp(e *bmjson.Expr) (expr, error) {
 	if err != nil {
 		return expr{}, err
 	}
+	general.src = &exprSrc{op: e.Op, a: &a, b: &b}
 	switch e.Op {
 	case "and", "or", "==", "!=", "<", "<=", ">", ">=":
 		general.boolean = true
@@ -849,30 +862,12 @@ func binary(op string, a, b expr) (expr, error) {
 	case "^":
 		return expr{eval: func(p *packet) int64 { return af(p) ^ bf(p) }, unsigned: uu}, nil
 	case "<<":
-		return expr{eval: func(p *packet) int64 {
-			s := bf(p)
-			if s < 0 || s >= 64 {
-				return 0
-			}
-			return af(p) << uint(s)
-		}, unsigned: a.unsigned}, nil
+		return expr{eval: func(p *packet) int64 { return shl(af(p), bf(p)) }, unsigned: a.unsigned}, nil
 	case ">>":
 		if a.unsigned {
-			return expr{eval: func(p *packet) int64 {
-				s := bf(p)
-				if s < 0 || s >= 64 {
-					return 0
-				}
-				return int64(uint64(af(p)) >> uint(s))
-			}, unsigned: true}, nil
+			return expr{eval: func(p *packet) int64 { return shrU(af(p), bf(p)) }, unsigned: true}, nil
 		}
-		return expr{eval: func(p *packet) int64 {
-			s := bf(p)
-			if s < 0 {
-				return 0
-			}
-			return af(p) >> uint(min(s, 63))
-		}}, nil
+		return expr{eval: func(p *packet) int64 { return shrS(af(p), bf(p)) }}, nil
 	case "and":
 		return expr{eval: func(p *packet) int64 { return b2i(af(p) != 0 && bf(p) != 0) }, unsigned: true}, nil
 	case "or":
@@ -885,6 +880,39 @@ func binary(op string, a, b expr) (expr, error) {
 		return compare(op, af, bf, uu), nil
 	}
 	return expr{}, fmt.Errorf("operator %q is not handled by this target", op)
+}
+
+// shl is x << s, 0 for a shift out of range.
+func shl(x, s int64) int64 {
+	if s < 0 || s >= 64 {
+		return 0
+	}
+	return x << uint(s)
+}
+
+// shrU is x >> s for x not negative as a value (its bits as unsigned).
+func shrU(x, s int64) int64 {
+	if s < 0 || s >= 64 {
+		return 0
+	}
+	return int64(uint64(x) >> uint(s))
+}
+
+// shrS is x >> s, arithmetic.
+func shrS(x, s int64) int64 {
+	if s < 0 {
+		return 0
+	}
+	return x >> uint(min(s, 63))
+}
+
+// pick is a if c, else b: ?: in generated code, whose operands have no
+// side effects.
+func pick(c bool, a, b int64) int64 {
+	if c {
+		return a
+	}
+	return b
 }
 
 func compare(op string, af, bf func(*packet) int64, unsigned bool) expr {

@@ -31,7 +31,7 @@ type genState struct {
 	tables []*Table
 	nodes  []*node // where a table may lead
 	calls  []prim
-	conds  []func(p *packet) int64
+	conds  []func(p *packet) int64 // conditions and expressions the generator cannot write
 	acts   []*action
 	cells  [][]uint64
 }
@@ -229,8 +229,7 @@ func (g *generator) node(n *node) string {
 			}
 			cond = strings.Join(parts, sep)
 		default:
-			cond = fmt.Sprintf("g.conds[%d](p) != 0", len(g.st.conds))
-			g.st.conds = append(g.st.conds, n.cond)
+			cond = g.truth(n.ce, n.cond)
 		}
 		if n.t != nil && g.pos[n.t] == at+1 {
 			// The true branch comes next: jump on the false one.
@@ -246,6 +245,10 @@ func (g *generator) node(n *node) string {
 			fmt.Fprintf(&b, "\tif %s {\n\t%s\t}\n", cond, g.farJump(n.t))
 			b.WriteString(g.jump(at, n.f))
 		}
+	case n.call.steps != nil:
+		b.WriteString("\tp.adata = nil\n")
+		g.steps(&b, at, n.call)
+		b.WriteString(g.jump(at, n.next))
 	default:
 		fmt.Fprintf(&b, "\tp.adata = nil\n\tif g.acts[%d].run(p); p.exited {\n\t\treturn\n\t}\n", len(g.st.acts))
 		g.st.acts = append(g.st.acts, n.call)
@@ -276,23 +279,164 @@ func (g *generator) op(b *strings.Builder, o *op) {
 		fmt.Fprintf(b, "\tif j := %s; j < uint64(len(g.cells[%d])) {\n\t\tg.cells[%d][j] = %s\n\t}\n",
 			g.masked(o.src, ^uint64(0)), c, c, g.masked(o.val, o.mask))
 	case opSum:
-		terms := make([]string, len(o.ts))
-		for i := range o.ts {
-			t := &o.ts[i]
-			v := g.signed(t.l)
-			if t.c != nil {
-				v = "b2i(" + g.cmp(t.c) + ")"
-			}
-			if t.mul != 1 {
-				v += "*" + strconv.FormatInt(t.mul, 10)
-			}
-			terms[i] = v
-		}
-		fmt.Fprintf(b, "\t%s = uint64(%s)%s\n", g.slot(o.dst), strings.Join(terms, " + "), maskSuffix(o.mask))
+		fmt.Fprintf(b, "\t%s = uint64(%s)%s\n", g.slot(o.dst), g.sum(o.ts), maskSuffix(o.mask))
+	case opExpr:
+		fmt.Fprintf(b, "\t%s = uint64(%s)%s\n", g.slot(o.dst), g.value(o.e, o.fn), maskSuffix(o.mask))
 	default:
 		fmt.Fprintf(b, "\tif g.calls[%d](p); p.exited {\n\t\treturn\n\t}\n", len(g.st.calls))
 		g.st.calls = append(g.st.calls, o.f)
 	}
+}
+
+// steps writes the body of an action with jumps, called from the node
+// at position at, its program counter as labels a<at>_<pc>.
+func (g *generator) steps(b *strings.Builder, at int, a *action) {
+	label := func(pc int) string { return fmt.Sprintf("a%d_%d", at, pc) }
+	target := map[int]bool{}
+	for _, o := range a.stepOps {
+		if o != nil && (o.kind == opJump || o.kind == opJumpIfZero) {
+			target[o.to] = true
+		}
+	}
+	for pc, f := range a.steps {
+		if target[pc] {
+			b.WriteString(label(pc) + ":\n")
+		}
+		switch o := a.stepOps[pc]; {
+		case o == nil:
+			fmt.Fprintf(b, "\tif g.calls[%d](p); p.exited {\n\t\treturn\n\t}\n", len(g.st.calls))
+			g.st.calls = append(g.st.calls, f)
+		case o.kind == opJump:
+			fmt.Fprintf(b, "\tgoto %s\n", label(o.to))
+		case o.kind == opJumpIfZero:
+			fmt.Fprintf(b, "\tif !(%s) {\n\t\tgoto %s\n\t}\n", g.truth(o.e, o.fn), label(o.to))
+		default:
+			g.op(b, o)
+		}
+	}
+	if target[len(a.steps)] {
+		// The end of the action: a label needs a statement after it.
+		b.WriteString(label(len(a.steps)) + ":\n\t;\n")
+	}
+}
+
+// truth is a condition, e != 0, as a Go bool expression; fn, e's eval,
+// is called where the generator cannot write e.
+func (g *generator) truth(e *expr, fn func(p *packet) int64) string {
+	if e != nil && e.cmps != nil {
+		parts := make([]string, len(e.cmps))
+		for i := range e.cmps {
+			parts[i] = g.cmp(&e.cmps[i])
+		}
+		if e.any {
+			return strings.Join(parts, " || ")
+		}
+		return strings.Join(parts, " && ")
+	}
+	return g.value(e, fn) + " != 0"
+}
+
+// value is e as a Go int64 expression, or a call of fn, its eval, where
+// the generator cannot write e.
+func (g *generator) value(e *expr, fn func(p *packet) int64) string {
+	if v, ok := g.expr(e); ok {
+		return v
+	}
+	g.st.conds = append(g.st.conds, fn)
+	return fmt.Sprintf("g.conds[%d](p)", len(g.st.conds)-1)
+}
+
+// expr is e as a Go int64 expression over f and valid, as its eval
+// computes it; false where e is not in a form the generator writes (a
+// stack's field at an index the packet holds, a saturating cast).
+func (g *generator) expr(e *expr) (string, bool) {
+	switch {
+	case e == nil:
+		return "", false
+	case e.konst:
+		return "int64(" + strconv.FormatInt(e.k, 10) + ")", true
+	case e.leaf != nil:
+		return g.signed(*e.leaf), true
+	case e.cmps != nil:
+		return "b2i(" + g.truth(e, nil) + ")", true
+	case e.sum != nil:
+		return "(" + g.sum(e.sum) + ")", true
+	case e.src == nil:
+		return "", false
+	}
+	s := e.src
+	x, ok := g.expr(s.a)
+	if !ok {
+		return "", false
+	}
+	if s.b == nil { // unary
+		switch s.op {
+		case "not":
+			return "b2i(" + x + " == 0)", true
+		case "~":
+			return "(^" + x + ")", true
+		case "d2b", "b2d":
+			return "b2i(" + x + " != 0)", true
+		}
+		return "", false
+	}
+	y, ok := g.expr(s.b)
+	if !ok {
+		return "", false
+	}
+	if s.op == "?" {
+		c, ok := g.expr(s.c)
+		if !ok {
+			return "", false
+		}
+		if s.c.cmps != nil {
+			c = g.truth(s.c, nil)
+		} else {
+			c += " != 0"
+		}
+		return "pick(" + c + ", " + x + ", " + y + ")", true
+	}
+	uu := s.a.unsigned && s.b.unsigned
+	switch s.op {
+	case "+", "-", "*", "&", "|", "^":
+		return "(" + x + " " + s.op + " " + y + ")", true
+	case "<<":
+		return "shl(" + x + ", " + y + ")", true
+	case ">>":
+		if s.a.unsigned {
+			return "shrU(" + x + ", " + y + ")", true
+		}
+		return "shrS(" + x + ", " + y + ")", true
+	case "and":
+		return "b2i(" + x + " != 0 && " + y + " != 0)", true
+	case "or":
+		return "b2i(" + x + " != 0 || " + y + " != 0)", true
+	case "==", "!=":
+		return "b2i(" + x + " " + s.op + " " + y + ")", true
+	case "<", "<=", ">", ">=":
+		if uu {
+			return "b2i(uint64(" + x + ") " + s.op + " uint64(" + y + "))", true
+		}
+		return "b2i(" + x + " " + s.op + " " + y + ")", true
+	}
+	return "", false // / and %
+}
+
+// sum is a sum's terms as a Go int64 expression.
+func (g *generator) sum(ts []sumTerm) string {
+	terms := make([]string, len(ts))
+	for i := range ts {
+		t := &ts[i]
+		v := g.signed(t.l)
+		if t.c != nil {
+			v = "b2i(" + g.cmp(t.c) + ")"
+		}
+		if t.mul != 1 {
+			v += "*" + strconv.FormatInt(t.mul, 10)
+		}
+		terms[i] = v
+	}
+	return strings.Join(terms, " + ")
 }
 
 // cellsOf is the index in genState of a register's cells.

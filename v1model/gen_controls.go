@@ -5,8 +5,8 @@ package v1model
 import endian "encoding/binary"
 
 func init() {
-	generatedControls["45ddd9e8bccbf906ced0d5bc8b8c18bc679bb5a6851419ae88137f6c10bbd9bf"] = control45ddd9e8bccb
-	generatedControls["7d946c9d0d839740b1e76ebb1dd1a3406c530fa578838a0f11ab63817e049c28"] = control7d946c9d0d83
+	generatedControls["115ef3a15461c0a7e5c34de2069a02160ca6e1d7eb2b33a700813b9837bf248c"] = control115ef3a15461
+	generatedControls["7dd5bd4fd8e0ac0b960b6c9aba38b7c6d08a352c15b734232ad3dbe2dade2a14"] = control7dd5bd4fd8e0
 	generatedControls["79c1427359a99b0633add55b995aa85fa55bd5d579b30f12472da785fa9a24d2"] = control79c1427359a9
 	generatedControls["e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"] = controle3b0c44298fc
 	generatedCodecs["8cfae424a34ba7cc93bde9d23f386c215c776e1484b53f71ab80f8abb62a850a"] = &genCodec{extract8cfae424a34b, pack8cfae424a34b}
@@ -18,16 +18,14 @@ func init() {
 	generatedCodecs["67a90c75869535123119d1889f5bfd6b29a5ce64ea48b7581a291eb2b9e2dee2"] = &genCodec{extract67a90c758695, pack67a90c758695}
 }
 
-// control45ddd9e8bccb is ingress of ../p4/build/rcm.json.
-func control45ddd9e8bccb(p *packet, g *genState) {
+// control115ef3a15461 is ingress of ../p4/build/rcm.json.
+func control115ef3a15461(p *packet, g *genState) {
 	f := p.f
 	_ = f[601]
 	valid := p.valid
 	_ = valid[15]
 	p.adata = nil
-	if g.calls[0](p); p.exited {
-		return
-	}
+	f[437] = uint64((int64(f[505]) * int64(1000)))
 	if f[499] != 0x4 {
 		goto n3
 	}
@@ -38,7 +36,7 @@ func control45ddd9e8bccb(p *packet, g *genState) {
 n3:
 	p.adata = nil
 	f[150] = f[496] & 0xffffffff
-	if g.calls[1](p); p.exited {
+	if g.calls[0](p); p.exited {
 		return
 	}
 	if g.tables[0].apply(p); p.exited {
@@ -53,7 +51,136 @@ n3:
 		goto n9
 	}
 	p.adata = nil
-	if g.acts[0].run(p); p.exited {
+	if !(f[518]&0x1 == 0x1) {
+		goto a8_7
+	}
+	if !(f[519] == 0x0) {
+		goto a8_4
+	}
+	f[296] = 0x0
+	goto a8_5
+a8_4:
+	f[296] = uint64((int64(f[437]) + (int64(f[519]) * int64(f[442]))))
+a8_5:
+	f[101] = uint64(shl(int64(f[496]), int64(3))) & 0xffffffff
+	if j := f[101]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[296]
+	}
+a8_7:
+	if !(b2i((shrU(int64(f[518]), int64(1))&int64(1)) == int64(1)) != 0) {
+		goto a8_14
+	}
+	if !(f[520] == 0x0) {
+		goto a8_11
+	}
+	f[297] = 0x0
+	goto a8_12
+a8_11:
+	f[297] = uint64((int64(f[437]) + (int64(f[520]) * int64(f[442]))))
+a8_12:
+	f[102] = uint64(int64(f[496])*8+(1)) & 0xffffffff
+	if j := f[102]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[297]
+	}
+a8_14:
+	if !(b2i((shrU(int64(f[518]), int64(2))&int64(1)) == int64(1)) != 0) {
+		goto a8_21
+	}
+	if !(f[521] == 0x0) {
+		goto a8_18
+	}
+	f[298] = 0x0
+	goto a8_19
+a8_18:
+	f[298] = uint64((int64(f[437]) + (int64(f[521]) * int64(f[442]))))
+a8_19:
+	f[103] = uint64(int64(f[496])*8+(2)) & 0xffffffff
+	if j := f[103]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[298]
+	}
+a8_21:
+	if !(b2i((shrU(int64(f[518]), int64(3))&int64(1)) == int64(1)) != 0) {
+		goto a8_28
+	}
+	if !(f[522] == 0x0) {
+		goto a8_25
+	}
+	f[299] = 0x0
+	goto a8_26
+a8_25:
+	f[299] = uint64((int64(f[437]) + (int64(f[522]) * int64(f[442]))))
+a8_26:
+	f[104] = uint64(int64(f[496])*8+(3)) & 0xffffffff
+	if j := f[104]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[299]
+	}
+a8_28:
+	if !(b2i((shrU(int64(f[518]), int64(4))&int64(1)) == int64(1)) != 0) {
+		goto a8_35
+	}
+	if !(f[523] == 0x0) {
+		goto a8_32
+	}
+	f[300] = 0x0
+	goto a8_33
+a8_32:
+	f[300] = uint64((int64(f[437]) + (int64(f[523]) * int64(f[442]))))
+a8_33:
+	f[105] = uint64(int64(f[496])*8+(4)) & 0xffffffff
+	if j := f[105]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[300]
+	}
+a8_35:
+	if !(b2i((shrU(int64(f[518]), int64(5))&int64(1)) == int64(1)) != 0) {
+		goto a8_42
+	}
+	if !(f[524] == 0x0) {
+		goto a8_39
+	}
+	f[301] = 0x0
+	goto a8_40
+a8_39:
+	f[301] = uint64((int64(f[437]) + (int64(f[524]) * int64(f[442]))))
+a8_40:
+	f[106] = uint64(int64(f[496])*8+(5)) & 0xffffffff
+	if j := f[106]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[301]
+	}
+a8_42:
+	if !(b2i((shrU(int64(f[518]), int64(6))&int64(1)) == int64(1)) != 0) {
+		goto a8_49
+	}
+	if !(f[525] == 0x0) {
+		goto a8_46
+	}
+	f[302] = 0x0
+	goto a8_47
+a8_46:
+	f[302] = uint64((int64(f[437]) + (int64(f[525]) * int64(f[442]))))
+a8_47:
+	f[107] = uint64(int64(f[496])*8+(6)) & 0xffffffff
+	if j := f[107]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[302]
+	}
+a8_49:
+	if !(b2i((shrU(int64(f[518]), int64(7))&int64(1)) == int64(1)) != 0) {
+		goto a8_56
+	}
+	if !(f[526] == 0x0) {
+		goto a8_53
+	}
+	f[303] = 0x0
+	goto a8_54
+a8_53:
+	f[303] = uint64((int64(f[437]) + (int64(f[526]) * int64(f[442]))))
+a8_54:
+	f[108] = uint64(int64(f[496])*8+(7)) & 0xffffffff
+	if j := f[108]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[303]
+	}
+a8_56:
+	f[109] = f[496] & 0xffffffff
+	if g.calls[1](p); p.exited {
 		return
 	}
 n9:
@@ -67,15 +194,50 @@ n10:
 		goto n32
 	}
 	p.adata = nil
-	if g.acts[1].run(p); p.exited {
+	if !(f[529] == 0x0) {
+		goto a11_3
+	}
+	f[304] = 0x0
+	goto a11_4
+a11_3:
+	f[304] = uint64((int64(f[437]) + int64(f[446])))
+a11_4:
+	f[110] = f[496] & 0xffffffff
+	if j := f[110]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[304]
+	}
+	f[111] = f[496] & 0xffffffff
+	if j := f[111]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[529] & 0xff
+	}
+	f[112] = f[496] & 0xffffffff
+	if g.calls[3](p); p.exited {
 		return
 	}
 	if f[529] == 0x0 {
 		goto n31
 	}
 	p.adata = nil
-	if g.acts[2].run(p); p.exited {
-		return
+	f[113] = f[496] & 0xffffffff
+	f[114] = uint64((int64(f[437]) + int64(f[446])))
+	if j := f[113]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[114]
+	}
+	f[115] = f[496] & 0xffffffff
+	if j := f[115]; j < uint64(len(g.cells[4])) {
+		f[252] = g.cells[4][j] & 0xffff
+	}
+	f[253] = uint64((int64(1024) - int64(f[252]))) & 0xffff
+	f[253] = uint64(((int64(1024) - int64(f[252])) - shrU(((((int64(1024)-int64(f[252]))&int64(65535))*int64(f[529]))&int64(4294967295)), int64(7)))) & 0xffff
+	if !(b2i(uint64((((int64(1024)-int64(f[252]))-shrU(((((int64(1024)-int64(f[252]))&int64(65535))*int64(f[529]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
+		goto a13_9
+	}
+	f[253] = 0x40
+a13_9:
+	f[116] = f[496] & 0xffffffff
+	f[117] = uint64((int64(1024) - int64(f[253]))) & 0xffff
+	if j := f[116]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[117] & 0xffff
 	}
 	if !valid[8] {
 		goto n16
@@ -86,23 +248,21 @@ n10:
 	f[153] = f[564] & 0xffff
 	f[154] = f[565] & 0xffff
 	f[155] = f[566] & 0xff
-	if g.calls[3](p); p.exited {
-		return
-	}
-	f[118] = f[496] & 0xffffffff
-	if j := f[118]; j < uint64(len(g.cells[0])) {
-		f[255] = g.cells[0][j] & 0xff
-	}
-	f[119] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[119]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[256] & 0xffffffff
-	}
-	f[120] = f[496] & 0xffffffff
 	if g.calls[4](p); p.exited {
 		return
 	}
-	if j := f[120]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[121] & 0xff
+	f[118] = f[496] & 0xffffffff
+	if j := f[118]; j < uint64(len(g.cells[5])) {
+		f[255] = g.cells[5][j] & 0xff
+	}
+	f[119] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
+	if j := f[119]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[256] & 0xffffffff
+	}
+	f[120] = f[496] & 0xffffffff
+	f[121] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
+	if j := f[120]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[121] & 0xff
 	}
 n16:
 	if !valid[9] {
@@ -118,19 +278,17 @@ n16:
 		return
 	}
 	f[122] = f[496] & 0xffffffff
-	if j := f[122]; j < uint64(len(g.cells[0])) {
-		f[255] = g.cells[0][j] & 0xff
+	if j := f[122]; j < uint64(len(g.cells[5])) {
+		f[255] = g.cells[5][j] & 0xff
 	}
 	f[123] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[123]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[257] & 0xffffffff
+	if j := f[123]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[257] & 0xffffffff
 	}
 	f[124] = f[496] & 0xffffffff
-	if g.calls[6](p); p.exited {
-		return
-	}
-	if j := f[124]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[125] & 0xff
+	f[125] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
+	if j := f[124]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[125] & 0xff
 	}
 n18:
 	if !valid[10] {
@@ -142,23 +300,21 @@ n18:
 	f[163] = f[574] & 0xffff
 	f[164] = f[575] & 0xffff
 	f[165] = f[576] & 0xff
-	if g.calls[7](p); p.exited {
+	if g.calls[6](p); p.exited {
 		return
 	}
 	f[126] = f[496] & 0xffffffff
-	if j := f[126]; j < uint64(len(g.cells[0])) {
-		f[255] = g.cells[0][j] & 0xff
+	if j := f[126]; j < uint64(len(g.cells[5])) {
+		f[255] = g.cells[5][j] & 0xff
 	}
 	f[127] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[127]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[258] & 0xffffffff
+	if j := f[127]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[258] & 0xffffffff
 	}
 	f[128] = f[496] & 0xffffffff
-	if g.calls[8](p); p.exited {
-		return
-	}
-	if j := f[128]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[129] & 0xff
+	f[129] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
+	if j := f[128]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[129] & 0xff
 	}
 n20:
 	if !valid[11] {
@@ -170,23 +326,21 @@ n20:
 	f[168] = f[579] & 0xffff
 	f[169] = f[580] & 0xffff
 	f[170] = f[581] & 0xff
-	if g.calls[9](p); p.exited {
+	if g.calls[7](p); p.exited {
 		return
 	}
 	f[130] = f[496] & 0xffffffff
-	if j := f[130]; j < uint64(len(g.cells[0])) {
-		f[255] = g.cells[0][j] & 0xff
+	if j := f[130]; j < uint64(len(g.cells[5])) {
+		f[255] = g.cells[5][j] & 0xff
 	}
 	f[131] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[131]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[259] & 0xffffffff
+	if j := f[131]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[259] & 0xffffffff
 	}
 	f[132] = f[496] & 0xffffffff
-	if g.calls[10](p); p.exited {
-		return
-	}
-	if j := f[132]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[133] & 0xff
+	f[133] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
+	if j := f[132]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[133] & 0xff
 	}
 n22:
 	if !valid[12] {
@@ -198,23 +352,21 @@ n22:
 	f[173] = f[584] & 0xffff
 	f[174] = f[585] & 0xffff
 	f[175] = f[586] & 0xff
-	if g.calls[11](p); p.exited {
+	if g.calls[8](p); p.exited {
 		return
 	}
 	f[134] = f[496] & 0xffffffff
-	if j := f[134]; j < uint64(len(g.cells[0])) {
-		f[255] = g.cells[0][j] & 0xff
+	if j := f[134]; j < uint64(len(g.cells[5])) {
+		f[255] = g.cells[5][j] & 0xff
 	}
 	f[135] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[135]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[260] & 0xffffffff
+	if j := f[135]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[260] & 0xffffffff
 	}
 	f[136] = f[496] & 0xffffffff
-	if g.calls[12](p); p.exited {
-		return
-	}
-	if j := f[136]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[137] & 0xff
+	f[137] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
+	if j := f[136]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[137] & 0xff
 	}
 n24:
 	if !valid[13] {
@@ -226,23 +378,21 @@ n24:
 	f[178] = f[589] & 0xffff
 	f[179] = f[590] & 0xffff
 	f[180] = f[591] & 0xff
-	if g.calls[13](p); p.exited {
+	if g.calls[9](p); p.exited {
 		return
 	}
 	f[138] = f[496] & 0xffffffff
-	if j := f[138]; j < uint64(len(g.cells[0])) {
-		f[255] = g.cells[0][j] & 0xff
+	if j := f[138]; j < uint64(len(g.cells[5])) {
+		f[255] = g.cells[5][j] & 0xff
 	}
 	f[139] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[139]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[261] & 0xffffffff
+	if j := f[139]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[261] & 0xffffffff
 	}
 	f[140] = f[496] & 0xffffffff
-	if g.calls[14](p); p.exited {
-		return
-	}
-	if j := f[140]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[141] & 0xff
+	f[141] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
+	if j := f[140]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[141] & 0xff
 	}
 n26:
 	if !valid[14] {
@@ -254,23 +404,21 @@ n26:
 	f[183] = f[594] & 0xffff
 	f[184] = f[595] & 0xffff
 	f[185] = f[596] & 0xff
-	if g.calls[15](p); p.exited {
+	if g.calls[10](p); p.exited {
 		return
 	}
 	f[142] = f[496] & 0xffffffff
-	if j := f[142]; j < uint64(len(g.cells[0])) {
-		f[255] = g.cells[0][j] & 0xff
+	if j := f[142]; j < uint64(len(g.cells[5])) {
+		f[255] = g.cells[5][j] & 0xff
 	}
 	f[143] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[143]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[262] & 0xffffffff
+	if j := f[143]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[262] & 0xffffffff
 	}
 	f[144] = f[496] & 0xffffffff
-	if g.calls[16](p); p.exited {
-		return
-	}
-	if j := f[144]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[145] & 0xff
+	f[145] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
+	if j := f[144]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[145] & 0xff
 	}
 n28:
 	if !valid[15] {
@@ -282,57 +430,53 @@ n28:
 	f[188] = f[599] & 0xffff
 	f[189] = f[600] & 0xffff
 	f[190] = f[601] & 0xff
-	if g.calls[17](p); p.exited {
+	if g.calls[11](p); p.exited {
 		return
 	}
 	f[146] = f[496] & 0xffffffff
-	if j := f[146]; j < uint64(len(g.cells[0])) {
-		f[255] = g.cells[0][j] & 0xff
+	if j := f[146]; j < uint64(len(g.cells[5])) {
+		f[255] = g.cells[5][j] & 0xff
 	}
 	f[147] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[147]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[263] & 0xffffffff
+	if j := f[147]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[263] & 0xffffffff
 	}
 	f[148] = f[496] & 0xffffffff
-	if g.calls[18](p); p.exited {
-		return
+	f[149] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
+	if j := f[148]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[149] & 0xff
 	}
-	if j := f[148]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[149] & 0xff
-	}
-	if g.calls[19](p); p.exited {
-		return
-	}
-	if j := f[81]; j < uint64(len(g.cells[1])) {
-		f[467] = g.cells[1][j] & 0xffffffff
+	f[81] = uint64(shl(int64(f[496]), int64(3))) & 0xffffffff
+	if j := f[81]; j < uint64(len(g.cells[6])) {
+		f[467] = g.cells[6][j] & 0xffffffff
 	}
 	f[82] = uint64(int64(f[496])*8+(1)) & 0xffffffff
-	if j := f[82]; j < uint64(len(g.cells[1])) {
-		f[468] = g.cells[1][j] & 0xffffffff
+	if j := f[82]; j < uint64(len(g.cells[6])) {
+		f[468] = g.cells[6][j] & 0xffffffff
 	}
 	f[83] = uint64(int64(f[496])*8+(2)) & 0xffffffff
-	if j := f[83]; j < uint64(len(g.cells[1])) {
-		f[469] = g.cells[1][j] & 0xffffffff
+	if j := f[83]; j < uint64(len(g.cells[6])) {
+		f[469] = g.cells[6][j] & 0xffffffff
 	}
 	f[84] = uint64(int64(f[496])*8+(3)) & 0xffffffff
-	if j := f[84]; j < uint64(len(g.cells[1])) {
-		f[470] = g.cells[1][j] & 0xffffffff
+	if j := f[84]; j < uint64(len(g.cells[6])) {
+		f[470] = g.cells[6][j] & 0xffffffff
 	}
 	f[85] = uint64(int64(f[496])*8+(4)) & 0xffffffff
-	if j := f[85]; j < uint64(len(g.cells[1])) {
-		f[471] = g.cells[1][j] & 0xffffffff
+	if j := f[85]; j < uint64(len(g.cells[6])) {
+		f[471] = g.cells[6][j] & 0xffffffff
 	}
 	f[86] = uint64(int64(f[496])*8+(5)) & 0xffffffff
-	if j := f[86]; j < uint64(len(g.cells[1])) {
-		f[472] = g.cells[1][j] & 0xffffffff
+	if j := f[86]; j < uint64(len(g.cells[6])) {
+		f[472] = g.cells[6][j] & 0xffffffff
 	}
 	f[87] = uint64(int64(f[496])*8+(6)) & 0xffffffff
-	if j := f[87]; j < uint64(len(g.cells[1])) {
-		f[473] = g.cells[1][j] & 0xffffffff
+	if j := f[87]; j < uint64(len(g.cells[6])) {
+		f[473] = g.cells[6][j] & 0xffffffff
 	}
 	f[88] = uint64(int64(f[496])*8+(7)) & 0xffffffff
-	if j := f[88]; j < uint64(len(g.cells[1])) {
-		f[474] = g.cells[1][j] & 0xffffffff
+	if j := f[88]; j < uint64(len(g.cells[6])) {
+		f[474] = g.cells[6][j] & 0xffffffff
 	}
 	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
 	f[89] = f[496] & 0x1ff
@@ -344,48 +488,46 @@ n28:
 	f[95] = f[472] & 0xffffffff
 	f[96] = f[473] & 0xffffffff
 	f[97] = f[474] & 0xffffffff
-	if g.calls[20](p); p.exited {
+	if g.calls[12](p); p.exited {
 		return
 	}
-	if g.calls[21](p); p.exited {
+	if g.calls[13](p); p.exited {
 		return
 	}
 	return
 n30:
 	p.adata = nil
-	if g.calls[22](p); p.exited {
-		return
-	}
-	if j := f[81]; j < uint64(len(g.cells[1])) {
-		f[467] = g.cells[1][j] & 0xffffffff
+	f[81] = uint64(shl(int64(f[496]), int64(3))) & 0xffffffff
+	if j := f[81]; j < uint64(len(g.cells[6])) {
+		f[467] = g.cells[6][j] & 0xffffffff
 	}
 	f[82] = uint64(int64(f[496])*8+(1)) & 0xffffffff
-	if j := f[82]; j < uint64(len(g.cells[1])) {
-		f[468] = g.cells[1][j] & 0xffffffff
+	if j := f[82]; j < uint64(len(g.cells[6])) {
+		f[468] = g.cells[6][j] & 0xffffffff
 	}
 	f[83] = uint64(int64(f[496])*8+(2)) & 0xffffffff
-	if j := f[83]; j < uint64(len(g.cells[1])) {
-		f[469] = g.cells[1][j] & 0xffffffff
+	if j := f[83]; j < uint64(len(g.cells[6])) {
+		f[469] = g.cells[6][j] & 0xffffffff
 	}
 	f[84] = uint64(int64(f[496])*8+(3)) & 0xffffffff
-	if j := f[84]; j < uint64(len(g.cells[1])) {
-		f[470] = g.cells[1][j] & 0xffffffff
+	if j := f[84]; j < uint64(len(g.cells[6])) {
+		f[470] = g.cells[6][j] & 0xffffffff
 	}
 	f[85] = uint64(int64(f[496])*8+(4)) & 0xffffffff
-	if j := f[85]; j < uint64(len(g.cells[1])) {
-		f[471] = g.cells[1][j] & 0xffffffff
+	if j := f[85]; j < uint64(len(g.cells[6])) {
+		f[471] = g.cells[6][j] & 0xffffffff
 	}
 	f[86] = uint64(int64(f[496])*8+(5)) & 0xffffffff
-	if j := f[86]; j < uint64(len(g.cells[1])) {
-		f[472] = g.cells[1][j] & 0xffffffff
+	if j := f[86]; j < uint64(len(g.cells[6])) {
+		f[472] = g.cells[6][j] & 0xffffffff
 	}
 	f[87] = uint64(int64(f[496])*8+(6)) & 0xffffffff
-	if j := f[87]; j < uint64(len(g.cells[1])) {
-		f[473] = g.cells[1][j] & 0xffffffff
+	if j := f[87]; j < uint64(len(g.cells[6])) {
+		f[473] = g.cells[6][j] & 0xffffffff
 	}
 	f[88] = uint64(int64(f[496])*8+(7)) & 0xffffffff
-	if j := f[88]; j < uint64(len(g.cells[1])) {
-		f[474] = g.cells[1][j] & 0xffffffff
+	if j := f[88]; j < uint64(len(g.cells[6])) {
+		f[474] = g.cells[6][j] & 0xffffffff
 	}
 	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
 	f[89] = f[496] & 0x1ff
@@ -397,16 +539,16 @@ n30:
 	f[95] = f[472] & 0xffffffff
 	f[96] = f[473] & 0xffffffff
 	f[97] = f[474] & 0xffffffff
-	if g.calls[23](p); p.exited {
+	if g.calls[14](p); p.exited {
 		return
 	}
-	if g.calls[24](p); p.exited {
+	if g.calls[15](p); p.exited {
 		return
 	}
 	return
 n31:
 	p.adata = nil
-	if g.calls[25](p); p.exited {
+	if g.calls[16](p); p.exited {
 		return
 	}
 	return
@@ -415,7 +557,7 @@ n32:
 		goto n34
 	}
 	p.adata = nil
-	if g.calls[26](p); p.exited {
+	if g.calls[17](p); p.exited {
 		return
 	}
 	return
@@ -431,7 +573,7 @@ n34:
 	f[245] = f[435] & 0xffff
 	f[246] = f[436] & 0xffff
 	f[247] = f[541] & 0xff
-	if g.calls[27](p); p.exited {
+	if g.calls[18](p); p.exited {
 		return
 	}
 	f[486] = f[434] & 0x3ff
@@ -456,23 +598,21 @@ n40:
 		goto n145
 	}
 	p.adata = nil
-	if g.calls[28](p); p.exited {
-		return
-	}
+	f[306] = uint64(b2i(f[457] != 0x0)) & 0x1
 n42:
 	if f[306] == 0x0 {
 		goto n47
 	}
 	p.adata = nil
 	f[193] = f[434] & 0x3ff
-	if j := f[193]; j < uint64(len(g.cells[2])) {
-		f[264] = g.cells[2][j]
+	if j := f[193]; j < uint64(len(g.cells[7])) {
+		f[264] = g.cells[7][j]
 	}
 	f[194] = f[434] & 0x3ff
-	if j := f[194]; j < uint64(len(g.cells[3])) {
-		f[265] = g.cells[3][j] & 0xff
+	if j := f[194]; j < uint64(len(g.cells[8])) {
+		f[265] = g.cells[8][j] & 0xff
 	}
-	if !(g.conds[0](p) != 0) {
+	if !(b2i(b2i(f[264] != 0x0) != 0 && b2i(((int64(f[437])-int64(f[264]))&int64(-1)) < int64(f[458])) != 0) != 0) {
 		goto n116
 	}
 	if f[265] == 0x0 {
@@ -481,8 +621,8 @@ n42:
 	p.adata = nil
 	f[433] = (f[265] + 0xffff) & 0xffff
 	f[195] = f[434] & 0x3ff
-	if j := f[195]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[437]
+	if j := f[195]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[437]
 	}
 n47:
 	if g.tables[3].apply(p); p.exited {
@@ -497,15 +637,13 @@ n48:
 	f[270] = 0x0
 	f[271] = 0x0
 	f[196] = f[497] & 0xffffffff
-	if j := f[196]; j < uint64(len(g.cells[4])) {
-		f[272] = g.cells[4][j] & 0xffffffff
+	if j := f[196]; j < uint64(len(g.cells[9])) {
+		f[272] = g.cells[9][j] & 0xffffffff
 	}
 	f[197] = f[497] & 0xffffffff
-	if g.calls[29](p); p.exited {
-		return
-	}
-	if j := f[197]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[198] & 0xffffffff
+	f[198] = uint64((int64(f[272]) + int64(f[500]))) & 0xffffffff
+	if j := f[197]; j < uint64(len(g.cells[9])) {
+		g.cells[9][j] = f[198] & 0xffffffff
 	}
 	if t := g.tables[4].apply(p); p.exited {
 		return
@@ -515,8 +653,8 @@ n48:
 	p.adata = nil
 	f[511] = f[455] & 0x7
 	f[199] = f[497] & 0xffffffff
-	if j := f[199]; j < uint64(len(g.cells[5])) {
-		f[273] = g.cells[5][j] & 0xffff
+	if j := f[199]; j < uint64(len(g.cells[10])) {
+		f[273] = g.cells[10][j] & 0xffff
 	}
 	f[273] = (f[273] + 0x1) & 0xffff
 	if f[273] < f[448] {
@@ -526,8 +664,8 @@ n48:
 	f[270] = 0x1
 	f[273] = 0x0
 	f[205] = f[497] & 0xffffffff
-	if j := f[205]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[273] & 0xffff
+	if j := f[205]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[273] & 0xffff
 	}
 n54:
 	if f[270] == 0x0 {
@@ -535,27 +673,25 @@ n54:
 	}
 	p.adata = nil
 	f[200] = f[497] & 0xffffffff
-	if j := f[200]; j < uint64(len(g.cells[6])) {
-		f[274] = g.cells[6][j] & 0xffffffff
+	if j := f[200]; j < uint64(len(g.cells[11])) {
+		f[274] = g.cells[11][j] & 0xffffffff
 	}
 	f[201] = f[497] & 0xffffffff
-	if j := f[201]; j < uint64(len(g.cells[7])) {
-		f[275] = g.cells[7][j] & 0xffffffff
+	if j := f[201]; j < uint64(len(g.cells[12])) {
+		f[275] = g.cells[12][j] & 0xffffffff
 	}
-	if !(g.conds[1](p) != 0) {
+	if !(b2i(uint64(int64(f[272])) > uint64(((int64(f[274])+int64(f[275]))&int64(4294967295)))) != 0) {
 		goto n112
 	}
 	p.adata = nil
-	if g.calls[30](p); p.exited {
-		return
-	}
+	f[307] = uint64((int64(f[272]) - (int64(f[274]) + int64(f[275])))) & 0xffffffff
 	f[202] = f[497] & 0xffffffff
-	if j := f[202]; j < uint64(len(g.cells[8])) {
-		f[276] = g.cells[8][j] & 0xffffffff
+	if j := f[202]; j < uint64(len(g.cells[13])) {
+		f[276] = g.cells[13][j] & 0xffffffff
 	}
 	f[203] = f[497] & 0xffffffff
-	if j := f[203]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[307] & 0xffffffff
+	if j := f[203]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[307] & 0xffffffff
 	}
 	f[277] = f[307] & 0xffffffff
 	f[278] = f[449] & 0xffffffff
@@ -564,42 +700,139 @@ n58:
 		goto n111
 	}
 	p.adata = nil
-	if g.calls[31](p); p.exited {
-		return
-	}
+	f[277] = uint64((int64(f[307]) + shl((int64(f[307])-int64(f[276])), int64(f[450])))) & 0xffffffff
 	f[279] = 0x0
 n60:
 	if f[277] <= f[278] {
 		goto n110
 	}
 	p.adata = nil
-	if g.calls[32](p); p.exited {
-		return
-	}
-	if !(g.conds[2](p) != 0) {
+	f[279] = uint64(shrU(((int64(f[277])-int64(f[278]))&int64(4294967295)), int64(f[451]))) & 0xff
+	if !(b2i(uint64((shrU(((int64(f[277])-int64(f[278]))&int64(4294967295)), int64(f[451]))&int64(4294967295))) > uint64(int64(63))) != 0) {
 		goto n108
 	}
 	p.adata = nil
 	f[279] = 0x3f
 	f[204] = f[497] & 0xffffffff
-	if j := f[204]; j < uint64(len(g.cells[9])) {
-		g.cells[9][j] = f[279] & 0xff
+	if j := f[204]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[279] & 0xff
 	}
 n64:
 	p.adata = nil
-	if g.acts[3].run(p); p.exited {
-		return
+	f[37] = f[269] & 0xffffffff
+	if j := f[37]; j < uint64(len(g.cells[14])) {
+		f[248] = g.cells[14][j] & 0xff
 	}
+	f[38] = f[269] & 0xffffffff
+	if j := f[38]; j < uint64(len(g.cells[2])) {
+		f[249] = g.cells[2][j] & 0xff
+	}
+	f[39] = f[269] & 0xffffffff
+	if j := f[39]; j < uint64(len(g.cells[1])) {
+		f[250] = g.cells[1][j]
+	}
+	if !(f[250] <= f[437]) {
+		goto a64_8
+	}
+	f[249] = 0x0
+a64_8:
+	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
+	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
+	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
+	f[40] = f[269] & 0xffffffff
+	if j := f[40]; j < uint64(len(g.cells[3])) {
+		f[251] = g.cells[3][j]
+	}
+	f[465] = uint64(b2i(f[251] > f[437])) & 0x1
+	if !(f[251] > f[437]) {
+		goto a64_35
+	}
+	f[41] = uint64(shl(int64(f[269]), int64(3))) & 0xffffffff
+	if j := f[41]; j < uint64(len(g.cells[6])) {
+		f[467] = g.cells[6][j] & 0xffffffff
+	}
+	f[42] = uint64(int64(f[269])*8+(1)) & 0xffffffff
+	if j := f[42]; j < uint64(len(g.cells[6])) {
+		f[468] = g.cells[6][j] & 0xffffffff
+	}
+	f[43] = uint64(int64(f[269])*8+(2)) & 0xffffffff
+	if j := f[43]; j < uint64(len(g.cells[6])) {
+		f[469] = g.cells[6][j] & 0xffffffff
+	}
+	f[44] = uint64(int64(f[269])*8+(3)) & 0xffffffff
+	if j := f[44]; j < uint64(len(g.cells[6])) {
+		f[470] = g.cells[6][j] & 0xffffffff
+	}
+	f[45] = uint64(int64(f[269])*8+(4)) & 0xffffffff
+	if j := f[45]; j < uint64(len(g.cells[6])) {
+		f[471] = g.cells[6][j] & 0xffffffff
+	}
+	f[46] = uint64(int64(f[269])*8+(5)) & 0xffffffff
+	if j := f[46]; j < uint64(len(g.cells[6])) {
+		f[472] = g.cells[6][j] & 0xffffffff
+	}
+	f[47] = uint64(int64(f[269])*8+(6)) & 0xffffffff
+	if j := f[47]; j < uint64(len(g.cells[6])) {
+		f[473] = g.cells[6][j] & 0xffffffff
+	}
+	f[48] = uint64(int64(f[269])*8+(7)) & 0xffffffff
+	if j := f[48]; j < uint64(len(g.cells[6])) {
+		f[474] = g.cells[6][j] & 0xffffffff
+	}
+	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
+	f[476] = uint64(b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0))) & 0x1
+	f[477] = uint64(b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0))) & 0x1
+	goto a64_56
+a64_35:
+	f[49] = uint64(shl(int64(f[269]), int64(3))) & 0xffffffff
+	if j := f[49]; j < uint64(len(g.cells[15])) {
+		f[467] = g.cells[15][j] & 0xffffffff
+	}
+	f[50] = uint64(int64(f[269])*8+(1)) & 0xffffffff
+	if j := f[50]; j < uint64(len(g.cells[15])) {
+		f[468] = g.cells[15][j] & 0xffffffff
+	}
+	f[51] = uint64(int64(f[269])*8+(2)) & 0xffffffff
+	if j := f[51]; j < uint64(len(g.cells[15])) {
+		f[469] = g.cells[15][j] & 0xffffffff
+	}
+	f[52] = uint64(int64(f[269])*8+(3)) & 0xffffffff
+	if j := f[52]; j < uint64(len(g.cells[15])) {
+		f[470] = g.cells[15][j] & 0xffffffff
+	}
+	f[53] = uint64(int64(f[269])*8+(4)) & 0xffffffff
+	if j := f[53]; j < uint64(len(g.cells[15])) {
+		f[471] = g.cells[15][j] & 0xffffffff
+	}
+	f[54] = uint64(int64(f[269])*8+(5)) & 0xffffffff
+	if j := f[54]; j < uint64(len(g.cells[15])) {
+		f[472] = g.cells[15][j] & 0xffffffff
+	}
+	f[55] = uint64(int64(f[269])*8+(6)) & 0xffffffff
+	if j := f[55]; j < uint64(len(g.cells[15])) {
+		f[473] = g.cells[15][j] & 0xffffffff
+	}
+	f[56] = uint64(int64(f[269])*8+(7)) & 0xffffffff
+	if j := f[56]; j < uint64(len(g.cells[15])) {
+		f[474] = g.cells[15][j] & 0xffffffff
+	}
+	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
+	f[477] = uint64(b2i(b2i(b2i(f[248] != 0x0 || f[249] != 0x0) != 0 && b2i(uint64(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255))) >= uint64(int64(f[452]))) != 0) != 0 && b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0)) != 0)) & 0x1
+	f[476] = 0x0
+	if !(b2i(b2i(b2i(f[248] != 0x0 || f[249] != 0x0) != 0 && b2i(uint64(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255))) >= uint64(int64(f[452]))) != 0) != 0 && b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0)) != 0) != 0) {
+		goto a64_56
+	}
+	f[476] = uint64(b2i(b2i(uint64(((((((((b2i(f[467] != 0x0)+b2i(f[468] != 0x0 && f[468] != f[467]))+b2i(f[469] != 0x0 && f[469] != f[467] && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[467] && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[467] && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[467] && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[467] && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[467] && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))*((((((((b2i(f[467] != 0x0)+b2i(f[468] != 0x0 && f[468] != f[467]))+b2i(f[469] != 0x0 && f[469] != f[467] && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[467] && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[467] && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[467] && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[467] && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[467] && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[467] != 0x0)+b2i(f[468] != 0x0)+b2i(f[469] != 0x0)+b2i(f[470] != 0x0)+b2i(f[471] != 0x0)+b2i(f[472] != 0x0)+b2i(f[473] != 0x0)+b2i(f[474] != 0x0))-(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))), int64(1))&int64(255)))) != 0)) & 0x1
+a64_56:
+	;
 	p.adata = nil
-	if g.calls[33](p); p.exited {
-		return
-	}
+	f[271] = uint64(b2i(f[477] != 0x0)) & 0x1
 	if f[476] == 0x0 {
 		goto n68
 	}
 	p.adata = nil
 	f[206] = f[497] & 0xffffffff
-	if g.calls[34](p); p.exited {
+	if g.calls[19](p); p.exited {
 		return
 	}
 n68:
@@ -608,53 +841,49 @@ n68:
 	}
 	p.adata = nil
 	f[60] = f[269] & 0xffffffff
-	if j := f[60]; j < uint64(len(g.cells[10])) {
-		f[254] = g.cells[10][j] & 0xff
+	if j := f[60]; j < uint64(len(g.cells[16])) {
+		f[254] = g.cells[16][j] & 0xff
 	}
 	f[61] = uint64(int64(f[269])*8+int64(f[254])) & 0xffffffff
-	if j := f[61]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[434] & 0xffffffff
+	if j := f[61]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[434] & 0xffffffff
 	}
 	f[62] = f[269] & 0xffffffff
-	if g.calls[35](p); p.exited {
-		return
+	f[63] = uint64(((int64(f[254]) + 1) & int64(7))) & 0xff
+	if j := f[62]; j < uint64(len(g.cells[16])) {
+		g.cells[16][j] = f[63] & 0xff
 	}
-	if j := f[62]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[63] & 0xff
-	}
-	if g.calls[36](p); p.exited {
-		return
-	}
-	if j := f[64]; j < uint64(len(g.cells[11])) {
-		f[467] = g.cells[11][j] & 0xffffffff
+	f[64] = uint64(shl(int64(f[269]), int64(3))) & 0xffffffff
+	if j := f[64]; j < uint64(len(g.cells[15])) {
+		f[467] = g.cells[15][j] & 0xffffffff
 	}
 	f[65] = uint64(int64(f[269])*8+(1)) & 0xffffffff
-	if j := f[65]; j < uint64(len(g.cells[11])) {
-		f[468] = g.cells[11][j] & 0xffffffff
+	if j := f[65]; j < uint64(len(g.cells[15])) {
+		f[468] = g.cells[15][j] & 0xffffffff
 	}
 	f[66] = uint64(int64(f[269])*8+(2)) & 0xffffffff
-	if j := f[66]; j < uint64(len(g.cells[11])) {
-		f[469] = g.cells[11][j] & 0xffffffff
+	if j := f[66]; j < uint64(len(g.cells[15])) {
+		f[469] = g.cells[15][j] & 0xffffffff
 	}
 	f[67] = uint64(int64(f[269])*8+(3)) & 0xffffffff
-	if j := f[67]; j < uint64(len(g.cells[11])) {
-		f[470] = g.cells[11][j] & 0xffffffff
+	if j := f[67]; j < uint64(len(g.cells[15])) {
+		f[470] = g.cells[15][j] & 0xffffffff
 	}
 	f[68] = uint64(int64(f[269])*8+(4)) & 0xffffffff
-	if j := f[68]; j < uint64(len(g.cells[11])) {
-		f[471] = g.cells[11][j] & 0xffffffff
+	if j := f[68]; j < uint64(len(g.cells[15])) {
+		f[471] = g.cells[15][j] & 0xffffffff
 	}
 	f[69] = uint64(int64(f[269])*8+(5)) & 0xffffffff
-	if j := f[69]; j < uint64(len(g.cells[11])) {
-		f[472] = g.cells[11][j] & 0xffffffff
+	if j := f[69]; j < uint64(len(g.cells[15])) {
+		f[472] = g.cells[15][j] & 0xffffffff
 	}
 	f[70] = uint64(int64(f[269])*8+(6)) & 0xffffffff
-	if j := f[70]; j < uint64(len(g.cells[11])) {
-		f[473] = g.cells[11][j] & 0xffffffff
+	if j := f[70]; j < uint64(len(g.cells[15])) {
+		f[473] = g.cells[15][j] & 0xffffffff
 	}
 	f[71] = uint64(int64(f[269])*8+(7)) & 0xffffffff
-	if j := f[71]; j < uint64(len(g.cells[11])) {
-		f[474] = g.cells[11][j] & 0xffffffff
+	if j := f[71]; j < uint64(len(g.cells[15])) {
+		f[474] = g.cells[15][j] & 0xffffffff
 	}
 	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
 	f[72] = f[269] & 0x1ff
@@ -666,24 +895,37 @@ n68:
 	f[78] = f[472] & 0xffffffff
 	f[79] = f[473] & 0xffffffff
 	f[80] = f[474] & 0xffffffff
-	if g.calls[37](p); p.exited {
+	if g.calls[20](p); p.exited {
 		return
 	}
 n70:
-	if !(g.conds[3](p) != 0) {
+	if !(b2i(b2i(f[270] != 0x0) != 0 && b2i(f[465] == 0x0 || f[466] == 0x0) != 0) != 0) {
 		goto n74
 	}
 	p.adata = nil
 	f[210] = f[497] & 0xffffffff
-	if j := f[210]; j < uint64(len(g.cells[9])) {
-		f[280] = g.cells[9][j] & 0xff
+	if j := f[210]; j < uint64(len(g.cells[14])) {
+		f[280] = g.cells[14][j] & 0xff
 	}
 	if !(f[465] == 0x0 && f[280] != 0x0) {
 		goto n107
 	}
 	p.adata = nil
-	if g.acts[4].run(p); p.exited {
-		return
+	f[57] = f[269] & 0xffffffff
+	if j := f[57]; j < uint64(len(g.cells[4])) {
+		f[252] = g.cells[4][j] & 0xffff
+	}
+	f[253] = uint64((int64(1024) - int64(f[252]))) & 0xffff
+	f[253] = uint64(((int64(1024) - int64(f[252])) - shrU(((((int64(1024)-int64(f[252]))&int64(65535))*int64(f[280]))&int64(4294967295)), int64(7)))) & 0xffff
+	if !(b2i(uint64((((int64(1024)-int64(f[252]))-shrU(((((int64(1024)-int64(f[252]))&int64(65535))*int64(f[280]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
+		goto a73_6
+	}
+	f[253] = 0x40
+a73_6:
+	f[58] = f[269] & 0xffffffff
+	f[59] = uint64((int64(1024) - int64(f[253]))) & 0xffff
+	if j := f[58]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[59] & 0xffff
 	}
 n74:
 	if !(f[465] != 0x0 && f[454] != 0x0) {
@@ -695,47 +937,41 @@ n74:
 	p.adata = nil
 	f[492] = 0x1
 	f[211] = f[497] & 0xffffffff
-	if j := f[211]; j < uint64(len(g.cells[7])) {
-		f[282] = g.cells[7][j] & 0xffffffff
+	if j := f[211]; j < uint64(len(g.cells[12])) {
+		f[282] = g.cells[12][j] & 0xffffffff
 	}
 	f[212] = f[497] & 0xffffffff
-	if g.calls[38](p); p.exited {
-		return
+	f[213] = uint64((int64(f[282]) + int64(f[500]))) & 0xffffffff
+	if j := f[212]; j < uint64(len(g.cells[12])) {
+		g.cells[12][j] = f[213] & 0xffffffff
 	}
-	if j := f[212]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[213] & 0xffffffff
-	}
-	if g.calls[39](p); p.exited {
-		return
-	}
-	if j := f[223]; j < uint64(len(g.cells[12])) {
-		f[493] = g.cells[12][j] & 0xffffffff
+	f[223] = uint64((shl(int64(f[434]&0x3ff), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[223]; j < uint64(len(g.cells[17])) {
+		f[493] = g.cells[17][j] & 0xffffffff
 	}
 	f[224] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[224]; j < uint64(len(g.cells[12])) {
-		f[287] = g.cells[12][j] & 0xffffffff
+	if j := f[224]; j < uint64(len(g.cells[17])) {
+		f[287] = g.cells[17][j] & 0xffffffff
 	}
 	f[225] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
 	f[226] = (f[287] + 0x1) & 0xffffffff
-	if j := f[225]; j < uint64(len(g.cells[12])) {
-		g.cells[12][j] = f[226] & 0xffffffff
+	if j := f[225]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[226] & 0xffffffff
 	}
 	f[227] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[227]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[437]
+	if j := f[227]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[437]
 	}
 	f[487] = f[511] & 0x7
 	f[289] = 0x0
 	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[14])) {
-		f[288] = g.cells[14][j] & 0xffffffff
+	if j := f[232]; j < uint64(len(g.cells[19])) {
+		f[288] = g.cells[19][j] & 0xffffffff
 	}
-	if g.calls[40](p); p.exited {
-		return
-	}
+	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
 	f[233] = f[483] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[288] & 0xffffffff
+	if j := f[233]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[288] & 0xffffffff
 	}
 n77:
 	if !(f[438] != 0x0 && f[288] > f[439]) {
@@ -743,25 +979,25 @@ n77:
 	}
 	p.adata = nil
 	f[230] = f[483] & 0xffffffff
-	if j := f[230]; j < uint64(len(g.cells[15])) {
-		f[290] = g.cells[15][j] & 0x1
+	if j := f[230]; j < uint64(len(g.cells[20])) {
+		f[290] = g.cells[20][j] & 0x1
 	}
 	f[231] = f[483] & 0xffffffff
-	if j := f[231]; j < uint64(len(g.cells[16])) {
-		f[291] = g.cells[16][j]
+	if j := f[231]; j < uint64(len(g.cells[21])) {
+		f[291] = g.cells[21][j]
 	}
-	if !(g.conds[4](p) != 0) {
+	if !(b2i(b2i(f[290] == 0x0) != 0 || b2i(((int64(f[437])-int64(f[291]))&int64(-1)) > (shrU(((int64(f[441])*int64(f[442]))&int64(-1)), int64(1))&int64(-1))) != 0) != 0) {
 		goto n81
 	}
 	p.adata = nil
 	f[289] = 0x1
 	f[228] = f[483] & 0xffffffff
-	if j := f[228]; j < uint64(len(g.cells[15])) {
-		g.cells[15][j] = 0x1
+	if j := f[228]; j < uint64(len(g.cells[20])) {
+		g.cells[20][j] = 0x1
 	}
 	f[229] = f[483] & 0xffffffff
-	if j := f[229]; j < uint64(len(g.cells[16])) {
-		g.cells[16][j] = f[437]
+	if j := f[229]; j < uint64(len(g.cells[21])) {
+		g.cells[21][j] = f[437]
 	}
 n81:
 	if f[289] == 0x0 {
@@ -771,7 +1007,7 @@ n81:
 	f[480] = f[441] & 0xffff
 	f[478] = 0x1
 	f[98] = (f[496] + 0x1) & 0xffffffff
-	if g.calls[41](p); p.exited {
+	if g.calls[21](p); p.exited {
 		return
 	}
 	return
@@ -782,8 +1018,8 @@ n83:
 	p.adata = nil
 	f[292] = 0x0
 	f[237] = f[483] & 0xffffffff
-	if j := f[237]; j < uint64(len(g.cells[17])) {
-		f[293] = g.cells[17][j]
+	if j := f[237]; j < uint64(len(g.cells[22])) {
+		f[293] = g.cells[22][j]
 	}
 	if f[437] < f[293] {
 		goto n87
@@ -791,15 +1027,13 @@ n83:
 	p.adata = nil
 	f[292] = 0x1
 	f[234] = f[483] & 0xffffffff
-	if g.calls[42](p); p.exited {
-		return
-	}
-	if j := f[234]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = f[235]
+	f[235] = uint64((int64(f[437]) + int64(f[444])))
+	if j := f[234]; j < uint64(len(g.cells[22])) {
+		g.cells[22][j] = f[235]
 	}
 	f[236] = f[483] & 0xffffffff
-	if j := f[236]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = 0x1
+	if j := f[236]; j < uint64(len(g.cells[23])) {
+		g.cells[23][j] = 0x1
 	}
 n87:
 	if f[292] == 0x0 {
@@ -813,11 +1047,11 @@ n87:
 	f[479] = f[308] & 0xff
 	f[478] = 0x3
 	f[99] = (f[496] + 0x1) & 0xffffffff
-	if g.calls[43](p); p.exited {
+	if g.calls[22](p); p.exited {
 		return
 	}
 	f[238] = f[483] & 0xffffffff
-	if g.calls[44](p); p.exited {
+	if g.calls[23](p); p.exited {
 		return
 	}
 	return
@@ -827,11 +1061,11 @@ n90:
 	f[479] = f[308] & 0xff
 	f[478] = 0x3
 	f[99] = (f[496] + 0x1) & 0xffffffff
-	if g.calls[45](p); p.exited {
+	if g.calls[24](p); p.exited {
 		return
 	}
 	f[238] = f[483] & 0xffffffff
-	if g.calls[46](p); p.exited {
+	if g.calls[25](p); p.exited {
 		return
 	}
 	return
@@ -842,8 +1076,8 @@ n91:
 	p.adata = nil
 	f[294] = 0x0
 	f[240] = f[483] & 0xffffffff
-	if j := f[240]; j < uint64(len(g.cells[18])) {
-		f[295] = g.cells[18][j] & 0x1
+	if j := f[240]; j < uint64(len(g.cells[23])) {
+		f[295] = g.cells[23][j] & 0x1
 	}
 	if f[295] != 0x1 {
 		goto n95
@@ -851,8 +1085,8 @@ n91:
 	p.adata = nil
 	f[294] = 0x1
 	f[239] = f[483] & 0xffffffff
-	if j := f[239]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = 0x0
+	if j := f[239]; j < uint64(len(g.cells[23])) {
+		g.cells[23][j] = 0x0
 	}
 n95:
 	if f[294] == 0x0 {
@@ -862,47 +1096,43 @@ n95:
 	f[479] = 0x0
 	f[478] = 0x3
 	f[100] = (f[496] + 0x1) & 0xffffffff
-	if g.calls[47](p); p.exited {
+	if g.calls[26](p); p.exited {
 		return
 	}
 	f[241] = f[483] & 0xffffffff
-	if g.calls[48](p); p.exited {
+	if g.calls[27](p); p.exited {
 		return
 	}
 	return
 n97:
 	p.adata = nil
-	if g.calls[49](p); p.exited {
-		return
-	}
-	if j := f[223]; j < uint64(len(g.cells[12])) {
-		f[493] = g.cells[12][j] & 0xffffffff
+	f[223] = uint64((shl(int64(f[434]&0x3ff), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[223]; j < uint64(len(g.cells[17])) {
+		f[493] = g.cells[17][j] & 0xffffffff
 	}
 	f[224] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[224]; j < uint64(len(g.cells[12])) {
-		f[287] = g.cells[12][j] & 0xffffffff
+	if j := f[224]; j < uint64(len(g.cells[17])) {
+		f[287] = g.cells[17][j] & 0xffffffff
 	}
 	f[225] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
 	f[226] = (f[287] + 0x1) & 0xffffffff
-	if j := f[225]; j < uint64(len(g.cells[12])) {
-		g.cells[12][j] = f[226] & 0xffffffff
+	if j := f[225]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[226] & 0xffffffff
 	}
 	f[227] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[227]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[437]
+	if j := f[227]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[437]
 	}
 	f[487] = f[511] & 0x7
 	f[289] = 0x0
 	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[14])) {
-		f[288] = g.cells[14][j] & 0xffffffff
+	if j := f[232]; j < uint64(len(g.cells[19])) {
+		f[288] = g.cells[19][j] & 0xffffffff
 	}
-	if g.calls[50](p); p.exited {
-		return
-	}
+	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
 	f[233] = f[483] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[288] & 0xffffffff
+	if j := f[233]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[288] & 0xffffffff
 	}
 	goto n77
 n98:
@@ -911,46 +1141,40 @@ n98:
 	}
 	p.adata = nil
 	f[222] = f[497] & 0xffffffff
-	if j := f[222]; j < uint64(len(g.cells[19])) {
-		f[283] = g.cells[19][j] & 0xffff
+	if j := f[222]; j < uint64(len(g.cells[4])) {
+		f[283] = g.cells[4][j] & 0xffff
 	}
 	f[217] = f[497] & 0xffffffff
-	if j := f[217]; j < uint64(len(g.cells[20])) {
-		f[284] = g.cells[20][j] & 0xffffffff
+	if j := f[217]; j < uint64(len(g.cells[24])) {
+		f[284] = g.cells[24][j] & 0xffffffff
 	}
 	f[218] = f[497] & 0xffffffff
-	if j := f[218]; j < uint64(len(g.cells[21])) {
-		f[285] = g.cells[21][j] & 0xffffffff
+	if j := f[218]; j < uint64(len(g.cells[25])) {
+		f[285] = g.cells[25][j] & 0xffffffff
 	}
 	f[219] = f[497] & 0xffffffff
-	if j := f[219]; j < uint64(len(g.cells[6])) {
-		f[286] = g.cells[6][j] & 0xffffffff
+	if j := f[219]; j < uint64(len(g.cells[11])) {
+		f[286] = g.cells[11][j] & 0xffffffff
 	}
-	if g.calls[51](p); p.exited {
-		return
-	}
+	f[284] = uint64((int64(f[284]) + int64(f[500]))) & 0xffffffff
 	if f[476] == 0x0 {
 		goto n104
 	}
 	p.adata = nil
-	if g.calls[52](p); p.exited {
-		return
-	}
-	if !(g.conds[5](p) != 0) {
+	f[285] = uint64((int64(f[285]) + int64(f[500]))) & 0xffffffff
+	if !(b2i(b2i(uint64(int64(f[285])) > uint64(((int64(f[453])-shrU(((int64(f[453])*int64(f[283]))&int64(-1)), int64(10)))&int64(4294967295)))) != 0 || b2i(f[286] != 0x0) != 0) != 0) {
 		goto n104
 	}
 	p.adata = nil
 	f[485] = 0x1
 	f[511] = f[456] & 0x7
 	f[214] = f[497] & 0xffffffff
-	if g.calls[53](p); p.exited {
-		return
-	}
-	if j := f[214]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[215] & 0xffffffff
+	f[215] = uint64((int64(f[286]) + int64(f[500]))) & 0xffffffff
+	if j := f[214]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[215] & 0xffffffff
 	}
 	f[216] = f[497] & 0xffffffff
-	if g.calls[54](p); p.exited {
+	if g.calls[28](p); p.exited {
 		return
 	}
 n104:
@@ -961,138 +1185,126 @@ n104:
 	f[284] = 0x0
 	f[285] = 0x0
 	f[220] = f[497] & 0xffffffff
-	if j := f[220]; j < uint64(len(g.cells[20])) {
-		g.cells[20][j] = f[284] & 0xffffffff
+	if j := f[220]; j < uint64(len(g.cells[24])) {
+		g.cells[24][j] = f[284] & 0xffffffff
 	}
 	f[221] = f[497] & 0xffffffff
-	if j := f[221]; j < uint64(len(g.cells[21])) {
-		g.cells[21][j] = f[285] & 0xffffffff
+	if j := f[221]; j < uint64(len(g.cells[25])) {
+		g.cells[25][j] = f[285] & 0xffffffff
 	}
-	if g.calls[55](p); p.exited {
-		return
-	}
-	if j := f[223]; j < uint64(len(g.cells[12])) {
-		f[493] = g.cells[12][j] & 0xffffffff
+	f[223] = uint64((shl(int64(f[434]&0x3ff), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[223]; j < uint64(len(g.cells[17])) {
+		f[493] = g.cells[17][j] & 0xffffffff
 	}
 	f[224] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[224]; j < uint64(len(g.cells[12])) {
-		f[287] = g.cells[12][j] & 0xffffffff
+	if j := f[224]; j < uint64(len(g.cells[17])) {
+		f[287] = g.cells[17][j] & 0xffffffff
 	}
 	f[225] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
 	f[226] = (f[287] + 0x1) & 0xffffffff
-	if j := f[225]; j < uint64(len(g.cells[12])) {
-		g.cells[12][j] = f[226] & 0xffffffff
+	if j := f[225]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[226] & 0xffffffff
 	}
 	f[227] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[227]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[437]
+	if j := f[227]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[437]
 	}
 	f[487] = f[511] & 0x7
 	f[289] = 0x0
 	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[14])) {
-		f[288] = g.cells[14][j] & 0xffffffff
+	if j := f[232]; j < uint64(len(g.cells[19])) {
+		f[288] = g.cells[19][j] & 0xffffffff
 	}
-	if g.calls[56](p); p.exited {
-		return
-	}
+	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
 	f[233] = f[483] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[288] & 0xffffffff
+	if j := f[233]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[288] & 0xffffffff
 	}
 	goto n77
 n106:
 	p.adata = nil
 	f[220] = f[497] & 0xffffffff
-	if j := f[220]; j < uint64(len(g.cells[20])) {
-		g.cells[20][j] = f[284] & 0xffffffff
+	if j := f[220]; j < uint64(len(g.cells[24])) {
+		g.cells[24][j] = f[284] & 0xffffffff
 	}
 	f[221] = f[497] & 0xffffffff
-	if j := f[221]; j < uint64(len(g.cells[21])) {
-		g.cells[21][j] = f[285] & 0xffffffff
+	if j := f[221]; j < uint64(len(g.cells[25])) {
+		g.cells[25][j] = f[285] & 0xffffffff
 	}
-	if g.calls[57](p); p.exited {
-		return
-	}
-	if j := f[223]; j < uint64(len(g.cells[12])) {
-		f[493] = g.cells[12][j] & 0xffffffff
+	f[223] = uint64((shl(int64(f[434]&0x3ff), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[223]; j < uint64(len(g.cells[17])) {
+		f[493] = g.cells[17][j] & 0xffffffff
 	}
 	f[224] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[224]; j < uint64(len(g.cells[12])) {
-		f[287] = g.cells[12][j] & 0xffffffff
+	if j := f[224]; j < uint64(len(g.cells[17])) {
+		f[287] = g.cells[17][j] & 0xffffffff
 	}
 	f[225] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
 	f[226] = (f[287] + 0x1) & 0xffffffff
-	if j := f[225]; j < uint64(len(g.cells[12])) {
-		g.cells[12][j] = f[226] & 0xffffffff
+	if j := f[225]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[226] & 0xffffffff
 	}
 	f[227] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[227]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[437]
+	if j := f[227]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[437]
 	}
 	f[487] = f[511] & 0x7
 	f[289] = 0x0
 	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[14])) {
-		f[288] = g.cells[14][j] & 0xffffffff
+	if j := f[232]; j < uint64(len(g.cells[19])) {
+		f[288] = g.cells[19][j] & 0xffffffff
 	}
-	if g.calls[58](p); p.exited {
-		return
-	}
+	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
 	f[233] = f[483] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[288] & 0xffffffff
+	if j := f[233]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[288] & 0xffffffff
 	}
 	goto n77
 n107:
 	p.adata = nil
 	f[207] = f[497] & 0xffffffff
-	if j := f[207]; j < uint64(len(g.cells[19])) {
-		f[281] = g.cells[19][j] & 0xffff
+	if j := f[207]; j < uint64(len(g.cells[4])) {
+		f[281] = g.cells[4][j] & 0xffff
 	}
 	f[208] = f[497] & 0xffffffff
-	if g.calls[59](p); p.exited {
-		return
-	}
-	if j := f[208]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[209] & 0xffff
+	f[209] = uint64(shrU(int64(f[281]), int64(1))) & 0xffff
+	if j := f[208]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[209] & 0xffff
 	}
 	goto n74
 n108:
-	if !(g.conds[6](p) != 0) {
+	if !(b2i((shrU(((int64(f[277])-int64(f[278]))&int64(4294967295)), int64(f[451]))&int64(4294967295)) == int64(0)) != 0) {
 		goto n110
 	}
 	p.adata = nil
 	f[279] = 0x1
 	f[204] = f[497] & 0xffffffff
-	if j := f[204]; j < uint64(len(g.cells[9])) {
-		g.cells[9][j] = f[279] & 0xff
+	if j := f[204]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[279] & 0xff
 	}
 	goto n64
 n110:
 	p.adata = nil
 	f[204] = f[497] & 0xffffffff
-	if j := f[204]; j < uint64(len(g.cells[9])) {
-		g.cells[9][j] = f[279] & 0xff
+	if j := f[204]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[279] & 0xff
 	}
 	goto n64
 n111:
 	p.adata = nil
-	if g.calls[60](p); p.exited {
-		return
-	}
+	f[278] = uint64((int64(f[449]) + shl((int64(f[276])-int64(f[307])), int64(f[450])))) & 0xffffffff
 	f[279] = 0x0
 	goto n60
 n112:
 	p.adata = nil
 	f[307] = 0x0
 	f[202] = f[497] & 0xffffffff
-	if j := f[202]; j < uint64(len(g.cells[8])) {
-		f[276] = g.cells[8][j] & 0xffffffff
+	if j := f[202]; j < uint64(len(g.cells[13])) {
+		f[276] = g.cells[13][j] & 0xffffffff
 	}
 	f[203] = f[497] & 0xffffffff
-	if j := f[203]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[307] & 0xffffffff
+	if j := f[203]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[307] & 0xffffffff
 	}
 	f[277] = f[307] & 0xffffffff
 	f[278] = f[449] & 0xffffffff
@@ -1100,8 +1312,8 @@ n112:
 n113:
 	p.adata = nil
 	f[205] = f[497] & 0xffffffff
-	if j := f[205]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[273] & 0xffff
+	if j := f[205]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[273] & 0xffff
 	}
 	goto n54
 n114:
@@ -1109,22 +1321,20 @@ n114:
 	f[487] = f[511] & 0x7
 	f[289] = 0x0
 	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[14])) {
-		f[288] = g.cells[14][j] & 0xffffffff
+	if j := f[232]; j < uint64(len(g.cells[19])) {
+		f[288] = g.cells[19][j] & 0xffffffff
 	}
-	if g.calls[61](p); p.exited {
-		return
-	}
+	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
 	f[233] = f[483] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[288] & 0xffffffff
+	if j := f[233]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[288] & 0xffffffff
 	}
 	goto n77
 n115:
 	p.adata = nil
 	f[195] = f[434] & 0x3ff
-	if j := f[195]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[437]
+	if j := f[195]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[437]
 	}
 	goto n47
 n116:
@@ -1149,9 +1359,112 @@ n121:
 	f[266] = f[462] & 0x1ff
 n123:
 	p.adata = nil
-	if g.acts[5].run(p); p.exited {
-		return
+	f[17] = f[266] & 0xffffffff
+	if j := f[17]; j < uint64(len(g.cells[14])) {
+		f[248] = g.cells[14][j] & 0xff
 	}
+	f[18] = f[266] & 0xffffffff
+	if j := f[18]; j < uint64(len(g.cells[2])) {
+		f[249] = g.cells[2][j] & 0xff
+	}
+	f[19] = f[266] & 0xffffffff
+	if j := f[19]; j < uint64(len(g.cells[1])) {
+		f[250] = g.cells[1][j]
+	}
+	if !(f[250] <= f[437]) {
+		goto a123_8
+	}
+	f[249] = 0x0
+a123_8:
+	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
+	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
+	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
+	f[20] = f[266] & 0xffffffff
+	if j := f[20]; j < uint64(len(g.cells[3])) {
+		f[251] = g.cells[3][j]
+	}
+	f[465] = uint64(b2i(f[251] > f[437])) & 0x1
+	if !(f[251] > f[437]) {
+		goto a123_35
+	}
+	f[21] = uint64(shl(int64(f[266]), int64(3))) & 0xffffffff
+	if j := f[21]; j < uint64(len(g.cells[6])) {
+		f[467] = g.cells[6][j] & 0xffffffff
+	}
+	f[22] = uint64(int64(f[266])*8+(1)) & 0xffffffff
+	if j := f[22]; j < uint64(len(g.cells[6])) {
+		f[468] = g.cells[6][j] & 0xffffffff
+	}
+	f[23] = uint64(int64(f[266])*8+(2)) & 0xffffffff
+	if j := f[23]; j < uint64(len(g.cells[6])) {
+		f[469] = g.cells[6][j] & 0xffffffff
+	}
+	f[24] = uint64(int64(f[266])*8+(3)) & 0xffffffff
+	if j := f[24]; j < uint64(len(g.cells[6])) {
+		f[470] = g.cells[6][j] & 0xffffffff
+	}
+	f[25] = uint64(int64(f[266])*8+(4)) & 0xffffffff
+	if j := f[25]; j < uint64(len(g.cells[6])) {
+		f[471] = g.cells[6][j] & 0xffffffff
+	}
+	f[26] = uint64(int64(f[266])*8+(5)) & 0xffffffff
+	if j := f[26]; j < uint64(len(g.cells[6])) {
+		f[472] = g.cells[6][j] & 0xffffffff
+	}
+	f[27] = uint64(int64(f[266])*8+(6)) & 0xffffffff
+	if j := f[27]; j < uint64(len(g.cells[6])) {
+		f[473] = g.cells[6][j] & 0xffffffff
+	}
+	f[28] = uint64(int64(f[266])*8+(7)) & 0xffffffff
+	if j := f[28]; j < uint64(len(g.cells[6])) {
+		f[474] = g.cells[6][j] & 0xffffffff
+	}
+	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
+	f[476] = uint64(b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0))) & 0x1
+	f[477] = uint64(b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0))) & 0x1
+	goto a123_56
+a123_35:
+	f[29] = uint64(shl(int64(f[266]), int64(3))) & 0xffffffff
+	if j := f[29]; j < uint64(len(g.cells[15])) {
+		f[467] = g.cells[15][j] & 0xffffffff
+	}
+	f[30] = uint64(int64(f[266])*8+(1)) & 0xffffffff
+	if j := f[30]; j < uint64(len(g.cells[15])) {
+		f[468] = g.cells[15][j] & 0xffffffff
+	}
+	f[31] = uint64(int64(f[266])*8+(2)) & 0xffffffff
+	if j := f[31]; j < uint64(len(g.cells[15])) {
+		f[469] = g.cells[15][j] & 0xffffffff
+	}
+	f[32] = uint64(int64(f[266])*8+(3)) & 0xffffffff
+	if j := f[32]; j < uint64(len(g.cells[15])) {
+		f[470] = g.cells[15][j] & 0xffffffff
+	}
+	f[33] = uint64(int64(f[266])*8+(4)) & 0xffffffff
+	if j := f[33]; j < uint64(len(g.cells[15])) {
+		f[471] = g.cells[15][j] & 0xffffffff
+	}
+	f[34] = uint64(int64(f[266])*8+(5)) & 0xffffffff
+	if j := f[34]; j < uint64(len(g.cells[15])) {
+		f[472] = g.cells[15][j] & 0xffffffff
+	}
+	f[35] = uint64(int64(f[266])*8+(6)) & 0xffffffff
+	if j := f[35]; j < uint64(len(g.cells[15])) {
+		f[473] = g.cells[15][j] & 0xffffffff
+	}
+	f[36] = uint64(int64(f[266])*8+(7)) & 0xffffffff
+	if j := f[36]; j < uint64(len(g.cells[15])) {
+		f[474] = g.cells[15][j] & 0xffffffff
+	}
+	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
+	f[477] = uint64(b2i(b2i(b2i(f[248] != 0x0 || f[249] != 0x0) != 0 && b2i(uint64(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0)) != 0)) & 0x1
+	f[476] = 0x0
+	if !(b2i(b2i(b2i(f[248] != 0x0 || f[249] != 0x0) != 0 && b2i(uint64(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0)) != 0) != 0) {
+		goto a123_56
+	}
+	f[476] = uint64(b2i(b2i(uint64(((((((((b2i(f[467] != 0x0)+b2i(f[468] != 0x0 && f[468] != f[467]))+b2i(f[469] != 0x0 && f[469] != f[467] && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[467] && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[467] && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[467] && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[467] && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[467] && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))*((((((((b2i(f[467] != 0x0)+b2i(f[468] != 0x0 && f[468] != f[467]))+b2i(f[469] != 0x0 && f[469] != f[467] && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[467] && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[467] && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[467] && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[467] && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[467] && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[467] != 0x0)+b2i(f[468] != 0x0)+b2i(f[469] != 0x0)+b2i(f[470] != 0x0)+b2i(f[471] != 0x0)+b2i(f[472] != 0x0)+b2i(f[473] != 0x0)+b2i(f[474] != 0x0))-(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))), int64(1))&int64(255)))) != 0)) & 0x1
+a123_56:
+	;
 	p.adata = nil
 	f[265] = 0x0
 	if !(f[463] != 0x0 && f[476] == 0x0) {
@@ -1161,9 +1474,26 @@ n123:
 	f[267] = f[464] & 0xff
 	f[268] = f[433] & 0xffff
 	p.adata = nil
-	if g.acts[6].run(p); p.exited {
-		return
+	f[5] = f[459] & 0xffffffff
+	if j := f[5]; j < uint64(len(g.cells[14])) {
+		f[248] = g.cells[14][j] & 0xff
 	}
+	f[6] = f[459] & 0xffffffff
+	if j := f[6]; j < uint64(len(g.cells[2])) {
+		f[249] = g.cells[2][j] & 0xff
+	}
+	f[7] = f[459] & 0xffffffff
+	if j := f[7]; j < uint64(len(g.cells[1])) {
+		f[250] = g.cells[1][j]
+	}
+	if !(f[250] <= f[437]) {
+		goto a127_8
+	}
+	f[249] = 0x0
+a127_8:
+	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
+	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
+	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
 	if f[464] >= f[267] {
 		goto n130
 	}
@@ -1175,9 +1505,26 @@ n130:
 		goto n134
 	}
 	p.adata = nil
-	if g.acts[7].run(p); p.exited {
-		return
+	f[8] = f[460] & 0xffffffff
+	if j := f[8]; j < uint64(len(g.cells[14])) {
+		f[248] = g.cells[14][j] & 0xff
 	}
+	f[9] = f[460] & 0xffffffff
+	if j := f[9]; j < uint64(len(g.cells[2])) {
+		f[249] = g.cells[2][j] & 0xff
+	}
+	f[10] = f[460] & 0xffffffff
+	if j := f[10]; j < uint64(len(g.cells[1])) {
+		f[250] = g.cells[1][j]
+	}
+	if !(f[250] <= f[437]) {
+		goto a131_8
+	}
+	f[249] = 0x0
+a131_8:
+	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
+	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
+	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
 	if f[464] >= f[267] {
 		goto n134
 	}
@@ -1189,9 +1536,26 @@ n134:
 		goto n138
 	}
 	p.adata = nil
-	if g.acts[8].run(p); p.exited {
-		return
+	f[11] = f[461] & 0xffffffff
+	if j := f[11]; j < uint64(len(g.cells[14])) {
+		f[248] = g.cells[14][j] & 0xff
 	}
+	f[12] = f[461] & 0xffffffff
+	if j := f[12]; j < uint64(len(g.cells[2])) {
+		f[249] = g.cells[2][j] & 0xff
+	}
+	f[13] = f[461] & 0xffffffff
+	if j := f[13]; j < uint64(len(g.cells[1])) {
+		f[250] = g.cells[1][j]
+	}
+	if !(f[250] <= f[437]) {
+		goto a135_8
+	}
+	f[249] = 0x0
+a135_8:
+	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
+	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
+	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
 	if f[464] >= f[267] {
 		goto n138
 	}
@@ -1203,9 +1567,26 @@ n138:
 		goto n142
 	}
 	p.adata = nil
-	if g.acts[9].run(p); p.exited {
-		return
+	f[14] = f[462] & 0xffffffff
+	if j := f[14]; j < uint64(len(g.cells[14])) {
+		f[248] = g.cells[14][j] & 0xff
 	}
+	f[15] = f[462] & 0xffffffff
+	if j := f[15]; j < uint64(len(g.cells[2])) {
+		f[249] = g.cells[2][j] & 0xff
+	}
+	f[16] = f[462] & 0xffffffff
+	if j := f[16]; j < uint64(len(g.cells[1])) {
+		f[250] = g.cells[1][j]
+	}
+	if !(f[250] <= f[437]) {
+		goto a139_8
+	}
+	f[249] = 0x0
+a139_8:
+	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
+	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
+	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
 	if f[464] >= f[267] {
 		goto n142
 	}
@@ -1219,27 +1600,27 @@ n142:
 	f[433] = f[268] & 0xffff
 	f[265] = (f[268] + 0x1) & 0xff
 	f[191] = f[496] & 0xffffffff
-	if g.calls[62](p); p.exited {
+	if g.calls[29](p); p.exited {
 		return
 	}
 	f[192] = f[434] & 0x3ff
-	if j := f[192]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[265] & 0xff
+	if j := f[192]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[265] & 0xff
 	}
 	f[195] = f[434] & 0x3ff
-	if j := f[195]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[437]
+	if j := f[195]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[437]
 	}
 	goto n47
 n144:
 	p.adata = nil
 	f[192] = f[434] & 0x3ff
-	if j := f[192]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[265] & 0xff
+	if j := f[192]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[265] & 0xff
 	}
 	f[195] = f[434] & 0x3ff
-	if j := f[195]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[437]
+	if j := f[195]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[437]
 	}
 	goto n47
 n145:
@@ -1253,7 +1634,7 @@ n146:
 n147:
 	p.adata = nil
 	f[242] = f[496] & 0xffffffff
-	if g.calls[63](p); p.exited {
+	if g.calls[30](p); p.exited {
 		return
 	}
 	return
@@ -1264,19 +1645,19 @@ n148:
 	f[245] = f[435] & 0xffff
 	f[246] = f[436] & 0xffff
 	f[247] = f[541] & 0xff
-	if g.calls[64](p); p.exited {
+	if g.calls[31](p); p.exited {
 		return
 	}
 	f[486] = f[434] & 0x3ff
 	goto n36
 }
 
-// control7d946c9d0d83 is egress of ../p4/build/rcm.json.
-func control7d946c9d0d83(p *packet, g *genState) {
+// control7dd5bd4fd8e0 is egress of ../p4/build/rcm.json.
+func control7dd5bd4fd8e0(p *packet, g *genState) {
 	f := p.f
-	_ = f[535]
+	_ = f[566]
 	valid := p.valid
-	_ = valid[5]
+	_ = valid[6]
 	p.adata = nil
 	f[427] = 0x0
 	f[371] = 0x0
@@ -1292,12 +1673,102 @@ func control7d946c9d0d83(p *packet, g *genState) {
 		goto n5
 	}
 	p.adata = nil
-	if g.acts[0].run(p); p.exited {
+	f[513] = 0x180c2000001
+	f[514] = f[482] & 0xffffffffffff
+	f[515] = 0x8808
+	if g.calls[0](p); p.exited {
+		return
+	}
+	f[516] = 0x101
+	f[517] = 0x0
+	f[518] = uint64(shl(int64(1), int64(f[481]))) & 0xff
+	if !(f[481] == 0x0) {
+		goto a3_10
+	}
+	f[409] = f[480] & 0xffff
+	goto a3_11
+a3_10:
+	f[409] = 0x0
+a3_11:
+	f[519] = f[409] & 0xffff
+	if !(f[481] == 0x1) {
+		goto a3_15
+	}
+	f[410] = f[480] & 0xffff
+	goto a3_16
+a3_15:
+	f[410] = 0x0
+a3_16:
+	f[520] = f[410] & 0xffff
+	if !(f[481] == 0x2) {
+		goto a3_20
+	}
+	f[411] = f[480] & 0xffff
+	goto a3_21
+a3_20:
+	f[411] = 0x0
+a3_21:
+	f[521] = f[411] & 0xffff
+	if !(f[481] == 0x3) {
+		goto a3_25
+	}
+	f[412] = f[480] & 0xffff
+	goto a3_26
+a3_25:
+	f[412] = 0x0
+a3_26:
+	f[522] = f[412] & 0xffff
+	if !(f[481] == 0x4) {
+		goto a3_30
+	}
+	f[413] = f[480] & 0xffff
+	goto a3_31
+a3_30:
+	f[413] = 0x0
+a3_31:
+	f[523] = f[413] & 0xffff
+	if !(f[481] == 0x5) {
+		goto a3_35
+	}
+	f[414] = f[480] & 0xffff
+	goto a3_36
+a3_35:
+	f[414] = 0x0
+a3_36:
+	f[524] = f[414] & 0xffff
+	if !(f[481] == 0x6) {
+		goto a3_40
+	}
+	f[415] = f[480] & 0xffff
+	goto a3_41
+a3_40:
+	f[415] = 0x0
+a3_41:
+	f[525] = f[415] & 0xffff
+	if !(f[481] == 0x7) {
+		goto a3_45
+	}
+	f[416] = f[480] & 0xffff
+	goto a3_46
+a3_45:
+	f[416] = 0x0
+a3_46:
+	f[526] = f[416] & 0xffff
+	if g.calls[1](p); p.exited {
+		return
+	}
+	if g.calls[2](p); p.exited {
+		return
+	}
+	if g.calls[3](p); p.exited {
+		return
+	}
+	if g.calls[4](p); p.exited {
 		return
 	}
 	p.adata = nil
 	f[309] = f[498] & 0xffffffff
-	if g.calls[0](p); p.exited {
+	if g.calls[5](p); p.exited {
 		return
 	}
 	return
@@ -1306,12 +1777,102 @@ n5:
 		goto n8
 	}
 	p.adata = nil
-	if g.acts[1].run(p); p.exited {
+	f[513] = 0x180c2000001
+	f[514] = f[482] & 0xffffffffffff
+	f[515] = 0x8808
+	if g.calls[6](p); p.exited {
+		return
+	}
+	f[516] = 0x101
+	f[517] = 0x0
+	f[518] = uint64(shl(int64(1), int64(f[481]))) & 0xff
+	if !(f[481] == 0x0) {
+		goto a6_10
+	}
+	f[409] = 0x0
+	goto a6_11
+a6_10:
+	f[409] = 0x0
+a6_11:
+	f[519] = f[409] & 0xffff
+	if !(f[481] == 0x1) {
+		goto a6_15
+	}
+	f[410] = 0x0
+	goto a6_16
+a6_15:
+	f[410] = 0x0
+a6_16:
+	f[520] = f[410] & 0xffff
+	if !(f[481] == 0x2) {
+		goto a6_20
+	}
+	f[411] = 0x0
+	goto a6_21
+a6_20:
+	f[411] = 0x0
+a6_21:
+	f[521] = f[411] & 0xffff
+	if !(f[481] == 0x3) {
+		goto a6_25
+	}
+	f[412] = 0x0
+	goto a6_26
+a6_25:
+	f[412] = 0x0
+a6_26:
+	f[522] = f[412] & 0xffff
+	if !(f[481] == 0x4) {
+		goto a6_30
+	}
+	f[413] = 0x0
+	goto a6_31
+a6_30:
+	f[413] = 0x0
+a6_31:
+	f[523] = f[413] & 0xffff
+	if !(f[481] == 0x5) {
+		goto a6_35
+	}
+	f[414] = 0x0
+	goto a6_36
+a6_35:
+	f[414] = 0x0
+a6_36:
+	f[524] = f[414] & 0xffff
+	if !(f[481] == 0x6) {
+		goto a6_40
+	}
+	f[415] = 0x0
+	goto a6_41
+a6_40:
+	f[415] = 0x0
+a6_41:
+	f[525] = f[415] & 0xffff
+	if !(f[481] == 0x7) {
+		goto a6_45
+	}
+	f[416] = 0x0
+	goto a6_46
+a6_45:
+	f[416] = 0x0
+a6_46:
+	f[526] = f[416] & 0xffff
+	if g.calls[7](p); p.exited {
+		return
+	}
+	if g.calls[8](p); p.exited {
+		return
+	}
+	if g.calls[9](p); p.exited {
+		return
+	}
+	if g.calls[10](p); p.exited {
 		return
 	}
 	p.adata = nil
 	f[310] = f[498] & 0xffffffff
-	if g.calls[1](p); p.exited {
+	if g.calls[11](p); p.exited {
 		return
 	}
 	return
@@ -1320,13 +1881,57 @@ n8:
 		goto n10
 	}
 	p.adata = nil
-	if g.acts[2].run(p); p.exited {
+	if g.calls[12](p); p.exited {
+		return
+	}
+	f[527] = 0x1
+	f[528] = 0x0
+	f[529] = f[479] & 0xff
+	f[530] = 0x1
+	f[531] = 0x0
+	if g.calls[13](p); p.exited {
+		return
+	}
+	f[562] = f[543] & 0xffffffff
+	f[563] = f[544] & 0xffffffff
+	if !(valid[6]) {
+		goto a9_12
+	}
+	f[417] = f[545] & 0xffff
+	goto a9_13
+a9_12:
+	f[417] = 0x0
+a9_13:
+	f[564] = f[417] & 0xffff
+	if !(valid[6]) {
+		goto a9_17
+	}
+	f[418] = f[546] & 0xffff
+	goto a9_18
+a9_17:
+	f[418] = 0x0
+a9_18:
+	f[565] = f[418] & 0xffff
+	f[566] = f[541] & 0xff
+	f[513] = f[514] & 0xffffffffffff
+	f[514] = f[482] & 0xffffffffffff
+	f[515] = 0x88b5
+	if g.calls[14](p); p.exited {
+		return
+	}
+	if g.calls[15](p); p.exited {
+		return
+	}
+	if g.calls[16](p); p.exited {
+		return
+	}
+	if g.calls[17](p); p.exited {
 		return
 	}
 	return
 n10:
 	p.adata = nil
-	if g.calls[2](p); p.exited {
+	if g.calls[18](p); p.exited {
 		return
 	}
 	return
@@ -1352,14 +1957,12 @@ n11:
 	if f[488] == 0x0 {
 		goto n131
 	}
-	if !(g.conds[0](p) != 0) {
+	if !(b2i(uint64(((int64(f[506])*int64(1000))&int64(-1))) < uint64(int64(f[377]))) != 0) {
 		goto n124
 	}
 	p.adata = nil
 	f[378] = 0x1
-	if g.calls[3](p); p.exited {
-		return
-	}
+	f[381] = uint64((int64(f[506]) * int64(1000)))
 	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
 	if j := f[314]; j < uint64(len(g.cells[1])) {
 		g.cells[1][j] = f[379] & 0xffffffff
@@ -1376,14 +1979,12 @@ n15:
 	if f[378] == 0x0 {
 		goto n21
 	}
-	if !(g.conds[1](p) != 0) {
+	if !(b2i(b2i(uint64(((int64(f[506])*int64(1000))&int64(-1))) < uint64(int64(f[377]))) != 0 && b2i(f[485] == 0x0) != 0) != 0) {
 		goto n18
 	}
 	p.adata = nil
 	f[318] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)+(1)) & 0xffffffff
-	if g.calls[4](p); p.exited {
-		return
-	}
+	f[319] = uint64((int64(f[506]) * int64(1000)))
 	if j := f[318]; j < uint64(len(g.cells[3])) {
 		g.cells[3][j] = f[319]
 	}
@@ -1393,18 +1994,16 @@ n18:
 	}
 	p.adata = nil
 	f[320] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if g.calls[5](p); p.exited {
-		return
-	}
+	f[321] = uint64((int64(f[506]) * int64(1000)))
 	if j := f[320]; j < uint64(len(g.cells[4])) {
 		g.cells[4][j] = f[321]
 	}
 	f[484] = f[498] & 0x1ff
 	f[322] = f[498] & 0xffffffff
-	if g.calls[6](p); p.exited {
+	if g.calls[19](p); p.exited {
 		return
 	}
-	if g.calls[7](p); p.exited {
+	if g.calls[20](p); p.exited {
 		return
 	}
 	return
@@ -1412,10 +2011,10 @@ n20:
 	p.adata = nil
 	f[484] = f[498] & 0x1ff
 	f[322] = f[498] & 0xffffffff
-	if g.calls[8](p); p.exited {
+	if g.calls[21](p); p.exited {
 		return
 	}
-	if g.calls[9](p); p.exited {
+	if g.calls[22](p); p.exited {
 		return
 	}
 	return
@@ -1433,24 +2032,18 @@ n21:
 	if j := f[323]; j < uint64(len(g.cells[5])) {
 		f[383] = g.cells[5][j]
 	}
-	if g.calls[10](p); p.exited {
-		return
-	}
-	if g.calls[11](p); p.exited {
-		return
-	}
+	f[382] = uint64(b2i(uint64(int64(f[383])) > uint64(((int64(f[506])*int64(1000))&int64(-1))))) & 0x1
+	f[327] = uint64((shl(int64(f[486]), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
 	if j := f[327]; j < uint64(len(g.cells[6])) {
 		f[384] = g.cells[6][j] & 0xffffffff
 	}
 	f[385] = 0x0
 n25:
-	if !(g.conds[2](p) != 0) {
+	if !(b2i((shrU(((int64(f[384])-int64(f[493]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
 		goto n122
 	}
 	p.adata = nil
-	if g.calls[12](p); p.exited {
-		return
-	}
+	f[324] = uint64((shl(int64(f[486]), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
 	if j := f[324]; j < uint64(len(g.cells[4])) {
 		f[386] = g.cells[4][j]
 	}
@@ -1466,12 +2059,8 @@ n25:
 		goto n121
 	}
 	p.adata = nil
-	if g.calls[13](p); p.exited {
-		return
-	}
-	if g.calls[14](p); p.exited {
-		return
-	}
+	f[419] = uint64(b2i(f[388] > f[387])) & 0x1
+	f[385] = uint64(b2i(b2i(f[419] != 0x0) != 0 || b2i(((int64(f[506])*1000+int64(f[386])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
 	f[389] = 0x0
 	f[344] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
 	if j := f[344]; j < uint64(len(g.cells[9])) {
@@ -1490,13 +2079,11 @@ n29:
 	if j := f[333]; j < uint64(len(g.cells[11])) {
 		f[392] = g.cells[11][j] & 0xffffffff
 	}
-	if !(g.conds[3](p) != 0) {
+	if !(b2i(((int64(f[491])-int64(f[391]))&int64(4294967295)) == int64(0)) != 0) {
 		goto n95
 	}
 	p.adata = nil
-	if g.calls[15](p); p.exited {
-		return
-	}
+	f[494] = uint64(b2i(f[385] == 0x0)) & 0x1
 	if !(f[385] == 0x0 && f[382] != 0x0) {
 		goto n42
 	}
@@ -1514,16 +2101,12 @@ n29:
 		f[395] = g.cells[14][j]
 	}
 	f[396] = f[394]
-	if !(g.conds[4](p) != 0) {
+	if !(b2i(((int64(f[506])*1000+int64(f[395])*-1)&int64(-1)) >= ((int64(f[454])+int64(f[454]))&int64(-1))) != 0) {
 		goto n93
 	}
 	p.adata = nil
-	if g.calls[16](p); p.exited {
-		return
-	}
-	if g.calls[17](p); p.exited {
-		return
-	}
+	f[396] = uint64(((int64(f[394]) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[393]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[393]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[395] = uint64((int64(f[506]) * int64(1000)))
 n37:
 	if f[396] <= f[453] {
 		goto n92
@@ -1531,9 +2114,7 @@ n37:
 	p.adata = nil
 	f[396] = f[453]
 	f[394] = f[396] & 0xffffffff
-	if g.calls[18](p); p.exited {
-		return
-	}
+	f[494] = uint64(b2i(f[396]&0xffffffff != 0x0)) & 0x1
 n39:
 	if f[396]&0xffffffff == 0x0 {
 		goto n91
@@ -1542,9 +2123,7 @@ n39:
 		goto n90
 	}
 	p.adata = nil
-	if g.calls[19](p); p.exited {
-		return
-	}
+	f[420] = uint64((int64(f[396]) - int64(f[500]))) & 0xffffffff
 	f[394] = f[420] & 0xffffffff
 	f[331] = f[498] & 0xffffffff
 	if j := f[331]; j < uint64(len(g.cells[13])) {
@@ -1575,18 +2154,16 @@ n44:
 	}
 	p.adata = nil
 	f[346] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if g.calls[20](p); p.exited {
-		return
-	}
+	f[347] = uint64((int64(f[506]) * int64(1000)))
 	if j := f[346]; j < uint64(len(g.cells[4])) {
 		g.cells[4][j] = f[347]
 	}
 	f[484] = f[498] & 0x1ff
 	f[348] = f[498] & 0xffffffff
-	if g.calls[21](p); p.exited {
+	if g.calls[23](p); p.exited {
 		return
 	}
-	if g.calls[22](p); p.exited {
+	if g.calls[24](p); p.exited {
 		return
 	}
 	f[427] = 0x1
@@ -1603,9 +2180,7 @@ n46:
 		goto n88
 	}
 	p.adata = nil
-	if g.calls[23](p); p.exited {
-		return
-	}
+	f[422] = uint64((int64(f[401]) - int64(f[500]))) & 0xffffffff
 	f[351] = f[498] & 0xffffffff
 	if j := f[351]; j < uint64(len(g.cells[8])) {
 		g.cells[8][j] = f[422] & 0xffffffff
@@ -1622,9 +2197,7 @@ n50:
 		goto n86
 	}
 	p.adata = nil
-	if g.calls[24](p); p.exited {
-		return
-	}
+	f[423] = uint64((int64(f[402]) - int64(f[500]))) & 0xffffffff
 	f[350] = f[498] & 0xffffffff
 	if j := f[350]; j < uint64(len(g.cells[7])) {
 		g.cells[7][j] = f[423] & 0xffffffff
@@ -1641,9 +2214,7 @@ n53:
 		goto n85
 	}
 	p.adata = nil
-	if g.calls[25](p); p.exited {
-		return
-	}
+	f[424] = uint64((int64(f[403]) - int64(f[500]))) & 0xffffffff
 	f[353] = f[498] & 0xffffffff
 	if j := f[353]; j < uint64(len(g.cells[15])) {
 		g.cells[15][j] = f[424] & 0xffffffff
@@ -1663,9 +2234,7 @@ n56:
 		g.cells[6][j] = f[357] & 0xffffffff
 	}
 	f[358] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if g.calls[26](p); p.exited {
-		return
-	}
+	f[359] = uint64((int64(f[506]) * int64(1000)))
 	if j := f[358]; j < uint64(len(g.cells[4])) {
 		g.cells[4][j] = f[359]
 	}
@@ -1675,9 +2244,7 @@ n58:
 	}
 	p.adata = nil
 	f[360] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)+(1)) & 0xffffffff
-	if g.calls[27](p); p.exited {
-		return
-	}
+	f[361] = uint64((int64(f[506]) * int64(1000)))
 	if j := f[360]; j < uint64(len(g.cells[3])) {
 		g.cells[3][j] = f[361]
 	}
@@ -1685,13 +2252,11 @@ n60:
 	if !(f[485] == 0x0 && f[492] == 0x0) {
 		goto n84
 	}
-	if !(g.conds[5](p) != 0) {
+	if !(b2i(uint64(int64(f[401])) > uint64(((int64(f[402])+int64(f[403]))&int64(4294967295)))) != 0) {
 		goto n83
 	}
 	p.adata = nil
-	if g.calls[28](p); p.exited {
-		return
-	}
+	f[425] = uint64((int64(f[401]) - (int64(f[402]) + int64(f[403])))) & 0xffffffff
 	f[401] = f[425] & 0xffffffff
 	f[405] = 0x0
 	f[362] = f[483] & 0xffffffff
@@ -1703,9 +2268,7 @@ n63:
 		goto n82
 	}
 	p.adata = nil
-	if g.calls[29](p); p.exited {
-		return
-	}
+	f[426] = uint64((int64(f[406]) - int64(f[500]))) & 0xffffffff
 	f[406] = f[426] & 0xffffffff
 	f[364] = f[483] & 0xffffffff
 	if j := f[364]; j < uint64(len(g.cells[16])) {
@@ -1732,22 +2295,22 @@ n67:
 	p.adata = nil
 	f[478] = 0x2
 	f[366] = (f[483] + 0x1) & 0xffffffff
-	if g.calls[30](p); p.exited {
+	if g.calls[25](p); p.exited {
 		return
 	}
 n69:
 	if g.tables[0].apply(p); p.exited {
 		return
 	}
-	if !(g.conds[6](p) != 0) {
+	if !(b2i(b2i(b2i(f[376] != 0x0 && valid[5] && f[375] != 0x0 && f[401] > f[375]) != 0 && b2i(f[438] == 0x0 || f[429] != f[481]) != 0) != 0 && b2i(f[499] != 0x4) != 0) != 0) {
 		goto n72
 	}
 	p.adata = nil
 	f[367] = f[498] & 0xffffffff
-	if g.calls[31](p); p.exited {
+	if g.calls[26](p); p.exited {
 		return
 	}
-	if g.calls[32](p); p.exited {
+	if g.calls[27](p); p.exited {
 		return
 	}
 	return
@@ -1763,10 +2326,10 @@ n72:
 	}
 	p.adata = nil
 	f[368] = f[498] & 0xffffffff
-	if g.calls[33](p); p.exited {
+	if g.calls[28](p); p.exited {
 		return
 	}
-	if g.calls[34](p); p.exited {
+	if g.calls[29](p); p.exited {
 		return
 	}
 	return
@@ -1777,7 +2340,7 @@ n76:
 	p.adata = nil
 	f[535] = 0x3
 	f[369] = f[498] & 0xffffffff
-	if g.calls[35](p); p.exited {
+	if g.calls[30](p); p.exited {
 		return
 	}
 	return
@@ -1786,16 +2349,16 @@ n78:
 		return
 	}
 	p.adata = nil
-	if g.calls[36](p); p.exited {
+	if g.calls[31](p); p.exited {
 		return
 	}
-	if !(g.conds[7](p) != 0) {
+	if !(b2i(uint64(int64(f[408])) < uint64((((int64(f[401])-int64(f[371]))*int64(f[373]))&int64(4294967295)))) != 0) {
 		return
 	}
 	p.adata = nil
 	f[535] = 0x3
 	f[370] = f[498] & 0xffffffff
-	if g.calls[37](p); p.exited {
+	if g.calls[32](p); p.exited {
 		return
 	}
 	return
@@ -1909,24 +2472,18 @@ n91:
 n92:
 	p.adata = nil
 	f[394] = f[396] & 0xffffffff
-	if g.calls[38](p); p.exited {
-		return
-	}
+	f[494] = uint64(b2i(f[396]&0xffffffff != 0x0)) & 0x1
 	goto n39
 n93:
-	if !(g.conds[8](p) != 0) {
+	if !(b2i(((int64(f[506])*1000+int64(f[395])*-1)&int64(-1)) >= int64(f[454])) != 0) {
 		goto n37
 	}
 	p.adata = nil
-	if g.calls[39](p); p.exited {
-		return
-	}
-	if g.calls[40](p); p.exited {
-		return
-	}
+	f[396] = uint64((int64(f[394]) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[393]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[395] = uint64((int64(f[395]) + int64(f[454])))
 	goto n37
 n95:
-	if !(g.conds[9](p) != 0) {
+	if !(b2i((shrU(((int64(f[491])-int64(f[391]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
 		goto n97
 	}
 	p.adata = nil
@@ -1940,7 +2497,7 @@ n95:
 	}
 	goto n44
 n97:
-	if !(g.conds[10](p) != 0) {
+	if !(b2i(uint64(int64(f[392])) > uint64(((shl((int64(f[390])-int64(f[391])), int64(2))+int64(16))&int64(4294967295)))) != 0) {
 		goto n99
 	}
 	p.adata = nil
@@ -1975,9 +2532,7 @@ n100:
 		goto n113
 	}
 	p.adata = nil
-	if g.calls[41](p); p.exited {
-		return
-	}
+	f[494] = uint64(b2i(f[385] == 0x0)) & 0x1
 	if !(f[385] == 0x0 && f[382] != 0x0) {
 		goto n112
 	}
@@ -1995,16 +2550,12 @@ n100:
 		f[399] = g.cells[14][j]
 	}
 	f[400] = f[398]
-	if !(g.conds[11](p) != 0) {
+	if !(b2i(((int64(f[506])*1000+int64(f[399])*-1)&int64(-1)) >= ((int64(f[454])+int64(f[454]))&int64(-1))) != 0) {
 		goto n119
 	}
 	p.adata = nil
-	if g.calls[42](p); p.exited {
-		return
-	}
-	if g.calls[43](p); p.exited {
-		return
-	}
+	f[400] = uint64(((int64(f[398]) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[397]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[397]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[399] = uint64((int64(f[506]) * int64(1000)))
 n107:
 	if f[400] <= f[453] {
 		goto n118
@@ -2012,9 +2563,7 @@ n107:
 	p.adata = nil
 	f[400] = f[453]
 	f[398] = f[400] & 0xffffffff
-	if g.calls[44](p); p.exited {
-		return
-	}
+	f[494] = uint64(b2i(f[400]&0xffffffff != 0x0)) & 0x1
 n109:
 	if f[400]&0xffffffff == 0x0 {
 		goto n117
@@ -2023,9 +2572,7 @@ n109:
 		goto n116
 	}
 	p.adata = nil
-	if g.calls[45](p); p.exited {
-		return
-	}
+	f[421] = uint64((int64(f[400]) - int64(f[500]))) & 0xffffffff
 	f[398] = f[421] & 0xffffffff
 	f[339] = f[498] & 0xffffffff
 	if j := f[339]; j < uint64(len(g.cells[13])) {
@@ -2087,30 +2634,20 @@ n117:
 n118:
 	p.adata = nil
 	f[398] = f[400] & 0xffffffff
-	if g.calls[46](p); p.exited {
-		return
-	}
+	f[494] = uint64(b2i(f[400]&0xffffffff != 0x0)) & 0x1
 	goto n109
 n119:
-	if !(g.conds[12](p) != 0) {
+	if !(b2i(((int64(f[506])*1000+int64(f[399])*-1)&int64(-1)) >= int64(f[454])) != 0) {
 		goto n107
 	}
 	p.adata = nil
-	if g.calls[47](p); p.exited {
-		return
-	}
-	if g.calls[48](p); p.exited {
-		return
-	}
+	f[400] = uint64((int64(f[398]) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[397]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[399] = uint64((int64(f[399]) + int64(f[454])))
 	goto n107
 n121:
 	p.adata = nil
-	if g.calls[49](p); p.exited {
-		return
-	}
-	if g.calls[50](p); p.exited {
-		return
-	}
+	f[419] = uint64(b2i(f[387] != 0x0)) & 0x1
+	f[385] = uint64(b2i(b2i(f[419] != 0x0) != 0 || b2i(((int64(f[506])*1000+int64(f[386])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
 	f[389] = 0x0
 	f[344] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
 	if j := f[344]; j < uint64(len(g.cells[9])) {
@@ -2135,23 +2672,19 @@ n122:
 	goto n29
 n123:
 	p.adata = nil
-	if g.calls[51](p); p.exited {
-		return
-	}
+	f[327] = uint64((shl(int64(f[486]), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
 	if j := f[327]; j < uint64(len(g.cells[6])) {
 		f[384] = g.cells[6][j] & 0xffffffff
 	}
 	f[385] = 0x0
 	goto n25
 n124:
-	if !(g.conds[13](p) != 0) {
+	if !(b2i(((int64(f[489])-int64(f[380]))&int64(4294967295)) == int64(0)) != 0) {
 		goto n126
 	}
 	p.adata = nil
 	f[380] = (f[380] + 0x1) & 0xffffffff
-	if g.calls[52](p); p.exited {
-		return
-	}
+	f[381] = uint64((int64(f[506]) * int64(1000)))
 	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
 	if j := f[314]; j < uint64(len(g.cells[1])) {
 		g.cells[1][j] = f[379] & 0xffffffff
@@ -2166,7 +2699,7 @@ n124:
 	}
 	goto n15
 n126:
-	if !(g.conds[14](p) != 0) {
+	if !(b2i((shrU(((int64(f[489])-int64(f[380]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
 		goto n128
 	}
 n127:
@@ -2185,14 +2718,12 @@ n127:
 	}
 	goto n15
 n128:
-	if !(g.conds[15](p) != 0) {
+	if !(b2i(((int64(f[506])*1000+int64(f[381])*-1)&int64(-1)) > int64(1000000000)) != 0) {
 		goto n130
 	}
 	p.adata = nil
 	f[380] = (f[489] + 0x1) & 0xffffffff
-	if g.calls[53](p); p.exited {
-		return
-	}
+	f[381] = uint64((int64(f[506]) * int64(1000)))
 	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
 	if j := f[314]; j < uint64(len(g.cells[1])) {
 		g.cells[1][j] = f[379] & 0xffffffff
@@ -2223,7 +2754,7 @@ n130:
 	}
 	goto n15
 n131:
-	if !(g.conds[16](p) != 0) {
+	if !(b2i(b2i(uint64(((int64(f[506])*int64(1000))&int64(-1))) < uint64(int64(f[377]))) != 0 || b2i(f[379] != f[380]) != 0) != 0) {
 		goto n127
 	}
 	p.adata = nil
@@ -2234,9 +2765,7 @@ n131:
 		goto n135
 	}
 	p.adata = nil
-	if g.calls[54](p); p.exited {
-		return
-	}
+	f[381] = uint64((int64(f[506]) * int64(1000)))
 	f[379] = (f[379] + 0x1) & 0xffffffff
 	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
 	if j := f[314]; j < uint64(len(g.cells[1])) {

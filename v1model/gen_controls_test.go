@@ -5,13 +5,13 @@ package v1model
 import endian "encoding/binary"
 
 func init() {
-	generatedControls["66039e0f69bc0131ee819dca6f697f2accf62bfca5f4cd62bd91a49ff4e18db1"] = control66039e0f69bc
-	generatedControls["b63b89ef9a8e39349560b86f4f07d7d9452cb9d1a4f3d10d62fa689cb28fa9dc"] = controlb63b89ef9a8e
+	generatedControls["32ffe393119e3e75aa96f06bcbb823854f7d6405967441c14c87118fb3876734"] = control32ffe393119e
+	generatedControls["e05096bb6c3e2f104378b91e771ef7200cb0d94c2e18c746f5cd4254e8518878"] = controle05096bb6c3e
 	generatedControls["e9ae743a00d0f5f26e837cff7d926d785efe85e99c0c38d59ab76ee3f0e87379"] = controle9ae743a00d0
-	generatedControls["3e308e867374f0cd518dbbad5962b0e65495c85f4b5aebc59557a80a13d0b667"] = control3e308e867374
-	generatedControls["3e58f5c2711f5172d04af22f1c711183bac736f926c6ca787a74686c33cc0612"] = control3e58f5c2711f
+	generatedControls["c4977ba9078d876eb07866128ffad929650bdfb59ab554bc690d02fd620ae7f9"] = controlc4977ba9078d
+	generatedControls["3b99d8f8f026ef4097c11148154475812569cc662b7366f993b18968161f8e0f"] = control3b99d8f8f026
 	generatedControls["0aabd7e4fc81b2979b492bd07d5671cb822288262036404b07c578bc67dc982d"] = control0aabd7e4fc81
-	generatedControls["09a66a2e3b2a3556ecc6e134e193f3095cb58d87be88c9464342becb4a4e2653"] = control09a66a2e3b2a
+	generatedControls["5d3911be18d26be431328872be95cf87b1829a480865c7d029faa1e6e1351dea"] = control5d3911be18d2
 	generatedCodecs["2c9e8a1162631aa45e1b7093cb961ab2332383f0ca0b61fb541b2c7a6babdf64"] = &genCodec{extract2c9e8a116263, pack2c9e8a116263}
 	generatedCodecs["59f2761007b14b93b5fe10e6ece46c6effaa1d5eaedb78cbafd3bccd0cc7da71"] = &genCodec{extract59f2761007b1, pack59f2761007b1}
 	generatedCodecs["0c802c023dce11404ec4fa93fd2da2617bf40a898154bbe1f6f28b48c0fc5568"] = &genCodec{extract0c802c023dce, pack0c802c023dce}
@@ -32,8 +32,8 @@ func init() {
 	generatedCodecs["a8775c14320ce8f56a2d5eaeff2cd3ea0831d7bbd237a87466fcdd4cb644560a"] = &genCodec{extracta8775c14320c, packa8775c14320c}
 }
 
-// control66039e0f69bc is ingress of ../p4/testdata/build/exprs.json.
-func control66039e0f69bc(p *packet, g *genState) {
+// control32ffe393119e is ingress of ../p4/testdata/build/exprs.json.
+func control32ffe393119e(p *packet, g *genState) {
 	f := p.f
 	_ = f[60]
 	valid := p.valid
@@ -45,57 +45,31 @@ func control66039e0f69bc(p *packet, g *genState) {
 	if g.calls[0](p); p.exited {
 		return
 	}
+	f[34] = uint64((int64(f[26]) + int64(f[27]))) & 0xff
+	f[35] = uint64((int64(f[26]) - int64(f[27]))) & 0xff
+	f[36] = uint64((int64(f[26]) * int64(f[27]))) & 0xff
+	f[37] = uint64(shl(int64(f[28]), int64(3))) & 0xffff
+	f[38] = uint64(shrU(int64(f[28]), int64(f[27]&0x7))) & 0xffff
+	f[39] = uint64((int64(f[29]) ^ int64(3735928559))) & 0xffffffff
+	f[40] = uint64((^int64(f[29]))) & 0xffffffff
+	f[41] = f[30] + 0x1
+	f[42] = uint64(shrU(int64(f[30]), int64(4)))
+	f[43] = uint64(((shl(int64(f[26]), int64(8)) & int64(65535)) | int64(f[27]&0xff))) & 0xffff
+	f[44] = uint64(shrU(int64(f[29]), int64(8))) & 0xff
+	f[45] = 0xff
+	f[45] = uint64((int64(f[45]&0xc3) | ((shl(int64(f[26]&0xf), int64(2)) & int64(255)) & int64(60)))) & 0xff
 	if g.calls[1](p); p.exited {
 		return
 	}
+	f[47] = uint64((int64(0) - int64(f[26]))) & 0xff
 	if g.calls[2](p); p.exited {
 		return
 	}
 	if g.calls[3](p); p.exited {
 		return
 	}
-	if g.calls[4](p); p.exited {
-		return
-	}
-	if g.calls[5](p); p.exited {
-		return
-	}
-	if g.calls[6](p); p.exited {
-		return
-	}
-	if g.calls[7](p); p.exited {
-		return
-	}
-	f[41] = f[30] + 0x1
-	if g.calls[8](p); p.exited {
-		return
-	}
-	if g.calls[9](p); p.exited {
-		return
-	}
-	if g.calls[10](p); p.exited {
-		return
-	}
-	f[45] = 0xff
-	if g.calls[11](p); p.exited {
-		return
-	}
-	if g.calls[12](p); p.exited {
-		return
-	}
-	if g.calls[13](p); p.exited {
-		return
-	}
-	if g.calls[14](p); p.exited {
-		return
-	}
-	if g.calls[15](p); p.exited {
-		return
-	}
-	if g.calls[16](p); p.exited {
-		return
-	}
-	if !(g.conds[0](p) != 0) {
+	f[50] = uint64(g.conds[0](p)) & 0xff
+	if !(b2i(b2i(f[26] > f[27] && f[28] != 0x0) != 0 || b2i(f[29] != 0x5) != 0) != 0) {
 		goto n18
 	}
 	p.adata = nil
@@ -108,14 +82,10 @@ n4:
 	p.adata = nil
 	f[1] = 0x1
 	f[52] = f[1] & 0xff
-	if g.calls[17](p); p.exited {
-		return
-	}
-	if g.calls[18](p); p.exited {
-		return
-	}
+	f[53] = uint64(g.conds[1](p)) & 0xffffffff
+	f[54] = uint64(shl(int64(f[28]), int64(f[27]))) & 0xffff
 n6:
-	if !(g.conds[1](p) != 0) {
+	if !(g.conds[2](p) != 0) {
 		goto n16
 	}
 	p.adata = nil
@@ -128,13 +98,9 @@ n8:
 	p.adata = nil
 	f[3] = 0x1
 	f[56] = f[3] & 0xff
-	if g.calls[19](p); p.exited {
-		return
-	}
-	if g.calls[20](p); p.exited {
-		return
-	}
-	if g.calls[21](p); p.exited {
+	f[57] = uint64(((int64(f[26]) & int64(f[27])) | int64(f[28]&0xff))) & 0xff
+	f[58] = uint64((int64(f[30]) * int64(f[29])))
+	if g.calls[4](p); p.exited {
 		return
 	}
 n10:
@@ -151,18 +117,14 @@ n12:
 		goto n14
 	}
 	p.adata = nil
-	if g.calls[22](p); p.exited {
-		return
-	}
+	f[5] = uint64((int64(f[26]) - int64(f[27]))) & 0xff
 	f[4] = f[5] & 0xff
 	f[60] = f[4] & 0xff
 	f[7] = 0x2
 	return
 n14:
 	p.adata = nil
-	if g.calls[23](p); p.exited {
-		return
-	}
+	f[5] = uint64((int64(f[27]) - int64(f[26]))) & 0xff
 	f[4] = f[5] & 0xff
 	f[60] = f[4] & 0xff
 	f[7] = 0x2
@@ -171,13 +133,9 @@ n15:
 	p.adata = nil
 	f[3] = 0x0
 	f[56] = f[3] & 0xff
-	if g.calls[24](p); p.exited {
-		return
-	}
-	if g.calls[25](p); p.exited {
-		return
-	}
-	if g.calls[26](p); p.exited {
+	f[57] = uint64(((int64(f[26]) & int64(f[27])) | int64(f[28]&0xff))) & 0xff
+	f[58] = uint64((int64(f[30]) * int64(f[29])))
+	if g.calls[5](p); p.exited {
 		return
 	}
 	goto n10
@@ -190,12 +148,8 @@ n17:
 	p.adata = nil
 	f[1] = 0x0
 	f[52] = f[1] & 0xff
-	if g.calls[27](p); p.exited {
-		return
-	}
-	if g.calls[28](p); p.exited {
-		return
-	}
+	f[53] = uint64(g.conds[3](p)) & 0xffffffff
+	f[54] = uint64(shl(int64(f[28]), int64(f[27]))) & 0xffff
 	goto n6
 n18:
 	p.adata = nil
@@ -204,16 +158,16 @@ n18:
 	goto n4
 n19:
 	p.adata = nil
-	if g.calls[29](p); p.exited {
+	if g.calls[6](p); p.exited {
 		return
 	}
-	if g.calls[30](p); p.exited {
+	if g.calls[7](p); p.exited {
 		return
 	}
 }
 
-// controlb63b89ef9a8e is ingress of ../p4/testdata/build/externs.json.
-func controlb63b89ef9a8e(p *packet, g *genState) {
+// controle05096bb6c3e is ingress of ../p4/testdata/build/externs.json.
+func controle05096bb6c3e(p *packet, g *genState) {
 	f := p.f
 	_ = f[75]
 	valid := p.valid
@@ -250,16 +204,12 @@ n6:
 		return
 	}
 	f[52] = 0x1111
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
 	if g.calls[3](p); p.exited {
 		return
 	}
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
 	if g.calls[4](p); p.exited {
-		return
-	}
-	if g.calls[5](p); p.exited {
-		return
-	}
-	if g.calls[6](p); p.exited {
 		return
 	}
 	return
@@ -269,19 +219,15 @@ n8:
 	}
 	p.adata = nil
 	f[27] = 0x44
+	if g.calls[5](p); p.exited {
+		return
+	}
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[6](p); p.exited {
+		return
+	}
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
 	if g.calls[7](p); p.exited {
-		return
-	}
-	if g.calls[8](p); p.exited {
-		return
-	}
-	if g.calls[9](p); p.exited {
-		return
-	}
-	if g.calls[10](p); p.exited {
-		return
-	}
-	if g.calls[11](p); p.exited {
 		return
 	}
 	return
@@ -291,16 +237,12 @@ n10:
 	}
 	p.adata = nil
 	f[41] = 0x1
-	if g.calls[12](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[8](p); p.exited {
 		return
 	}
-	if g.calls[13](p); p.exited {
-		return
-	}
-	if g.calls[14](p); p.exited {
-		return
-	}
-	if g.calls[15](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[9](p); p.exited {
 		return
 	}
 	return
@@ -309,19 +251,15 @@ n12:
 		goto n14
 	}
 	p.adata = nil
-	if g.calls[16](p); p.exited {
+	if g.calls[10](p); p.exited {
 		return
 	}
-	if g.calls[17](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[11](p); p.exited {
 		return
 	}
-	if g.calls[18](p); p.exited {
-		return
-	}
-	if g.calls[19](p); p.exited {
-		return
-	}
-	if g.calls[20](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[12](p); p.exited {
 		return
 	}
 	return
@@ -330,19 +268,15 @@ n14:
 		goto n16
 	}
 	p.adata = nil
-	if g.calls[21](p); p.exited {
+	if g.calls[13](p); p.exited {
 		return
 	}
-	if g.calls[22](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[14](p); p.exited {
 		return
 	}
-	if g.calls[23](p); p.exited {
-		return
-	}
-	if g.calls[24](p); p.exited {
-		return
-	}
-	if g.calls[25](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[15](p); p.exited {
 		return
 	}
 	return
@@ -352,19 +286,15 @@ n16:
 	}
 	p.adata = nil
 	f[52] = 0x8888
-	if g.calls[26](p); p.exited {
+	if g.calls[16](p); p.exited {
 		return
 	}
-	if g.calls[27](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[17](p); p.exited {
 		return
 	}
-	if g.calls[28](p); p.exited {
-		return
-	}
-	if g.calls[29](p); p.exited {
-		return
-	}
-	if g.calls[30](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[18](p); p.exited {
 		return
 	}
 	return
@@ -373,10 +303,10 @@ n18:
 		goto n23
 	}
 	p.adata = nil
-	if g.calls[31](p); p.exited {
+	if g.calls[19](p); p.exited {
 		return
 	}
-	if g.calls[32](p); p.exited {
+	if g.calls[20](p); p.exited {
 		return
 	}
 	f[74] = 0x9999
@@ -384,34 +314,26 @@ n18:
 		goto n22
 	}
 	p.adata = nil
-	if g.calls[33](p); p.exited {
+	if g.calls[21](p); p.exited {
 		return
 	}
-	if g.calls[34](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[22](p); p.exited {
 		return
 	}
-	if g.calls[35](p); p.exited {
-		return
-	}
-	if g.calls[36](p); p.exited {
-		return
-	}
-	if g.calls[37](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[23](p); p.exited {
 		return
 	}
 	return
 n22:
 	p.adata = nil
-	if g.calls[38](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[24](p); p.exited {
 		return
 	}
-	if g.calls[39](p); p.exited {
-		return
-	}
-	if g.calls[40](p); p.exited {
-		return
-	}
-	if g.calls[41](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[25](p); p.exited {
 		return
 	}
 	return
@@ -420,48 +342,48 @@ n23:
 		goto n25
 	}
 	p.adata = nil
-	if g.calls[42](p); p.exited {
+	if g.calls[26](p); p.exited {
 		return
 	}
 	f[3] = f[48] & 0xffffffffffff
 	f[4] = f[53] & 0xffffffff
-	if g.calls[43](p); p.exited {
+	if g.calls[27](p); p.exited {
 		return
 	}
 	f[5] = f[48] & 0xffffffffffff
 	f[6] = f[53] & 0xffffffff
-	if g.calls[44](p); p.exited {
+	if g.calls[28](p); p.exited {
 		return
 	}
 	f[7] = f[53] & 0xffffffff
-	if g.calls[45](p); p.exited {
+	if g.calls[29](p); p.exited {
 		return
 	}
 	f[8] = f[53] & 0xffffffff
-	if g.calls[46](p); p.exited {
+	if g.calls[30](p); p.exited {
 		return
 	}
 	f[9] = f[52] & 0xffff
 	f[10] = f[53] & 0xffffffff
-	if g.calls[47](p); p.exited {
+	if g.calls[31](p); p.exited {
 		return
 	}
 	f[11] = f[53] & 0xffffffff
-	if g.calls[48](p); p.exited {
+	if g.calls[32](p); p.exited {
 		return
 	}
 	f[12] = f[52] & 0xffff
 	f[13] = f[53] & 0xffffffff
 	f[14] = f[48] & 0xffffffffffff
-	if g.calls[49](p); p.exited {
+	if g.calls[33](p); p.exited {
 		return
 	}
 	f[15] = f[52] & 0xffff
 	f[16] = f[53] & 0xffffffff
-	if g.calls[50](p); p.exited {
+	if g.calls[34](p); p.exited {
 		return
 	}
-	if g.calls[51](p); p.exited {
+	if g.calls[35](p); p.exited {
 		return
 	}
 	f[1] = f[30] & 0xffffffff
@@ -469,9 +391,7 @@ n23:
 		f[25] = g.cells[0][j] & 0xffffffff
 	}
 	f[62] = f[25] & 0xffffffff
-	if g.calls[52](p); p.exited {
-		return
-	}
+	f[25] = uint64((int64(f[25]) + int64(f[52]))) & 0xffffffff
 	f[2] = f[30] & 0xffffffff
 	if j := f[2]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[25] & 0xffffffff
@@ -479,19 +399,15 @@ n23:
 	f[63] = f[25] & 0xffffffff
 	f[17] = f[30] & 0x1ff
 	f[18] = f[25] & 0xffffffff
-	if g.calls[53](p); p.exited {
+	if g.calls[36](p); p.exited {
 		return
 	}
-	if g.calls[54](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[37](p); p.exited {
 		return
 	}
-	if g.calls[55](p); p.exited {
-		return
-	}
-	if g.calls[56](p); p.exited {
-		return
-	}
-	if g.calls[57](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[38](p); p.exited {
 		return
 	}
 	return
@@ -503,19 +419,15 @@ n25:
 	f[19] = f[48] & 0xffffffffffff
 	f[20] = f[52] & 0xffff
 	f[21] = f[50] & 0xff
-	if g.calls[58](p); p.exited {
+	if g.calls[39](p); p.exited {
 		return
 	}
-	if g.calls[59](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[40](p); p.exited {
 		return
 	}
-	if g.calls[60](p); p.exited {
-		return
-	}
-	if g.calls[61](p); p.exited {
-		return
-	}
-	if g.calls[62](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[41](p); p.exited {
 		return
 	}
 	return
@@ -525,16 +437,12 @@ n27:
 	}
 	p.adata = nil
 	f[45] = f[51] & 0x7
-	if g.calls[63](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[42](p); p.exited {
 		return
 	}
-	if g.calls[64](p); p.exited {
-		return
-	}
-	if g.calls[65](p); p.exited {
-		return
-	}
-	if g.calls[66](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[43](p); p.exited {
 		return
 	}
 	return
@@ -543,28 +451,22 @@ n29:
 		goto n31
 	}
 	p.adata = nil
-	if g.calls[67](p); p.exited {
+	f[53] = uint64(g.conds[0](p)) & 0xffffffff
+	if g.calls[44](p); p.exited {
 		return
 	}
-	if g.calls[68](p); p.exited {
+	if g.calls[45](p); p.exited {
 		return
 	}
-	if g.calls[69](p); p.exited {
+	if g.calls[46](p); p.exited {
 		return
 	}
-	if g.calls[70](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[47](p); p.exited {
 		return
 	}
-	if g.calls[71](p); p.exited {
-		return
-	}
-	if g.calls[72](p); p.exited {
-		return
-	}
-	if g.calls[73](p); p.exited {
-		return
-	}
-	if g.calls[74](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[48](p); p.exited {
 		return
 	}
 	return
@@ -573,29 +475,25 @@ n31:
 		goto n22
 	}
 	p.adata = nil
-	if g.calls[75](p); p.exited {
+	if g.calls[49](p); p.exited {
 		return
 	}
 	f[75] = (f[75] + 0x1) & 0xffff
-	if g.calls[76](p); p.exited {
+	f[22] = uint64(b2i(f[50] != 0xee)) & 0x1
+	if g.calls[50](p); p.exited {
 		return
 	}
-	if g.calls[77](p); p.exited {
-		return
-	}
-	if g.calls[78](p); p.exited {
-		return
-	}
-	if g.calls[79](p); p.exited {
+	f[23] = uint64(b2i(f[50] != 0xef)) & 0x1
+	if g.calls[51](p); p.exited {
 		return
 	}
 	return
 n33:
 	p.adata = nil
-	if g.calls[80](p); p.exited {
+	if g.calls[52](p); p.exited {
 		return
 	}
-	if g.calls[81](p); p.exited {
+	if g.calls[53](p); p.exited {
 		return
 	}
 }
@@ -659,12 +557,12 @@ n7:
 	}
 }
 
-// control3e308e867374 is ingress of ../p4/testdata/build/ipv6.json.
-func control3e308e867374(p *packet, g *genState) {
+// controlc4977ba9078d is ingress of ../p4/testdata/build/ipv6.json.
+func controlc4977ba9078d(p *packet, g *genState) {
 	f := p.f
 	_ = f[41]
 	valid := p.valid
-	_ = valid[3]
+	_ = valid[4]
 	if !valid[3] {
 		goto n11
 	}
@@ -735,12 +633,12 @@ n11:
 	}
 }
 
-// control3e58f5c2711f is ingress of ../p4/testdata/build/parse.json.
-func control3e58f5c2711f(p *packet, g *genState) {
+// control3b99d8f8f026 is ingress of ../p4/testdata/build/parse.json.
+func control3b99d8f8f026(p *packet, g *genState) {
 	f := p.f
-	_ = f[51]
+	_ = f[72]
 	valid := p.valid
-	_ = valid[9]
+	_ = valid[10]
 	p.adata = nil
 	if g.calls[0](p); p.exited {
 		return
@@ -776,9 +674,7 @@ n8:
 		goto n10
 	}
 	p.adata = nil
-	if g.calls[1](p); p.exited {
-		return
-	}
+	f[33] = uint64((int64(f[69]) + pick(valid[10], int64(f[72]), int64(0)))) & 0xffff
 n10:
 	if !valid[4] {
 		goto n12
@@ -791,7 +687,7 @@ n12:
 	}
 	p.adata = nil
 	f[2] = f[51] & 0xffff
-	if g.calls[2](p); p.exited {
+	if g.calls[1](p); p.exited {
 		return
 	}
 	f[47] = f[2] & 0xffff
@@ -909,8 +805,8 @@ n7:
 	}
 }
 
-// control09a66a2e3b2a is ingress of ../p4/testdata/build/tables.json.
-func control09a66a2e3b2a(p *packet, g *genState) {
+// control5d3911be18d2 is ingress of ../p4/testdata/build/tables.json.
+func control5d3911be18d2(p *packet, g *genState) {
 	f := p.f
 	_ = f[32]
 	valid := p.valid
@@ -954,9 +850,7 @@ n7:
 		return
 	}
 	p.adata = nil
-	if g.calls[0](p); p.exited {
-		return
-	}
+	f[0] = uint64(shrU(int64(f[21]), int64(24))) & 0xff
 	if g.tables[6].apply(p); p.exited {
 		return
 	}
@@ -981,10 +875,10 @@ n15:
 	goto n4
 n16:
 	p.adata = nil
-	if g.calls[1](p); p.exited {
+	if g.calls[0](p); p.exited {
 		return
 	}
-	if g.calls[2](p); p.exited {
+	if g.calls[1](p); p.exited {
 		return
 	}
 }
