@@ -205,11 +205,11 @@ type compiler struct {
 	// when it has no jumps; nil otherwise.
 	straight    []prim
 	straightOps []*op // beside straight: the primitives a block runs inline
+	lastOp      *op   // set by a primitive that compiles to one of those
 	// steps and stepOps: the last action compiled, when it has jumps
 	// (action.steps).
 	steps   []prim
 	stepOps []*op
-	lastOp  *op // set by a primitive that compiles to one of those
 	action  string
 	// trees are the JSON trees of the expressions compiled so far, by
 	// the address of each object's bytes (jsontree.go).
