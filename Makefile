@@ -25,8 +25,9 @@ staticcheck:
 # 2-core machine, but a busy one can take several times that.
 # Then ten seconds of fuzzed frames through the Go P4 target's parser and
 # ten of fuzzed Write requests at its P4Runtime server, ten of fuzzed
-# large Write requests through its parallel decoder, and ten of fuzzed
-# frames through the host agents' RoCEv2 reader.
+# large Write requests through its parallel decoder, ten of fuzzed
+# frames through the host agents' RoCEv2 reader, and ten of fuzzed frames
+# through the Go target's generated code beside its interpreter.
 gotest:
 	go test -race -count=1 $$(go list ./... | grep -v '/test$$')
 	go test -count=1 -timeout 30m $$(go list ./... | grep -v '/test$$')
@@ -35,3 +36,4 @@ gotest:
 	go test -run '^$$' -fuzz '^FuzzWrite$$' -fuzztime 10s ./p4rt
 	go test -run '^$$' -fuzz '^FuzzWriteCodec$$' -fuzztime 10s ./p4rt
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./roce
+	go test -run '^$$' -fuzz '^FuzzGeneratedMatchesInterpreted$$' -fuzztime 10s ./v1model
