@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,10 +35,151 @@ type genState struct {
 	conds  []func(p *packet) int64 // conditions and expressions the generator cannot write
 	acts   []*action
 	cells  [][]uint64
+	// A parser's: the ops it calls, and the states whose transitions
+	// it calls or compares with.
+	pops    []parseOp
+	pstates []*parseState
 }
 
 // genControl is a generated control.
 type genControl func(p *packet, g *genState)
+
+// genParser is a generated parser: it returns the error code that ended
+// parsing, or 0.
+type genParser func(p *packet, g *genState) int
+
+// generatedParsers holds the generated parsers built in, by the hex
+// SHA-256 of their bodies.
+var generatedParsers = map[string]genParser{}
+
+// useGenerated gives ps the generated code written for it, if any is
+// built in; timeout is the program's ParserTimeout code.
+func (ps *parser) useGenerated(timeout int) bool {
+	body, st := generateParser(ps, timeout)
+	f := generatedParsers[bodyKey(body)]
+	if f == nil {
+		return false
+	}
+	ps.gen, ps.g = f, st
+	return true
+}
+
+// generateParser is the body of ps, up to its checksums, as Go code,
+// and the state it runs with: the states as labels, each counting a
+// step as parser.run does, extracts with a codec called directly.
+func generateParser(ps *parser, timeout int) (string, *genState) {
+	g := &generator{maxSlot: -1, maxValid: -1}
+	var order []*parseState
+	pos := map[*parseState]int{}
+	var visit func(st *parseState)
+	visit = func(st *parseState) {
+		if st == nil {
+			return
+		}
+		if _, seen := pos[st]; seen {
+			return
+		}
+		pos[st] = len(order)
+		order = append(order, st)
+		for i := range st.cases {
+			visit(st.cases[i].next)
+		}
+		visit(st.deflt)
+	}
+	visit(ps.init)
+	jumped := map[int]bool{}
+	to := func(at int, st *parseState) string { // a jump that may fall through
+		if st == nil {
+			return "\treturn 0\n"
+		}
+		if pos[st] == at+1 {
+			return ""
+		}
+		jumped[pos[st]] = true
+		return fmt.Sprintf("\tgoto s%d\n", pos[st])
+	}
+	far := func(st *parseState) string { // a jump inside a block
+		if st == nil {
+			return "\treturn 0\n"
+		}
+		jumped[pos[st]] = true
+		return fmt.Sprintf("\tgoto s%d\n", pos[st])
+	}
+	code := make([]string, len(order))
+	for at, st := range order {
+		var b strings.Builder
+		fmt.Fprintf(&b, "\tif steps == %d {\n\t\treturn %d\n\t}\n", maxParseSteps, timeout)
+		if leadsOn(st) { // a state that ends parsing has no step to count
+			b.WriteString("\tsteps++\n")
+		}
+		for k, op := range st.ops {
+			ex := st.extracts[k]
+			if ex == nil {
+				fmt.Fprintf(&b, "\tif code := g.pops[%d](p); code != 0 {\n\t\treturn code\n\t}\n", len(g.st.pops))
+				g.st.pops = append(g.st.pops, op)
+				continue
+			}
+			// The interpreter's extract where the frame is too short or
+			// the header ends too near the buffer's end for the codec.
+			fn := "extract" + bodyKey(ex.cd.generate())[:12]
+			g.maxValid = max(g.maxValid, ex.hi)
+			fmt.Fprintf(&b, "\tif p.n-p.payload >= %d && p.payload+%d <= len(p.buf) {\n\t\t%s(p.buf[p.payload:], f[%d:%d])\n\t\tvalid[%d] = true\n\t\tp.payload += %d\n\t} else if code := g.pops[%d](p); code != 0 {\n\t\treturn code\n\t}\n",
+				ex.n, ex.cd.span, fn, ex.base, ex.base+ex.nf, ex.hi, ex.n, len(g.st.pops))
+			g.maxSlot = max(g.maxSlot, ex.base+ex.nf-1)
+			g.st.pops = append(g.st.pops, op)
+		}
+		switch {
+		case len(st.cases) == 0:
+			b.WriteString(to(at, st.deflt))
+		case st.word:
+			fmt.Fprintf(&b, "\tswitch k := %s; {\n", g.masked(st.wordLeaf, st.wordMask))
+			for i, wc := range st.wordCases {
+				fmt.Fprintf(&b, "\tcase k&%s == %s:\n\t%s", hexConst(wc.mask), hexConst(wc.value), far(st.cases[i].next))
+			}
+			b.WriteString("\t}\n")
+			b.WriteString(to(at, st.deflt))
+		default:
+			fmt.Fprintf(&b, "\tif t, code := g.pstates[%d].choose(p); code != 0 {\n\t\treturn code\n\t}", len(g.st.pstates))
+			g.st.pstates = append(g.st.pstates, st)
+			var seen []*parseState
+			for _, c := range st.cases {
+				if slices.Contains(seen, c.next) {
+					continue
+				}
+				seen = append(seen, c.next)
+				if c.next == nil {
+					b.WriteString(" else if t == nil {\n\t" + far(nil) + "\t}")
+					continue
+				}
+				fmt.Fprintf(&b, " else if t == g.pstates[%d] {\n\t%s\t}", len(g.st.pstates), far(c.next))
+				g.st.pstates = append(g.st.pstates, c.next)
+			}
+			b.WriteString("\n")
+			b.WriteString(to(at, st.deflt))
+		}
+		code[at] = b.String()
+	}
+	var b strings.Builder
+	if g.maxSlot >= 0 {
+		fmt.Fprintf(&b, "\tf := p.f\n\t_ = f[%d]\n", g.maxSlot)
+	}
+	if g.maxValid >= 0 {
+		fmt.Fprintf(&b, "\tvalid := p.valid\n\t_ = valid[%d]\n", g.maxValid)
+	}
+	b.WriteString("\tsteps := 0\n")
+	for at := range order {
+		if jumped[at] {
+			fmt.Fprintf(&b, "s%d:\n", at)
+		}
+		b.WriteString(code[at])
+	}
+	if len(order) == 0 {
+		// Otherwise the last state ends in a return or a goto: no state
+		// comes after it to fall into.
+		b.WriteString("\treturn 0\n")
+	}
+	return b.String(), &g.st
+}
 
 // generatedControls holds the generated controls built in, by the hex
 // SHA-256 of their bodies.
@@ -515,6 +657,16 @@ func (g *generator) cmp(c *cmpLeaf) string {
 		return g.masked(c.x, ^uint64(0)) + " " + cmpText[c.op] + " " + g.masked(c.y, ^uint64(0))
 	}
 	return g.signed(c.x) + " " + cmpText[c.op] + " " + g.signed(c.y)
+}
+
+// leadsOn is whether st may go on to another state.
+func leadsOn(st *parseState) bool {
+	for i := range st.cases {
+		if st.cases[i].next != nil {
+			return true
+		}
+	}
+	return st.deflt != nil
 }
 
 // genCodec is a header type's codec as generated code.

@@ -16,6 +16,8 @@ func init() {
 	generatedCodecs["a1c726fbd07c0aa8c84ca2aff5b1e258e19e6a2b75fda479a08d4fd2e3a37fc8"] = &genCodec{extracta1c726fbd07c, packa1c726fbd07c}
 	generatedCodecs["225913cf4f633f257aaad329b2ee4798b3a2c0b8a5781b6ea0cd53e94d793146"] = &genCodec{extract225913cf4f63, pack225913cf4f63}
 	generatedCodecs["67a90c75869535123119d1889f5bfd6b29a5ce64ea48b7581a291eb2b9e2dee2"] = &genCodec{extract67a90c758695, pack67a90c758695}
+	generatedParsers["cc06a008af66d83cf3f61ad0e3beddaa0ede8fe6518265d9620a8154aedad53e"] = parsercc06a008af66
+	generatedParsers["ec6aeab18d35944a8ca399e7e8786d14a0da0e502cbc7bf29131ee78e9dcaa8a"] = parserec6aeab18d35
 }
 
 // control115ef3a15461 is ingress of ../p4/build/rcm.json.
@@ -2820,6 +2822,168 @@ n2:
 
 // controle3b0c44298fc is egress of ../p4/testdata/build/l3.json.
 func controle3b0c44298fc(p *packet, g *genState) {
+}
+
+// parsercc06a008af66 is the parser of ../p4/build/rcm.json.
+func parsercc06a008af66(p *packet, g *genState) int {
+	f := p.f
+	_ = f[561]
+	valid := p.valid
+	_ = valid[7]
+	steps := 0
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
+		extract8cfae424a34b(p.buf[p.payload:], f[513:516])
+		valid[2] = true
+		p.payload += 14
+	} else if code := g.pops[0](p); code != 0 {
+		return code
+	}
+	switch k := f[515] & 0xffff; {
+	case k&0xffff == 0x800:
+		goto s1
+	case k&0xffff == 0x8808:
+		goto s4
+	case k&0xffff == 0x88b5:
+		goto s5
+	}
+	return 0
+s1:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 20 && p.payload+24 <= len(p.buf) {
+		extractd1a44390e660(p.buf[p.payload:], f[532:545])
+		valid[5] = true
+		p.payload += 20
+	} else if code := g.pops[1](p); code != 0 {
+		return code
+	}
+	if code := g.pops[2](p); code != 0 {
+		return code
+	}
+	switch k := f[541] & 0xff; {
+	case k&0xff == 0x11:
+		goto s2
+	}
+	return 0
+s2:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 8 && p.payload+8 <= len(p.buf) {
+		extracta1c726fbd07c(p.buf[p.payload:], f[545:549])
+		valid[6] = true
+		p.payload += 8
+	} else if code := g.pops[3](p); code != 0 {
+		return code
+	}
+	switch k := f[546] & 0xffff; {
+	case k&0xffff == 0x12b7:
+		goto s3
+	}
+	return 0
+s3:
+	if steps == 1000 {
+		return 5
+	}
+	if p.n-p.payload >= 12 && p.payload+16 <= len(p.buf) {
+		extract225913cf4f63(p.buf[p.payload:], f[549:562])
+		valid[7] = true
+		p.payload += 12
+	} else if code := g.pops[4](p); code != 0 {
+		return code
+	}
+	return 0
+s4:
+	if steps == 1000 {
+		return 5
+	}
+	if p.n-p.payload >= 20 && p.payload+24 <= len(p.buf) {
+		extract8c9b2da3682b(p.buf[p.payload:], f[516:527])
+		valid[3] = true
+		p.payload += 20
+	} else if code := g.pops[5](p); code != 0 {
+		return code
+	}
+	return 0
+s5:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 4 && p.payload+8 <= len(p.buf) {
+		extract743628d9fc4b(p.buf[p.payload:], f[527:532])
+		valid[4] = true
+		p.payload += 4
+	} else if code := g.pops[6](p); code != 0 {
+		return code
+	}
+	if code := g.pops[7](p); code != 0 {
+		return code
+	}
+	switch k := f[530] & 0xff; {
+	case k&0xff == 0x0:
+		return 0
+	}
+s6:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if code := g.pops[8](p); code != 0 {
+		return code
+	}
+	if code := g.pops[9](p); code != 0 {
+		return code
+	}
+	switch k := f[428] & 0xff; {
+	case k&0xff == 0x0:
+		return 0
+	}
+	goto s6
+}
+
+// parserec6aeab18d35 is the parser of ../p4/testdata/build/l3.json.
+func parserec6aeab18d35(p *packet, g *genState) int {
+	f := p.f
+	_ = f[32]
+	valid := p.valid
+	_ = valid[3]
+	steps := 0
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
+		extract8cfae424a34b(p.buf[p.payload:], f[17:20])
+		valid[2] = true
+		p.payload += 14
+	} else if code := g.pops[0](p); code != 0 {
+		return code
+	}
+	switch k := f[19] & 0xffff; {
+	case k&0xffff == 0x800:
+		goto s1
+	}
+	return 0
+s1:
+	if steps == 1000 {
+		return 5
+	}
+	if p.n-p.payload >= 20 && p.payload+24 <= len(p.buf) {
+		extractd1a44390e660(p.buf[p.payload:], f[20:33])
+		valid[3] = true
+		p.payload += 20
+	} else if code := g.pops[1](p); code != 0 {
+		return code
+	}
+	return 0
 }
 
 // extract8cfae424a34b extracts header type ethernet_t of ../p4/build/rcm.json.

@@ -30,6 +30,12 @@ func init() {
 	generatedCodecs["a401eff3adc168afc208b833ab6b1785831786fa768453b61bf7d28a284a0f59"] = &genCodec{extracta401eff3adc1, packa401eff3adc1}
 	generatedCodecs["f7299dbc75b6af6754a8f4538757c1329bb92f11ae2961c1967b9e4ed66a2572"] = &genCodec{extractf7299dbc75b6, packf7299dbc75b6}
 	generatedCodecs["a8775c14320ce8f56a2d5eaeff2cd3ea0831d7bbd237a87466fcdd4cb644560a"] = &genCodec{extracta8775c14320c, packa8775c14320c}
+	generatedParsers["4c075d05801b5d2547c92854a5850f8e669461f6efcedd0845eb359c71523461"] = parser4c075d05801b
+	generatedParsers["85e80814b5401518da2aa47cde23d38ab843ff77473b1f101fe7bc1aa9d70e74"] = parser85e80814b540
+	generatedParsers["b4b33ce97f731c1dac3be1d323e8949910f82b74fa059a297d4ba5b3e9ef1356"] = parserb4b33ce97f73
+	generatedParsers["446d34950c4fc7003bea2b2d65094220b36b2d8b892bf28ab035cc3680b864c0"] = parser446d34950c4f
+	generatedParsers["8e6adc3c31c34c0e587c9fd69ba7525618e357bb10c64167bd44f2f296ec1662"] = parser8e6adc3c31c3
+	generatedParsers["23d7cc1ecd2767d878dec56ab6755f1a0f912aef1b5b17385d4ee335a2a224fc"] = parser23d7cc1ecd27
 }
 
 // control32ffe393119e is ingress of ../p4/testdata/build/exprs.json.
@@ -881,6 +887,392 @@ n16:
 	if g.calls[1](p); p.exited {
 		return
 	}
+}
+
+// parser4c075d05801b is the parser of ../p4/testdata/build/exprs.json.
+func parser4c075d05801b(p *packet, g *genState) int {
+	f := p.f
+	_ = f[33]
+	valid := p.valid
+	_ = valid[4]
+	steps := 0
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
+		extract8cfae424a34b(p.buf[p.payload:], f[23:26])
+		valid[2] = true
+		p.payload += 14
+	} else if code := g.pops[0](p); code != 0 {
+		return code
+	}
+	switch k := f[25] & 0xffff; {
+	case k&0xffff == 0x88b6:
+		goto s1
+	}
+	return 0
+s1:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 19 && p.payload+24 <= len(p.buf) {
+		extract59f2761007b1(p.buf[p.payload:], f[26:33])
+		valid[3] = true
+		p.payload += 19
+	} else if code := g.pops[1](p); code != 0 {
+		return code
+	}
+	switch k := f[26] & 0xff; {
+	case k&0xff == 0xff:
+		goto s2
+	}
+	return 0
+s2:
+	if steps == 1000 {
+		return 5
+	}
+	if p.n-p.payload >= 1 && p.payload+8 <= len(p.buf) {
+		extract0c802c023dce(p.buf[p.payload:], f[33:34])
+		valid[4] = true
+		p.payload += 1
+	} else if code := g.pops[2](p); code != 0 {
+		return code
+	}
+	return 0
+}
+
+// parser85e80814b540 is the parser of ../p4/testdata/build/externs.json.
+func parser85e80814b540(p *packet, g *genState) int {
+	f := p.f
+	_ = f[53]
+	valid := p.valid
+	_ = valid[3]
+	steps := 0
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
+		extract8cfae424a34b(p.buf[p.payload:], f[47:50])
+		valid[2] = true
+		p.payload += 14
+	} else if code := g.pops[0](p); code != 0 {
+		return code
+	}
+	switch k := f[49] & 0xffff; {
+	case k&0xffff == 0x88b6:
+		goto s1
+	}
+	return 0
+s1:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 8 && p.payload+8 <= len(p.buf) {
+		extract4ba1fa58a9c8(p.buf[p.payload:], f[50:54])
+		valid[3] = true
+		p.payload += 8
+	} else if code := g.pops[1](p); code != 0 {
+		return code
+	}
+	switch k := f[51] & 0xff; {
+	case k&0xff == 0x0:
+		return 0
+	case k&0xff == 0x1:
+		goto s2
+	}
+	goto s3
+s2:
+	if steps == 1000 {
+		return 5
+	}
+	if code := g.pops[2](p); code != 0 {
+		return code
+	}
+	return 0
+s3:
+	if steps == 1000 {
+		return 5
+	}
+	if code := g.pops[3](p); code != 0 {
+		return code
+	}
+	if code := g.pops[4](p); code != 0 {
+		return code
+	}
+	return 0
+}
+
+// parserb4b33ce97f73 is the parser of ../p4/testdata/build/ipv6.json.
+func parserb4b33ce97f73(p *packet, g *genState) int {
+	f := p.f
+	_ = f[41]
+	valid := p.valid
+	_ = valid[4]
+	steps := 0
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
+		extract8cfae424a34b(p.buf[p.payload:], f[25:28])
+		valid[2] = true
+		p.payload += 14
+	} else if code := g.pops[0](p); code != 0 {
+		return code
+	}
+	switch k := f[27] & 0xffff; {
+	case k&0xffff == 0x86dd:
+		goto s1
+	}
+	return 0
+s1:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 40 && p.payload+40 <= len(p.buf) {
+		extract7e0af932a739(p.buf[p.payload:], f[28:38])
+		valid[3] = true
+		p.payload += 40
+	} else if code := g.pops[1](p); code != 0 {
+		return code
+	}
+	switch k := f[32] & 0xff; {
+	case k&0xff == 0x11:
+		goto s2
+	}
+	return 0
+s2:
+	if steps == 1000 {
+		return 5
+	}
+	if p.n-p.payload >= 8 && p.payload+8 <= len(p.buf) {
+		extracta1c726fbd07c(p.buf[p.payload:], f[38:42])
+		valid[4] = true
+		p.payload += 8
+	} else if code := g.pops[2](p); code != 0 {
+		return code
+	}
+	return 0
+}
+
+// parser446d34950c4f is the parser of ../p4/testdata/build/parse.json.
+func parser446d34950c4f(p *packet, g *genState) int {
+	f := p.f
+	_ = f[46]
+	valid := p.valid
+	_ = valid[4]
+	steps := 0
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
+		extract8cfae424a34b(p.buf[p.payload:], f[25:28])
+		valid[2] = true
+		p.payload += 14
+	} else if code := g.pops[0](p); code != 0 {
+		return code
+	}
+	if t, code := g.pstates[0].choose(p); code != 0 {
+		return code
+	} else if t == g.pstates[1] {
+		goto s1
+	} else if t == g.pstates[2] {
+		goto s2
+	} else if t == g.pstates[3] {
+		goto s5
+	} else if t == g.pstates[4] {
+		goto s8
+	} else if t == g.pstates[5] {
+		goto s9
+	}
+	return 0
+s1:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if code := g.pops[1](p); code != 0 {
+		return code
+	}
+	if t, code := g.pstates[6].choose(p); code != 0 {
+		return code
+	} else if t == g.pstates[7] {
+		goto s1
+	} else if t == g.pstates[8] {
+		goto s2
+	}
+	return 0
+s2:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 20 && p.payload+24 <= len(p.buf) {
+		extracta9d1e36072f0(p.buf[p.payload:], f[35:47])
+		valid[4] = true
+		p.payload += 20
+	} else if code := g.pops[2](p); code != 0 {
+		return code
+	}
+	if code := g.pops[3](p); code != 0 {
+		return code
+	}
+	if code := g.pops[4](p); code != 0 {
+		return code
+	}
+	if t, code := g.pstates[9].choose(p); code != 0 {
+		return code
+	} else if t == g.pstates[10] {
+		goto s3
+	} else if t == g.pstates[11] {
+		goto s4
+	}
+	return 0
+s3:
+	if steps == 1000 {
+		return 5
+	}
+	if code := g.pops[5](p); code != 0 {
+		return code
+	}
+	return 0
+s4:
+	if steps == 1000 {
+		return 5
+	}
+	if code := g.pops[6](p); code != 0 {
+		return code
+	}
+	return 0
+s5:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if code := g.pops[7](p); code != 0 {
+		return code
+	}
+	switch k := f[1] & 0xff; {
+	case k&0xff == 0x0:
+		return 0
+	case k&0xff == 0x3:
+		goto s6
+	}
+	goto s7
+s6:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if code := g.pops[8](p); code != 0 {
+		return code
+	}
+	goto s5
+s7:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if code := g.pops[9](p); code != 0 {
+		return code
+	}
+	goto s5
+s8:
+	if steps == 1000 {
+		return 5
+	}
+	if code := g.pops[10](p); code != 0 {
+		return code
+	}
+	return 0
+s9:
+	if steps == 1000 {
+		return 5
+	}
+	if code := g.pops[11](p); code != 0 {
+		return code
+	}
+	return 0
+}
+
+// parser8e6adc3c31c3 is the parser of ../p4/testdata/build/profiles.json.
+func parser8e6adc3c31c3(p *packet, g *genState) int {
+	f := p.f
+	_ = f[30]
+	valid := p.valid
+	_ = valid[3]
+	steps := 0
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
+		extract8cfae424a34b(p.buf[p.payload:], f[19:22])
+		valid[2] = true
+		p.payload += 14
+	} else if code := g.pops[0](p); code != 0 {
+		return code
+	}
+	switch k := f[21] & 0xffff; {
+	case k&0xffff == 0x88b6:
+		goto s1
+	}
+	return 0
+s1:
+	if steps == 1000 {
+		return 5
+	}
+	if p.n-p.payload >= 18 && p.payload+24 <= len(p.buf) {
+		extractf7299dbc75b6(p.buf[p.payload:], f[22:31])
+		valid[3] = true
+		p.payload += 18
+	} else if code := g.pops[1](p); code != 0 {
+		return code
+	}
+	return 0
+}
+
+// parser23d7cc1ecd27 is the parser of ../p4/testdata/build/tables.json.
+func parser23d7cc1ecd27(p *packet, g *genState) int {
+	f := p.f
+	_ = f[32]
+	valid := p.valid
+	_ = valid[3]
+	steps := 0
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
+		extract8cfae424a34b(p.buf[p.payload:], f[18:21])
+		valid[2] = true
+		p.payload += 14
+	} else if code := g.pops[0](p); code != 0 {
+		return code
+	}
+	switch k := f[20] & 0xffff; {
+	case k&0xffff == 0x88b6:
+		goto s1
+	}
+	return 0
+s1:
+	if steps == 1000 {
+		return 5
+	}
+	if p.n-p.payload >= 37 && p.payload+40 <= len(p.buf) {
+		extracta8775c14320c(p.buf[p.payload:], f[21:33])
+		valid[3] = true
+		p.payload += 37
+	} else if code := g.pops[1](p); code != 0 {
+		return code
+	}
+	return 0
 }
 
 // extract2c9e8a116263 extracts header type scalars_0 of ../p4/testdata/build/exprs.json.

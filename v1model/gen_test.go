@@ -55,6 +55,21 @@ func writeGenerated(t *testing.T, programs []string, seen map[string]bool) []byt
 			fns = append(fns, fn{"control" + key[:12], key, body, fmt.Sprintf("%s of %s", ctl.name, prog)})
 		}
 	}
+	type parserFn struct{ name, key, body, what string }
+	var parsers []parserFn
+	for _, prog := range programs {
+		sw, err := Load(prog, Config{Interpret: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := generateParser(sw.parser, sw.errs.timeout)
+		key := bodyKey(body)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		parsers = append(parsers, parserFn{"parser" + key[:12], key, body, "the parser of " + prog})
+	}
 	type codecFn struct{ name, key, extract, pack, what string }
 	var codecs []codecFn
 	for _, prog := range programs {
@@ -87,9 +102,15 @@ func writeGenerated(t *testing.T, programs []string, seen map[string]bool) []byt
 	for _, c := range codecs {
 		fmt.Fprintf(&b, "\tgeneratedCodecs[%q] = &genCodec{extract%s, pack%s}\n", c.key, c.name, c.name)
 	}
+	for _, f := range parsers {
+		fmt.Fprintf(&b, "\tgeneratedParsers[%q] = %s\n", f.key, f.name)
+	}
 	b.WriteString("}\n")
 	for _, f := range fns {
 		fmt.Fprintf(&b, "\n// %s is %s.\nfunc %s(p *packet, g *genState) {\n%s}\n", f.name, f.what, f.name, f.body)
+	}
+	for _, f := range parsers {
+		fmt.Fprintf(&b, "\n// %s is %s.\nfunc %s(p *packet, g *genState) int {\n%s}\n", f.name, f.what, f.name, f.body)
 	}
 	for _, c := range codecs {
 		fmt.Fprintf(&b, "\n// extract%s extracts %s.\nfunc extract%s(b []byte, vals []uint64) {\n%s}\n", c.name, c.what, c.name, c.extract)
@@ -134,6 +155,9 @@ func TestGeneratedControls(t *testing.T) {
 					t.Errorf("%s: %s runs interpreted, not as the code generated for it", prog, ctl.name)
 				}
 			}
+			if sw.parser.gen == nil {
+				t.Errorf("%s: the parser runs interpreted, not as the code generated for it", prog)
+			}
 			for _, h := range sw.l.headers {
 				if cd := h.typ.codec; cd != nil && cd.gen == nil {
 					t.Errorf("%s: header type %s is extracted and packed without the code generated for it", prog, h.typ.name)
@@ -143,7 +167,7 @@ func TestGeneratedControls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sw.ingress.gen != nil || sw.egress.gen != nil {
+			if sw.ingress.gen != nil || sw.egress.gen != nil || sw.parser.gen != nil {
 				t.Errorf("%s: Config.Interpret set, yet a control runs generated code", prog)
 			}
 		}

@@ -27,13 +27,17 @@ type parseCase struct {
 }
 
 type parseState struct {
-	name    string
-	ops     []parseOp
-	key     []keyPart
-	keyLen  int
-	cases   []parseCase
-	deflt   *parseState
-	hasDflt bool
+	name string
+	ops  []parseOp
+	// extracts, beside ops, describes each op that extracts a header
+	// with a codec (not in a union or a stack), for the generator
+	// (gen.go); nil for the others.
+	extracts []*parseExtract
+	key      []keyPart
+	keyLen   int
+	cases    []parseCase
+	deflt    *parseState
+	hasDflt  bool
 	// word: the key is one field read as a leaf, of at most 8 bytes,
 	// and no case is a value set, so that the cases compare numbers
 	// (wordCases, beside cases) instead of the key's bytes.
@@ -46,8 +50,20 @@ type parseState struct {
 // wordCase is a case's value and mask as numbers, the value masked.
 type wordCase struct{ value, mask uint64 }
 
+// parseExtract is an extract of header hi, n bytes, its fields from
+// slot base, read by codec cd.
+type parseExtract struct {
+	hi, n, base, nf int
+	cd              *codec
+}
+
 type parser struct {
 	init *parseState
+	// gen, when set, is the parser as generated code (gen.go): the
+	// states and their transitions, run with g; it returns the error
+	// code that ended parsing, or 0.
+	gen genParser
+	g   *genState
 	// verify lists the checksums checked after parsing.
 	verify []*checksum
 }
@@ -62,6 +78,10 @@ func (ps *parser) run(p *packet, errs *errorCodes) {
 	p.checksumErr = false
 	p.payload = 0
 	st := ps.init
+	if ps.gen != nil {
+		p.parserError = ps.gen(p, ps.g)
+		st = nil
+	}
 	for steps := 0; st != nil; steps++ {
 		if steps == maxParseSteps {
 			p.parserError = errs.timeout
@@ -190,11 +210,13 @@ func (c *compiler) compileParser(bp *bmjson.Parser) (*parser, error) {
 			if src := op.Source.String(); src != "" {
 				c.where += " at " + src
 			}
+			c.lastExtract = nil
 			f, err := c.compileParseOp(op)
 			if err != nil {
 				return nil, c.errorf("%v", err)
 			}
 			st.ops = append(st.ops, f)
+			st.extracts = append(st.extracts, c.lastExtract)
 		}
 		c.where = fmt.Sprintf("parser %q state %q transition key", bp.Name, s.Name)
 		for _, k := range s.TransitionKey {
@@ -388,6 +410,9 @@ func (c *compiler) compileParseOp(op *bmjson.ParserOp) (parseOp, error) {
 			hi, err := c.l.header(name)
 			if err != nil {
 				return nil, err
+			}
+			if h := c.l.headers[hi]; h.typ.codec != nil && h.union < 0 {
+				c.lastExtract = &parseExtract{hi: hi, n: h.typ.bytes(), base: h.base, nf: len(h.typ.fields), cd: h.typ.codec}
 			}
 			return c.extractor(hi), nil
 		case "stack":

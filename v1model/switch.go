@@ -204,8 +204,9 @@ type compiler struct {
 	// straight is the primitive list compilePrimitives last compiled,
 	// when it has no jumps; nil otherwise.
 	straight    []prim
-	straightOps []*op // beside straight: the primitives a block runs inline
-	lastOp      *op   // set by a primitive that compiles to one of those
+	straightOps []*op         // beside straight: the primitives a block runs inline
+	lastOp      *op           // set by a primitive that compiles to one of those
+	lastExtract *parseExtract // set by a parser op that extracts with a codec
 	// steps and stepOps: the last action compiled, when it has jumps
 	// (action.steps).
 	steps   []prim
@@ -372,6 +373,7 @@ func New(doc *bmjson.Document, cfg Config) (*Switch, error) {
 	if !cfg.Interpret {
 		sw.ingress.useGenerated()
 		sw.egress.useGenerated()
+		sw.parser.useGenerated(errs.timeout)
 	}
 	for i := range doc.Checksums {
 		bc := &doc.Checksums[i]
