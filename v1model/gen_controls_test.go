@@ -36,6 +36,7 @@ func init() {
 	generatedParsers["446d34950c4fc7003bea2b2d65094220b36b2d8b892bf28ab035cc3680b864c0"] = parser446d34950c4f
 	generatedParsers["8e6adc3c31c34c0e587c9fd69ba7525618e357bb10c64167bd44f2f296ec1662"] = parser8e6adc3c31c3
 	generatedParsers["23d7cc1ecd2767d878dec56ab6755f1a0f912aef1b5b17385d4ee335a2a224fc"] = parser23d7cc1ecd27
+	generatedParsers["5b3a7014d743f8d735195a2e47b4fd5fa9929722ba6946641a0c724699102029"] = parser5b3a7014d743
 }
 
 // control32ffe393119e is ingress of ../p4/testdata/build/exprs.json.
@@ -1273,6 +1274,17 @@ s1:
 		return code
 	}
 	return 0
+}
+
+// parser5b3a7014d743 is the parser of testdata/parseloop.json.
+func parser5b3a7014d743(p *packet, g *genState) int {
+	steps := 0
+s0:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	goto s0
 }
 
 // extract2c9e8a116263 extracts header type scalars_0 of ../p4/testdata/build/exprs.json.

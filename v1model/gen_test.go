@@ -18,7 +18,8 @@ import (
 var update = flag.Bool("update", false, "write the generated controls (gen_controls.go, gen_controls_test.go)")
 
 // generated is each file of generated controls and the programs it is
-// written from. The switch program and the plain router the rig
+// written from (testdata/parseloop.json is l3.json with a start state
+// that loops on itself, for TestParserTimeout). The switch program and the plain router the rig
 // measures are built into the package; the programs of the golden
 // files only into its tests, where every golden replay runs through
 // their generated code as well as interpreted.
@@ -29,7 +30,7 @@ var generated = []struct {
 	{"gen_controls.go", []string{"../p4/build/rcm.json", "../p4/testdata/build/l3.json"}},
 	{"gen_controls_test.go", []string{"../p4/testdata/build/exprs.json", "../p4/testdata/build/externs.json",
 		"../p4/testdata/build/ipv6.json", "../p4/testdata/build/parse.json", "../p4/testdata/build/profiles.json",
-		"../p4/testdata/build/tables.json"}},
+		"../p4/testdata/build/tables.json", "testdata/parseloop.json"}},
 }
 
 // writeGenerated is a file of the generated controls of programs,
@@ -265,4 +266,26 @@ func FuzzGeneratedMatchesInterpreted(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParserTimeout: a parser whose start state loops on itself without
+// taking a byte ends with ParserTimeout after maxParseSteps states,
+// generated and interpreted, as BMv2 ends a parser that runs too long.
+func TestParserTimeout(t *testing.T) {
+	frame := udpFrame(t, 1, 2, 4791, 20)
+	for _, interpret := range []bool{false, true} {
+		sw, err := Load("testdata/parseloop.json", Config{Interpret: interpret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (sw.parser.gen != nil) == interpret {
+			t.Fatalf("interpret=%v, yet the parser's generated code is used: %v", interpret, sw.parser.gen != nil)
+		}
+		p := sw.arrive(1, frame)
+		sw.parser.run(p, sw.errs)
+		if p.parserError != sw.errs.timeout {
+			t.Errorf("interpret=%v: parser error %d, want ParserTimeout (%d)", interpret, p.parserError, sw.errs.timeout)
+		}
+		sw.put(p)
+	}
 }
