@@ -15,6 +15,7 @@ type codec struct {
 	// gen, when built in for this layout (gen.go), is extract and pack
 	// as generated code, every offset, shift and mask a constant.
 	gen *genCodec
+	key string // genKey's, once computed
 }
 
 type codecWord struct {

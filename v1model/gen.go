@@ -121,7 +121,7 @@ func generateParser(ps *parser, timeout int) (string, *genState) {
 			}
 			// The interpreter's extract where the frame is too short or
 			// the header ends too near the buffer's end for the codec.
-			fn := "extract" + bodyKey(ex.cd.generate())[:12]
+			fn := "extract" + ex.cd.genKey()[:12]
 			g.maxValid = max(g.maxValid, ex.hi)
 			fmt.Fprintf(&b, "\tif p.n-p.payload >= %d && p.payload+%d <= len(p.buf) {\n\t\t%s(p.buf[p.payload:], f[%d:%d])\n\t\tvalid[%d] = true\n\t\tp.payload += %d\n\t} else if code := g.pops[%d](p); code != 0 {\n\t\treturn code\n\t}\n",
 				ex.n, ex.cd.span, fn, ex.base, ex.base+ex.nf, ex.hi, ex.n, len(g.st.pops))
@@ -361,15 +361,7 @@ func (g *generator) node(n *node) string {
 		case n.test != nil:
 			cond = g.cmp(n.test)
 		case n.tests != nil:
-			parts := make([]string, len(n.tests))
-			for i := range n.tests {
-				parts[i] = g.cmp(&n.tests[i])
-			}
-			sep := " && "
-			if n.any {
-				sep = " || "
-			}
-			cond = strings.Join(parts, sep)
+			cond = g.chain(n.tests, n.any)
 		default:
 			cond = g.truth(n.ce, n.cond)
 		}
@@ -466,16 +458,22 @@ func (g *generator) steps(b *strings.Builder, at int, a *action) {
 // is called where the generator cannot write e.
 func (g *generator) truth(e *expr, fn func(p *packet) int64) string {
 	if e != nil && e.cmps != nil {
-		parts := make([]string, len(e.cmps))
-		for i := range e.cmps {
-			parts[i] = g.cmp(&e.cmps[i])
-		}
-		if e.any {
-			return strings.Join(parts, " || ")
-		}
-		return strings.Join(parts, " && ")
+		return g.chain(e.cmps, e.any)
 	}
 	return g.value(e, fn) + " != 0"
+}
+
+// chain is comparisons that must all hold (any: one of them) as a Go
+// bool expression.
+func (g *generator) chain(cs []cmpLeaf, any bool) string {
+	parts := make([]string, len(cs))
+	for i := range cs {
+		parts[i] = g.cmp(&cs[i])
+	}
+	if any {
+		return strings.Join(parts, " || ")
+	}
+	return strings.Join(parts, " && ")
 }
 
 // value is e as a Go int64 expression, or a call of fn, its eval, where
@@ -680,7 +678,16 @@ var generatedCodecs = map[string]*genCodec{}
 
 // useGenerated gives c the generated code written for its layout, if
 // any is built in.
-func (c *codec) useGenerated() { c.gen = generatedCodecs[bodyKey(c.generate())] }
+func (c *codec) useGenerated() { c.gen = generatedCodecs[c.genKey()] }
+
+// genKey is the key of the codec's generated code, computed once: the
+// parser's generated code names the codec's functions by it too.
+func (c *codec) genKey() string {
+	if c.key == "" {
+		c.key = bodyKey(c.generate())
+	}
+	return c.key
+}
 
 // generate is the codec's extract and pack as the bodies of two Go
 // functions of (b []byte, vals []uint64), in one text: extract's, then
