@@ -138,7 +138,8 @@ func leftovers(t *testing.T) string {
 // by about 14% over 1.5 ms, which left the test failing one run in five,
 // by 7% over 3 ms; hence 6 ms. At the emulation's default rate the run
 // takes 1.2-1.5 of the two cores, and inside make test it failed twice
-// (1.37 and 1.30, with 220 marks against 253-256 alone); with both cores
+// (1.37 over 3 ms, 1.30 over 6 ms with 220 marks against 253-256
+// alone); with both cores
 // taken by busy loops it gave 1.22 with 152 marks. It runs at half that
 // rate (time stretched 2,890 times, not 1,444), which leaves the
 // emulation room: beside the same two busy loops, five runs gave 1.00 to
