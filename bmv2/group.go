@@ -12,6 +12,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/p4rcm/p4rcm/internal/groupfile"
 )
 
 // Group is one p4switch process running several switches (p4switch
@@ -23,16 +25,6 @@ type Group struct {
 	name     string
 	switches []*Switch
 	*proc
-}
-
-// groupFile is p4switch --group's file (internal/p4switch.GroupFile).
-type groupFile struct {
-	Switches []groupSwitch `json:"switches"`
-}
-
-type groupSwitch struct {
-	Name string   `json:"name"`
-	Args []string `json:"args"`
 }
 
 // StartGroup starts one p4switch process that runs the switches cs
@@ -70,7 +62,7 @@ func StartGroup(ctx context.Context, name string, cs []Config) (*Group, error) {
 		return nil, fmt.Errorf("group %s: %w", name, err)
 	}
 	g := &Group{name: name, proc: &proc{done: make(chan struct{}), ctlDir: dir}}
-	var file groupFile
+	var file groupfile.File
 	for _, c := range cs {
 		if c.Control == "" {
 			c.Control = filepath.Join(dir, c.Name+".sock")
@@ -88,7 +80,7 @@ func StartGroup(ctx context.Context, name string, cs []Config) (*Group, error) {
 			}
 		}
 		g.switches = append(g.switches, &Switch{cfg: c, proc: g.proc})
-		file.Switches = append(file.Switches, groupSwitch{Name: c.Name, Args: c.Args()})
+		file.Switches = append(file.Switches, groupfile.Switch{Name: c.Name, Args: c.Args()})
 	}
 	b, err := json.MarshalIndent(file, "", " ")
 	if err == nil {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
-	"github.com/p4rcm/p4rcm/internal/p4switch"
+	"github.com/p4rcm/p4rcm/internal/groupfile"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 )
 
@@ -54,7 +54,7 @@ func TestGroupLinkInMemory(t *testing.T) {
 		rate  = 1e6 // b/s on the link in memory, from s1
 		delay = 50 * time.Millisecond
 	)
-	group := p4switch.GroupFile{Switches: []p4switch.GroupSwitch{
+	group := groupfile.File{Switches: []groupfile.Switch{
 		{Name: "s1", Args: []string{"-i", "1@" + ports[1], "-i", "2@mem:core", rcmJSON, "--entries", write("s1.json", s1Entries),
 			"--port-rate", fmt.Sprintf("2:%g", rate), "--port-delay", fmt.Sprintf("2:%v", delay), "--control", filepath.Join(dir, "s1.sock"),
 			"--", "--grpc-server-addr", "127.0.0.1:0"}},

@@ -11,21 +11,9 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+
+	"github.com/p4rcm/p4rcm/internal/groupfile"
 )
-
-// GroupFile is what p4switch --group reads: the switches one process
-// runs, each with the command line a p4switch of its own would take.
-type GroupFile struct {
-	Switches []GroupSwitch `json:"switches"`
-}
-
-// GroupSwitch is one switch of a group: a name, for messages and the
-// output's prefix, and its p4switch arguments (without the program's
-// name).
-type GroupSwitch struct {
-	Name string   `json:"name"`
-	Args []string `json:"args"`
-}
 
 // readGroup reads and checks a group file: every switch named once, its
 // arguments valid, no interface, control socket or P4Runtime address
@@ -35,7 +23,7 @@ func readGroup(path string) ([]string, []options, error) {
 	if err != nil {
 		return nil, nil, usage("--group: %v", err)
 	}
-	var g GroupFile
+	var g groupfile.File
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&g); err != nil {
