@@ -121,10 +121,10 @@ func generateParser(ps *parser, timeout int) (string, *genState) {
 			}
 			// The interpreter's extract where the frame is too short or
 			// the header ends too near the buffer's end for the codec.
-			fn := "extract" + ex.cd.genKey()[:12]
+			fn := "extract" + ex.codec.genKey()[:12]
 			g.maxValid = max(g.maxValid, ex.hi)
 			fmt.Fprintf(&b, "\tif p.n-p.payload >= %d && p.payload+%d <= len(p.buf) {\n\t\t%s(p.buf[p.payload:], f[%d:%d])\n\t\tvalid[%d] = true\n\t\tp.payload += %d\n\t} else if code := g.pops[%d](p); code != 0 {\n\t\treturn code\n\t}\n",
-				ex.n, ex.cd.span, fn, ex.base, ex.base+ex.nf, ex.hi, ex.n, len(g.st.pops))
+				ex.bytes, ex.codec.span, fn, ex.base, ex.base+ex.nf, ex.hi, ex.bytes, len(g.st.pops))
 			g.maxSlot = max(g.maxSlot, ex.base+ex.nf-1)
 			g.st.pops = append(g.st.pops, op)
 		}

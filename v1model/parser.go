@@ -29,10 +29,10 @@ type parseCase struct {
 type parseState struct {
 	name string
 	ops  []parseOp
-	// extracts, beside ops, describes each op that extracts a header
-	// with a codec (not in a union or a stack), for the generator
-	// (gen.go); nil for the others.
-	extracts []*parseExtract
+	// extracts, beside ops, is the header each op extracts with a
+	// codec (not in a union or a stack), for the generator (gen.go);
+	// nil for the others.
+	extracts []*headerSpan
 	key      []keyPart
 	keyLen   int
 	cases    []parseCase
@@ -49,13 +49,6 @@ type parseState struct {
 
 // wordCase is a case's value and mask as numbers, the value masked.
 type wordCase struct{ value, mask uint64 }
-
-// parseExtract is an extract of header hi, n bytes, its fields from
-// slot base, read by codec cd.
-type parseExtract struct {
-	hi, n, base, nf int
-	cd              *codec
-}
 
 type parser struct {
 	init *parseState
@@ -412,7 +405,8 @@ func (c *compiler) compileParseOp(op *bmjson.ParserOp) (parseOp, error) {
 				return nil, err
 			}
 			if h := c.l.headers[hi]; h.typ.codec != nil && h.union < 0 {
-				c.lastExtract = &parseExtract{hi: hi, n: h.typ.bytes(), base: h.base, nf: len(h.typ.fields), cd: h.typ.codec}
+				span := c.l.span(hi)
+				c.lastExtract = &span
 			}
 			return c.extractor(hi), nil
 		case "stack":
@@ -606,13 +600,22 @@ type deparser struct {
 	update []*checksum
 	// emits is order with what the deparser reads of each header, in
 	// one place.
-	emits []emitHeader
+	emits []headerSpan
 }
 
-type emitHeader struct {
+// headerSpan is where header hi lives: its nf fields from slot base, its
+// bytes on the wire and the codec that reads and writes them (nil where
+// none does).
+type headerSpan struct {
 	hi, base, nf, bytes int
 	codec               *codec
 	fields              []fieldInfo
+}
+
+// span is header hi's headerSpan.
+func (l *layout) span(hi int) headerSpan {
+	h := l.headers[hi]
+	return headerSpan{hi: hi, base: h.base, nf: len(h.typ.fields), bytes: h.typ.bytes(), codec: h.typ.codec, fields: h.typ.fields}
 }
 
 func (c *compiler) compileDeparser(d *bmjson.Deparser) (*deparser, error) {
@@ -623,8 +626,7 @@ func (c *compiler) compileDeparser(d *bmjson.Deparser) (*deparser, error) {
 			return nil, fmt.Errorf("deparser %q: %w", d.Name, err)
 		}
 		dp.order = append(dp.order, hi)
-		h := c.l.headers[hi]
-		dp.emits = append(dp.emits, emitHeader{hi: hi, base: h.base, nf: len(h.typ.fields), bytes: h.typ.bytes(), codec: h.typ.codec, fields: h.typ.fields})
+		dp.emits = append(dp.emits, c.l.span(hi))
 	}
 	if len(d.Primitives) > 0 {
 		return nil, fmt.Errorf("deparser %q: primitives in the deparser are not handled by this target", d.Name)

@@ -204,9 +204,9 @@ type compiler struct {
 	// straight is the primitive list compilePrimitives last compiled,
 	// when it has no jumps; nil otherwise.
 	straight    []prim
-	straightOps []*op         // beside straight: the primitives a block runs inline
-	lastOp      *op           // set by a primitive that compiles to one of those
-	lastExtract *parseExtract // set by a parser op that extracts with a codec
+	straightOps []*op       // beside straight: the primitives a block runs inline
+	lastOp      *op         // set by a primitive that compiles to one of those
+	lastExtract *headerSpan // set by a parser op that extracts with a codec
 	// steps and stepOps: the last action compiled, when it has jumps
 	// (action.steps).
 	steps   []prim
