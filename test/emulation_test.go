@@ -139,11 +139,11 @@ func leftovers(t *testing.T) string {
 // by 7% over 3 ms; hence 6 ms. At the emulation's default rate the run
 // takes 1.2-1.5 of the two cores, and inside make test it failed twice
 // (1.37 over 3 ms, 1.30 over 6 ms with 220 marks against 253-256
-// alone); with both cores
-// taken by busy loops it gave 1.22 with 152 marks. It runs at half that
-// rate (time stretched 2,890 times, not 1,444), which leaves the
-// emulation room: beside the same two busy loops, five runs gave 1.00 to
-// 1.07 and 237-246 marks. A flow that no mark slows (no RED entries)
+// alone). Beside two busy loops, one on each core, four runs at the
+// default rate gave 1.01 to 1.22 and 152 to 239 marks. The test runs at
+// half that rate (time stretched 2,890 times, not 1,444), which leaves
+// the emulation room: beside the same busy loops five runs gave 1.00 to
+// 1.07 and 237 to 246 marks. A flow that no mark slows (no RED entries)
 // fails on the marks, and a starved one on the bound.
 func TestDumbbellFlowsConverge(t *testing.T) {
 	cfg := scenarioOf(t, `
