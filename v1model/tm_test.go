@@ -258,3 +258,57 @@ func TestReceiveBatchFullBatchLeavesServeAsleep(t *testing.T) {
 		})
 	}
 }
+
+// TestRecirculationRunsAheadOfAnIdleLink sends three frames that
+// egress sends round three times (externs.p4's command 3) to port 2,
+// with the loop at 1,000 passes a second. On a port without a link the
+// loop keeps its rate. On a 1 Gb/s link, free with nothing queued while
+// the port's packets go round, the loop runs passes before their time,
+// so the frames leave sooner; but no more than a round of them (the
+// queue's length) until the port sends again, so while the clock stands
+// still, nothing completes its three passes.
+func TestRecirculationRunsAheadOfAnIdleLink(t *testing.T) {
+	run := func(linkRate float64, until time.Duration) []time.Duration {
+		t.Helper()
+		var now time.Duration
+		sw, err := Load("../p4/testdata/build/externs.json", Config{PriorityQueues: 2, Clock: func() time.Duration { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.SetRecirculationRate(1000); err != nil {
+			t.Fatal(err)
+		}
+		if linkRate > 0 {
+			if err := sw.SetPortRate(2, linkRate); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 3 {
+			if err := sw.Receive(1, cmdFrame(3, 0, 100)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var left []time.Duration
+		emit := func(port int, f []byte) { left = append(left, now) }
+		for now = 0; now <= until; now += 100 * time.Microsecond {
+			for calls := 0; sw.serveReady(emit) == 0; calls++ {
+				if calls > 1000 {
+					t.Fatalf("link %v: the serve loop never waits at %v", linkRate, now)
+				}
+			}
+		}
+		return left
+	}
+	paced := run(0, 20*time.Millisecond)
+	ahead := run(1e9, 20*time.Millisecond)
+	if len(paced) != 3 || len(ahead) != 3 {
+		t.Fatalf("frames sent: %v without a link rate, %v with one; want 3 each", paced, ahead)
+	}
+	t.Logf("frames left at %v without a link rate, at %v on a 1 Gb/s link", paced, ahead)
+	if ahead[2] >= paced[2]-time.Millisecond {
+		t.Errorf("on an idle link the last frame left at %v, without a link rate at %v: want a pass (1 ms) sooner at least", ahead[2], paced[2])
+	}
+	if frozen := run(1e9, 0); len(frozen) != 0 {
+		t.Errorf("with the clock standing at 0, frames left at %v: the loop ran more than a round ahead", frozen)
+	}
+}
