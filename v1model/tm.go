@@ -455,8 +455,8 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 // paused priority) lets one leave only when it comes round, so at the
 // recirculation rate a link can stand idle for a round of the queue
 // while the packet it may send is in it: in the emulated incast, RCM's
-// bottleneck was idle 4.8% of the time at the default rate, most gaps
-// ended by a packet that had gone round (docs/emulation.md). Run ahead,
+// bottleneck was idle about 5% of the time at the default rate, most
+// gaps ended by a packet that had gone round (docs/emulation.md). Run ahead,
 // the round takes the CPU time of its passes. The allowance is one
 // round (the queue's length when the port starts to run ahead) until
 // the port sends again, so a port held for long, by a pause, does not
