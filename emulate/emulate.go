@@ -26,6 +26,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -356,6 +357,13 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	t := e.cfg.Topology
+	for _, l := range t.Links {
+		if t.Nodes[l.A].Kind != topo.Host && t.Nodes[l.B].Kind != topo.Host {
+			out.Results.NotMeasured = append(out.Results.NotMeasured, sim.ResumesBetweenSwitches)
+			break
+		}
+	}
 	return out, nil
 }
 
@@ -548,6 +556,15 @@ func linkDelay(t *topo.Topology, a topo.Port) time.Duration {
 	return d
 }
 
+// notMeasured is what an emulation cannot give (sim.Results.NotMeasured):
+// rcm.p4 counts neither what a port sends nor its queue and ingress
+// peaks, paused or busy time, nor RCC's window cuts. It also counts PFC
+// frames of both kinds together; a host's agent tells apart those it
+// gets and sends, so where switches link to switches Run adds
+// sim.ResumesBetweenSwitches.
+var notMeasured = []string{"tx_packets", "tx_bytes", "ctrl_packets", "paused_us", "max_queue_bytes",
+	"max_ingress_bytes", "max_headroom_bytes", "utilisation", "window_cuts"}
+
 // holdLoopSpeedup is how many times faster than the fastest port's full
 // frames held packets may go round the Go target's recirculation port.
 const holdLoopSpeedup = 8
@@ -680,7 +697,7 @@ wait:
 	if runErr != nil {
 		return nil, runErr
 	}
-	out := &Outcome{K: e.k, Rate: rate, TimedOut: timedOut, Agents: map[int]agent.Stats{}, Wall: wall, Results: &sim.Results{Drops: map[string]int64{}},
+	out := &Outcome{K: e.k, Rate: rate, TimedOut: timedOut, Agents: map[int]agent.Stats{}, Wall: wall, Results: &sim.Results{Drops: map[string]int64{}, NotMeasured: slices.Clone(notMeasured)},
 		SwitchCPU: map[string]time.Duration{}, AgentsCPU: cpu1[""] - cpu0[""]}
 	for name := range cpu1 {
 		if name != "" {

@@ -115,8 +115,9 @@ func WriteNS3FCT(w io.Writer, flows []sim.FlowRecord) error {
 // paused_us,drops,
 // max_queue_bytes,max_ingress_bytes,max_headroom_bytes,utilisation: the
 // rate in Gbit/s, the paused time in microseconds (six decimals) and the
-// counters as the simulator keeps them.
-func WritePortsCSV(w io.Writer, ports []sim.PortRecord) error {
+// counters as the simulator keeps them. The columns named in
+// notMeasured (sim.Results.NotMeasured) are left empty in every row.
+func WritePortsCSV(w io.Writer, ports []sim.PortRecord, notMeasured ...string) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(portsHeader); err != nil {
 		return err
@@ -131,6 +132,11 @@ func WritePortsCSV(w io.Writer, ports []sim.PortRecord) error {
 			strconv.FormatInt(p.PausesReceived, 10), strconv.FormatInt(p.ResumesReceived, 10),
 			fixed(p.PausedTime, 6), strconv.FormatInt(p.Drops, 10),
 			float(p.MaxQueueBytes), float(p.MaxIngressBytes), float(p.MaxHeadroomBytes), float(p.Utilisation))
+		for i, col := range portsHeader {
+			if slices.Contains(notMeasured, col) {
+				row[i] = ""
+			}
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -144,6 +144,20 @@ func TestPortsCSV(t *testing.T) {
 	if !slices.EqualFunc(rows, want, slices.Equal) {
 		t.Errorf("rows\n%q\nwant\n%q", rows, want)
 	}
+
+	// Columns a run could not measure (an emulation's) are left empty,
+	// not written as the 0 the record holds.
+	buf.Reset()
+	if err := WritePortsCSV(&buf, ports, "tx_bytes", "utilisation", "window_cuts"); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err = csv.NewReader(&buf).ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	want[1][6], want[1][18] = "", ""
+	if !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("with tx_bytes and utilisation not measured, rows\n%q\nwant\n%q", rows, want)
+	}
 }
 
 func TestQueuesAndRatesCSV(t *testing.T) {

@@ -125,7 +125,7 @@ func outputs(r *sim.Results, opts DirOptions) ([]output, error) {
 	outs := []output{
 		{FlowsFile, func(w io.Writer) error { return WriteFlowsCSV(w, r.Flows) }},
 		{NS3FCTFile, func(w io.Writer) error { return WriteNS3FCT(w, r.Flows) }},
-		{PortsFile, func(w io.Writer) error { return WritePortsCSV(w, r.Ports) }},
+		{PortsFile, func(w io.Writer) error { return WritePortsCSV(w, r.Ports, r.NotMeasured...) }},
 	}
 	if len(r.QueueSamples) > 0 {
 		outs = append(outs, output{QueuesFile, func(w io.Writer) error { return WriteQueuesCSV(w, r.QueueSamples) }})

@@ -178,6 +178,9 @@ type Summary struct {
 	RCM        RCMStats     `json:"rcm"`
 	Run        RunStats     `json:"run"`
 	Faults     []string     `json:"faults"`
+	// NotMeasured is the run's (sim.Results.NotMeasured): figures above
+	// that are 0 because the run could not measure them.
+	NotMeasured []string `json:"not_measured"`
 }
 
 // fixedBins are the bounds of the fixed size bins; hi 0 is unbounded.
@@ -209,10 +212,11 @@ func Summarize(r *sim.Results, opts SummaryOptions) Summary {
 		r = &sim.Results{}
 	}
 	s := Summary{
-		Flows:   len(r.Flows),
-		CNPs:    r.CNPs,
-		Classes: []ClassStats{},
-		Faults:  append([]string{}, r.Faults...),
+		Flows:       len(r.Flows),
+		CNPs:        r.CNPs,
+		Classes:     []ClassStats{},
+		Faults:      append([]string{}, r.Faults...),
+		NotMeasured: append([]string{}, r.NotMeasured...),
 		Run: RunStats{
 			Events: r.Events, DataPackets: r.DataPackets, PacketHops: r.PacketHops,
 			EndNs: psToNs(r.End), LastFinishNs: psToNs(r.LastFinish), OutOfOrder: r.OutOfOrder,

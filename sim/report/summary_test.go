@@ -331,13 +331,15 @@ func TestSummaryText(t *testing.T) {
 	}{
 		{"clean", func(*sim.Results) {},
 			[]string{"1000/1001 flows completed", "slowdown p50", "0 drops", "lossless drops: 0", "[10KB,100KB)", "storage", "20 of 40 switch ports sent PAUSE"},
-			[]string{"FAULT"}},
+			[]string{"FAULT", "not measured"}},
 		{"lossy drops only", func(r *sim.Results) { r.Drops["queue_limit"] = 7 },
 			[]string{"drops: 7 (queue_limit 7)"}, []string{"FAULT", "0 drops"}},
 		{"lossless drops", func(r *sim.Results) { r.Drops["buffer_full"] = 3; r.LosslessDrops = 3 },
 			[]string{"FAULT: 3 packets dropped on lossless priorities", "lossless drops: 3  FAULT", "drops: 3 (buffer_full 3)"}, []string{"0 drops"}},
 		{"faults", func(r *sim.Results) { r.Faults = []string{"deadlock at switch 7"} },
 			[]string{"FAULT: deadlock at switch 7"}, nil},
+		{"not measured", func(r *sim.Results) { r.NotMeasured = []string{"paused_us", "window_cuts", sim.ResumesBetweenSwitches} },
+			[]string{"not measured in this run, so 0 above and empty in ports.csv: paused_us, window_cuts, RESUME frames between switches (counted as PAUSE)"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -414,7 +416,7 @@ func TestSummaryJSONKeys(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"flows", "completed", "incomplete", "fct", "size_bins", "equal_count_bins", "classes", "drops", "pfc", "cnps", "run", "faults"} {
+	for _, k := range []string{"flows", "completed", "incomplete", "fct", "size_bins", "equal_count_bins", "classes", "drops", "pfc", "cnps", "run", "faults", "not_measured"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("key %q missing from %s", k, buf.String())
 		}
