@@ -17,7 +17,8 @@ import (
 // all flows and a table of the fixed size bins (the completed flows in
 // each; no table when none completed), a table
 // of the classes if any, drops ("0 drops" when there are none; lossless
-// drops are flagged as a FAULT), PFC totals, CNPs and the run's figures.
+// drops are flagged as a FAULT), PFC totals, CNPs, RCM totals, a line
+// naming what the run could not measure if anything, and the run's figures.
 // Times are microseconds. Statistics of an empty set show as "-".
 func WriteSummaryText(w io.Writer, s Summary) error {
 	var buf bytes.Buffer
