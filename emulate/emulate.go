@@ -35,7 +35,6 @@ import (
 	"github.com/p4rcm/p4rcm/agent"
 	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
-	"github.com/p4rcm/p4rcm/dataplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/internal/pki"
@@ -353,16 +352,8 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Results.Ports, err = e.ports(ctx, &cfg, out.Agents, out.Results.Drops, &out.Results.RCM)
-	if err != nil {
+	if err := e.ports(ctx, &cfg, out.Agents, out.Results); err != nil {
 		return nil, err
-	}
-	t := e.cfg.Topology
-	for _, l := range t.Links {
-		if t.Nodes[l.A].Kind != topo.Host && t.Nodes[l.B].Kind != topo.Host {
-			out.Results.NotMeasured = append(out.Results.NotMeasured, sim.ResumesBetweenSwitches)
-			break
-		}
 	}
 	return out, nil
 }
@@ -560,8 +551,8 @@ func linkDelay(t *topo.Topology, a topo.Port) time.Duration {
 // rcm.p4 counts neither what a port sends nor its queue and ingress
 // peaks, paused or busy time, nor RCC's window cuts. It also counts PFC
 // frames of both kinds together; a host's agent tells apart those it
-// gets and sends, so where switches link to switches Run adds
-// sim.ResumesBetweenSwitches.
+// gets and sends, so ports adds sim.ResumesBetweenSwitches only where a
+// switch links to a switch.
 var notMeasured = []string{"tx_packets", "tx_bytes", "ctrl_packets", "paused_us", "max_queue_bytes",
 	"max_ingress_bytes", "max_headroom_bytes", "utilisation", "window_cuts"}
 
@@ -796,16 +787,17 @@ func (e *emulation) flowRecords(results map[int]agent.Result) []sim.FlowRecord {
 	return out
 }
 
-// ports reads every switch port's counters from rcm.p4. Its PAUSE
-// counters count PFC frames of both kinds; on a port to a host, the
-// host's agent tells PAUSEs and RESUMEs apart.
-//
-// drops gets the switches' drops by the simulator's reasons: WRED's
-// ("wred") and buf_max's ("buf-max").
-func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]agent.Stats, drops map[string]int64, rcm *dataplane.RCMStats) ([]sim.PortRecord, error) {
+// ports reads every switch port's counters from rcm.p4 into res.Ports,
+// its drops by the simulator's reasons (WRED's "wred" and buf_max's
+// "buf-max") into res.Drops and its RCM counters into res.RCM. rcm.p4's
+// PAUSE counters count PFC frames of both kinds; on a port to a host,
+// the host's agent tells PAUSEs and RESUMEs apart, and where a port has
+// a switch at the far end res.NotMeasured says they stay mixed.
+func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]agent.Stats, res *sim.Results) error {
+	drops, rcm := res.Drops, &res.RCM
+	mixed := false // PAUSE and RESUME frames counted together
 	t := e.cfg.Topology
 	adj := t.Adjacency()
-	var out []sim.PortRecord
 	for _, sw := range t.Switches() {
 		name := t.Nodes[sw].Name
 		c := e.switches[name].Config()
@@ -817,11 +809,11 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 		s, err := controlplane.Dial(dctx, c.GRPCAddr, c.DeviceID, controlplane.ElectionID{Low: 1}, opts...)
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("read %s's counters: %w", name, err)
+			return fmt.Errorf("read %s's counters: %w", name, err)
 		}
 		if err := s.AdoptPipeline(ctx, e.pipeline.Cookie); err != nil {
 			s.Close()
-			return nil, fmt.Errorf("read %s's counters: %w", name, err)
+			return fmt.Errorf("read %s's counters: %w", name, err)
 		}
 		counts := map[string]map[int64]int64{}
 		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterPausesReceived,
@@ -829,7 +821,7 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 			cells, err := s.Counters(ctx, counter)
 			if err != nil {
 				s.Close()
-				return nil, fmt.Errorf("read %s's %s: %w", name, counter, err)
+				return fmt.Errorf("read %s's %s: %w", name, counter, err)
 			}
 			counts[counter] = map[int64]int64{}
 			for _, cell := range cells {
@@ -861,11 +853,16 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 			}
 			if a, ok := agents[p.Peer.Node]; ok {
 				rec.PausesSent, rec.Resumes = a.Pauses, a.Resumes
+			} else {
+				mixed = true
 			}
-			out = append(out, rec)
+			res.Ports = append(res.Ports, rec)
 		}
 	}
-	return out, nil
+	if mixed {
+		res.NotMeasured = append(res.NotMeasured, sim.ResumesBetweenSwitches)
+	}
+	return nil
 }
 
 // close removes everything build created.

@@ -30,8 +30,8 @@ type packet struct {
 	hash         []byte   // hash and checksum input
 	look         [8]byte  // lookahead bytes
 	// heldBy is, while the packet waits in the live mode's
-	// recirculation queue, the egress port + 1 that sent it round.
-	heldBy int
+	// recirculation queue, the egress port that sent it round.
+	heldBy *egressPort
 }
 
 func newPacket(l *layout, maxFrame int) *packet {
@@ -63,7 +63,7 @@ func (p *packet) reset(l *layout) {
 	}
 	clear(p.next)
 	p.n, p.payload, p.port = 0, 0, 0
-	p.heldBy = 0
+	p.heldBy = nil
 	p.clearRegisters()
 	p.exited = false
 	p.parserError, p.checksumErr = 0, false

@@ -731,9 +731,9 @@ func (sw *Switch) runEgress(p *packet, port, prio int, emit Emit) int {
 			if !sw.recirc.push(c, sw.clock()) {
 				sw.recircDrops++
 				sw.put(c)
-			} else if ep := sw.ports[port]; ep != nil {
-				c.heldBy = port + 1
-				ep.looping++
+			} else {
+				c.heldBy = sw.ports[port]
+				c.heldBy.looping++
 			}
 			sw.put(p)
 			return 0

@@ -95,7 +95,7 @@ type egressPort struct {
 	// wait in the recirculation queue. While the link is free with
 	// nothing queued and some of them wait, the queue may run up to
 	// ahead passes before their time; roundTaken says the port has
-	// had that allowance since it last sent (see starving).
+	// had that allowance since it last sent (see passAhead).
 	looping, ahead int
 	roundTaken     bool
 }
@@ -445,10 +445,10 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 	}
 }
 
-// starving reports whether a port's link is free with nothing queued
-// while packets its egress sent round wait in the recirculation queue,
-// and if so takes one pass from the port's allowance: the queue's next
-// pass then runs now instead of at the recirculation rate.
+// passAhead reports whether the recirculation queue's next pass may run
+// now, ahead of the queue's rate, and if so takes it from a port's
+// allowance: it may while a port's link is free with nothing queued and
+// packets its egress sent round wait in the queue.
 //
 // A program that holds packets by recirculating them (rcm.p4: a
 // flow's packets waiting for its older ones in the other queue, a
@@ -462,7 +462,7 @@ func (sw *Switch) Serve(ctx context.Context, emit Emit, idle func()) error {
 // the port sends again, so a port held for long, by a pause, does not
 // spin the loop. The timing of passes is the target's; no program
 // decision changes.
-func (sw *Switch) starving(now time.Duration) bool {
+func (sw *Switch) passAhead(now time.Duration) bool {
 	for _, p := range sw.portOrder {
 		ep := sw.ports[p]
 		if ep.looping == 0 || ep.lineRate == 0 || ep.free > now || ep.queued() {
@@ -496,10 +496,10 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 	now := sw.clock()
 	wait := time.Hour
 	if q := &sw.recirc; q.n > 0 {
-		if q.due() <= now || sw.starving(now) {
+		if q.due() <= now || sw.passAhead(now) {
 			p := q.pop()
-			if p.heldBy > 0 {
-				sw.ports[p.heldBy-1].looping--
+			if p.heldBy != nil {
+				p.heldBy.looping--
 			}
 			sw.runIngress(p)
 			return 0

@@ -122,6 +122,12 @@ func WritePortsCSV(w io.Writer, ports []sim.PortRecord, notMeasured ...string) e
 	if err := cw.Write(portsHeader); err != nil {
 		return err
 	}
+	var blank []int // the columns not measured
+	for i, col := range portsHeader {
+		if slices.Contains(notMeasured, col) {
+			blank = append(blank, i)
+		}
+	}
 	row := make([]string, len(portsHeader))
 	for _, p := range ports {
 		row = append(row[:0],
@@ -132,10 +138,8 @@ func WritePortsCSV(w io.Writer, ports []sim.PortRecord, notMeasured ...string) e
 			strconv.FormatInt(p.PausesReceived, 10), strconv.FormatInt(p.ResumesReceived, 10),
 			fixed(p.PausedTime, 6), strconv.FormatInt(p.Drops, 10),
 			float(p.MaxQueueBytes), float(p.MaxIngressBytes), float(p.MaxHeadroomBytes), float(p.Utilisation))
-		for i, col := range portsHeader {
-			if slices.Contains(notMeasured, col) {
-				row[i] = ""
-			}
+		for _, i := range blank {
+			row[i] = ""
 		}
 		if err := cw.Write(row); err != nil {
 			return err
