@@ -352,7 +352,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.ports(ctx, &cfg, out.Agents, out.Results); err != nil {
+	if err := e.ports(ctx, &cfg, out.Results); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -549,10 +549,7 @@ func linkDelay(t *topo.Topology, a topo.Port) time.Duration {
 
 // notMeasured is what an emulation cannot give (sim.Results.NotMeasured):
 // rcm.p4 counts neither what a port sends nor its queue and ingress
-// peaks, paused or busy time, nor RCC's window cuts. It also counts PFC
-// frames of both kinds together; a host's agent tells apart those it
-// gets and sends, so ports adds sim.ResumesBetweenSwitches only where a
-// switch links to a switch.
+// peaks, paused or busy time, nor RCC's window cuts.
 var notMeasured = []string{"tx_packets", "tx_bytes", "ctrl_packets", "paused_us", "max_queue_bytes",
 	"max_ingress_bytes", "max_headroom_bytes", "utilisation", "window_cuts"}
 
@@ -789,13 +786,9 @@ func (e *emulation) flowRecords(results map[int]agent.Result) []sim.FlowRecord {
 
 // ports reads every switch port's counters from rcm.p4 into res.Ports,
 // its drops by the simulator's reasons (WRED's "wred" and buf_max's
-// "buf-max") into res.Drops and its RCM counters into res.RCM. rcm.p4's
-// PAUSE counters count PFC frames of both kinds; on a port to a host,
-// the host's agent tells PAUSEs and RESUMEs apart, and where a port has
-// a switch at the far end res.NotMeasured says they stay mixed.
-func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]agent.Stats, res *sim.Results) error {
+// "buf-max") into res.Drops and its RCM counters into res.RCM.
+func (e *emulation) ports(ctx context.Context, orig *sim.Config, res *sim.Results) error {
 	drops, rcm := res.Drops, &res.RCM
-	mixed := false // PAUSE and RESUME frames counted together
 	t := e.cfg.Topology
 	adj := t.Adjacency()
 	for _, sw := range t.Switches() {
@@ -816,8 +809,8 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 			return fmt.Errorf("read %s's counters: %w", name, err)
 		}
 		counts := map[string]map[int64]int64{}
-		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterPausesReceived,
-			p4.CounterCNsSent, p4.CounterClearCNsSent, p4.CounterCNsReceived, p4.CounterWindowHolds, p4.CounterDetours} {
+		for _, counter := range []string{p4.CounterRxFrames, p4.CounterECNMarks, p4.CounterWREDDrops, p4.CounterBufMaxDrops, p4.CounterPausesSent, p4.CounterResumesSent,
+			p4.CounterPausesReceived, p4.CounterResumesReceived, p4.CounterCNsSent, p4.CounterClearCNsSent, p4.CounterCNsReceived, p4.CounterWindowHolds, p4.CounterDetours} {
 			cells, err := s.Counters(ctx, counter)
 			if err != nil {
 				s.Close()
@@ -840,27 +833,21 @@ func (e *emulation) ports(ctx context.Context, orig *sim.Config, agents map[int]
 		for i, p := range adj[sw] {
 			port := int64(e.f.Ports[sw][i])
 			rec := sim.PortRecord{Node: sw, Port: i, NodeName: name, Peer: p.Peer.Node,
-				Rate:           orig.Topology.Links[p.Link].Rate,
-				Marked:         counts[p4.CounterECNMarks][port],
-				PausesSent:     counts[p4.CounterPausesSent][port],
-				PausesReceived: counts[p4.CounterPausesReceived][port],
-				Drops:          counts[p4.CounterWREDDrops][port] + counts[p4.CounterBufMaxDrops][port]}
+				Rate:            orig.Topology.Links[p.Link].Rate,
+				Marked:          counts[p4.CounterECNMarks][port],
+				PausesSent:      counts[p4.CounterPausesSent][port],
+				Resumes:         counts[p4.CounterResumesSent][port],
+				PausesReceived:  counts[p4.CounterPausesReceived][port],
+				ResumesReceived: counts[p4.CounterResumesReceived][port],
+				Drops:           counts[p4.CounterWREDDrops][port] + counts[p4.CounterBufMaxDrops][port]}
 			if n := counts[p4.CounterWREDDrops][port]; n > 0 {
 				drops["wred"] += n
 			}
 			if n := counts[p4.CounterBufMaxDrops][port]; n > 0 {
 				drops["buf-max"] += n
 			}
-			if a, ok := agents[p.Peer.Node]; ok {
-				rec.PausesSent, rec.Resumes = a.Pauses, a.Resumes
-			} else {
-				mixed = true
-			}
 			res.Ports = append(res.Ports, rec)
 		}
-	}
-	if mixed {
-		res.NotMeasured = append(res.NotMeasured, sim.ResumesBetweenSwitches)
 	}
 	return nil
 }

@@ -55,8 +55,12 @@ const (
 	// PFC and CNs, per ingress port.
 	TableIngressPortConfig = "RcmIngress.ingress_port_config"
 	ActionSetPort          = "RcmIngress.set_port"
+	// PAUSE frames (XOFF: a time above 0 for a class named) and RESUME
+	// frames (XON: every class named gets 0) are counted apart.
 	CounterPausesSent      = "RcmEgress.pauses_sent"
+	CounterResumesSent     = "RcmEgress.resumes_sent"
 	CounterPausesReceived  = "RcmIngress.pauses_received"
+	CounterResumesReceived = "RcmIngress.resumes_received"
 	CounterCNsSent         = "RcmIngress.cns_sent"
 	CounterCNsReceived     = "RcmIngress.cns_received"
 	// CounterClearCNsSent counts the CNs of degree 0 a port sent once

@@ -39,7 +39,7 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 			{"cam_min_hits", 8}, {"window_bytes", 32}, {"window_ns", 32}, {"high_priority", 3}, {"low_priority", 3}},
 		ActionSetRED: {{"kmin_bytes", 32}, {"kmax_bytes", 32}, {"pmax_slope", 32}, {"wred_k_bytes", 32}, {"buf_max_bytes", 32}},
 	}
-	counters := []string{CounterRxFrames, CounterNoRoute, CounterDetours, CounterPausesSent,
+	counters := []string{CounterRxFrames, CounterNoRoute, CounterDetours, CounterPausesSent, CounterResumesSent, CounterResumesReceived,
 		CounterPausesReceived, CounterCNsSent, CounterCNsReceived, CounterHeld, CounterCAMHits,
 		CounterWindowHolds, CounterLimitHolds, CounterECNMarks, CounterWREDDrops, CounterBufMaxDrops}
 

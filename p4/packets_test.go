@@ -264,8 +264,8 @@ func TestPFC(t *testing.T) {
 	if got := r.recvData(hostB, 10, quiet); len(got) != 10 {
 		t.Errorf("host B got %d of 10 frames", len(got))
 	}
-	if n := r.counter(p4.CounterPausesSent, hostA); n != 2 {
-		t.Errorf("pauses_sent[A] = %d, want 2 (XOFF and XON)", n)
+	if p, x := r.counter(p4.CounterPausesSent, hostA), r.counter(p4.CounterResumesSent, hostA); p != 1 || x != 1 {
+		t.Errorf("pauses_sent[A] = %d, resumes_sent[A] = %d, want 1 and 1 (the XOFF, the XON)", p, x)
 	}
 
 	// Host B pauses the switch; its frames wait until B resumes it.
@@ -310,7 +310,11 @@ func TestPFC(t *testing.T) {
 
 	// A pause that runs out: 20000 quanta of 10 us.
 	r.send(hostB, pauseFrame(hostB, pfcPriority, 20000))
-	r.waitCounter(p4.CounterPausesReceived, hostB, 4)
+	r.waitCounter(p4.CounterPausesReceived, hostB, 2)
+	// Two PAUSEs came from B and two RESUMEs (one for another priority).
+	if p, x := r.counter(p4.CounterPausesReceived, hostB), r.counter(p4.CounterResumesReceived, hostB); p != 2 || x != 2 {
+		t.Errorf("pauses_received[B] = %d, resumes_received[B] = %d, want 2 and 2", p, x)
+	}
 	r.send(hostA, frames(f, 2, 3)...)
 	if got := r.recvData(hostB, 3, 50*time.Millisecond); len(got) != 0 {
 		t.Fatalf("host B got %d frames in a 200 ms pause", len(got))
@@ -369,7 +373,7 @@ func TestPFCHoldAcrossRCCQueues(t *testing.T) {
 	inFlowOrder(t, got)
 
 	r.send(hostB, pauseFrame(hostB, pfcPriority, 0xffff))
-	r.waitCounter(p4.CounterPausesReceived, hostB, 3)
+	r.waitCounter(p4.CounterPausesReceived, hostB, 2)
 	r.send(hostA, frames(g, 2, 10)[4:8]...)
 	time.Sleep(quiet) // all four held in the high queue before G is named
 	for range 3 {

@@ -326,6 +326,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
     counter(NUM_PORTS, CounterType.packets_and_bytes) rx_frames;
     counter(NUM_PORTS, CounterType.packets) no_route;
     counter(NUM_PORTS, CounterType.packets) pauses_received;
+    counter(NUM_PORTS, CounterType.packets) resumes_received;
     counter(NUM_PORTS, CounterType.packets) cns_sent;
     counter(NUM_PORTS, CounterType.packets) clear_cns_sent;
     counter(NUM_PORTS, CounterType.packets) cns_received;
@@ -612,6 +613,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
             paused_until_ns.write(at + i, quanta == 0 ? 64w0 : \
                 meta.now_ns + (bit<64>)quanta * (bit<64>)meta.quantum_ns); \
         }
+#define RESUMES(i, quanta) (hdr.pfc.class_enable[i:i] == 0 || quanta == 0)
     action take_pause() {
         bit<32> at = (bit<32>)standard_metadata.ingress_port * 8;
         TAKE_PAUSE(0, hdr.pfc.time0)
@@ -622,7 +624,17 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
         TAKE_PAUSE(5, hdr.pfc.time5)
         TAKE_PAUSE(6, hdr.pfc.time6)
         TAKE_PAUSE(7, hdr.pfc.time7)
-        pauses_received.count((bit<32>)standard_metadata.ingress_port);
+        /* A frame that gives every class it names a time of 0 is a
+         * RESUME (XON); the model and the hosts' agents count the two
+         * kinds apart, and so does the switch. */
+        if (RESUMES(0, hdr.pfc.time0) && RESUMES(1, hdr.pfc.time1) &&
+            RESUMES(2, hdr.pfc.time2) && RESUMES(3, hdr.pfc.time3) &&
+            RESUMES(4, hdr.pfc.time4) && RESUMES(5, hdr.pfc.time5) &&
+            RESUMES(6, hdr.pfc.time6) && RESUMES(7, hdr.pfc.time7)) {
+            resumes_received.count((bit<32>)standard_metadata.ingress_port);
+        } else {
+            pauses_received.count((bit<32>)standard_metadata.ingress_port);
+        }
     }
 
     /* A CN from the downstream neighbour on this port: its F_b' and
@@ -1011,7 +1023,8 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
     counter(NUM_PORTS, CounterType.packets) buf_max_drops;
     counter(NUM_PORTS, CounterType.packets) held;
     counter(NUM_PORTS, CounterType.packets) limit_holds;
-    counter(NUM_PORTS, CounterType.packets) pauses_sent; /* XOFF and XON */
+    counter(NUM_PORTS, CounterType.packets) pauses_sent;
+    counter(NUM_PORTS, CounterType.packets) resumes_sent;
 
     bit<32> kmin = 0;
     bit<32> kmax = 0;
@@ -1103,7 +1116,7 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
                 pauses_sent.count((bit<32>)standard_metadata.egress_port);
             } else if (meta.emit == EMIT_XON) {
                 build_pause(0);
-                pauses_sent.count((bit<32>)standard_metadata.egress_port);
+                resumes_sent.count((bit<32>)standard_metadata.egress_port);
             } else if (meta.emit == EMIT_CN) {
                 build_cn();
             } else {

@@ -44,16 +44,11 @@ type Results struct {
 	Completed int
 	// NotMeasured names what the run could not measure and holds as 0
 	// (an emulation's switches count less than the simulator's): columns
-	// of ports.csv, the summary's window_cuts, and
-	// resumes_between_switches when the PAUSE frames counted between
-	// switches include RESUMEs. Reports leave those columns empty and
-	// say what is missing, rather than give 0 for a measurement.
+	// of ports.csv and the summary's window_cuts. Reports leave those
+	// columns empty and say what is missing, rather than give 0 for a
+	// measurement.
 	NotMeasured []string
 }
-
-// ResumesBetweenSwitches, in Results.NotMeasured, says the PAUSE frames
-// counted on ports between switches include the RESUMEs sent there.
-const ResumesBetweenSwitches = "resumes_between_switches"
 
 // FlowRecord is one flow's outcome. Times are picoseconds.
 type FlowRecord struct {

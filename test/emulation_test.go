@@ -199,9 +199,10 @@ switch: {buffer: 200KB, pfc_xoff: 40KB}
 	if res.Completed != 4 {
 		t.Fatalf("%d of 4 flows completed", res.Completed)
 	}
-	var pausesSent int64
+	var pausesSent, resumesSent int64
 	for _, p := range res.Ports {
 		pausesSent += p.PausesSent
+		resumesSent += p.Resumes
 	}
 	var sent, received, retx int64
 	for _, s := range out.Agents {
@@ -209,8 +210,9 @@ switch: {buffer: 200KB, pfc_xoff: 40KB}
 		received += s.DataReceived
 		retx += s.Retransmits
 	}
-	if pausesSent == 0 || res.HostPauses == 0 {
-		t.Errorf("PAUSEs: %d sent by the switch, %d received by hosts", pausesSent, res.HostPauses)
+	if pausesSent == 0 || resumesSent == 0 || pausesSent != res.HostPauses || resumesSent != res.HostResumes {
+		t.Errorf("the switch sent %d PAUSEs and %d RESUMEs, the hosts got %d and %d: want some of each, the same counts",
+			pausesSent, resumesSent, res.HostPauses, res.HostResumes)
 	}
 	if retx != 0 || sent != received || sent != 4*150 {
 		t.Errorf("data packets: %d sent, %d received, %d sent again; want 600, none lost", sent, received, retx)
@@ -370,14 +372,15 @@ switch: {buffer: 200KB, pfc_xoff: 40KB}
 				t.Fatalf("%d of 4 flows completed", res.Completed)
 			}
 			topo := cfg.Topology
-			var acrossReceived int64
+			var acrossReceived, resumesAcross int64
 			for _, p := range res.Ports {
 				if topo.Nodes[p.Peer].Kind == simtopo.Switch {
 					acrossReceived += p.PausesReceived
+					resumesAcross += p.ResumesReceived
 				}
 			}
-			if acrossReceived == 0 {
-				t.Error("no PAUSE crossed the link between the switches")
+			if acrossReceived == 0 || resumesAcross == 0 {
+				t.Errorf("%d PAUSEs and %d RESUMEs crossed the link between the switches: want some of each", acrossReceived, resumesAcross)
 			}
 			var sent, received, retx int64
 			for _, s := range out.Agents {

@@ -5,8 +5,8 @@ package v1model
 import endian "encoding/binary"
 
 func init() {
-	generatedControls["115ef3a15461c0a7e5c34de2069a02160ca6e1d7eb2b33a700813b9837bf248c"] = control115ef3a15461
-	generatedControls["7dd5bd4fd8e0ac0b960b6c9aba38b7c6d08a352c15b734232ad3dbe2dade2a14"] = control7dd5bd4fd8e0
+	generatedControls["a195bc101dd594e815b1bb07e2c742993d19eefcdf315909d1cf83af757a9e75"] = controla195bc101dd5
+	generatedControls["70b7f333309404d56e08031e495c0f805476178bf673d5916488e3795ce11618"] = control70b7f3333094
 	generatedControls["79c1427359a99b0633add55b995aa85fa55bd5d579b30f12472da785fa9a24d2"] = control79c1427359a9
 	generatedControls["e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"] = controle3b0c44298fc
 	generatedCodecs["8cfae424a34ba7cc93bde9d23f386c215c776e1484b53f71ab80f8abb62a850a"] = &genCodec{extract8cfae424a34b, pack8cfae424a34b}
@@ -16,28 +16,28 @@ func init() {
 	generatedCodecs["a1c726fbd07c0aa8c84ca2aff5b1e258e19e6a2b75fda479a08d4fd2e3a37fc8"] = &genCodec{extracta1c726fbd07c, packa1c726fbd07c}
 	generatedCodecs["225913cf4f633f257aaad329b2ee4798b3a2c0b8a5781b6ea0cd53e94d793146"] = &genCodec{extract225913cf4f63, pack225913cf4f63}
 	generatedCodecs["67a90c75869535123119d1889f5bfd6b29a5ce64ea48b7581a291eb2b9e2dee2"] = &genCodec{extract67a90c758695, pack67a90c758695}
-	generatedParsers["cc06a008af66d83cf3f61ad0e3beddaa0ede8fe6518265d9620a8154aedad53e"] = parsercc06a008af66
+	generatedParsers["42b29f5ac43bccbd56c7f717d9a5935cd27012c977308b5033f9402d50a8d76f"] = parser42b29f5ac43b
 	generatedParsers["ec6aeab18d35944a8ca399e7e8786d14a0da0e502cbc7bf29131ee78e9dcaa8a"] = parserec6aeab18d35
 }
 
-// control115ef3a15461 is ingress of ../p4/build/rcm.json.
-func control115ef3a15461(p *packet, g *genState) {
+// controla195bc101dd5 is ingress of ../p4/build/rcm.json.
+func controla195bc101dd5(p *packet, g *genState) {
 	f := p.f
-	_ = f[601]
+	_ = f[602]
 	valid := p.valid
 	_ = valid[15]
 	p.adata = nil
-	f[437] = uint64((int64(f[505]) * int64(1000)))
-	if f[499] != 0x4 {
+	f[438] = uint64((int64(f[506]) * int64(1000)))
+	if f[500] != 0x4 {
 		goto n3
 	}
 	p.adata = nil
-	f[497] = f[484] & 0x1ff
-	f[511] = f[487] & 0x7
+	f[498] = f[485] & 0x1ff
+	f[512] = f[488] & 0x7
 	return
 n3:
 	p.adata = nil
-	f[150] = f[496] & 0xffffffff
+	f[151] = f[497] & 0xffffffff
 	if g.calls[0](p); p.exited {
 		return
 	}
@@ -45,149 +45,160 @@ n3:
 		return
 	}
 	p.adata = nil
-	f[483] = f[496] & 0x1ff
+	f[484] = f[497] & 0x1ff
 	if !valid[3] {
 		goto n10
 	}
-	if f[516] != 0x101 {
+	if f[517] != 0x101 {
 		goto n9
 	}
 	p.adata = nil
-	if !(f[518]&0x1 == 0x1) {
+	if !(f[519]&0x1 == 0x1) {
 		goto a8_7
 	}
-	if !(f[519] == 0x0) {
+	if !(f[520] == 0x0) {
 		goto a8_4
 	}
-	f[296] = 0x0
+	f[297] = 0x0
 	goto a8_5
 a8_4:
-	f[296] = uint64((int64(f[437]) + (int64(f[519]) * int64(f[442]))))
+	f[297] = uint64((int64(f[438]) + (int64(f[520]) * int64(f[443]))))
 a8_5:
-	f[101] = uint64(shl(int64(f[496]), int64(3))) & 0xffffffff
+	f[101] = uint64(shl(int64(f[497]), int64(3))) & 0xffffffff
 	if j := f[101]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[296]
-	}
-a8_7:
-	if !(b2i((shrU(int64(f[518]), int64(1))&int64(1)) == int64(1)) != 0) {
-		goto a8_14
-	}
-	if !(f[520] == 0x0) {
-		goto a8_11
-	}
-	f[297] = 0x0
-	goto a8_12
-a8_11:
-	f[297] = uint64((int64(f[437]) + (int64(f[520]) * int64(f[442]))))
-a8_12:
-	f[102] = uint64(int64(f[496])*8+(1)) & 0xffffffff
-	if j := f[102]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[297]
 	}
-a8_14:
-	if !(b2i((shrU(int64(f[518]), int64(2))&int64(1)) == int64(1)) != 0) {
-		goto a8_21
+a8_7:
+	if !(b2i((shrU(int64(f[519]), int64(1))&int64(1)) == int64(1)) != 0) {
+		goto a8_14
 	}
 	if !(f[521] == 0x0) {
-		goto a8_18
+		goto a8_11
 	}
 	f[298] = 0x0
-	goto a8_19
-a8_18:
-	f[298] = uint64((int64(f[437]) + (int64(f[521]) * int64(f[442]))))
-a8_19:
-	f[103] = uint64(int64(f[496])*8+(2)) & 0xffffffff
-	if j := f[103]; j < uint64(len(g.cells[0])) {
+	goto a8_12
+a8_11:
+	f[298] = uint64((int64(f[438]) + (int64(f[521]) * int64(f[443]))))
+a8_12:
+	f[102] = uint64(int64(f[497])*8+(1)) & 0xffffffff
+	if j := f[102]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[298]
 	}
-a8_21:
-	if !(b2i((shrU(int64(f[518]), int64(3))&int64(1)) == int64(1)) != 0) {
-		goto a8_28
+a8_14:
+	if !(b2i((shrU(int64(f[519]), int64(2))&int64(1)) == int64(1)) != 0) {
+		goto a8_21
 	}
 	if !(f[522] == 0x0) {
-		goto a8_25
+		goto a8_18
 	}
 	f[299] = 0x0
-	goto a8_26
-a8_25:
-	f[299] = uint64((int64(f[437]) + (int64(f[522]) * int64(f[442]))))
-a8_26:
-	f[104] = uint64(int64(f[496])*8+(3)) & 0xffffffff
-	if j := f[104]; j < uint64(len(g.cells[0])) {
+	goto a8_19
+a8_18:
+	f[299] = uint64((int64(f[438]) + (int64(f[522]) * int64(f[443]))))
+a8_19:
+	f[103] = uint64(int64(f[497])*8+(2)) & 0xffffffff
+	if j := f[103]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[299]
 	}
-a8_28:
-	if !(b2i((shrU(int64(f[518]), int64(4))&int64(1)) == int64(1)) != 0) {
-		goto a8_35
+a8_21:
+	if !(b2i((shrU(int64(f[519]), int64(3))&int64(1)) == int64(1)) != 0) {
+		goto a8_28
 	}
 	if !(f[523] == 0x0) {
-		goto a8_32
+		goto a8_25
 	}
 	f[300] = 0x0
-	goto a8_33
-a8_32:
-	f[300] = uint64((int64(f[437]) + (int64(f[523]) * int64(f[442]))))
-a8_33:
-	f[105] = uint64(int64(f[496])*8+(4)) & 0xffffffff
-	if j := f[105]; j < uint64(len(g.cells[0])) {
+	goto a8_26
+a8_25:
+	f[300] = uint64((int64(f[438]) + (int64(f[523]) * int64(f[443]))))
+a8_26:
+	f[104] = uint64(int64(f[497])*8+(3)) & 0xffffffff
+	if j := f[104]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[300]
 	}
-a8_35:
-	if !(b2i((shrU(int64(f[518]), int64(5))&int64(1)) == int64(1)) != 0) {
-		goto a8_42
+a8_28:
+	if !(b2i((shrU(int64(f[519]), int64(4))&int64(1)) == int64(1)) != 0) {
+		goto a8_35
 	}
 	if !(f[524] == 0x0) {
-		goto a8_39
+		goto a8_32
 	}
 	f[301] = 0x0
-	goto a8_40
-a8_39:
-	f[301] = uint64((int64(f[437]) + (int64(f[524]) * int64(f[442]))))
-a8_40:
-	f[106] = uint64(int64(f[496])*8+(5)) & 0xffffffff
-	if j := f[106]; j < uint64(len(g.cells[0])) {
+	goto a8_33
+a8_32:
+	f[301] = uint64((int64(f[438]) + (int64(f[524]) * int64(f[443]))))
+a8_33:
+	f[105] = uint64(int64(f[497])*8+(4)) & 0xffffffff
+	if j := f[105]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[301]
 	}
-a8_42:
-	if !(b2i((shrU(int64(f[518]), int64(6))&int64(1)) == int64(1)) != 0) {
-		goto a8_49
+a8_35:
+	if !(b2i((shrU(int64(f[519]), int64(5))&int64(1)) == int64(1)) != 0) {
+		goto a8_42
 	}
 	if !(f[525] == 0x0) {
-		goto a8_46
+		goto a8_39
 	}
 	f[302] = 0x0
-	goto a8_47
-a8_46:
-	f[302] = uint64((int64(f[437]) + (int64(f[525]) * int64(f[442]))))
-a8_47:
-	f[107] = uint64(int64(f[496])*8+(6)) & 0xffffffff
-	if j := f[107]; j < uint64(len(g.cells[0])) {
+	goto a8_40
+a8_39:
+	f[302] = uint64((int64(f[438]) + (int64(f[525]) * int64(f[443]))))
+a8_40:
+	f[106] = uint64(int64(f[497])*8+(5)) & 0xffffffff
+	if j := f[106]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[302]
 	}
-a8_49:
-	if !(b2i((shrU(int64(f[518]), int64(7))&int64(1)) == int64(1)) != 0) {
-		goto a8_56
+a8_42:
+	if !(b2i((shrU(int64(f[519]), int64(6))&int64(1)) == int64(1)) != 0) {
+		goto a8_49
 	}
 	if !(f[526] == 0x0) {
-		goto a8_53
+		goto a8_46
 	}
 	f[303] = 0x0
-	goto a8_54
-a8_53:
-	f[303] = uint64((int64(f[437]) + (int64(f[526]) * int64(f[442]))))
-a8_54:
-	f[108] = uint64(int64(f[496])*8+(7)) & 0xffffffff
-	if j := f[108]; j < uint64(len(g.cells[0])) {
+	goto a8_47
+a8_46:
+	f[303] = uint64((int64(f[438]) + (int64(f[526]) * int64(f[443]))))
+a8_47:
+	f[107] = uint64(int64(f[497])*8+(6)) & 0xffffffff
+	if j := f[107]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[303]
 	}
+a8_49:
+	if !(b2i((shrU(int64(f[519]), int64(7))&int64(1)) == int64(1)) != 0) {
+		goto a8_56
+	}
+	if !(f[527] == 0x0) {
+		goto a8_53
+	}
+	f[304] = 0x0
+	goto a8_54
+a8_53:
+	f[304] = uint64((int64(f[438]) + (int64(f[527]) * int64(f[443]))))
+a8_54:
+	f[108] = uint64(int64(f[497])*8+(7)) & 0xffffffff
+	if j := f[108]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[304]
+	}
 a8_56:
-	f[109] = f[496] & 0xffffffff
+	if !(b2i(b2i(b2i(b2i(b2i(b2i(b2i(b2i(f[519]&0x1 == 0x0 || f[520] == 0x0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(1))&int64(1)) == int64(0)) != 0 || b2i(f[521] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(2))&int64(1)) == int64(0)) != 0 || b2i(f[522] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(3))&int64(1)) == int64(0)) != 0 || b2i(f[523] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(4))&int64(1)) == int64(0)) != 0 || b2i(f[524] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(5))&int64(1)) == int64(0)) != 0 || b2i(f[525] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(6))&int64(1)) == int64(0)) != 0 || b2i(f[526] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(7))&int64(1)) == int64(0)) != 0 || b2i(f[527] == 0x0) != 0) != 0) != 0) {
+		goto a8_60
+	}
+	f[109] = f[497] & 0xffffffff
 	if g.calls[1](p); p.exited {
 		return
 	}
+	goto a8_62
+a8_60:
+	f[110] = f[497] & 0xffffffff
+	if g.calls[2](p); p.exited {
+		return
+	}
+a8_62:
+	;
 n9:
 	p.adata = nil
-	if g.calls[2](p); p.exited {
+	if g.calls[3](p); p.exited {
 		return
 	}
 	return
@@ -196,370 +207,370 @@ n10:
 		goto n32
 	}
 	p.adata = nil
-	if !(f[529] == 0x0) {
+	if !(f[530] == 0x0) {
 		goto a11_3
 	}
-	f[304] = 0x0
+	f[305] = 0x0
 	goto a11_4
 a11_3:
-	f[304] = uint64((int64(f[437]) + int64(f[446])))
+	f[305] = uint64((int64(f[438]) + int64(f[447])))
 a11_4:
-	f[110] = f[496] & 0xffffffff
-	if j := f[110]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[304]
+	f[111] = f[497] & 0xffffffff
+	if j := f[111]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[305]
 	}
-	f[111] = f[496] & 0xffffffff
-	if j := f[111]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[529] & 0xff
+	f[112] = f[497] & 0xffffffff
+	if j := f[112]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[530] & 0xff
 	}
-	f[112] = f[496] & 0xffffffff
-	if g.calls[3](p); p.exited {
+	f[113] = f[497] & 0xffffffff
+	if g.calls[4](p); p.exited {
 		return
 	}
-	if f[529] == 0x0 {
+	if f[530] == 0x0 {
 		goto n31
 	}
 	p.adata = nil
-	f[113] = f[496] & 0xffffffff
-	f[114] = uint64((int64(f[437]) + int64(f[446])))
-	if j := f[113]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[114]
+	f[114] = f[497] & 0xffffffff
+	f[115] = uint64((int64(f[438]) + int64(f[447])))
+	if j := f[114]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[115]
 	}
-	f[115] = f[496] & 0xffffffff
-	if j := f[115]; j < uint64(len(g.cells[4])) {
-		f[252] = g.cells[4][j] & 0xffff
+	f[116] = f[497] & 0xffffffff
+	if j := f[116]; j < uint64(len(g.cells[4])) {
+		f[253] = g.cells[4][j] & 0xffff
 	}
-	f[253] = uint64((int64(1024) - int64(f[252]))) & 0xffff
-	f[253] = uint64(((int64(1024) - int64(f[252])) - shrU(((((int64(1024)-int64(f[252]))&int64(65535))*int64(f[529]))&int64(4294967295)), int64(7)))) & 0xffff
-	if !(b2i(uint64((((int64(1024)-int64(f[252]))-shrU(((((int64(1024)-int64(f[252]))&int64(65535))*int64(f[529]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
+	f[254] = uint64((int64(1024) - int64(f[253]))) & 0xffff
+	f[254] = uint64(((int64(1024) - int64(f[253])) - shrU(((((int64(1024)-int64(f[253]))&int64(65535))*int64(f[530]))&int64(4294967295)), int64(7)))) & 0xffff
+	if !(b2i(uint64((((int64(1024)-int64(f[253]))-shrU(((((int64(1024)-int64(f[253]))&int64(65535))*int64(f[530]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
 		goto a13_9
 	}
-	f[253] = 0x40
+	f[254] = 0x40
 a13_9:
-	f[116] = f[496] & 0xffffffff
-	f[117] = uint64((int64(1024) - int64(f[253]))) & 0xffff
-	if j := f[116]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[117] & 0xffff
+	f[117] = f[497] & 0xffffffff
+	f[118] = uint64((int64(1024) - int64(f[254]))) & 0xffff
+	if j := f[117]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[118] & 0xffff
 	}
 	if !valid[8] {
 		goto n16
 	}
 	p.adata = nil
-	f[151] = f[562] & 0xffffffff
 	f[152] = f[563] & 0xffffffff
-	f[153] = f[564] & 0xffff
+	f[153] = f[564] & 0xffffffff
 	f[154] = f[565] & 0xffff
-	f[155] = f[566] & 0xff
-	if g.calls[4](p); p.exited {
+	f[155] = f[566] & 0xffff
+	f[156] = f[567] & 0xff
+	if g.calls[5](p); p.exited {
 		return
 	}
-	f[118] = f[496] & 0xffffffff
-	if j := f[118]; j < uint64(len(g.cells[5])) {
-		f[255] = g.cells[5][j] & 0xff
+	f[119] = f[497] & 0xffffffff
+	if j := f[119]; j < uint64(len(g.cells[5])) {
+		f[256] = g.cells[5][j] & 0xff
 	}
-	f[119] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[119]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[256] & 0xffffffff
+	f[120] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
+	if j := f[120]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[257] & 0xffffffff
 	}
-	f[120] = f[496] & 0xffffffff
-	f[121] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
-	if j := f[120]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[121] & 0xff
+	f[121] = f[497] & 0xffffffff
+	f[122] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
+	if j := f[121]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[122] & 0xff
 	}
 n16:
 	if !valid[9] {
 		goto n18
 	}
 	p.adata = nil
-	f[156] = f[567] & 0xffffffff
 	f[157] = f[568] & 0xffffffff
-	f[158] = f[569] & 0xffff
+	f[158] = f[569] & 0xffffffff
 	f[159] = f[570] & 0xffff
-	f[160] = f[571] & 0xff
-	if g.calls[5](p); p.exited {
+	f[160] = f[571] & 0xffff
+	f[161] = f[572] & 0xff
+	if g.calls[6](p); p.exited {
 		return
 	}
-	f[122] = f[496] & 0xffffffff
-	if j := f[122]; j < uint64(len(g.cells[5])) {
-		f[255] = g.cells[5][j] & 0xff
+	f[123] = f[497] & 0xffffffff
+	if j := f[123]; j < uint64(len(g.cells[5])) {
+		f[256] = g.cells[5][j] & 0xff
 	}
-	f[123] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[123]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[257] & 0xffffffff
+	f[124] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
+	if j := f[124]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[258] & 0xffffffff
 	}
-	f[124] = f[496] & 0xffffffff
-	f[125] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
-	if j := f[124]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[125] & 0xff
+	f[125] = f[497] & 0xffffffff
+	f[126] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
+	if j := f[125]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[126] & 0xff
 	}
 n18:
 	if !valid[10] {
 		goto n20
 	}
 	p.adata = nil
-	f[161] = f[572] & 0xffffffff
 	f[162] = f[573] & 0xffffffff
-	f[163] = f[574] & 0xffff
+	f[163] = f[574] & 0xffffffff
 	f[164] = f[575] & 0xffff
-	f[165] = f[576] & 0xff
-	if g.calls[6](p); p.exited {
+	f[165] = f[576] & 0xffff
+	f[166] = f[577] & 0xff
+	if g.calls[7](p); p.exited {
 		return
 	}
-	f[126] = f[496] & 0xffffffff
-	if j := f[126]; j < uint64(len(g.cells[5])) {
-		f[255] = g.cells[5][j] & 0xff
+	f[127] = f[497] & 0xffffffff
+	if j := f[127]; j < uint64(len(g.cells[5])) {
+		f[256] = g.cells[5][j] & 0xff
 	}
-	f[127] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[127]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[258] & 0xffffffff
+	f[128] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
+	if j := f[128]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[259] & 0xffffffff
 	}
-	f[128] = f[496] & 0xffffffff
-	f[129] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
-	if j := f[128]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[129] & 0xff
+	f[129] = f[497] & 0xffffffff
+	f[130] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
+	if j := f[129]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[130] & 0xff
 	}
 n20:
 	if !valid[11] {
 		goto n22
 	}
 	p.adata = nil
-	f[166] = f[577] & 0xffffffff
 	f[167] = f[578] & 0xffffffff
-	f[168] = f[579] & 0xffff
+	f[168] = f[579] & 0xffffffff
 	f[169] = f[580] & 0xffff
-	f[170] = f[581] & 0xff
-	if g.calls[7](p); p.exited {
+	f[170] = f[581] & 0xffff
+	f[171] = f[582] & 0xff
+	if g.calls[8](p); p.exited {
 		return
 	}
-	f[130] = f[496] & 0xffffffff
-	if j := f[130]; j < uint64(len(g.cells[5])) {
-		f[255] = g.cells[5][j] & 0xff
+	f[131] = f[497] & 0xffffffff
+	if j := f[131]; j < uint64(len(g.cells[5])) {
+		f[256] = g.cells[5][j] & 0xff
 	}
-	f[131] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[131]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[259] & 0xffffffff
+	f[132] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
+	if j := f[132]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[260] & 0xffffffff
 	}
-	f[132] = f[496] & 0xffffffff
-	f[133] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
-	if j := f[132]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[133] & 0xff
+	f[133] = f[497] & 0xffffffff
+	f[134] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
+	if j := f[133]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[134] & 0xff
 	}
 n22:
 	if !valid[12] {
 		goto n24
 	}
 	p.adata = nil
-	f[171] = f[582] & 0xffffffff
 	f[172] = f[583] & 0xffffffff
-	f[173] = f[584] & 0xffff
+	f[173] = f[584] & 0xffffffff
 	f[174] = f[585] & 0xffff
-	f[175] = f[586] & 0xff
-	if g.calls[8](p); p.exited {
+	f[175] = f[586] & 0xffff
+	f[176] = f[587] & 0xff
+	if g.calls[9](p); p.exited {
 		return
 	}
-	f[134] = f[496] & 0xffffffff
-	if j := f[134]; j < uint64(len(g.cells[5])) {
-		f[255] = g.cells[5][j] & 0xff
+	f[135] = f[497] & 0xffffffff
+	if j := f[135]; j < uint64(len(g.cells[5])) {
+		f[256] = g.cells[5][j] & 0xff
 	}
-	f[135] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[135]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[260] & 0xffffffff
+	f[136] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
+	if j := f[136]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[261] & 0xffffffff
 	}
-	f[136] = f[496] & 0xffffffff
-	f[137] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
-	if j := f[136]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[137] & 0xff
+	f[137] = f[497] & 0xffffffff
+	f[138] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
+	if j := f[137]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[138] & 0xff
 	}
 n24:
 	if !valid[13] {
 		goto n26
 	}
 	p.adata = nil
-	f[176] = f[587] & 0xffffffff
 	f[177] = f[588] & 0xffffffff
-	f[178] = f[589] & 0xffff
+	f[178] = f[589] & 0xffffffff
 	f[179] = f[590] & 0xffff
-	f[180] = f[591] & 0xff
-	if g.calls[9](p); p.exited {
+	f[180] = f[591] & 0xffff
+	f[181] = f[592] & 0xff
+	if g.calls[10](p); p.exited {
 		return
 	}
-	f[138] = f[496] & 0xffffffff
-	if j := f[138]; j < uint64(len(g.cells[5])) {
-		f[255] = g.cells[5][j] & 0xff
+	f[139] = f[497] & 0xffffffff
+	if j := f[139]; j < uint64(len(g.cells[5])) {
+		f[256] = g.cells[5][j] & 0xff
 	}
-	f[139] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[139]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[261] & 0xffffffff
+	f[140] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
+	if j := f[140]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[262] & 0xffffffff
 	}
-	f[140] = f[496] & 0xffffffff
-	f[141] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
-	if j := f[140]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[141] & 0xff
+	f[141] = f[497] & 0xffffffff
+	f[142] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
+	if j := f[141]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[142] & 0xff
 	}
 n26:
 	if !valid[14] {
 		goto n28
 	}
 	p.adata = nil
-	f[181] = f[592] & 0xffffffff
 	f[182] = f[593] & 0xffffffff
-	f[183] = f[594] & 0xffff
+	f[183] = f[594] & 0xffffffff
 	f[184] = f[595] & 0xffff
-	f[185] = f[596] & 0xff
-	if g.calls[10](p); p.exited {
+	f[185] = f[596] & 0xffff
+	f[186] = f[597] & 0xff
+	if g.calls[11](p); p.exited {
 		return
 	}
-	f[142] = f[496] & 0xffffffff
-	if j := f[142]; j < uint64(len(g.cells[5])) {
-		f[255] = g.cells[5][j] & 0xff
+	f[143] = f[497] & 0xffffffff
+	if j := f[143]; j < uint64(len(g.cells[5])) {
+		f[256] = g.cells[5][j] & 0xff
 	}
-	f[143] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[143]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[262] & 0xffffffff
+	f[144] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
+	if j := f[144]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[263] & 0xffffffff
 	}
-	f[144] = f[496] & 0xffffffff
-	f[145] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
-	if j := f[144]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[145] & 0xff
+	f[145] = f[497] & 0xffffffff
+	f[146] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
+	if j := f[145]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[146] & 0xff
 	}
 n28:
 	if !valid[15] {
 		goto n30
 	}
 	p.adata = nil
-	f[186] = f[597] & 0xffffffff
 	f[187] = f[598] & 0xffffffff
-	f[188] = f[599] & 0xffff
+	f[188] = f[599] & 0xffffffff
 	f[189] = f[600] & 0xffff
-	f[190] = f[601] & 0xff
-	if g.calls[11](p); p.exited {
-		return
-	}
-	f[146] = f[496] & 0xffffffff
-	if j := f[146]; j < uint64(len(g.cells[5])) {
-		f[255] = g.cells[5][j] & 0xff
-	}
-	f[147] = uint64(int64(f[496])*8+int64(f[255])) & 0xffffffff
-	if j := f[147]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[263] & 0xffffffff
-	}
-	f[148] = f[496] & 0xffffffff
-	f[149] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
-	if j := f[148]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[149] & 0xff
-	}
-	f[81] = uint64(shl(int64(f[496]), int64(3))) & 0xffffffff
-	if j := f[81]; j < uint64(len(g.cells[6])) {
-		f[467] = g.cells[6][j] & 0xffffffff
-	}
-	f[82] = uint64(int64(f[496])*8+(1)) & 0xffffffff
-	if j := f[82]; j < uint64(len(g.cells[6])) {
-		f[468] = g.cells[6][j] & 0xffffffff
-	}
-	f[83] = uint64(int64(f[496])*8+(2)) & 0xffffffff
-	if j := f[83]; j < uint64(len(g.cells[6])) {
-		f[469] = g.cells[6][j] & 0xffffffff
-	}
-	f[84] = uint64(int64(f[496])*8+(3)) & 0xffffffff
-	if j := f[84]; j < uint64(len(g.cells[6])) {
-		f[470] = g.cells[6][j] & 0xffffffff
-	}
-	f[85] = uint64(int64(f[496])*8+(4)) & 0xffffffff
-	if j := f[85]; j < uint64(len(g.cells[6])) {
-		f[471] = g.cells[6][j] & 0xffffffff
-	}
-	f[86] = uint64(int64(f[496])*8+(5)) & 0xffffffff
-	if j := f[86]; j < uint64(len(g.cells[6])) {
-		f[472] = g.cells[6][j] & 0xffffffff
-	}
-	f[87] = uint64(int64(f[496])*8+(6)) & 0xffffffff
-	if j := f[87]; j < uint64(len(g.cells[6])) {
-		f[473] = g.cells[6][j] & 0xffffffff
-	}
-	f[88] = uint64(int64(f[496])*8+(7)) & 0xffffffff
-	if j := f[88]; j < uint64(len(g.cells[6])) {
-		f[474] = g.cells[6][j] & 0xffffffff
-	}
-	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
-	f[89] = f[496] & 0x1ff
-	f[90] = f[467] & 0xffffffff
-	f[91] = f[468] & 0xffffffff
-	f[92] = f[469] & 0xffffffff
-	f[93] = f[470] & 0xffffffff
-	f[94] = f[471] & 0xffffffff
-	f[95] = f[472] & 0xffffffff
-	f[96] = f[473] & 0xffffffff
-	f[97] = f[474] & 0xffffffff
+	f[190] = f[601] & 0xffff
+	f[191] = f[602] & 0xff
 	if g.calls[12](p); p.exited {
 		return
 	}
+	f[147] = f[497] & 0xffffffff
+	if j := f[147]; j < uint64(len(g.cells[5])) {
+		f[256] = g.cells[5][j] & 0xff
+	}
+	f[148] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
+	if j := f[148]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[264] & 0xffffffff
+	}
+	f[149] = f[497] & 0xffffffff
+	f[150] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
+	if j := f[149]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[150] & 0xff
+	}
+	f[81] = uint64(shl(int64(f[497]), int64(3))) & 0xffffffff
+	if j := f[81]; j < uint64(len(g.cells[6])) {
+		f[468] = g.cells[6][j] & 0xffffffff
+	}
+	f[82] = uint64(int64(f[497])*8+(1)) & 0xffffffff
+	if j := f[82]; j < uint64(len(g.cells[6])) {
+		f[469] = g.cells[6][j] & 0xffffffff
+	}
+	f[83] = uint64(int64(f[497])*8+(2)) & 0xffffffff
+	if j := f[83]; j < uint64(len(g.cells[6])) {
+		f[470] = g.cells[6][j] & 0xffffffff
+	}
+	f[84] = uint64(int64(f[497])*8+(3)) & 0xffffffff
+	if j := f[84]; j < uint64(len(g.cells[6])) {
+		f[471] = g.cells[6][j] & 0xffffffff
+	}
+	f[85] = uint64(int64(f[497])*8+(4)) & 0xffffffff
+	if j := f[85]; j < uint64(len(g.cells[6])) {
+		f[472] = g.cells[6][j] & 0xffffffff
+	}
+	f[86] = uint64(int64(f[497])*8+(5)) & 0xffffffff
+	if j := f[86]; j < uint64(len(g.cells[6])) {
+		f[473] = g.cells[6][j] & 0xffffffff
+	}
+	f[87] = uint64(int64(f[497])*8+(6)) & 0xffffffff
+	if j := f[87]; j < uint64(len(g.cells[6])) {
+		f[474] = g.cells[6][j] & 0xffffffff
+	}
+	f[88] = uint64(int64(f[497])*8+(7)) & 0xffffffff
+	if j := f[88]; j < uint64(len(g.cells[6])) {
+		f[475] = g.cells[6][j] & 0xffffffff
+	}
+	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
+	f[89] = f[497] & 0x1ff
+	f[90] = f[468] & 0xffffffff
+	f[91] = f[469] & 0xffffffff
+	f[92] = f[470] & 0xffffffff
+	f[93] = f[471] & 0xffffffff
+	f[94] = f[472] & 0xffffffff
+	f[95] = f[473] & 0xffffffff
+	f[96] = f[474] & 0xffffffff
+	f[97] = f[475] & 0xffffffff
 	if g.calls[13](p); p.exited {
+		return
+	}
+	if g.calls[14](p); p.exited {
 		return
 	}
 	return
 n30:
 	p.adata = nil
-	f[81] = uint64(shl(int64(f[496]), int64(3))) & 0xffffffff
+	f[81] = uint64(shl(int64(f[497]), int64(3))) & 0xffffffff
 	if j := f[81]; j < uint64(len(g.cells[6])) {
-		f[467] = g.cells[6][j] & 0xffffffff
-	}
-	f[82] = uint64(int64(f[496])*8+(1)) & 0xffffffff
-	if j := f[82]; j < uint64(len(g.cells[6])) {
 		f[468] = g.cells[6][j] & 0xffffffff
 	}
-	f[83] = uint64(int64(f[496])*8+(2)) & 0xffffffff
-	if j := f[83]; j < uint64(len(g.cells[6])) {
+	f[82] = uint64(int64(f[497])*8+(1)) & 0xffffffff
+	if j := f[82]; j < uint64(len(g.cells[6])) {
 		f[469] = g.cells[6][j] & 0xffffffff
 	}
-	f[84] = uint64(int64(f[496])*8+(3)) & 0xffffffff
-	if j := f[84]; j < uint64(len(g.cells[6])) {
+	f[83] = uint64(int64(f[497])*8+(2)) & 0xffffffff
+	if j := f[83]; j < uint64(len(g.cells[6])) {
 		f[470] = g.cells[6][j] & 0xffffffff
 	}
-	f[85] = uint64(int64(f[496])*8+(4)) & 0xffffffff
-	if j := f[85]; j < uint64(len(g.cells[6])) {
+	f[84] = uint64(int64(f[497])*8+(3)) & 0xffffffff
+	if j := f[84]; j < uint64(len(g.cells[6])) {
 		f[471] = g.cells[6][j] & 0xffffffff
 	}
-	f[86] = uint64(int64(f[496])*8+(5)) & 0xffffffff
-	if j := f[86]; j < uint64(len(g.cells[6])) {
+	f[85] = uint64(int64(f[497])*8+(4)) & 0xffffffff
+	if j := f[85]; j < uint64(len(g.cells[6])) {
 		f[472] = g.cells[6][j] & 0xffffffff
 	}
-	f[87] = uint64(int64(f[496])*8+(6)) & 0xffffffff
-	if j := f[87]; j < uint64(len(g.cells[6])) {
+	f[86] = uint64(int64(f[497])*8+(5)) & 0xffffffff
+	if j := f[86]; j < uint64(len(g.cells[6])) {
 		f[473] = g.cells[6][j] & 0xffffffff
 	}
-	f[88] = uint64(int64(f[496])*8+(7)) & 0xffffffff
-	if j := f[88]; j < uint64(len(g.cells[6])) {
+	f[87] = uint64(int64(f[497])*8+(6)) & 0xffffffff
+	if j := f[87]; j < uint64(len(g.cells[6])) {
 		f[474] = g.cells[6][j] & 0xffffffff
 	}
-	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
-	f[89] = f[496] & 0x1ff
-	f[90] = f[467] & 0xffffffff
-	f[91] = f[468] & 0xffffffff
-	f[92] = f[469] & 0xffffffff
-	f[93] = f[470] & 0xffffffff
-	f[94] = f[471] & 0xffffffff
-	f[95] = f[472] & 0xffffffff
-	f[96] = f[473] & 0xffffffff
-	f[97] = f[474] & 0xffffffff
-	if g.calls[14](p); p.exited {
+	f[88] = uint64(int64(f[497])*8+(7)) & 0xffffffff
+	if j := f[88]; j < uint64(len(g.cells[6])) {
+		f[475] = g.cells[6][j] & 0xffffffff
+	}
+	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
+	f[89] = f[497] & 0x1ff
+	f[90] = f[468] & 0xffffffff
+	f[91] = f[469] & 0xffffffff
+	f[92] = f[470] & 0xffffffff
+	f[93] = f[471] & 0xffffffff
+	f[94] = f[472] & 0xffffffff
+	f[95] = f[473] & 0xffffffff
+	f[96] = f[474] & 0xffffffff
+	f[97] = f[475] & 0xffffffff
+	if g.calls[15](p); p.exited {
 		return
 	}
-	if g.calls[15](p); p.exited {
+	if g.calls[16](p); p.exited {
 		return
 	}
 	return
 n31:
 	p.adata = nil
-	if g.calls[16](p); p.exited {
+	if g.calls[17](p); p.exited {
 		return
 	}
 	return
 n32:
-	if !(!valid[5] || f[540] <= 0x1) {
+	if !(!valid[5] || f[541] <= 0x1) {
 		goto n34
 	}
 	p.adata = nil
-	if g.calls[17](p); p.exited {
+	if g.calls[18](p); p.exited {
 		return
 	}
 	return
@@ -568,24 +579,24 @@ n34:
 		goto n148
 	}
 	p.adata = nil
-	f[435] = f[545] & 0xffff
 	f[436] = f[546] & 0xffff
-	f[243] = f[543] & 0xffffffff
+	f[437] = f[547] & 0xffff
 	f[244] = f[544] & 0xffffffff
-	f[245] = f[435] & 0xffff
+	f[245] = f[545] & 0xffffffff
 	f[246] = f[436] & 0xffff
-	f[247] = f[541] & 0xff
-	if g.calls[18](p); p.exited {
+	f[247] = f[437] & 0xffff
+	f[248] = f[542] & 0xff
+	if g.calls[19](p); p.exited {
 		return
 	}
-	f[486] = f[434] & 0x3ff
+	f[487] = f[435] & 0x3ff
 n36:
 	if t := g.tables[1].apply(p); p.exited {
 		return
 	} else if t == g.nodes[0] {
 		goto n147
 	}
-	if f[431] == 0x0 {
+	if f[432] == 0x0 {
 		goto n48
 	}
 	if t := g.tables[2].apply(p); p.exited {
@@ -594,58 +605,58 @@ n36:
 		goto n146
 	}
 	p.adata = nil
-	f[305] = 0x1
+	f[306] = 0x1
 n40:
-	if f[305] == 0x0 {
+	if f[306] == 0x0 {
 		goto n145
 	}
 	p.adata = nil
-	f[306] = uint64(b2i(f[457] != 0x0)) & 0x1
+	f[307] = uint64(b2i(f[458] != 0x0)) & 0x1
 n42:
-	if f[306] == 0x0 {
+	if f[307] == 0x0 {
 		goto n47
 	}
 	p.adata = nil
-	f[193] = f[434] & 0x3ff
-	if j := f[193]; j < uint64(len(g.cells[7])) {
-		f[264] = g.cells[7][j]
+	f[194] = f[435] & 0x3ff
+	if j := f[194]; j < uint64(len(g.cells[7])) {
+		f[265] = g.cells[7][j]
 	}
-	f[194] = f[434] & 0x3ff
-	if j := f[194]; j < uint64(len(g.cells[8])) {
-		f[265] = g.cells[8][j] & 0xff
+	f[195] = f[435] & 0x3ff
+	if j := f[195]; j < uint64(len(g.cells[8])) {
+		f[266] = g.cells[8][j] & 0xff
 	}
-	if !(b2i(b2i(f[264] != 0x0) != 0 && b2i(((int64(f[437])-int64(f[264]))&int64(-1)) < int64(f[458])) != 0) != 0) {
+	if !(b2i(b2i(f[265] != 0x0) != 0 && b2i(((int64(f[438])-int64(f[265]))&int64(-1)) < int64(f[459])) != 0) != 0) {
 		goto n116
 	}
-	if f[265] == 0x0 {
+	if f[266] == 0x0 {
 		goto n115
 	}
 	p.adata = nil
-	f[433] = (f[265] + 0xffff) & 0xffff
-	f[195] = f[434] & 0x3ff
-	if j := f[195]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[437]
+	f[434] = (f[266] + 0xffff) & 0xffff
+	f[196] = f[435] & 0x3ff
+	if j := f[196]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[438]
 	}
 n47:
 	if g.tables[3].apply(p); p.exited {
 		return
 	}
 n48:
-	if f[430] == 0x0 {
+	if f[431] == 0x0 {
 		return
 	}
 	p.adata = nil
-	f[269] = f[497] & 0x1ff
-	f[270] = 0x0
+	f[270] = f[498] & 0x1ff
 	f[271] = 0x0
-	f[196] = f[497] & 0xffffffff
-	if j := f[196]; j < uint64(len(g.cells[9])) {
-		f[272] = g.cells[9][j] & 0xffffffff
-	}
-	f[197] = f[497] & 0xffffffff
-	f[198] = uint64((int64(f[272]) + int64(f[500]))) & 0xffffffff
+	f[272] = 0x0
+	f[197] = f[498] & 0xffffffff
 	if j := f[197]; j < uint64(len(g.cells[9])) {
-		g.cells[9][j] = f[198] & 0xffffffff
+		f[273] = g.cells[9][j] & 0xffffffff
+	}
+	f[198] = f[498] & 0xffffffff
+	f[199] = uint64((int64(f[273]) + int64(f[501]))) & 0xffffffff
+	if j := f[198]; j < uint64(len(g.cells[9])) {
+		g.cells[9][j] = f[199] & 0xffffffff
 	}
 	if t := g.tables[4].apply(p); p.exited {
 		return
@@ -653,1109 +664,1109 @@ n48:
 		goto n114
 	}
 	p.adata = nil
-	f[511] = f[455] & 0x7
-	f[199] = f[497] & 0xffffffff
-	if j := f[199]; j < uint64(len(g.cells[10])) {
-		f[273] = g.cells[10][j] & 0xffff
+	f[512] = f[456] & 0x7
+	f[200] = f[498] & 0xffffffff
+	if j := f[200]; j < uint64(len(g.cells[10])) {
+		f[274] = g.cells[10][j] & 0xffff
 	}
-	f[273] = (f[273] + 0x1) & 0xffff
-	if f[273] < f[448] {
+	f[274] = (f[274] + 0x1) & 0xffff
+	if f[274] < f[449] {
 		goto n113
 	}
 	p.adata = nil
-	f[270] = 0x1
-	f[273] = 0x0
-	f[205] = f[497] & 0xffffffff
-	if j := f[205]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[273] & 0xffff
+	f[271] = 0x1
+	f[274] = 0x0
+	f[206] = f[498] & 0xffffffff
+	if j := f[206]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[274] & 0xffff
 	}
 n54:
-	if f[270] == 0x0 {
+	if f[271] == 0x0 {
 		goto n64
 	}
 	p.adata = nil
-	f[200] = f[497] & 0xffffffff
-	if j := f[200]; j < uint64(len(g.cells[11])) {
-		f[274] = g.cells[11][j] & 0xffffffff
+	f[201] = f[498] & 0xffffffff
+	if j := f[201]; j < uint64(len(g.cells[11])) {
+		f[275] = g.cells[11][j] & 0xffffffff
 	}
-	f[201] = f[497] & 0xffffffff
-	if j := f[201]; j < uint64(len(g.cells[12])) {
-		f[275] = g.cells[12][j] & 0xffffffff
+	f[202] = f[498] & 0xffffffff
+	if j := f[202]; j < uint64(len(g.cells[12])) {
+		f[276] = g.cells[12][j] & 0xffffffff
 	}
-	if !(b2i(uint64(int64(f[272])) > uint64(((int64(f[274])+int64(f[275]))&int64(4294967295)))) != 0) {
+	if !(b2i(uint64(int64(f[273])) > uint64(((int64(f[275])+int64(f[276]))&int64(4294967295)))) != 0) {
 		goto n112
 	}
 	p.adata = nil
-	f[307] = uint64((int64(f[272]) - (int64(f[274]) + int64(f[275])))) & 0xffffffff
-	f[202] = f[497] & 0xffffffff
-	if j := f[202]; j < uint64(len(g.cells[13])) {
-		f[276] = g.cells[13][j] & 0xffffffff
-	}
-	f[203] = f[497] & 0xffffffff
+	f[308] = uint64((int64(f[273]) - (int64(f[275]) + int64(f[276])))) & 0xffffffff
+	f[203] = f[498] & 0xffffffff
 	if j := f[203]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[307] & 0xffffffff
+		f[277] = g.cells[13][j] & 0xffffffff
 	}
-	f[277] = f[307] & 0xffffffff
-	f[278] = f[449] & 0xffffffff
+	f[204] = f[498] & 0xffffffff
+	if j := f[204]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[308] & 0xffffffff
+	}
+	f[278] = f[308] & 0xffffffff
+	f[279] = f[450] & 0xffffffff
 n58:
-	if f[307] <= f[276] {
+	if f[308] <= f[277] {
 		goto n111
 	}
 	p.adata = nil
-	f[277] = uint64((int64(f[307]) + shl((int64(f[307])-int64(f[276])), int64(f[450])))) & 0xffffffff
-	f[279] = 0x0
+	f[278] = uint64((int64(f[308]) + shl((int64(f[308])-int64(f[277])), int64(f[451])))) & 0xffffffff
+	f[280] = 0x0
 n60:
-	if f[277] <= f[278] {
+	if f[278] <= f[279] {
 		goto n110
 	}
 	p.adata = nil
-	f[279] = uint64(shrU(((int64(f[277])-int64(f[278]))&int64(4294967295)), int64(f[451]))) & 0xff
-	if !(b2i(uint64((shrU(((int64(f[277])-int64(f[278]))&int64(4294967295)), int64(f[451]))&int64(4294967295))) > uint64(int64(63))) != 0) {
+	f[280] = uint64(shrU(((int64(f[278])-int64(f[279]))&int64(4294967295)), int64(f[452]))) & 0xff
+	if !(b2i(uint64((shrU(((int64(f[278])-int64(f[279]))&int64(4294967295)), int64(f[452]))&int64(4294967295))) > uint64(int64(63))) != 0) {
 		goto n108
 	}
 	p.adata = nil
-	f[279] = 0x3f
-	f[204] = f[497] & 0xffffffff
-	if j := f[204]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[279] & 0xff
+	f[280] = 0x3f
+	f[205] = f[498] & 0xffffffff
+	if j := f[205]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[280] & 0xff
 	}
 n64:
 	p.adata = nil
-	f[37] = f[269] & 0xffffffff
+	f[37] = f[270] & 0xffffffff
 	if j := f[37]; j < uint64(len(g.cells[14])) {
-		f[248] = g.cells[14][j] & 0xff
+		f[249] = g.cells[14][j] & 0xff
 	}
-	f[38] = f[269] & 0xffffffff
+	f[38] = f[270] & 0xffffffff
 	if j := f[38]; j < uint64(len(g.cells[2])) {
-		f[249] = g.cells[2][j] & 0xff
+		f[250] = g.cells[2][j] & 0xff
 	}
-	f[39] = f[269] & 0xffffffff
+	f[39] = f[270] & 0xffffffff
 	if j := f[39]; j < uint64(len(g.cells[1])) {
-		f[250] = g.cells[1][j]
+		f[251] = g.cells[1][j]
 	}
-	if !(f[250] <= f[437]) {
+	if !(f[251] <= f[438]) {
 		goto a64_8
 	}
-	f[249] = 0x0
+	f[250] = 0x0
 a64_8:
-	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
-	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
-	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
-	f[40] = f[269] & 0xffffffff
+	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
+	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
+	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
+	f[40] = f[270] & 0xffffffff
 	if j := f[40]; j < uint64(len(g.cells[3])) {
-		f[251] = g.cells[3][j]
+		f[252] = g.cells[3][j]
 	}
-	f[465] = uint64(b2i(f[251] > f[437])) & 0x1
-	if !(f[251] > f[437]) {
+	f[466] = uint64(b2i(f[252] > f[438])) & 0x1
+	if !(f[252] > f[438]) {
 		goto a64_35
 	}
-	f[41] = uint64(shl(int64(f[269]), int64(3))) & 0xffffffff
+	f[41] = uint64(shl(int64(f[270]), int64(3))) & 0xffffffff
 	if j := f[41]; j < uint64(len(g.cells[6])) {
-		f[467] = g.cells[6][j] & 0xffffffff
-	}
-	f[42] = uint64(int64(f[269])*8+(1)) & 0xffffffff
-	if j := f[42]; j < uint64(len(g.cells[6])) {
 		f[468] = g.cells[6][j] & 0xffffffff
 	}
-	f[43] = uint64(int64(f[269])*8+(2)) & 0xffffffff
-	if j := f[43]; j < uint64(len(g.cells[6])) {
+	f[42] = uint64(int64(f[270])*8+(1)) & 0xffffffff
+	if j := f[42]; j < uint64(len(g.cells[6])) {
 		f[469] = g.cells[6][j] & 0xffffffff
 	}
-	f[44] = uint64(int64(f[269])*8+(3)) & 0xffffffff
-	if j := f[44]; j < uint64(len(g.cells[6])) {
+	f[43] = uint64(int64(f[270])*8+(2)) & 0xffffffff
+	if j := f[43]; j < uint64(len(g.cells[6])) {
 		f[470] = g.cells[6][j] & 0xffffffff
 	}
-	f[45] = uint64(int64(f[269])*8+(4)) & 0xffffffff
-	if j := f[45]; j < uint64(len(g.cells[6])) {
+	f[44] = uint64(int64(f[270])*8+(3)) & 0xffffffff
+	if j := f[44]; j < uint64(len(g.cells[6])) {
 		f[471] = g.cells[6][j] & 0xffffffff
 	}
-	f[46] = uint64(int64(f[269])*8+(5)) & 0xffffffff
-	if j := f[46]; j < uint64(len(g.cells[6])) {
+	f[45] = uint64(int64(f[270])*8+(4)) & 0xffffffff
+	if j := f[45]; j < uint64(len(g.cells[6])) {
 		f[472] = g.cells[6][j] & 0xffffffff
 	}
-	f[47] = uint64(int64(f[269])*8+(6)) & 0xffffffff
-	if j := f[47]; j < uint64(len(g.cells[6])) {
+	f[46] = uint64(int64(f[270])*8+(5)) & 0xffffffff
+	if j := f[46]; j < uint64(len(g.cells[6])) {
 		f[473] = g.cells[6][j] & 0xffffffff
 	}
-	f[48] = uint64(int64(f[269])*8+(7)) & 0xffffffff
-	if j := f[48]; j < uint64(len(g.cells[6])) {
+	f[47] = uint64(int64(f[270])*8+(6)) & 0xffffffff
+	if j := f[47]; j < uint64(len(g.cells[6])) {
 		f[474] = g.cells[6][j] & 0xffffffff
 	}
-	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
-	f[476] = uint64(b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0))) & 0x1
-	f[477] = uint64(b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0))) & 0x1
+	f[48] = uint64(int64(f[270])*8+(7)) & 0xffffffff
+	if j := f[48]; j < uint64(len(g.cells[6])) {
+		f[475] = g.cells[6][j] & 0xffffffff
+	}
+	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
+	f[477] = uint64(b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0))) & 0x1
+	f[478] = uint64(b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0))) & 0x1
 	goto a64_56
 a64_35:
-	f[49] = uint64(shl(int64(f[269]), int64(3))) & 0xffffffff
+	f[49] = uint64(shl(int64(f[270]), int64(3))) & 0xffffffff
 	if j := f[49]; j < uint64(len(g.cells[15])) {
-		f[467] = g.cells[15][j] & 0xffffffff
-	}
-	f[50] = uint64(int64(f[269])*8+(1)) & 0xffffffff
-	if j := f[50]; j < uint64(len(g.cells[15])) {
 		f[468] = g.cells[15][j] & 0xffffffff
 	}
-	f[51] = uint64(int64(f[269])*8+(2)) & 0xffffffff
-	if j := f[51]; j < uint64(len(g.cells[15])) {
+	f[50] = uint64(int64(f[270])*8+(1)) & 0xffffffff
+	if j := f[50]; j < uint64(len(g.cells[15])) {
 		f[469] = g.cells[15][j] & 0xffffffff
 	}
-	f[52] = uint64(int64(f[269])*8+(3)) & 0xffffffff
-	if j := f[52]; j < uint64(len(g.cells[15])) {
+	f[51] = uint64(int64(f[270])*8+(2)) & 0xffffffff
+	if j := f[51]; j < uint64(len(g.cells[15])) {
 		f[470] = g.cells[15][j] & 0xffffffff
 	}
-	f[53] = uint64(int64(f[269])*8+(4)) & 0xffffffff
-	if j := f[53]; j < uint64(len(g.cells[15])) {
+	f[52] = uint64(int64(f[270])*8+(3)) & 0xffffffff
+	if j := f[52]; j < uint64(len(g.cells[15])) {
 		f[471] = g.cells[15][j] & 0xffffffff
 	}
-	f[54] = uint64(int64(f[269])*8+(5)) & 0xffffffff
-	if j := f[54]; j < uint64(len(g.cells[15])) {
+	f[53] = uint64(int64(f[270])*8+(4)) & 0xffffffff
+	if j := f[53]; j < uint64(len(g.cells[15])) {
 		f[472] = g.cells[15][j] & 0xffffffff
 	}
-	f[55] = uint64(int64(f[269])*8+(6)) & 0xffffffff
-	if j := f[55]; j < uint64(len(g.cells[15])) {
+	f[54] = uint64(int64(f[270])*8+(5)) & 0xffffffff
+	if j := f[54]; j < uint64(len(g.cells[15])) {
 		f[473] = g.cells[15][j] & 0xffffffff
 	}
-	f[56] = uint64(int64(f[269])*8+(7)) & 0xffffffff
-	if j := f[56]; j < uint64(len(g.cells[15])) {
+	f[55] = uint64(int64(f[270])*8+(6)) & 0xffffffff
+	if j := f[55]; j < uint64(len(g.cells[15])) {
 		f[474] = g.cells[15][j] & 0xffffffff
 	}
-	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
-	f[477] = uint64(b2i(b2i(b2i(f[248] != 0x0 || f[249] != 0x0) != 0 && b2i(uint64(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255))) >= uint64(int64(f[452]))) != 0) != 0 && b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0)) != 0)) & 0x1
-	f[476] = 0x0
-	if !(b2i(b2i(b2i(f[248] != 0x0 || f[249] != 0x0) != 0 && b2i(uint64(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255))) >= uint64(int64(f[452]))) != 0) != 0 && b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0)) != 0) != 0) {
+	f[56] = uint64(int64(f[270])*8+(7)) & 0xffffffff
+	if j := f[56]; j < uint64(len(g.cells[15])) {
+		f[475] = g.cells[15][j] & 0xffffffff
+	}
+	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
+	f[478] = uint64(b2i(b2i(b2i(f[249] != 0x0 || f[250] != 0x0) != 0 && b2i(uint64(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255))) >= uint64(int64(f[453]))) != 0) != 0 && b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0)) != 0)) & 0x1
+	f[477] = 0x0
+	if !(b2i(b2i(b2i(f[249] != 0x0 || f[250] != 0x0) != 0 && b2i(uint64(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255))) >= uint64(int64(f[453]))) != 0) != 0 && b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0)) != 0) != 0) {
 		goto a64_56
 	}
-	f[476] = uint64(b2i(b2i(uint64(((((((((b2i(f[467] != 0x0)+b2i(f[468] != 0x0 && f[468] != f[467]))+b2i(f[469] != 0x0 && f[469] != f[467] && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[467] && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[467] && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[467] && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[467] && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[467] && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))*((((((((b2i(f[467] != 0x0)+b2i(f[468] != 0x0 && f[468] != f[467]))+b2i(f[469] != 0x0 && f[469] != f[467] && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[467] && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[467] && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[467] && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[467] && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[467] && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[467] != 0x0)+b2i(f[468] != 0x0)+b2i(f[469] != 0x0)+b2i(f[470] != 0x0)+b2i(f[471] != 0x0)+b2i(f[472] != 0x0)+b2i(f[473] != 0x0)+b2i(f[474] != 0x0))-(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))), int64(1))&int64(255)))) != 0)) & 0x1
+	f[477] = uint64(b2i(b2i(uint64(((((((((b2i(f[468] != 0x0)+b2i(f[469] != 0x0 && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+b2i(f[475] != 0x0 && f[475] != f[468] && f[475] != f[469] && f[475] != f[470] && f[475] != f[471] && f[475] != f[472] && f[475] != f[473] && f[475] != f[474]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))*((((((((b2i(f[468] != 0x0)+b2i(f[469] != 0x0 && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+b2i(f[475] != 0x0 && f[475] != f[468] && f[475] != f[469] && f[475] != f[470] && f[475] != f[471] && f[475] != f[472] && f[475] != f[473] && f[475] != f[474]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[468] != 0x0)+b2i(f[469] != 0x0)+b2i(f[470] != 0x0)+b2i(f[471] != 0x0)+b2i(f[472] != 0x0)+b2i(f[473] != 0x0)+b2i(f[474] != 0x0)+b2i(f[475] != 0x0))-(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))), int64(1))&int64(255)))) != 0)) & 0x1
 a64_56:
 	;
 	p.adata = nil
-	f[271] = uint64(b2i(f[477] != 0x0)) & 0x1
-	if f[476] == 0x0 {
+	f[272] = uint64(b2i(f[478] != 0x0)) & 0x1
+	if f[477] == 0x0 {
 		goto n68
 	}
 	p.adata = nil
-	f[206] = f[497] & 0xffffffff
-	if g.calls[19](p); p.exited {
-		return
-	}
-n68:
-	if !(f[463] != 0x0 && f[270] != 0x0) {
-		goto n70
-	}
-	p.adata = nil
-	f[60] = f[269] & 0xffffffff
-	if j := f[60]; j < uint64(len(g.cells[16])) {
-		f[254] = g.cells[16][j] & 0xff
-	}
-	f[61] = uint64(int64(f[269])*8+int64(f[254])) & 0xffffffff
-	if j := f[61]; j < uint64(len(g.cells[15])) {
-		g.cells[15][j] = f[434] & 0xffffffff
-	}
-	f[62] = f[269] & 0xffffffff
-	f[63] = uint64(((int64(f[254]) + 1) & int64(7))) & 0xff
-	if j := f[62]; j < uint64(len(g.cells[16])) {
-		g.cells[16][j] = f[63] & 0xff
-	}
-	f[64] = uint64(shl(int64(f[269]), int64(3))) & 0xffffffff
-	if j := f[64]; j < uint64(len(g.cells[15])) {
-		f[467] = g.cells[15][j] & 0xffffffff
-	}
-	f[65] = uint64(int64(f[269])*8+(1)) & 0xffffffff
-	if j := f[65]; j < uint64(len(g.cells[15])) {
-		f[468] = g.cells[15][j] & 0xffffffff
-	}
-	f[66] = uint64(int64(f[269])*8+(2)) & 0xffffffff
-	if j := f[66]; j < uint64(len(g.cells[15])) {
-		f[469] = g.cells[15][j] & 0xffffffff
-	}
-	f[67] = uint64(int64(f[269])*8+(3)) & 0xffffffff
-	if j := f[67]; j < uint64(len(g.cells[15])) {
-		f[470] = g.cells[15][j] & 0xffffffff
-	}
-	f[68] = uint64(int64(f[269])*8+(4)) & 0xffffffff
-	if j := f[68]; j < uint64(len(g.cells[15])) {
-		f[471] = g.cells[15][j] & 0xffffffff
-	}
-	f[69] = uint64(int64(f[269])*8+(5)) & 0xffffffff
-	if j := f[69]; j < uint64(len(g.cells[15])) {
-		f[472] = g.cells[15][j] & 0xffffffff
-	}
-	f[70] = uint64(int64(f[269])*8+(6)) & 0xffffffff
-	if j := f[70]; j < uint64(len(g.cells[15])) {
-		f[473] = g.cells[15][j] & 0xffffffff
-	}
-	f[71] = uint64(int64(f[269])*8+(7)) & 0xffffffff
-	if j := f[71]; j < uint64(len(g.cells[15])) {
-		f[474] = g.cells[15][j] & 0xffffffff
-	}
-	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
-	f[72] = f[269] & 0x1ff
-	f[73] = f[467] & 0xffffffff
-	f[74] = f[468] & 0xffffffff
-	f[75] = f[469] & 0xffffffff
-	f[76] = f[470] & 0xffffffff
-	f[77] = f[471] & 0xffffffff
-	f[78] = f[472] & 0xffffffff
-	f[79] = f[473] & 0xffffffff
-	f[80] = f[474] & 0xffffffff
+	f[207] = f[498] & 0xffffffff
 	if g.calls[20](p); p.exited {
 		return
 	}
+n68:
+	if !(f[464] != 0x0 && f[271] != 0x0) {
+		goto n70
+	}
+	p.adata = nil
+	f[60] = f[270] & 0xffffffff
+	if j := f[60]; j < uint64(len(g.cells[16])) {
+		f[255] = g.cells[16][j] & 0xff
+	}
+	f[61] = uint64(int64(f[270])*8+int64(f[255])) & 0xffffffff
+	if j := f[61]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[435] & 0xffffffff
+	}
+	f[62] = f[270] & 0xffffffff
+	f[63] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
+	if j := f[62]; j < uint64(len(g.cells[16])) {
+		g.cells[16][j] = f[63] & 0xff
+	}
+	f[64] = uint64(shl(int64(f[270]), int64(3))) & 0xffffffff
+	if j := f[64]; j < uint64(len(g.cells[15])) {
+		f[468] = g.cells[15][j] & 0xffffffff
+	}
+	f[65] = uint64(int64(f[270])*8+(1)) & 0xffffffff
+	if j := f[65]; j < uint64(len(g.cells[15])) {
+		f[469] = g.cells[15][j] & 0xffffffff
+	}
+	f[66] = uint64(int64(f[270])*8+(2)) & 0xffffffff
+	if j := f[66]; j < uint64(len(g.cells[15])) {
+		f[470] = g.cells[15][j] & 0xffffffff
+	}
+	f[67] = uint64(int64(f[270])*8+(3)) & 0xffffffff
+	if j := f[67]; j < uint64(len(g.cells[15])) {
+		f[471] = g.cells[15][j] & 0xffffffff
+	}
+	f[68] = uint64(int64(f[270])*8+(4)) & 0xffffffff
+	if j := f[68]; j < uint64(len(g.cells[15])) {
+		f[472] = g.cells[15][j] & 0xffffffff
+	}
+	f[69] = uint64(int64(f[270])*8+(5)) & 0xffffffff
+	if j := f[69]; j < uint64(len(g.cells[15])) {
+		f[473] = g.cells[15][j] & 0xffffffff
+	}
+	f[70] = uint64(int64(f[270])*8+(6)) & 0xffffffff
+	if j := f[70]; j < uint64(len(g.cells[15])) {
+		f[474] = g.cells[15][j] & 0xffffffff
+	}
+	f[71] = uint64(int64(f[270])*8+(7)) & 0xffffffff
+	if j := f[71]; j < uint64(len(g.cells[15])) {
+		f[475] = g.cells[15][j] & 0xffffffff
+	}
+	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
+	f[72] = f[270] & 0x1ff
+	f[73] = f[468] & 0xffffffff
+	f[74] = f[469] & 0xffffffff
+	f[75] = f[470] & 0xffffffff
+	f[76] = f[471] & 0xffffffff
+	f[77] = f[472] & 0xffffffff
+	f[78] = f[473] & 0xffffffff
+	f[79] = f[474] & 0xffffffff
+	f[80] = f[475] & 0xffffffff
+	if g.calls[21](p); p.exited {
+		return
+	}
 n70:
-	if !(b2i(b2i(f[270] != 0x0) != 0 && b2i(f[465] == 0x0 || f[466] == 0x0) != 0) != 0) {
+	if !(b2i(b2i(f[271] != 0x0) != 0 && b2i(f[466] == 0x0 || f[467] == 0x0) != 0) != 0) {
 		goto n74
 	}
 	p.adata = nil
-	f[210] = f[497] & 0xffffffff
-	if j := f[210]; j < uint64(len(g.cells[14])) {
-		f[280] = g.cells[14][j] & 0xff
+	f[211] = f[498] & 0xffffffff
+	if j := f[211]; j < uint64(len(g.cells[14])) {
+		f[281] = g.cells[14][j] & 0xff
 	}
-	if !(f[465] == 0x0 && f[280] != 0x0) {
+	if !(f[466] == 0x0 && f[281] != 0x0) {
 		goto n107
 	}
 	p.adata = nil
-	f[57] = f[269] & 0xffffffff
+	f[57] = f[270] & 0xffffffff
 	if j := f[57]; j < uint64(len(g.cells[4])) {
-		f[252] = g.cells[4][j] & 0xffff
+		f[253] = g.cells[4][j] & 0xffff
 	}
-	f[253] = uint64((int64(1024) - int64(f[252]))) & 0xffff
-	f[253] = uint64(((int64(1024) - int64(f[252])) - shrU(((((int64(1024)-int64(f[252]))&int64(65535))*int64(f[280]))&int64(4294967295)), int64(7)))) & 0xffff
-	if !(b2i(uint64((((int64(1024)-int64(f[252]))-shrU(((((int64(1024)-int64(f[252]))&int64(65535))*int64(f[280]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
+	f[254] = uint64((int64(1024) - int64(f[253]))) & 0xffff
+	f[254] = uint64(((int64(1024) - int64(f[253])) - shrU(((((int64(1024)-int64(f[253]))&int64(65535))*int64(f[281]))&int64(4294967295)), int64(7)))) & 0xffff
+	if !(b2i(uint64((((int64(1024)-int64(f[253]))-shrU(((((int64(1024)-int64(f[253]))&int64(65535))*int64(f[281]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
 		goto a73_6
 	}
-	f[253] = 0x40
+	f[254] = 0x40
 a73_6:
-	f[58] = f[269] & 0xffffffff
-	f[59] = uint64((int64(1024) - int64(f[253]))) & 0xffff
+	f[58] = f[270] & 0xffffffff
+	f[59] = uint64((int64(1024) - int64(f[254]))) & 0xffff
 	if j := f[58]; j < uint64(len(g.cells[4])) {
 		g.cells[4][j] = f[59] & 0xffff
 	}
 n74:
-	if !(f[465] != 0x0 && f[454] != 0x0) {
+	if !(f[466] != 0x0 && f[455] != 0x0) {
 		goto n98
 	}
-	if f[476] == 0x0 {
+	if f[477] == 0x0 {
 		goto n97
 	}
 	p.adata = nil
-	f[492] = 0x1
-	f[211] = f[497] & 0xffffffff
-	if j := f[211]; j < uint64(len(g.cells[12])) {
-		f[282] = g.cells[12][j] & 0xffffffff
-	}
-	f[212] = f[497] & 0xffffffff
-	f[213] = uint64((int64(f[282]) + int64(f[500]))) & 0xffffffff
+	f[493] = 0x1
+	f[212] = f[498] & 0xffffffff
 	if j := f[212]; j < uint64(len(g.cells[12])) {
-		g.cells[12][j] = f[213] & 0xffffffff
+		f[283] = g.cells[12][j] & 0xffffffff
 	}
-	f[223] = uint64((shl(int64(f[434]&0x3ff), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[223]; j < uint64(len(g.cells[17])) {
-		f[493] = g.cells[17][j] & 0xffffffff
+	f[213] = f[498] & 0xffffffff
+	f[214] = uint64((int64(f[283]) + int64(f[501]))) & 0xffffffff
+	if j := f[213]; j < uint64(len(g.cells[12])) {
+		g.cells[12][j] = f[214] & 0xffffffff
 	}
-	f[224] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
+	f[224] = uint64((shl(int64(f[435]&0x3ff), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
 	if j := f[224]; j < uint64(len(g.cells[17])) {
-		f[287] = g.cells[17][j] & 0xffffffff
+		f[494] = g.cells[17][j] & 0xffffffff
 	}
-	f[225] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	f[226] = (f[287] + 0x1) & 0xffffffff
+	f[225] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
 	if j := f[225]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = f[226] & 0xffffffff
+		f[288] = g.cells[17][j] & 0xffffffff
 	}
-	f[227] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[227]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = f[437]
+	f[226] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
+	f[227] = (f[288] + 0x1) & 0xffffffff
+	if j := f[226]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[227] & 0xffffffff
 	}
-	f[487] = f[511] & 0x7
-	f[289] = 0x0
-	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[19])) {
-		f[288] = g.cells[19][j] & 0xffffffff
+	f[228] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[228]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[438]
 	}
-	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
-	f[233] = f[483] & 0xffffffff
+	f[488] = f[512] & 0x7
+	f[290] = 0x0
+	f[233] = f[484] & 0xffffffff
 	if j := f[233]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[288] & 0xffffffff
+		f[289] = g.cells[19][j] & 0xffffffff
+	}
+	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
+	f[234] = f[484] & 0xffffffff
+	if j := f[234]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[289] & 0xffffffff
 	}
 n77:
-	if !(f[438] != 0x0 && f[288] > f[439]) {
+	if !(f[439] != 0x0 && f[289] > f[440]) {
 		goto n81
 	}
 	p.adata = nil
-	f[230] = f[483] & 0xffffffff
-	if j := f[230]; j < uint64(len(g.cells[20])) {
-		f[290] = g.cells[20][j] & 0x1
+	f[231] = f[484] & 0xffffffff
+	if j := f[231]; j < uint64(len(g.cells[20])) {
+		f[291] = g.cells[20][j] & 0x1
 	}
-	f[231] = f[483] & 0xffffffff
-	if j := f[231]; j < uint64(len(g.cells[21])) {
-		f[291] = g.cells[21][j]
+	f[232] = f[484] & 0xffffffff
+	if j := f[232]; j < uint64(len(g.cells[21])) {
+		f[292] = g.cells[21][j]
 	}
-	if !(b2i(b2i(f[290] == 0x0) != 0 || b2i(((int64(f[437])-int64(f[291]))&int64(-1)) > (shrU(((int64(f[441])*int64(f[442]))&int64(-1)), int64(1))&int64(-1))) != 0) != 0) {
+	if !(b2i(b2i(f[291] == 0x0) != 0 || b2i(((int64(f[438])-int64(f[292]))&int64(-1)) > (shrU(((int64(f[442])*int64(f[443]))&int64(-1)), int64(1))&int64(-1))) != 0) != 0) {
 		goto n81
 	}
 	p.adata = nil
-	f[289] = 0x1
-	f[228] = f[483] & 0xffffffff
-	if j := f[228]; j < uint64(len(g.cells[20])) {
+	f[290] = 0x1
+	f[229] = f[484] & 0xffffffff
+	if j := f[229]; j < uint64(len(g.cells[20])) {
 		g.cells[20][j] = 0x1
 	}
-	f[229] = f[483] & 0xffffffff
-	if j := f[229]; j < uint64(len(g.cells[21])) {
-		g.cells[21][j] = f[437]
+	f[230] = f[484] & 0xffffffff
+	if j := f[230]; j < uint64(len(g.cells[21])) {
+		g.cells[21][j] = f[438]
 	}
 n81:
-	if f[289] == 0x0 {
+	if f[290] == 0x0 {
 		goto n83
 	}
 	p.adata = nil
-	f[480] = f[441] & 0xffff
-	f[478] = 0x1
-	f[98] = (f[496] + 0x1) & 0xffffffff
-	if g.calls[21](p); p.exited {
+	f[481] = f[442] & 0xffff
+	f[479] = 0x1
+	f[98] = (f[497] + 0x1) & 0xffffffff
+	if g.calls[22](p); p.exited {
 		return
 	}
 	return
 n83:
-	if !(f[270] != 0x0 && f[271] != 0x0 && f[443] == 0x1 && f[288] > f[445]) {
+	if !(f[271] != 0x0 && f[272] != 0x0 && f[444] == 0x1 && f[289] > f[446]) {
 		goto n91
 	}
 	p.adata = nil
-	f[292] = 0x0
-	f[237] = f[483] & 0xffffffff
-	if j := f[237]; j < uint64(len(g.cells[22])) {
-		f[293] = g.cells[22][j]
+	f[293] = 0x0
+	f[238] = f[484] & 0xffffffff
+	if j := f[238]; j < uint64(len(g.cells[22])) {
+		f[294] = g.cells[22][j]
 	}
-	if f[437] < f[293] {
+	if f[438] < f[294] {
 		goto n87
 	}
 	p.adata = nil
-	f[292] = 0x1
-	f[234] = f[483] & 0xffffffff
-	f[235] = uint64((int64(f[437]) + int64(f[444])))
-	if j := f[234]; j < uint64(len(g.cells[22])) {
-		g.cells[22][j] = f[235]
+	f[293] = 0x1
+	f[235] = f[484] & 0xffffffff
+	f[236] = uint64((int64(f[438]) + int64(f[445])))
+	if j := f[235]; j < uint64(len(g.cells[22])) {
+		g.cells[22][j] = f[236]
 	}
-	f[236] = f[483] & 0xffffffff
-	if j := f[236]; j < uint64(len(g.cells[23])) {
+	f[237] = f[484] & 0xffffffff
+	if j := f[237]; j < uint64(len(g.cells[23])) {
 		g.cells[23][j] = 0x1
 	}
 n87:
-	if f[292] == 0x0 {
+	if f[293] == 0x0 {
 		return
 	}
-	if f[464] != 0x0 {
+	if f[465] != 0x0 {
 		goto n90
 	}
 	p.adata = nil
-	f[308] = 0x1
-	f[479] = f[308] & 0xff
-	f[478] = 0x3
-	f[99] = (f[496] + 0x1) & 0xffffffff
-	if g.calls[22](p); p.exited {
+	f[309] = 0x1
+	f[480] = f[309] & 0xff
+	f[479] = 0x3
+	f[99] = (f[497] + 0x1) & 0xffffffff
+	if g.calls[23](p); p.exited {
 		return
 	}
-	f[238] = f[483] & 0xffffffff
-	if g.calls[23](p); p.exited {
+	f[239] = f[484] & 0xffffffff
+	if g.calls[24](p); p.exited {
 		return
 	}
 	return
 n90:
 	p.adata = nil
-	f[308] = f[464] & 0xff
-	f[479] = f[308] & 0xff
-	f[478] = 0x3
-	f[99] = (f[496] + 0x1) & 0xffffffff
-	if g.calls[24](p); p.exited {
+	f[309] = f[465] & 0xff
+	f[480] = f[309] & 0xff
+	f[479] = 0x3
+	f[99] = (f[497] + 0x1) & 0xffffffff
+	if g.calls[25](p); p.exited {
 		return
 	}
-	f[238] = f[483] & 0xffffffff
-	if g.calls[25](p); p.exited {
+	f[239] = f[484] & 0xffffffff
+	if g.calls[26](p); p.exited {
 		return
 	}
 	return
 n91:
-	if !(f[443] == 0x1 && f[288] <= f[445]) {
+	if !(f[444] == 0x1 && f[289] <= f[446]) {
 		return
 	}
 	p.adata = nil
-	f[294] = 0x0
-	f[240] = f[483] & 0xffffffff
-	if j := f[240]; j < uint64(len(g.cells[23])) {
-		f[295] = g.cells[23][j] & 0x1
+	f[295] = 0x0
+	f[241] = f[484] & 0xffffffff
+	if j := f[241]; j < uint64(len(g.cells[23])) {
+		f[296] = g.cells[23][j] & 0x1
 	}
-	if f[295] != 0x1 {
+	if f[296] != 0x1 {
 		goto n95
 	}
 	p.adata = nil
-	f[294] = 0x1
-	f[239] = f[483] & 0xffffffff
-	if j := f[239]; j < uint64(len(g.cells[23])) {
+	f[295] = 0x1
+	f[240] = f[484] & 0xffffffff
+	if j := f[240]; j < uint64(len(g.cells[23])) {
 		g.cells[23][j] = 0x0
 	}
 n95:
-	if f[294] == 0x0 {
+	if f[295] == 0x0 {
 		return
 	}
 	p.adata = nil
-	f[479] = 0x0
-	f[478] = 0x3
-	f[100] = (f[496] + 0x1) & 0xffffffff
-	if g.calls[26](p); p.exited {
+	f[480] = 0x0
+	f[479] = 0x3
+	f[100] = (f[497] + 0x1) & 0xffffffff
+	if g.calls[27](p); p.exited {
 		return
 	}
-	f[241] = f[483] & 0xffffffff
-	if g.calls[27](p); p.exited {
+	f[242] = f[484] & 0xffffffff
+	if g.calls[28](p); p.exited {
 		return
 	}
 	return
 n97:
 	p.adata = nil
-	f[223] = uint64((shl(int64(f[434]&0x3ff), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[223]; j < uint64(len(g.cells[17])) {
-		f[493] = g.cells[17][j] & 0xffffffff
-	}
-	f[224] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
+	f[224] = uint64((shl(int64(f[435]&0x3ff), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
 	if j := f[224]; j < uint64(len(g.cells[17])) {
-		f[287] = g.cells[17][j] & 0xffffffff
+		f[494] = g.cells[17][j] & 0xffffffff
 	}
-	f[225] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	f[226] = (f[287] + 0x1) & 0xffffffff
+	f[225] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
 	if j := f[225]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = f[226] & 0xffffffff
+		f[288] = g.cells[17][j] & 0xffffffff
 	}
-	f[227] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[227]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = f[437]
+	f[226] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
+	f[227] = (f[288] + 0x1) & 0xffffffff
+	if j := f[226]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[227] & 0xffffffff
 	}
-	f[487] = f[511] & 0x7
-	f[289] = 0x0
-	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[19])) {
-		f[288] = g.cells[19][j] & 0xffffffff
+	f[228] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[228]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[438]
 	}
-	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
-	f[233] = f[483] & 0xffffffff
+	f[488] = f[512] & 0x7
+	f[290] = 0x0
+	f[233] = f[484] & 0xffffffff
 	if j := f[233]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[288] & 0xffffffff
+		f[289] = g.cells[19][j] & 0xffffffff
+	}
+	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
+	f[234] = f[484] & 0xffffffff
+	if j := f[234]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[289] & 0xffffffff
 	}
 	goto n77
 n98:
-	if !(f[463] != 0x0 || f[465] != 0x0) {
+	if !(f[464] != 0x0 || f[466] != 0x0) {
 		goto n97
 	}
 	p.adata = nil
-	f[222] = f[497] & 0xffffffff
-	if j := f[222]; j < uint64(len(g.cells[4])) {
-		f[283] = g.cells[4][j] & 0xffff
+	f[223] = f[498] & 0xffffffff
+	if j := f[223]; j < uint64(len(g.cells[4])) {
+		f[284] = g.cells[4][j] & 0xffff
 	}
-	f[217] = f[497] & 0xffffffff
-	if j := f[217]; j < uint64(len(g.cells[24])) {
-		f[284] = g.cells[24][j] & 0xffffffff
+	f[218] = f[498] & 0xffffffff
+	if j := f[218]; j < uint64(len(g.cells[24])) {
+		f[285] = g.cells[24][j] & 0xffffffff
 	}
-	f[218] = f[497] & 0xffffffff
-	if j := f[218]; j < uint64(len(g.cells[25])) {
-		f[285] = g.cells[25][j] & 0xffffffff
+	f[219] = f[498] & 0xffffffff
+	if j := f[219]; j < uint64(len(g.cells[25])) {
+		f[286] = g.cells[25][j] & 0xffffffff
 	}
-	f[219] = f[497] & 0xffffffff
-	if j := f[219]; j < uint64(len(g.cells[11])) {
-		f[286] = g.cells[11][j] & 0xffffffff
+	f[220] = f[498] & 0xffffffff
+	if j := f[220]; j < uint64(len(g.cells[11])) {
+		f[287] = g.cells[11][j] & 0xffffffff
 	}
-	f[284] = uint64((int64(f[284]) + int64(f[500]))) & 0xffffffff
-	if f[476] == 0x0 {
+	f[285] = uint64((int64(f[285]) + int64(f[501]))) & 0xffffffff
+	if f[477] == 0x0 {
 		goto n104
 	}
 	p.adata = nil
-	f[285] = uint64((int64(f[285]) + int64(f[500]))) & 0xffffffff
-	if !(b2i(b2i(uint64(int64(f[285])) > uint64(((int64(f[453])-shrU(((int64(f[453])*int64(f[283]))&int64(-1)), int64(10)))&int64(4294967295)))) != 0 || b2i(f[286] != 0x0) != 0) != 0) {
+	f[286] = uint64((int64(f[286]) + int64(f[501]))) & 0xffffffff
+	if !(b2i(b2i(uint64(int64(f[286])) > uint64(((int64(f[454])-shrU(((int64(f[454])*int64(f[284]))&int64(-1)), int64(10)))&int64(4294967295)))) != 0 || b2i(f[287] != 0x0) != 0) != 0) {
 		goto n104
 	}
 	p.adata = nil
-	f[485] = 0x1
-	f[511] = f[456] & 0x7
-	f[214] = f[497] & 0xffffffff
-	f[215] = uint64((int64(f[286]) + int64(f[500]))) & 0xffffffff
-	if j := f[214]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[215] & 0xffffffff
+	f[486] = 0x1
+	f[512] = f[457] & 0x7
+	f[215] = f[498] & 0xffffffff
+	f[216] = uint64((int64(f[287]) + int64(f[501]))) & 0xffffffff
+	if j := f[215]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[216] & 0xffffffff
 	}
-	f[216] = f[497] & 0xffffffff
-	if g.calls[28](p); p.exited {
+	f[217] = f[498] & 0xffffffff
+	if g.calls[29](p); p.exited {
 		return
 	}
 n104:
-	if f[284] < f[453] {
+	if f[285] < f[454] {
 		goto n106
 	}
 	p.adata = nil
-	f[284] = 0x0
 	f[285] = 0x0
-	f[220] = f[497] & 0xffffffff
-	if j := f[220]; j < uint64(len(g.cells[24])) {
-		g.cells[24][j] = f[284] & 0xffffffff
+	f[286] = 0x0
+	f[221] = f[498] & 0xffffffff
+	if j := f[221]; j < uint64(len(g.cells[24])) {
+		g.cells[24][j] = f[285] & 0xffffffff
 	}
-	f[221] = f[497] & 0xffffffff
-	if j := f[221]; j < uint64(len(g.cells[25])) {
-		g.cells[25][j] = f[285] & 0xffffffff
+	f[222] = f[498] & 0xffffffff
+	if j := f[222]; j < uint64(len(g.cells[25])) {
+		g.cells[25][j] = f[286] & 0xffffffff
 	}
-	f[223] = uint64((shl(int64(f[434]&0x3ff), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[223]; j < uint64(len(g.cells[17])) {
-		f[493] = g.cells[17][j] & 0xffffffff
-	}
-	f[224] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
+	f[224] = uint64((shl(int64(f[435]&0x3ff), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
 	if j := f[224]; j < uint64(len(g.cells[17])) {
-		f[287] = g.cells[17][j] & 0xffffffff
+		f[494] = g.cells[17][j] & 0xffffffff
 	}
-	f[225] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	f[226] = (f[287] + 0x1) & 0xffffffff
+	f[225] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
 	if j := f[225]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = f[226] & 0xffffffff
+		f[288] = g.cells[17][j] & 0xffffffff
 	}
-	f[227] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[227]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = f[437]
+	f[226] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
+	f[227] = (f[288] + 0x1) & 0xffffffff
+	if j := f[226]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[227] & 0xffffffff
 	}
-	f[487] = f[511] & 0x7
-	f[289] = 0x0
-	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[19])) {
-		f[288] = g.cells[19][j] & 0xffffffff
+	f[228] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[228]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[438]
 	}
-	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
-	f[233] = f[483] & 0xffffffff
+	f[488] = f[512] & 0x7
+	f[290] = 0x0
+	f[233] = f[484] & 0xffffffff
 	if j := f[233]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[288] & 0xffffffff
+		f[289] = g.cells[19][j] & 0xffffffff
+	}
+	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
+	f[234] = f[484] & 0xffffffff
+	if j := f[234]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[289] & 0xffffffff
 	}
 	goto n77
 n106:
 	p.adata = nil
-	f[220] = f[497] & 0xffffffff
-	if j := f[220]; j < uint64(len(g.cells[24])) {
-		g.cells[24][j] = f[284] & 0xffffffff
+	f[221] = f[498] & 0xffffffff
+	if j := f[221]; j < uint64(len(g.cells[24])) {
+		g.cells[24][j] = f[285] & 0xffffffff
 	}
-	f[221] = f[497] & 0xffffffff
-	if j := f[221]; j < uint64(len(g.cells[25])) {
-		g.cells[25][j] = f[285] & 0xffffffff
+	f[222] = f[498] & 0xffffffff
+	if j := f[222]; j < uint64(len(g.cells[25])) {
+		g.cells[25][j] = f[286] & 0xffffffff
 	}
-	f[223] = uint64((shl(int64(f[434]&0x3ff), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[223]; j < uint64(len(g.cells[17])) {
-		f[493] = g.cells[17][j] & 0xffffffff
-	}
-	f[224] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
+	f[224] = uint64((shl(int64(f[435]&0x3ff), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
 	if j := f[224]; j < uint64(len(g.cells[17])) {
-		f[287] = g.cells[17][j] & 0xffffffff
+		f[494] = g.cells[17][j] & 0xffffffff
 	}
-	f[225] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	f[226] = (f[287] + 0x1) & 0xffffffff
+	f[225] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
 	if j := f[225]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = f[226] & 0xffffffff
+		f[288] = g.cells[17][j] & 0xffffffff
 	}
-	f[227] = uint64(int64(f[434]&0x3ff)*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[227]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = f[437]
+	f[226] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
+	f[227] = (f[288] + 0x1) & 0xffffffff
+	if j := f[226]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[227] & 0xffffffff
 	}
-	f[487] = f[511] & 0x7
-	f[289] = 0x0
-	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[19])) {
-		f[288] = g.cells[19][j] & 0xffffffff
+	f[228] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[228]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[438]
 	}
-	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
-	f[233] = f[483] & 0xffffffff
+	f[488] = f[512] & 0x7
+	f[290] = 0x0
+	f[233] = f[484] & 0xffffffff
 	if j := f[233]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[288] & 0xffffffff
+		f[289] = g.cells[19][j] & 0xffffffff
+	}
+	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
+	f[234] = f[484] & 0xffffffff
+	if j := f[234]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[289] & 0xffffffff
 	}
 	goto n77
 n107:
 	p.adata = nil
-	f[207] = f[497] & 0xffffffff
-	if j := f[207]; j < uint64(len(g.cells[4])) {
-		f[281] = g.cells[4][j] & 0xffff
-	}
-	f[208] = f[497] & 0xffffffff
-	f[209] = uint64(shrU(int64(f[281]), int64(1))) & 0xffff
+	f[208] = f[498] & 0xffffffff
 	if j := f[208]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[209] & 0xffff
+		f[282] = g.cells[4][j] & 0xffff
+	}
+	f[209] = f[498] & 0xffffffff
+	f[210] = uint64(shrU(int64(f[282]), int64(1))) & 0xffff
+	if j := f[209]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[210] & 0xffff
 	}
 	goto n74
 n108:
-	if !(b2i((shrU(((int64(f[277])-int64(f[278]))&int64(4294967295)), int64(f[451]))&int64(4294967295)) == int64(0)) != 0) {
+	if !(b2i((shrU(((int64(f[278])-int64(f[279]))&int64(4294967295)), int64(f[452]))&int64(4294967295)) == int64(0)) != 0) {
 		goto n110
 	}
 	p.adata = nil
-	f[279] = 0x1
-	f[204] = f[497] & 0xffffffff
-	if j := f[204]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[279] & 0xff
+	f[280] = 0x1
+	f[205] = f[498] & 0xffffffff
+	if j := f[205]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[280] & 0xff
 	}
 	goto n64
 n110:
 	p.adata = nil
-	f[204] = f[497] & 0xffffffff
-	if j := f[204]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[279] & 0xff
+	f[205] = f[498] & 0xffffffff
+	if j := f[205]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[280] & 0xff
 	}
 	goto n64
 n111:
 	p.adata = nil
-	f[278] = uint64((int64(f[449]) + shl((int64(f[276])-int64(f[307])), int64(f[450])))) & 0xffffffff
-	f[279] = 0x0
+	f[279] = uint64((int64(f[450]) + shl((int64(f[277])-int64(f[308])), int64(f[451])))) & 0xffffffff
+	f[280] = 0x0
 	goto n60
 n112:
 	p.adata = nil
-	f[307] = 0x0
-	f[202] = f[497] & 0xffffffff
-	if j := f[202]; j < uint64(len(g.cells[13])) {
-		f[276] = g.cells[13][j] & 0xffffffff
-	}
-	f[203] = f[497] & 0xffffffff
+	f[308] = 0x0
+	f[203] = f[498] & 0xffffffff
 	if j := f[203]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[307] & 0xffffffff
+		f[277] = g.cells[13][j] & 0xffffffff
 	}
-	f[277] = f[307] & 0xffffffff
-	f[278] = f[449] & 0xffffffff
+	f[204] = f[498] & 0xffffffff
+	if j := f[204]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[308] & 0xffffffff
+	}
+	f[278] = f[308] & 0xffffffff
+	f[279] = f[450] & 0xffffffff
 	goto n58
 n113:
 	p.adata = nil
-	f[205] = f[497] & 0xffffffff
-	if j := f[205]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[273] & 0xffff
+	f[206] = f[498] & 0xffffffff
+	if j := f[206]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[274] & 0xffff
 	}
 	goto n54
 n114:
 	p.adata = nil
-	f[487] = f[511] & 0x7
-	f[289] = 0x0
-	f[232] = f[483] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[19])) {
-		f[288] = g.cells[19][j] & 0xffffffff
-	}
-	f[288] = uint64((int64(f[288]) + int64(f[500]))) & 0xffffffff
-	f[233] = f[483] & 0xffffffff
+	f[488] = f[512] & 0x7
+	f[290] = 0x0
+	f[233] = f[484] & 0xffffffff
 	if j := f[233]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[288] & 0xffffffff
+		f[289] = g.cells[19][j] & 0xffffffff
+	}
+	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
+	f[234] = f[484] & 0xffffffff
+	if j := f[234]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[289] & 0xffffffff
 	}
 	goto n77
 n115:
 	p.adata = nil
-	f[195] = f[434] & 0x3ff
-	if j := f[195]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[437]
+	f[196] = f[435] & 0x3ff
+	if j := f[196]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[438]
 	}
 	goto n47
 n116:
 	p.adata = nil
-	f[266] = f[459] & 0x1ff
-	if f[433] != 0x1 {
+	f[267] = f[460] & 0x1ff
+	if f[434] != 0x1 {
 		goto n119
 	}
 	p.adata = nil
-	f[266] = f[460] & 0x1ff
+	f[267] = f[461] & 0x1ff
 n119:
-	if f[433] != 0x2 {
+	if f[434] != 0x2 {
 		goto n121
 	}
 	p.adata = nil
-	f[266] = f[461] & 0x1ff
+	f[267] = f[462] & 0x1ff
 n121:
-	if f[433] != 0x3 {
+	if f[434] != 0x3 {
 		goto n123
 	}
 	p.adata = nil
-	f[266] = f[462] & 0x1ff
+	f[267] = f[463] & 0x1ff
 n123:
 	p.adata = nil
-	f[17] = f[266] & 0xffffffff
+	f[17] = f[267] & 0xffffffff
 	if j := f[17]; j < uint64(len(g.cells[14])) {
-		f[248] = g.cells[14][j] & 0xff
+		f[249] = g.cells[14][j] & 0xff
 	}
-	f[18] = f[266] & 0xffffffff
+	f[18] = f[267] & 0xffffffff
 	if j := f[18]; j < uint64(len(g.cells[2])) {
-		f[249] = g.cells[2][j] & 0xff
+		f[250] = g.cells[2][j] & 0xff
 	}
-	f[19] = f[266] & 0xffffffff
+	f[19] = f[267] & 0xffffffff
 	if j := f[19]; j < uint64(len(g.cells[1])) {
-		f[250] = g.cells[1][j]
+		f[251] = g.cells[1][j]
 	}
-	if !(f[250] <= f[437]) {
+	if !(f[251] <= f[438]) {
 		goto a123_8
 	}
-	f[249] = 0x0
+	f[250] = 0x0
 a123_8:
-	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
-	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
-	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
-	f[20] = f[266] & 0xffffffff
+	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
+	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
+	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
+	f[20] = f[267] & 0xffffffff
 	if j := f[20]; j < uint64(len(g.cells[3])) {
-		f[251] = g.cells[3][j]
+		f[252] = g.cells[3][j]
 	}
-	f[465] = uint64(b2i(f[251] > f[437])) & 0x1
-	if !(f[251] > f[437]) {
+	f[466] = uint64(b2i(f[252] > f[438])) & 0x1
+	if !(f[252] > f[438]) {
 		goto a123_35
 	}
-	f[21] = uint64(shl(int64(f[266]), int64(3))) & 0xffffffff
+	f[21] = uint64(shl(int64(f[267]), int64(3))) & 0xffffffff
 	if j := f[21]; j < uint64(len(g.cells[6])) {
-		f[467] = g.cells[6][j] & 0xffffffff
-	}
-	f[22] = uint64(int64(f[266])*8+(1)) & 0xffffffff
-	if j := f[22]; j < uint64(len(g.cells[6])) {
 		f[468] = g.cells[6][j] & 0xffffffff
 	}
-	f[23] = uint64(int64(f[266])*8+(2)) & 0xffffffff
-	if j := f[23]; j < uint64(len(g.cells[6])) {
+	f[22] = uint64(int64(f[267])*8+(1)) & 0xffffffff
+	if j := f[22]; j < uint64(len(g.cells[6])) {
 		f[469] = g.cells[6][j] & 0xffffffff
 	}
-	f[24] = uint64(int64(f[266])*8+(3)) & 0xffffffff
-	if j := f[24]; j < uint64(len(g.cells[6])) {
+	f[23] = uint64(int64(f[267])*8+(2)) & 0xffffffff
+	if j := f[23]; j < uint64(len(g.cells[6])) {
 		f[470] = g.cells[6][j] & 0xffffffff
 	}
-	f[25] = uint64(int64(f[266])*8+(4)) & 0xffffffff
-	if j := f[25]; j < uint64(len(g.cells[6])) {
+	f[24] = uint64(int64(f[267])*8+(3)) & 0xffffffff
+	if j := f[24]; j < uint64(len(g.cells[6])) {
 		f[471] = g.cells[6][j] & 0xffffffff
 	}
-	f[26] = uint64(int64(f[266])*8+(5)) & 0xffffffff
-	if j := f[26]; j < uint64(len(g.cells[6])) {
+	f[25] = uint64(int64(f[267])*8+(4)) & 0xffffffff
+	if j := f[25]; j < uint64(len(g.cells[6])) {
 		f[472] = g.cells[6][j] & 0xffffffff
 	}
-	f[27] = uint64(int64(f[266])*8+(6)) & 0xffffffff
-	if j := f[27]; j < uint64(len(g.cells[6])) {
+	f[26] = uint64(int64(f[267])*8+(5)) & 0xffffffff
+	if j := f[26]; j < uint64(len(g.cells[6])) {
 		f[473] = g.cells[6][j] & 0xffffffff
 	}
-	f[28] = uint64(int64(f[266])*8+(7)) & 0xffffffff
-	if j := f[28]; j < uint64(len(g.cells[6])) {
+	f[27] = uint64(int64(f[267])*8+(6)) & 0xffffffff
+	if j := f[27]; j < uint64(len(g.cells[6])) {
 		f[474] = g.cells[6][j] & 0xffffffff
 	}
-	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
-	f[476] = uint64(b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0))) & 0x1
-	f[477] = uint64(b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0))) & 0x1
+	f[28] = uint64(int64(f[267])*8+(7)) & 0xffffffff
+	if j := f[28]; j < uint64(len(g.cells[6])) {
+		f[475] = g.cells[6][j] & 0xffffffff
+	}
+	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
+	f[477] = uint64(b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0))) & 0x1
+	f[478] = uint64(b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0))) & 0x1
 	goto a123_56
 a123_35:
-	f[29] = uint64(shl(int64(f[266]), int64(3))) & 0xffffffff
+	f[29] = uint64(shl(int64(f[267]), int64(3))) & 0xffffffff
 	if j := f[29]; j < uint64(len(g.cells[15])) {
-		f[467] = g.cells[15][j] & 0xffffffff
-	}
-	f[30] = uint64(int64(f[266])*8+(1)) & 0xffffffff
-	if j := f[30]; j < uint64(len(g.cells[15])) {
 		f[468] = g.cells[15][j] & 0xffffffff
 	}
-	f[31] = uint64(int64(f[266])*8+(2)) & 0xffffffff
-	if j := f[31]; j < uint64(len(g.cells[15])) {
+	f[30] = uint64(int64(f[267])*8+(1)) & 0xffffffff
+	if j := f[30]; j < uint64(len(g.cells[15])) {
 		f[469] = g.cells[15][j] & 0xffffffff
 	}
-	f[32] = uint64(int64(f[266])*8+(3)) & 0xffffffff
-	if j := f[32]; j < uint64(len(g.cells[15])) {
+	f[31] = uint64(int64(f[267])*8+(2)) & 0xffffffff
+	if j := f[31]; j < uint64(len(g.cells[15])) {
 		f[470] = g.cells[15][j] & 0xffffffff
 	}
-	f[33] = uint64(int64(f[266])*8+(4)) & 0xffffffff
-	if j := f[33]; j < uint64(len(g.cells[15])) {
+	f[32] = uint64(int64(f[267])*8+(3)) & 0xffffffff
+	if j := f[32]; j < uint64(len(g.cells[15])) {
 		f[471] = g.cells[15][j] & 0xffffffff
 	}
-	f[34] = uint64(int64(f[266])*8+(5)) & 0xffffffff
-	if j := f[34]; j < uint64(len(g.cells[15])) {
+	f[33] = uint64(int64(f[267])*8+(4)) & 0xffffffff
+	if j := f[33]; j < uint64(len(g.cells[15])) {
 		f[472] = g.cells[15][j] & 0xffffffff
 	}
-	f[35] = uint64(int64(f[266])*8+(6)) & 0xffffffff
-	if j := f[35]; j < uint64(len(g.cells[15])) {
+	f[34] = uint64(int64(f[267])*8+(5)) & 0xffffffff
+	if j := f[34]; j < uint64(len(g.cells[15])) {
 		f[473] = g.cells[15][j] & 0xffffffff
 	}
-	f[36] = uint64(int64(f[266])*8+(7)) & 0xffffffff
-	if j := f[36]; j < uint64(len(g.cells[15])) {
+	f[35] = uint64(int64(f[267])*8+(6)) & 0xffffffff
+	if j := f[35]; j < uint64(len(g.cells[15])) {
 		f[474] = g.cells[15][j] & 0xffffffff
 	}
-	f[475] = uint64(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434])) & 0xff
-	f[477] = uint64(b2i(b2i(b2i(f[248] != 0x0 || f[249] != 0x0) != 0 && b2i(uint64(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0)) != 0)) & 0x1
-	f[476] = 0x0
-	if !(b2i(b2i(b2i(f[248] != 0x0 || f[249] != 0x0) != 0 && b2i(uint64(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))&int64(255)) != int64(0)) != 0) != 0) {
+	f[36] = uint64(int64(f[267])*8+(7)) & 0xffffffff
+	if j := f[36]; j < uint64(len(g.cells[15])) {
+		f[475] = g.cells[15][j] & 0xffffffff
+	}
+	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
+	f[478] = uint64(b2i(b2i(b2i(f[249] != 0x0 || f[250] != 0x0) != 0 && b2i(uint64(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0)) != 0)) & 0x1
+	f[477] = 0x0
+	if !(b2i(b2i(b2i(f[249] != 0x0 || f[250] != 0x0) != 0 && b2i(uint64(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0)) != 0) != 0) {
 		goto a123_56
 	}
-	f[476] = uint64(b2i(b2i(uint64(((((((((b2i(f[467] != 0x0)+b2i(f[468] != 0x0 && f[468] != f[467]))+b2i(f[469] != 0x0 && f[469] != f[467] && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[467] && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[467] && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[467] && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[467] && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[467] && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))*((((((((b2i(f[467] != 0x0)+b2i(f[468] != 0x0 && f[468] != f[467]))+b2i(f[469] != 0x0 && f[469] != f[467] && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[467] && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[467] && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[467] && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[467] && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[467] && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[467] != 0x0)+b2i(f[468] != 0x0)+b2i(f[469] != 0x0)+b2i(f[470] != 0x0)+b2i(f[471] != 0x0)+b2i(f[472] != 0x0)+b2i(f[473] != 0x0)+b2i(f[474] != 0x0))-(b2i(f[467] == f[434])+b2i(f[468] == f[434])+b2i(f[469] == f[434])+b2i(f[470] == f[434])+b2i(f[471] == f[434])+b2i(f[472] == f[434])+b2i(f[473] == f[434])+b2i(f[474] == f[434]))), int64(1))&int64(255)))) != 0)) & 0x1
+	f[477] = uint64(b2i(b2i(uint64(((((((((b2i(f[468] != 0x0)+b2i(f[469] != 0x0 && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+b2i(f[475] != 0x0 && f[475] != f[468] && f[475] != f[469] && f[475] != f[470] && f[475] != f[471] && f[475] != f[472] && f[475] != f[473] && f[475] != f[474]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))*((((((((b2i(f[468] != 0x0)+b2i(f[469] != 0x0 && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+b2i(f[475] != 0x0 && f[475] != f[468] && f[475] != f[469] && f[475] != f[470] && f[475] != f[471] && f[475] != f[472] && f[475] != f[473] && f[475] != f[474]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[468] != 0x0)+b2i(f[469] != 0x0)+b2i(f[470] != 0x0)+b2i(f[471] != 0x0)+b2i(f[472] != 0x0)+b2i(f[473] != 0x0)+b2i(f[474] != 0x0)+b2i(f[475] != 0x0))-(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))), int64(1))&int64(255)))) != 0)) & 0x1
 a123_56:
 	;
 	p.adata = nil
-	f[265] = 0x0
-	if !(f[463] != 0x0 && f[476] == 0x0) {
+	f[266] = 0x0
+	if !(f[464] != 0x0 && f[477] == 0x0) {
 		goto n144
 	}
 	p.adata = nil
-	f[267] = f[464] & 0xff
-	f[268] = f[433] & 0xffff
+	f[268] = f[465] & 0xff
+	f[269] = f[434] & 0xffff
 	p.adata = nil
-	f[5] = f[459] & 0xffffffff
+	f[5] = f[460] & 0xffffffff
 	if j := f[5]; j < uint64(len(g.cells[14])) {
-		f[248] = g.cells[14][j] & 0xff
+		f[249] = g.cells[14][j] & 0xff
 	}
-	f[6] = f[459] & 0xffffffff
+	f[6] = f[460] & 0xffffffff
 	if j := f[6]; j < uint64(len(g.cells[2])) {
-		f[249] = g.cells[2][j] & 0xff
+		f[250] = g.cells[2][j] & 0xff
 	}
-	f[7] = f[459] & 0xffffffff
+	f[7] = f[460] & 0xffffffff
 	if j := f[7]; j < uint64(len(g.cells[1])) {
-		f[250] = g.cells[1][j]
+		f[251] = g.cells[1][j]
 	}
-	if !(f[250] <= f[437]) {
+	if !(f[251] <= f[438]) {
 		goto a127_8
 	}
-	f[249] = 0x0
+	f[250] = 0x0
 a127_8:
-	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
-	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
-	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
-	if f[464] >= f[267] {
+	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
+	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
+	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
+	if f[465] >= f[268] {
 		goto n130
 	}
 	p.adata = nil
-	f[267] = f[464] & 0xff
-	f[268] = 0x0
+	f[268] = f[465] & 0xff
+	f[269] = 0x0
 n130:
-	if f[457] <= 0x1 {
+	if f[458] <= 0x1 {
 		goto n134
 	}
 	p.adata = nil
-	f[8] = f[460] & 0xffffffff
+	f[8] = f[461] & 0xffffffff
 	if j := f[8]; j < uint64(len(g.cells[14])) {
-		f[248] = g.cells[14][j] & 0xff
+		f[249] = g.cells[14][j] & 0xff
 	}
-	f[9] = f[460] & 0xffffffff
+	f[9] = f[461] & 0xffffffff
 	if j := f[9]; j < uint64(len(g.cells[2])) {
-		f[249] = g.cells[2][j] & 0xff
+		f[250] = g.cells[2][j] & 0xff
 	}
-	f[10] = f[460] & 0xffffffff
+	f[10] = f[461] & 0xffffffff
 	if j := f[10]; j < uint64(len(g.cells[1])) {
-		f[250] = g.cells[1][j]
+		f[251] = g.cells[1][j]
 	}
-	if !(f[250] <= f[437]) {
+	if !(f[251] <= f[438]) {
 		goto a131_8
 	}
-	f[249] = 0x0
+	f[250] = 0x0
 a131_8:
-	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
-	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
-	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
-	if f[464] >= f[267] {
+	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
+	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
+	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
+	if f[465] >= f[268] {
 		goto n134
 	}
 	p.adata = nil
-	f[267] = f[464] & 0xff
-	f[268] = 0x1
+	f[268] = f[465] & 0xff
+	f[269] = 0x1
 n134:
-	if f[457] <= 0x2 {
+	if f[458] <= 0x2 {
 		goto n138
 	}
 	p.adata = nil
-	f[11] = f[461] & 0xffffffff
+	f[11] = f[462] & 0xffffffff
 	if j := f[11]; j < uint64(len(g.cells[14])) {
-		f[248] = g.cells[14][j] & 0xff
+		f[249] = g.cells[14][j] & 0xff
 	}
-	f[12] = f[461] & 0xffffffff
+	f[12] = f[462] & 0xffffffff
 	if j := f[12]; j < uint64(len(g.cells[2])) {
-		f[249] = g.cells[2][j] & 0xff
+		f[250] = g.cells[2][j] & 0xff
 	}
-	f[13] = f[461] & 0xffffffff
+	f[13] = f[462] & 0xffffffff
 	if j := f[13]; j < uint64(len(g.cells[1])) {
-		f[250] = g.cells[1][j]
+		f[251] = g.cells[1][j]
 	}
-	if !(f[250] <= f[437]) {
+	if !(f[251] <= f[438]) {
 		goto a135_8
 	}
-	f[249] = 0x0
+	f[250] = 0x0
 a135_8:
-	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
-	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
-	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
-	if f[464] >= f[267] {
+	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
+	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
+	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
+	if f[465] >= f[268] {
 		goto n138
 	}
 	p.adata = nil
-	f[267] = f[464] & 0xff
-	f[268] = 0x2
+	f[268] = f[465] & 0xff
+	f[269] = 0x2
 n138:
-	if f[457] <= 0x3 {
+	if f[458] <= 0x3 {
 		goto n142
 	}
 	p.adata = nil
-	f[14] = f[462] & 0xffffffff
+	f[14] = f[463] & 0xffffffff
 	if j := f[14]; j < uint64(len(g.cells[14])) {
-		f[248] = g.cells[14][j] & 0xff
+		f[249] = g.cells[14][j] & 0xff
 	}
-	f[15] = f[462] & 0xffffffff
+	f[15] = f[463] & 0xffffffff
 	if j := f[15]; j < uint64(len(g.cells[2])) {
-		f[249] = g.cells[2][j] & 0xff
+		f[250] = g.cells[2][j] & 0xff
 	}
-	f[16] = f[462] & 0xffffffff
+	f[16] = f[463] & 0xffffffff
 	if j := f[16]; j < uint64(len(g.cells[1])) {
-		f[250] = g.cells[1][j]
+		f[251] = g.cells[1][j]
 	}
-	if !(f[250] <= f[437]) {
+	if !(f[251] <= f[438]) {
 		goto a139_8
 	}
-	f[249] = 0x0
+	f[250] = 0x0
 a139_8:
-	f[463] = uint64(b2i(f[248] != 0x0 || f[249] != 0x0)) & 0x1
-	f[466] = uint64(b2i(f[249] != 0x0)) & 0x1
-	f[464] = uint64(shrU(((int64(f[248])+int64(f[249]))&int64(511)), int64(1))) & 0xff
-	if f[464] >= f[267] {
+	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
+	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
+	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
+	if f[465] >= f[268] {
 		goto n142
 	}
 	p.adata = nil
-	f[268] = 0x3
+	f[269] = 0x3
 n142:
-	if f[268] == f[433] {
+	if f[269] == f[434] {
 		goto n144
 	}
 	p.adata = nil
-	f[433] = f[268] & 0xffff
-	f[265] = (f[268] + 0x1) & 0xff
-	f[191] = f[496] & 0xffffffff
-	if g.calls[29](p); p.exited {
+	f[434] = f[269] & 0xffff
+	f[266] = (f[269] + 0x1) & 0xff
+	f[192] = f[497] & 0xffffffff
+	if g.calls[30](p); p.exited {
 		return
 	}
-	f[192] = f[434] & 0x3ff
-	if j := f[192]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[265] & 0xff
+	f[193] = f[435] & 0x3ff
+	if j := f[193]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[266] & 0xff
 	}
-	f[195] = f[434] & 0x3ff
-	if j := f[195]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[437]
+	f[196] = f[435] & 0x3ff
+	if j := f[196]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[438]
 	}
 	goto n47
 n144:
 	p.adata = nil
-	f[192] = f[434] & 0x3ff
-	if j := f[192]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[265] & 0xff
+	f[193] = f[435] & 0x3ff
+	if j := f[193]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[266] & 0xff
 	}
-	f[195] = f[434] & 0x3ff
-	if j := f[195]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[437]
+	f[196] = f[435] & 0x3ff
+	if j := f[196]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[438]
 	}
 	goto n47
 n145:
 	p.adata = nil
-	f[306] = 0x0
+	f[307] = 0x0
 	goto n42
 n146:
 	p.adata = nil
-	f[305] = 0x0
+	f[306] = 0x0
 	goto n40
 n147:
 	p.adata = nil
-	f[242] = f[496] & 0xffffffff
-	if g.calls[30](p); p.exited {
+	f[243] = f[497] & 0xffffffff
+	if g.calls[31](p); p.exited {
 		return
 	}
 	return
 n148:
 	p.adata = nil
-	f[243] = f[543] & 0xffffffff
 	f[244] = f[544] & 0xffffffff
-	f[245] = f[435] & 0xffff
+	f[245] = f[545] & 0xffffffff
 	f[246] = f[436] & 0xffff
-	f[247] = f[541] & 0xff
-	if g.calls[31](p); p.exited {
+	f[247] = f[437] & 0xffff
+	f[248] = f[542] & 0xff
+	if g.calls[32](p); p.exited {
 		return
 	}
-	f[486] = f[434] & 0x3ff
+	f[487] = f[435] & 0x3ff
 	goto n36
 }
 
-// control7dd5bd4fd8e0 is egress of ../p4/build/rcm.json.
-func control7dd5bd4fd8e0(p *packet, g *genState) {
+// control70b7f3333094 is egress of ../p4/build/rcm.json.
+func control70b7f3333094(p *packet, g *genState) {
 	f := p.f
-	_ = f[566]
+	_ = f[567]
 	valid := p.valid
 	_ = valid[6]
 	p.adata = nil
-	f[427] = 0x0
-	f[371] = 0x0
+	f[428] = 0x0
 	f[372] = 0x0
 	f[373] = 0x0
 	f[374] = 0x0
 	f[375] = 0x0
 	f[376] = 0x0
-	if !(f[499] == 0x1 || f[499] == 0x2) {
+	f[377] = 0x0
+	if !(f[500] == 0x1 || f[500] == 0x2) {
 		goto n11
 	}
-	if f[478] != 0x1 {
+	if f[479] != 0x1 {
 		goto n5
 	}
 	p.adata = nil
-	f[513] = 0x180c2000001
-	f[514] = f[482] & 0xffffffffffff
-	f[515] = 0x8808
+	f[514] = 0x180c2000001
+	f[515] = f[483] & 0xffffffffffff
+	f[516] = 0x8808
 	if g.calls[0](p); p.exited {
 		return
 	}
-	f[516] = 0x101
-	f[517] = 0x0
-	f[518] = uint64(shl(int64(1), int64(f[481]))) & 0xff
-	if !(f[481] == 0x0) {
+	f[517] = 0x101
+	f[518] = 0x0
+	f[519] = uint64(shl(int64(1), int64(f[482]))) & 0xff
+	if !(f[482] == 0x0) {
 		goto a3_10
 	}
-	f[409] = f[480] & 0xffff
+	f[410] = f[481] & 0xffff
 	goto a3_11
 a3_10:
-	f[409] = 0x0
+	f[410] = 0x0
 a3_11:
-	f[519] = f[409] & 0xffff
-	if !(f[481] == 0x1) {
+	f[520] = f[410] & 0xffff
+	if !(f[482] == 0x1) {
 		goto a3_15
 	}
-	f[410] = f[480] & 0xffff
+	f[411] = f[481] & 0xffff
 	goto a3_16
 a3_15:
-	f[410] = 0x0
+	f[411] = 0x0
 a3_16:
-	f[520] = f[410] & 0xffff
-	if !(f[481] == 0x2) {
+	f[521] = f[411] & 0xffff
+	if !(f[482] == 0x2) {
 		goto a3_20
 	}
-	f[411] = f[480] & 0xffff
+	f[412] = f[481] & 0xffff
 	goto a3_21
 a3_20:
-	f[411] = 0x0
+	f[412] = 0x0
 a3_21:
-	f[521] = f[411] & 0xffff
-	if !(f[481] == 0x3) {
+	f[522] = f[412] & 0xffff
+	if !(f[482] == 0x3) {
 		goto a3_25
 	}
-	f[412] = f[480] & 0xffff
+	f[413] = f[481] & 0xffff
 	goto a3_26
 a3_25:
-	f[412] = 0x0
+	f[413] = 0x0
 a3_26:
-	f[522] = f[412] & 0xffff
-	if !(f[481] == 0x4) {
+	f[523] = f[413] & 0xffff
+	if !(f[482] == 0x4) {
 		goto a3_30
 	}
-	f[413] = f[480] & 0xffff
+	f[414] = f[481] & 0xffff
 	goto a3_31
 a3_30:
-	f[413] = 0x0
+	f[414] = 0x0
 a3_31:
-	f[523] = f[413] & 0xffff
-	if !(f[481] == 0x5) {
+	f[524] = f[414] & 0xffff
+	if !(f[482] == 0x5) {
 		goto a3_35
 	}
-	f[414] = f[480] & 0xffff
+	f[415] = f[481] & 0xffff
 	goto a3_36
 a3_35:
-	f[414] = 0x0
+	f[415] = 0x0
 a3_36:
-	f[524] = f[414] & 0xffff
-	if !(f[481] == 0x6) {
+	f[525] = f[415] & 0xffff
+	if !(f[482] == 0x6) {
 		goto a3_40
 	}
-	f[415] = f[480] & 0xffff
+	f[416] = f[481] & 0xffff
 	goto a3_41
 a3_40:
-	f[415] = 0x0
+	f[416] = 0x0
 a3_41:
-	f[525] = f[415] & 0xffff
-	if !(f[481] == 0x7) {
+	f[526] = f[416] & 0xffff
+	if !(f[482] == 0x7) {
 		goto a3_45
 	}
-	f[416] = f[480] & 0xffff
+	f[417] = f[481] & 0xffff
 	goto a3_46
 a3_45:
-	f[416] = 0x0
+	f[417] = 0x0
 a3_46:
-	f[526] = f[416] & 0xffff
+	f[527] = f[417] & 0xffff
 	if g.calls[1](p); p.exited {
 		return
 	}
@@ -1769,97 +1780,97 @@ a3_46:
 		return
 	}
 	p.adata = nil
-	f[309] = f[498] & 0xffffffff
+	f[310] = f[499] & 0xffffffff
 	if g.calls[5](p); p.exited {
 		return
 	}
 	return
 n5:
-	if f[478] != 0x2 {
+	if f[479] != 0x2 {
 		goto n8
 	}
 	p.adata = nil
-	f[513] = 0x180c2000001
-	f[514] = f[482] & 0xffffffffffff
-	f[515] = 0x8808
+	f[514] = 0x180c2000001
+	f[515] = f[483] & 0xffffffffffff
+	f[516] = 0x8808
 	if g.calls[6](p); p.exited {
 		return
 	}
-	f[516] = 0x101
-	f[517] = 0x0
-	f[518] = uint64(shl(int64(1), int64(f[481]))) & 0xff
-	if !(f[481] == 0x0) {
+	f[517] = 0x101
+	f[518] = 0x0
+	f[519] = uint64(shl(int64(1), int64(f[482]))) & 0xff
+	if !(f[482] == 0x0) {
 		goto a6_10
 	}
-	f[409] = 0x0
+	f[410] = 0x0
 	goto a6_11
 a6_10:
-	f[409] = 0x0
+	f[410] = 0x0
 a6_11:
-	f[519] = f[409] & 0xffff
-	if !(f[481] == 0x1) {
+	f[520] = f[410] & 0xffff
+	if !(f[482] == 0x1) {
 		goto a6_15
 	}
-	f[410] = 0x0
+	f[411] = 0x0
 	goto a6_16
 a6_15:
-	f[410] = 0x0
+	f[411] = 0x0
 a6_16:
-	f[520] = f[410] & 0xffff
-	if !(f[481] == 0x2) {
+	f[521] = f[411] & 0xffff
+	if !(f[482] == 0x2) {
 		goto a6_20
 	}
-	f[411] = 0x0
+	f[412] = 0x0
 	goto a6_21
 a6_20:
-	f[411] = 0x0
+	f[412] = 0x0
 a6_21:
-	f[521] = f[411] & 0xffff
-	if !(f[481] == 0x3) {
+	f[522] = f[412] & 0xffff
+	if !(f[482] == 0x3) {
 		goto a6_25
 	}
-	f[412] = 0x0
+	f[413] = 0x0
 	goto a6_26
 a6_25:
-	f[412] = 0x0
+	f[413] = 0x0
 a6_26:
-	f[522] = f[412] & 0xffff
-	if !(f[481] == 0x4) {
+	f[523] = f[413] & 0xffff
+	if !(f[482] == 0x4) {
 		goto a6_30
 	}
-	f[413] = 0x0
+	f[414] = 0x0
 	goto a6_31
 a6_30:
-	f[413] = 0x0
+	f[414] = 0x0
 a6_31:
-	f[523] = f[413] & 0xffff
-	if !(f[481] == 0x5) {
+	f[524] = f[414] & 0xffff
+	if !(f[482] == 0x5) {
 		goto a6_35
 	}
-	f[414] = 0x0
+	f[415] = 0x0
 	goto a6_36
 a6_35:
-	f[414] = 0x0
+	f[415] = 0x0
 a6_36:
-	f[524] = f[414] & 0xffff
-	if !(f[481] == 0x6) {
+	f[525] = f[415] & 0xffff
+	if !(f[482] == 0x6) {
 		goto a6_40
 	}
-	f[415] = 0x0
+	f[416] = 0x0
 	goto a6_41
 a6_40:
-	f[415] = 0x0
+	f[416] = 0x0
 a6_41:
-	f[525] = f[415] & 0xffff
-	if !(f[481] == 0x7) {
+	f[526] = f[416] & 0xffff
+	if !(f[482] == 0x7) {
 		goto a6_45
 	}
-	f[416] = 0x0
+	f[417] = 0x0
 	goto a6_46
 a6_45:
-	f[416] = 0x0
+	f[417] = 0x0
 a6_46:
-	f[526] = f[416] & 0xffff
+	f[527] = f[417] & 0xffff
 	if g.calls[7](p); p.exited {
 		return
 	}
@@ -1873,51 +1884,51 @@ a6_46:
 		return
 	}
 	p.adata = nil
-	f[310] = f[498] & 0xffffffff
+	f[311] = f[499] & 0xffffffff
 	if g.calls[11](p); p.exited {
 		return
 	}
 	return
 n8:
-	if f[478] != 0x3 {
+	if f[479] != 0x3 {
 		goto n10
 	}
 	p.adata = nil
 	if g.calls[12](p); p.exited {
 		return
 	}
-	f[527] = 0x1
-	f[528] = 0x0
-	f[529] = f[479] & 0xff
-	f[530] = 0x1
-	f[531] = 0x0
+	f[528] = 0x1
+	f[529] = 0x0
+	f[530] = f[480] & 0xff
+	f[531] = 0x1
+	f[532] = 0x0
 	if g.calls[13](p); p.exited {
 		return
 	}
-	f[562] = f[543] & 0xffffffff
 	f[563] = f[544] & 0xffffffff
+	f[564] = f[545] & 0xffffffff
 	if !(valid[6]) {
 		goto a9_12
 	}
-	f[417] = f[545] & 0xffff
+	f[418] = f[546] & 0xffff
 	goto a9_13
 a9_12:
-	f[417] = 0x0
+	f[418] = 0x0
 a9_13:
-	f[564] = f[417] & 0xffff
+	f[565] = f[418] & 0xffff
 	if !(valid[6]) {
 		goto a9_17
 	}
-	f[418] = f[546] & 0xffff
+	f[419] = f[547] & 0xffff
 	goto a9_18
 a9_17:
-	f[418] = 0x0
+	f[419] = 0x0
 a9_18:
-	f[565] = f[418] & 0xffff
-	f[566] = f[541] & 0xff
-	f[513] = f[514] & 0xffffffffffff
-	f[514] = f[482] & 0xffffffffffff
-	f[515] = 0x88b5
+	f[566] = f[419] & 0xffff
+	f[567] = f[542] & 0xff
+	f[514] = f[515] & 0xffffffffffff
+	f[515] = f[483] & 0xffffffffffff
+	f[516] = 0x88b5
 	if g.calls[14](p); p.exited {
 		return
 	}
@@ -1939,69 +1950,69 @@ n10:
 	return
 n11:
 	p.adata = nil
-	f[317] = uint64(int64(f[498])*8+int64(f[429])) & 0xffffffff
-	if j := f[317]; j < uint64(len(g.cells[0])) {
-		f[377] = g.cells[0][j]
+	f[318] = uint64(int64(f[499])*8+int64(f[430])) & 0xffffffff
+	if j := f[318]; j < uint64(len(g.cells[0])) {
+		f[378] = g.cells[0][j]
 	}
-	f[378] = 0x0
-	f[311] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[311]; j < uint64(len(g.cells[1])) {
-		f[379] = g.cells[1][j] & 0xffffffff
+	f[379] = 0x0
+	f[312] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[312]; j < uint64(len(g.cells[1])) {
+		f[380] = g.cells[1][j] & 0xffffffff
 	}
-	f[312] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[312]; j < uint64(len(g.cells[2])) {
-		f[380] = g.cells[2][j] & 0xffffffff
+	f[313] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[313]; j < uint64(len(g.cells[2])) {
+		f[381] = g.cells[2][j] & 0xffffffff
 	}
-	f[313] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[313]; j < uint64(len(g.cells[3])) {
-		f[381] = g.cells[3][j]
+	f[314] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[314]; j < uint64(len(g.cells[3])) {
+		f[382] = g.cells[3][j]
 	}
-	if f[488] == 0x0 {
+	if f[489] == 0x0 {
 		goto n131
 	}
-	if !(b2i(uint64(((int64(f[506])*int64(1000))&int64(-1))) < uint64(int64(f[377]))) != 0) {
+	if !(b2i(uint64(((int64(f[507])*int64(1000))&int64(-1))) < uint64(int64(f[378]))) != 0) {
 		goto n124
 	}
 	p.adata = nil
-	f[378] = 0x1
-	f[381] = uint64((int64(f[506]) * int64(1000)))
-	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[314]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[379] & 0xffffffff
+	f[379] = 0x1
+	f[382] = uint64((int64(f[507]) * int64(1000)))
+	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[315]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[380] & 0xffffffff
 	}
-	f[315] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[380] & 0xffffffff
+	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[316]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[381] & 0xffffffff
 	}
-	f[316] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[381]
+	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[317]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[382]
 	}
 n15:
-	if f[378] == 0x0 {
+	if f[379] == 0x0 {
 		goto n21
 	}
-	if !(b2i(b2i(uint64(((int64(f[506])*int64(1000))&int64(-1))) < uint64(int64(f[377]))) != 0 && b2i(f[485] == 0x0) != 0) != 0) {
+	if !(b2i(b2i(uint64(((int64(f[507])*int64(1000))&int64(-1))) < uint64(int64(f[378]))) != 0 && b2i(f[486] == 0x0) != 0) != 0) {
 		goto n18
 	}
 	p.adata = nil
-	f[318] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)+(1)) & 0xffffffff
-	f[319] = uint64((int64(f[506]) * int64(1000)))
-	if j := f[318]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[319]
+	f[319] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)+(1)) & 0xffffffff
+	f[320] = uint64((int64(f[507]) * int64(1000)))
+	if j := f[319]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[320]
 	}
 n18:
-	if f[447] == 0x0 {
+	if f[448] == 0x0 {
 		goto n20
 	}
 	p.adata = nil
-	f[320] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	f[321] = uint64((int64(f[506]) * int64(1000)))
-	if j := f[320]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[321]
+	f[321] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	f[322] = uint64((int64(f[507]) * int64(1000)))
+	if j := f[321]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[322]
 	}
-	f[484] = f[498] & 0x1ff
-	f[322] = f[498] & 0xffffffff
+	f[485] = f[499] & 0x1ff
+	f[323] = f[499] & 0xffffffff
 	if g.calls[19](p); p.exited {
 		return
 	}
@@ -2011,8 +2022,8 @@ n18:
 	return
 n20:
 	p.adata = nil
-	f[484] = f[498] & 0x1ff
-	f[322] = f[498] & 0xffffffff
+	f[485] = f[499] & 0x1ff
+	f[323] = f[499] & 0xffffffff
 	if g.calls[21](p); p.exited {
 		return
 	}
@@ -2021,282 +2032,282 @@ n20:
 	}
 	return
 n21:
-	if f[447] == 0x0 {
+	if f[448] == 0x0 {
 		goto n46
 	}
 	p.adata = nil
-	f[382] = 0x0
-	if !(f[492] != 0x0 && f[454] != 0x0) {
+	f[383] = 0x0
+	if !(f[493] != 0x0 && f[455] != 0x0) {
 		goto n123
 	}
 	p.adata = nil
-	f[323] = f[498] & 0xffffffff
-	if j := f[323]; j < uint64(len(g.cells[5])) {
-		f[383] = g.cells[5][j]
+	f[324] = f[499] & 0xffffffff
+	if j := f[324]; j < uint64(len(g.cells[5])) {
+		f[384] = g.cells[5][j]
 	}
-	f[382] = uint64(b2i(uint64(int64(f[383])) > uint64(((int64(f[506])*int64(1000))&int64(-1))))) & 0x1
-	f[327] = uint64((shl(int64(f[486]), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[327]; j < uint64(len(g.cells[6])) {
-		f[384] = g.cells[6][j] & 0xffffffff
+	f[383] = uint64(b2i(uint64(int64(f[384])) > uint64(((int64(f[507])*int64(1000))&int64(-1))))) & 0x1
+	f[328] = uint64((shl(int64(f[487]), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[328]; j < uint64(len(g.cells[6])) {
+		f[385] = g.cells[6][j] & 0xffffffff
 	}
-	f[385] = 0x0
+	f[386] = 0x0
 n25:
-	if !(b2i((shrU(((int64(f[384])-int64(f[493]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
+	if !(b2i((shrU(((int64(f[385])-int64(f[494]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
 		goto n122
 	}
 	p.adata = nil
-	f[324] = uint64((shl(int64(f[486]), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[324]; j < uint64(len(g.cells[4])) {
-		f[386] = g.cells[4][j]
+	f[325] = uint64((shl(int64(f[487]), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[325]; j < uint64(len(g.cells[4])) {
+		f[387] = g.cells[4][j]
 	}
-	f[325] = f[498] & 0xffffffff
-	if j := f[325]; j < uint64(len(g.cells[7])) {
-		f[387] = g.cells[7][j] & 0xffffffff
+	f[326] = f[499] & 0xffffffff
+	if j := f[326]; j < uint64(len(g.cells[7])) {
+		f[388] = g.cells[7][j] & 0xffffffff
 	}
-	f[326] = f[498] & 0xffffffff
-	if j := f[326]; j < uint64(len(g.cells[8])) {
-		f[388] = g.cells[8][j] & 0xffffffff
+	f[327] = f[499] & 0xffffffff
+	if j := f[327]; j < uint64(len(g.cells[8])) {
+		f[389] = g.cells[8][j] & 0xffffffff
 	}
-	if f[485] == 0x0 {
+	if f[486] == 0x0 {
 		goto n121
 	}
 	p.adata = nil
-	f[419] = uint64(b2i(f[388] > f[387])) & 0x1
-	f[385] = uint64(b2i(b2i(f[419] != 0x0) != 0 || b2i(((int64(f[506])*1000+int64(f[386])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
-	f[389] = 0x0
-	f[344] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[344]; j < uint64(len(g.cells[9])) {
-		f[390] = g.cells[9][j] & 0xffffffff
+	f[420] = uint64(b2i(f[389] > f[388])) & 0x1
+	f[386] = uint64(b2i(b2i(f[420] != 0x0) != 0 || b2i(((int64(f[507])*1000+int64(f[387])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
+	f[390] = 0x0
+	f[345] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[345]; j < uint64(len(g.cells[9])) {
+		f[391] = g.cells[9][j] & 0xffffffff
 	}
-	f[345] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[345]; j < uint64(len(g.cells[10])) {
-		f[391] = g.cells[10][j] & 0xffffffff
+	f[346] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[346]; j < uint64(len(g.cells[10])) {
+		f[392] = g.cells[10][j] & 0xffffffff
 	}
 n29:
-	if f[490] == 0x0 {
+	if f[491] == 0x0 {
 		goto n100
 	}
 	p.adata = nil
-	f[333] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[333]; j < uint64(len(g.cells[11])) {
-		f[392] = g.cells[11][j] & 0xffffffff
+	f[334] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[334]; j < uint64(len(g.cells[11])) {
+		f[393] = g.cells[11][j] & 0xffffffff
 	}
-	if !(b2i(((int64(f[491])-int64(f[391]))&int64(4294967295)) == int64(0)) != 0) {
+	if !(b2i(((int64(f[492])-int64(f[392]))&int64(4294967295)) == int64(0)) != 0) {
 		goto n95
 	}
 	p.adata = nil
-	f[494] = uint64(b2i(f[385] == 0x0)) & 0x1
-	if !(f[385] == 0x0 && f[382] != 0x0) {
+	f[495] = uint64(b2i(f[386] == 0x0)) & 0x1
+	if !(f[386] == 0x0 && f[383] != 0x0) {
 		goto n42
 	}
 	p.adata = nil
-	f[328] = f[498] & 0xffffffff
-	if j := f[328]; j < uint64(len(g.cells[12])) {
-		f[393] = g.cells[12][j] & 0xffff
+	f[329] = f[499] & 0xffffffff
+	if j := f[329]; j < uint64(len(g.cells[12])) {
+		f[394] = g.cells[12][j] & 0xffff
 	}
-	f[329] = f[498] & 0xffffffff
-	if j := f[329]; j < uint64(len(g.cells[13])) {
-		f[394] = g.cells[13][j] & 0xffffffff
+	f[330] = f[499] & 0xffffffff
+	if j := f[330]; j < uint64(len(g.cells[13])) {
+		f[395] = g.cells[13][j] & 0xffffffff
 	}
-	f[330] = f[498] & 0xffffffff
-	if j := f[330]; j < uint64(len(g.cells[14])) {
-		f[395] = g.cells[14][j]
+	f[331] = f[499] & 0xffffffff
+	if j := f[331]; j < uint64(len(g.cells[14])) {
+		f[396] = g.cells[14][j]
 	}
-	f[396] = f[394]
-	if !(b2i(((int64(f[506])*1000+int64(f[395])*-1)&int64(-1)) >= ((int64(f[454])+int64(f[454]))&int64(-1))) != 0) {
+	f[397] = f[395]
+	if !(b2i(((int64(f[507])*1000+int64(f[396])*-1)&int64(-1)) >= ((int64(f[455])+int64(f[455]))&int64(-1))) != 0) {
 		goto n93
 	}
 	p.adata = nil
-	f[396] = uint64(((int64(f[394]) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[393]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[393]))&int64(-1)), int64(10))) & int64(4294967295))))
-	f[395] = uint64((int64(f[506]) * int64(1000)))
+	f[397] = uint64(((int64(f[395]) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[394]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[394]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[396] = uint64((int64(f[507]) * int64(1000)))
 n37:
-	if f[396] <= f[453] {
+	if f[397] <= f[454] {
 		goto n92
 	}
 	p.adata = nil
-	f[396] = f[453]
-	f[394] = f[396] & 0xffffffff
-	f[494] = uint64(b2i(f[396]&0xffffffff != 0x0)) & 0x1
+	f[397] = f[454]
+	f[395] = f[397] & 0xffffffff
+	f[495] = uint64(b2i(f[397]&0xffffffff != 0x0)) & 0x1
 n39:
-	if f[396]&0xffffffff == 0x0 {
+	if f[397]&0xffffffff == 0x0 {
 		goto n91
 	}
-	if f[396]&0xffffffff <= f[500] {
+	if f[397]&0xffffffff <= f[501] {
 		goto n90
 	}
 	p.adata = nil
-	f[420] = uint64((int64(f[396]) - int64(f[500]))) & 0xffffffff
-	f[394] = f[420] & 0xffffffff
-	f[331] = f[498] & 0xffffffff
-	if j := f[331]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[394] & 0xffffffff
+	f[421] = uint64((int64(f[397]) - int64(f[501]))) & 0xffffffff
+	f[395] = f[421] & 0xffffffff
+	f[332] = f[499] & 0xffffffff
+	if j := f[332]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[395] & 0xffffffff
 	}
-	f[332] = f[498] & 0xffffffff
-	if j := f[332]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[395]
+	f[333] = f[499] & 0xffffffff
+	if j := f[333]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[396]
 	}
 n42:
-	if f[494] == 0x0 {
+	if f[495] == 0x0 {
 		goto n89
 	}
 	p.adata = nil
-	f[391] = (f[391] + 0x1) & 0xffffffff
-	f[392] = 0x0
-	f[334] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[334]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[391] & 0xffffffff
+	f[392] = (f[392] + 0x1) & 0xffffffff
+	f[393] = 0x0
+	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[335]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[392] & 0xffffffff
 	}
-	f[335] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[392] & 0xffffffff
+	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[336]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[393] & 0xffffffff
 	}
 n44:
-	if f[389] == 0x0 {
+	if f[390] == 0x0 {
 		goto n46
 	}
 	p.adata = nil
-	f[346] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	f[347] = uint64((int64(f[506]) * int64(1000)))
-	if j := f[346]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[347]
+	f[347] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	f[348] = uint64((int64(f[507]) * int64(1000)))
+	if j := f[347]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[348]
 	}
-	f[484] = f[498] & 0x1ff
-	f[348] = f[498] & 0xffffffff
+	f[485] = f[499] & 0x1ff
+	f[349] = f[499] & 0xffffffff
 	if g.calls[23](p); p.exited {
 		return
 	}
 	if g.calls[24](p); p.exited {
 		return
 	}
-	f[427] = 0x1
+	f[428] = 0x1
 n46:
-	if f[427] != 0x0 {
+	if f[428] != 0x0 {
 		return
 	}
 	p.adata = nil
-	f[349] = f[498] & 0xffffffff
-	if j := f[349]; j < uint64(len(g.cells[8])) {
-		f[401] = g.cells[8][j] & 0xffffffff
+	f[350] = f[499] & 0xffffffff
+	if j := f[350]; j < uint64(len(g.cells[8])) {
+		f[402] = g.cells[8][j] & 0xffffffff
 	}
-	if f[401] <= f[500] {
+	if f[402] <= f[501] {
 		goto n88
 	}
 	p.adata = nil
-	f[422] = uint64((int64(f[401]) - int64(f[500]))) & 0xffffffff
-	f[351] = f[498] & 0xffffffff
-	if j := f[351]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[422] & 0xffffffff
+	f[423] = uint64((int64(f[402]) - int64(f[501]))) & 0xffffffff
+	f[352] = f[499] & 0xffffffff
+	if j := f[352]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[423] & 0xffffffff
 	}
-	f[352] = f[498] & 0xffffffff
-	if j := f[352]; j < uint64(len(g.cells[7])) {
-		f[402] = g.cells[7][j] & 0xffffffff
+	f[353] = f[499] & 0xffffffff
+	if j := f[353]; j < uint64(len(g.cells[7])) {
+		f[403] = g.cells[7][j] & 0xffffffff
 	}
 n50:
-	if f[485] == 0x0 {
+	if f[486] == 0x0 {
 		goto n87
 	}
-	if f[402] <= f[500] {
+	if f[403] <= f[501] {
 		goto n86
 	}
 	p.adata = nil
-	f[423] = uint64((int64(f[402]) - int64(f[500]))) & 0xffffffff
-	f[350] = f[498] & 0xffffffff
-	if j := f[350]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[423] & 0xffffffff
+	f[424] = uint64((int64(f[403]) - int64(f[501]))) & 0xffffffff
+	f[351] = f[499] & 0xffffffff
+	if j := f[351]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[424] & 0xffffffff
 	}
-	f[354] = f[498] & 0xffffffff
-	if j := f[354]; j < uint64(len(g.cells[15])) {
-		f[403] = g.cells[15][j] & 0xffffffff
+	f[355] = f[499] & 0xffffffff
+	if j := f[355]; j < uint64(len(g.cells[15])) {
+		f[404] = g.cells[15][j] & 0xffffffff
 	}
 n53:
-	if f[492] == 0x0 {
+	if f[493] == 0x0 {
 		goto n56
 	}
-	if f[403] <= f[500] {
+	if f[404] <= f[501] {
 		goto n85
 	}
 	p.adata = nil
-	f[424] = uint64((int64(f[403]) - int64(f[500]))) & 0xffffffff
-	f[353] = f[498] & 0xffffffff
-	if j := f[353]; j < uint64(len(g.cells[15])) {
-		g.cells[15][j] = f[424] & 0xffffffff
+	f[425] = uint64((int64(f[404]) - int64(f[501]))) & 0xffffffff
+	f[354] = f[499] & 0xffffffff
+	if j := f[354]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[425] & 0xffffffff
 	}
 n56:
-	if f[447] == 0x0 {
+	if f[448] == 0x0 {
 		goto n58
 	}
 	p.adata = nil
-	f[355] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[355]; j < uint64(len(g.cells[6])) {
-		f[404] = g.cells[6][j] & 0xffffffff
-	}
-	f[356] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	f[357] = (f[404] + 0x1) & 0xffffffff
+	f[356] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
 	if j := f[356]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[357] & 0xffffffff
+		f[405] = g.cells[6][j] & 0xffffffff
 	}
-	f[358] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	f[359] = uint64((int64(f[506]) * int64(1000)))
-	if j := f[358]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[359]
+	f[357] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	f[358] = (f[405] + 0x1) & 0xffffffff
+	if j := f[357]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[358] & 0xffffffff
+	}
+	f[359] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	f[360] = uint64((int64(f[507]) * int64(1000)))
+	if j := f[359]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[360]
 	}
 n58:
-	if !(f[447] != 0x0 && f[485] == 0x0) {
+	if !(f[448] != 0x0 && f[486] == 0x0) {
 		goto n60
 	}
 	p.adata = nil
-	f[360] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)+(1)) & 0xffffffff
-	f[361] = uint64((int64(f[506]) * int64(1000)))
-	if j := f[360]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[361]
+	f[361] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)+(1)) & 0xffffffff
+	f[362] = uint64((int64(f[507]) * int64(1000)))
+	if j := f[361]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[362]
 	}
 n60:
-	if !(f[485] == 0x0 && f[492] == 0x0) {
+	if !(f[486] == 0x0 && f[493] == 0x0) {
 		goto n84
 	}
-	if !(b2i(uint64(int64(f[401])) > uint64(((int64(f[402])+int64(f[403]))&int64(4294967295)))) != 0) {
+	if !(b2i(uint64(int64(f[402])) > uint64(((int64(f[403])+int64(f[404]))&int64(4294967295)))) != 0) {
 		goto n83
 	}
 	p.adata = nil
-	f[425] = uint64((int64(f[401]) - (int64(f[402]) + int64(f[403])))) & 0xffffffff
-	f[401] = f[425] & 0xffffffff
-	f[405] = 0x0
-	f[362] = f[483] & 0xffffffff
-	if j := f[362]; j < uint64(len(g.cells[16])) {
-		f[406] = g.cells[16][j] & 0xffffffff
+	f[426] = uint64((int64(f[402]) - (int64(f[403]) + int64(f[404])))) & 0xffffffff
+	f[402] = f[426] & 0xffffffff
+	f[406] = 0x0
+	f[363] = f[484] & 0xffffffff
+	if j := f[363]; j < uint64(len(g.cells[16])) {
+		f[407] = g.cells[16][j] & 0xffffffff
 	}
 n63:
-	if f[406] <= f[500] {
+	if f[407] <= f[501] {
 		goto n82
 	}
 	p.adata = nil
-	f[426] = uint64((int64(f[406]) - int64(f[500]))) & 0xffffffff
-	f[406] = f[426] & 0xffffffff
-	f[364] = f[483] & 0xffffffff
-	if j := f[364]; j < uint64(len(g.cells[16])) {
-		g.cells[16][j] = f[426] & 0xffffffff
+	f[427] = uint64((int64(f[407]) - int64(f[501]))) & 0xffffffff
+	f[407] = f[427] & 0xffffffff
+	f[365] = f[484] & 0xffffffff
+	if j := f[365]; j < uint64(len(g.cells[16])) {
+		g.cells[16][j] = f[427] & 0xffffffff
 	}
-	f[365] = f[483] & 0xffffffff
-	if j := f[365]; j < uint64(len(g.cells[17])) {
-		f[407] = g.cells[17][j] & 0x1
+	f[366] = f[484] & 0xffffffff
+	if j := f[366]; j < uint64(len(g.cells[17])) {
+		f[408] = g.cells[17][j] & 0x1
 	}
 n65:
-	if !(f[407] == 0x1 && f[426] <= f[440]) {
+	if !(f[408] == 0x1 && f[427] <= f[441]) {
 		goto n67
 	}
 	p.adata = nil
-	f[363] = f[483] & 0xffffffff
-	if j := f[363]; j < uint64(len(g.cells[17])) {
+	f[364] = f[484] & 0xffffffff
+	if j := f[364]; j < uint64(len(g.cells[17])) {
 		g.cells[17][j] = 0x0
 	}
-	f[405] = 0x1
+	f[406] = 0x1
 n67:
-	if f[405] == 0x0 {
+	if f[406] == 0x0 {
 		goto n69
 	}
 	p.adata = nil
-	f[478] = 0x2
-	f[366] = (f[483] + 0x1) & 0xffffffff
+	f[479] = 0x2
+	f[367] = (f[484] + 0x1) & 0xffffffff
 	if g.calls[25](p); p.exited {
 		return
 	}
@@ -2304,11 +2315,11 @@ n69:
 	if g.tables[0].apply(p); p.exited {
 		return
 	}
-	if !(b2i(b2i(b2i(f[376] != 0x0 && valid[5] && f[375] != 0x0 && f[401] > f[375]) != 0 && b2i(f[438] == 0x0 || f[429] != f[481]) != 0) != 0 && b2i(f[499] != 0x4) != 0) != 0) {
+	if !(b2i(b2i(b2i(f[377] != 0x0 && valid[5] && f[376] != 0x0 && f[402] > f[376]) != 0 && b2i(f[439] == 0x0 || f[430] != f[482]) != 0) != 0 && b2i(f[500] != 0x4) != 0) != 0) {
 		goto n72
 	}
 	p.adata = nil
-	f[367] = f[498] & 0xffffffff
+	f[368] = f[499] & 0xffffffff
 	if g.calls[26](p); p.exited {
 		return
 	}
@@ -2317,17 +2328,17 @@ n69:
 	}
 	return
 n72:
-	if !(f[376] != 0x0 && valid[5]) {
+	if !(f[377] != 0x0 && valid[5]) {
 		return
 	}
-	if f[535] != 0x0 {
+	if f[536] != 0x0 {
 		goto n76
 	}
-	if !(f[374] != 0x0 && f[401] >= f[374]) {
+	if !(f[375] != 0x0 && f[402] >= f[375]) {
 		return
 	}
 	p.adata = nil
-	f[368] = f[498] & 0xffffffff
+	f[369] = f[499] & 0xffffffff
 	if g.calls[28](p); p.exited {
 		return
 	}
@@ -2336,466 +2347,466 @@ n72:
 	}
 	return
 n76:
-	if f[401] < f[372] {
+	if f[402] < f[373] {
 		goto n78
 	}
 	p.adata = nil
-	f[535] = 0x3
-	f[369] = f[498] & 0xffffffff
+	f[536] = 0x3
+	f[370] = f[499] & 0xffffffff
 	if g.calls[30](p); p.exited {
 		return
 	}
 	return
 n78:
-	if f[401] <= f[371] {
+	if f[402] <= f[372] {
 		return
 	}
 	p.adata = nil
 	if g.calls[31](p); p.exited {
 		return
 	}
-	if !(b2i(uint64(int64(f[408])) < uint64((((int64(f[401])-int64(f[371]))*int64(f[373]))&int64(4294967295)))) != 0) {
+	if !(b2i(uint64(int64(f[409])) < uint64((((int64(f[402])-int64(f[372]))*int64(f[374]))&int64(4294967295)))) != 0) {
 		return
 	}
 	p.adata = nil
-	f[535] = 0x3
-	f[370] = f[498] & 0xffffffff
+	f[536] = 0x3
+	f[371] = f[499] & 0xffffffff
 	if g.calls[32](p); p.exited {
 		return
 	}
 	return
 n82:
 	p.adata = nil
-	f[426] = 0x0
-	f[406] = f[426] & 0xffffffff
-	f[364] = f[483] & 0xffffffff
-	if j := f[364]; j < uint64(len(g.cells[16])) {
-		g.cells[16][j] = f[426] & 0xffffffff
+	f[427] = 0x0
+	f[407] = f[427] & 0xffffffff
+	f[365] = f[484] & 0xffffffff
+	if j := f[365]; j < uint64(len(g.cells[16])) {
+		g.cells[16][j] = f[427] & 0xffffffff
 	}
-	f[365] = f[483] & 0xffffffff
-	if j := f[365]; j < uint64(len(g.cells[17])) {
-		f[407] = g.cells[17][j] & 0x1
+	f[366] = f[484] & 0xffffffff
+	if j := f[366]; j < uint64(len(g.cells[17])) {
+		f[408] = g.cells[17][j] & 0x1
 	}
 	goto n65
 n83:
 	p.adata = nil
-	f[425] = 0x0
-	f[401] = f[425] & 0xffffffff
-	f[405] = 0x0
-	f[362] = f[483] & 0xffffffff
-	if j := f[362]; j < uint64(len(g.cells[16])) {
-		f[406] = g.cells[16][j] & 0xffffffff
+	f[426] = 0x0
+	f[402] = f[426] & 0xffffffff
+	f[406] = 0x0
+	f[363] = f[484] & 0xffffffff
+	if j := f[363]; j < uint64(len(g.cells[16])) {
+		f[407] = g.cells[16][j] & 0xffffffff
 	}
 	goto n63
 n84:
 	p.adata = nil
-	f[405] = 0x0
-	f[362] = f[483] & 0xffffffff
-	if j := f[362]; j < uint64(len(g.cells[16])) {
-		f[406] = g.cells[16][j] & 0xffffffff
+	f[406] = 0x0
+	f[363] = f[484] & 0xffffffff
+	if j := f[363]; j < uint64(len(g.cells[16])) {
+		f[407] = g.cells[16][j] & 0xffffffff
 	}
 	goto n63
 n85:
 	p.adata = nil
-	f[424] = 0x0
-	f[353] = f[498] & 0xffffffff
-	if j := f[353]; j < uint64(len(g.cells[15])) {
-		g.cells[15][j] = f[424] & 0xffffffff
+	f[425] = 0x0
+	f[354] = f[499] & 0xffffffff
+	if j := f[354]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[425] & 0xffffffff
 	}
 	goto n56
 n86:
 	p.adata = nil
-	f[423] = 0x0
-	f[350] = f[498] & 0xffffffff
-	if j := f[350]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[423] & 0xffffffff
+	f[424] = 0x0
+	f[351] = f[499] & 0xffffffff
+	if j := f[351]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[424] & 0xffffffff
 	}
-	f[354] = f[498] & 0xffffffff
-	if j := f[354]; j < uint64(len(g.cells[15])) {
-		f[403] = g.cells[15][j] & 0xffffffff
+	f[355] = f[499] & 0xffffffff
+	if j := f[355]; j < uint64(len(g.cells[15])) {
+		f[404] = g.cells[15][j] & 0xffffffff
 	}
 	goto n53
 n87:
 	p.adata = nil
-	f[354] = f[498] & 0xffffffff
-	if j := f[354]; j < uint64(len(g.cells[15])) {
-		f[403] = g.cells[15][j] & 0xffffffff
+	f[355] = f[499] & 0xffffffff
+	if j := f[355]; j < uint64(len(g.cells[15])) {
+		f[404] = g.cells[15][j] & 0xffffffff
 	}
 	goto n53
 n88:
 	p.adata = nil
-	f[422] = 0x0
-	f[351] = f[498] & 0xffffffff
-	if j := f[351]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[422] & 0xffffffff
+	f[423] = 0x0
+	f[352] = f[499] & 0xffffffff
+	if j := f[352]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[423] & 0xffffffff
 	}
-	f[352] = f[498] & 0xffffffff
-	if j := f[352]; j < uint64(len(g.cells[7])) {
-		f[402] = g.cells[7][j] & 0xffffffff
+	f[353] = f[499] & 0xffffffff
+	if j := f[353]; j < uint64(len(g.cells[7])) {
+		f[403] = g.cells[7][j] & 0xffffffff
 	}
 	goto n50
 n89:
 	p.adata = nil
-	f[389] = 0x1
-	f[392] = 0x0
-	f[334] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[334]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[391] & 0xffffffff
+	f[390] = 0x1
+	f[393] = 0x0
+	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[335]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[392] & 0xffffffff
 	}
-	f[335] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[392] & 0xffffffff
+	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[336]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[393] & 0xffffffff
 	}
 	goto n44
 n90:
 	p.adata = nil
-	f[420] = 0x0
-	f[394] = f[420] & 0xffffffff
-	f[331] = f[498] & 0xffffffff
-	if j := f[331]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[394] & 0xffffffff
+	f[421] = 0x0
+	f[395] = f[421] & 0xffffffff
+	f[332] = f[499] & 0xffffffff
+	if j := f[332]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[395] & 0xffffffff
 	}
-	f[332] = f[498] & 0xffffffff
-	if j := f[332]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[395]
+	f[333] = f[499] & 0xffffffff
+	if j := f[333]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[396]
 	}
 	goto n42
 n91:
 	p.adata = nil
-	f[331] = f[498] & 0xffffffff
-	if j := f[331]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[394] & 0xffffffff
+	f[332] = f[499] & 0xffffffff
+	if j := f[332]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[395] & 0xffffffff
 	}
-	f[332] = f[498] & 0xffffffff
-	if j := f[332]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[395]
+	f[333] = f[499] & 0xffffffff
+	if j := f[333]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[396]
 	}
 	goto n42
 n92:
 	p.adata = nil
-	f[394] = f[396] & 0xffffffff
-	f[494] = uint64(b2i(f[396]&0xffffffff != 0x0)) & 0x1
+	f[395] = f[397] & 0xffffffff
+	f[495] = uint64(b2i(f[397]&0xffffffff != 0x0)) & 0x1
 	goto n39
 n93:
-	if !(b2i(((int64(f[506])*1000+int64(f[395])*-1)&int64(-1)) >= int64(f[454])) != 0) {
+	if !(b2i(((int64(f[507])*1000+int64(f[396])*-1)&int64(-1)) >= int64(f[455])) != 0) {
 		goto n37
 	}
 	p.adata = nil
-	f[396] = uint64((int64(f[394]) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[393]))&int64(-1)), int64(10))) & int64(4294967295))))
-	f[395] = uint64((int64(f[395]) + int64(f[454])))
+	f[397] = uint64((int64(f[395]) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[394]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[396] = uint64((int64(f[396]) + int64(f[455])))
 	goto n37
 n95:
-	if !(b2i((shrU(((int64(f[491])-int64(f[391]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
+	if !(b2i((shrU(((int64(f[492])-int64(f[392]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
 		goto n97
 	}
 	p.adata = nil
-	f[334] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[334]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[391] & 0xffffffff
+	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[335]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[392] & 0xffffffff
 	}
-	f[335] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[392] & 0xffffffff
+	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[336]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[393] & 0xffffffff
 	}
 	goto n44
 n97:
-	if !(b2i(uint64(int64(f[392])) > uint64(((shl((int64(f[390])-int64(f[391])), int64(2))+int64(16))&int64(4294967295)))) != 0) {
+	if !(b2i(uint64(int64(f[393])) > uint64(((shl((int64(f[391])-int64(f[392])), int64(2))+int64(16))&int64(4294967295)))) != 0) {
 		goto n99
 	}
 	p.adata = nil
-	f[391] = (f[491] + 0x1) & 0xffffffff
-	f[392] = 0x0
-	f[334] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[334]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[391] & 0xffffffff
+	f[392] = (f[492] + 0x1) & 0xffffffff
+	f[393] = 0x0
+	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[335]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[392] & 0xffffffff
 	}
-	f[335] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[392] & 0xffffffff
+	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[336]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[393] & 0xffffffff
 	}
 	goto n44
 n99:
 	p.adata = nil
-	f[389] = 0x1
-	f[392] = (f[392] + 0x1) & 0xffffffff
-	f[334] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[334]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[391] & 0xffffffff
+	f[390] = 0x1
+	f[393] = (f[393] + 0x1) & 0xffffffff
+	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[335]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[392] & 0xffffffff
 	}
-	f[335] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[392] & 0xffffffff
+	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[336]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[393] & 0xffffffff
 	}
 	goto n44
 n100:
 	p.adata = nil
-	f[494] = 0x0
-	if f[390] != f[391] {
+	f[495] = 0x0
+	if f[391] != f[392] {
 		goto n113
 	}
 	p.adata = nil
-	f[494] = uint64(b2i(f[385] == 0x0)) & 0x1
-	if !(f[385] == 0x0 && f[382] != 0x0) {
+	f[495] = uint64(b2i(f[386] == 0x0)) & 0x1
+	if !(f[386] == 0x0 && f[383] != 0x0) {
 		goto n112
 	}
 	p.adata = nil
-	f[336] = f[498] & 0xffffffff
-	if j := f[336]; j < uint64(len(g.cells[12])) {
-		f[397] = g.cells[12][j] & 0xffff
+	f[337] = f[499] & 0xffffffff
+	if j := f[337]; j < uint64(len(g.cells[12])) {
+		f[398] = g.cells[12][j] & 0xffff
 	}
-	f[337] = f[498] & 0xffffffff
-	if j := f[337]; j < uint64(len(g.cells[13])) {
-		f[398] = g.cells[13][j] & 0xffffffff
+	f[338] = f[499] & 0xffffffff
+	if j := f[338]; j < uint64(len(g.cells[13])) {
+		f[399] = g.cells[13][j] & 0xffffffff
 	}
-	f[338] = f[498] & 0xffffffff
-	if j := f[338]; j < uint64(len(g.cells[14])) {
-		f[399] = g.cells[14][j]
+	f[339] = f[499] & 0xffffffff
+	if j := f[339]; j < uint64(len(g.cells[14])) {
+		f[400] = g.cells[14][j]
 	}
-	f[400] = f[398]
-	if !(b2i(((int64(f[506])*1000+int64(f[399])*-1)&int64(-1)) >= ((int64(f[454])+int64(f[454]))&int64(-1))) != 0) {
+	f[401] = f[399]
+	if !(b2i(((int64(f[507])*1000+int64(f[400])*-1)&int64(-1)) >= ((int64(f[455])+int64(f[455]))&int64(-1))) != 0) {
 		goto n119
 	}
 	p.adata = nil
-	f[400] = uint64(((int64(f[398]) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[397]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[397]))&int64(-1)), int64(10))) & int64(4294967295))))
-	f[399] = uint64((int64(f[506]) * int64(1000)))
+	f[401] = uint64(((int64(f[399]) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[398]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[398]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[400] = uint64((int64(f[507]) * int64(1000)))
 n107:
-	if f[400] <= f[453] {
+	if f[401] <= f[454] {
 		goto n118
 	}
 	p.adata = nil
-	f[400] = f[453]
-	f[398] = f[400] & 0xffffffff
-	f[494] = uint64(b2i(f[400]&0xffffffff != 0x0)) & 0x1
+	f[401] = f[454]
+	f[399] = f[401] & 0xffffffff
+	f[495] = uint64(b2i(f[401]&0xffffffff != 0x0)) & 0x1
 n109:
-	if f[400]&0xffffffff == 0x0 {
+	if f[401]&0xffffffff == 0x0 {
 		goto n117
 	}
-	if f[400]&0xffffffff <= f[500] {
+	if f[401]&0xffffffff <= f[501] {
 		goto n116
 	}
 	p.adata = nil
-	f[421] = uint64((int64(f[400]) - int64(f[500]))) & 0xffffffff
-	f[398] = f[421] & 0xffffffff
-	f[339] = f[498] & 0xffffffff
-	if j := f[339]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[398] & 0xffffffff
+	f[422] = uint64((int64(f[401]) - int64(f[501]))) & 0xffffffff
+	f[399] = f[422] & 0xffffffff
+	f[340] = f[499] & 0xffffffff
+	if j := f[340]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[399] & 0xffffffff
 	}
-	f[340] = f[498] & 0xffffffff
-	if j := f[340]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[399]
+	f[341] = f[499] & 0xffffffff
+	if j := f[341]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[400]
 	}
 n112:
-	if f[494] == 0x0 {
+	if f[495] == 0x0 {
 		goto n115
 	}
 n113:
-	if f[494] != 0x0 {
+	if f[495] != 0x0 {
 		goto n44
 	}
 	p.adata = nil
-	f[389] = 0x1
-	f[490] = 0x1
-	f[491] = f[390] & 0xffffffff
-	f[342] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	f[343] = (f[390] + 0x1) & 0xffffffff
-	if j := f[342]; j < uint64(len(g.cells[9])) {
-		g.cells[9][j] = f[343] & 0xffffffff
+	f[390] = 0x1
+	f[491] = 0x1
+	f[492] = f[391] & 0xffffffff
+	f[343] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	f[344] = (f[391] + 0x1) & 0xffffffff
+	if j := f[343]; j < uint64(len(g.cells[9])) {
+		g.cells[9][j] = f[344] & 0xffffffff
 	}
 	goto n44
 n115:
 	p.adata = nil
-	f[341] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[341]; j < uint64(len(g.cells[11])) {
+	f[342] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[342]; j < uint64(len(g.cells[11])) {
 		g.cells[11][j] = 0x0
 	}
 	goto n113
 n116:
 	p.adata = nil
-	f[421] = 0x0
-	f[398] = f[421] & 0xffffffff
-	f[339] = f[498] & 0xffffffff
-	if j := f[339]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[398] & 0xffffffff
+	f[422] = 0x0
+	f[399] = f[422] & 0xffffffff
+	f[340] = f[499] & 0xffffffff
+	if j := f[340]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[399] & 0xffffffff
 	}
-	f[340] = f[498] & 0xffffffff
-	if j := f[340]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[399]
+	f[341] = f[499] & 0xffffffff
+	if j := f[341]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[400]
 	}
 	goto n112
 n117:
 	p.adata = nil
-	f[339] = f[498] & 0xffffffff
-	if j := f[339]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[398] & 0xffffffff
+	f[340] = f[499] & 0xffffffff
+	if j := f[340]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[399] & 0xffffffff
 	}
-	f[340] = f[498] & 0xffffffff
-	if j := f[340]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[399]
+	f[341] = f[499] & 0xffffffff
+	if j := f[341]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[400]
 	}
 	goto n112
 n118:
 	p.adata = nil
-	f[398] = f[400] & 0xffffffff
-	f[494] = uint64(b2i(f[400]&0xffffffff != 0x0)) & 0x1
+	f[399] = f[401] & 0xffffffff
+	f[495] = uint64(b2i(f[401]&0xffffffff != 0x0)) & 0x1
 	goto n109
 n119:
-	if !(b2i(((int64(f[506])*1000+int64(f[399])*-1)&int64(-1)) >= int64(f[454])) != 0) {
+	if !(b2i(((int64(f[507])*1000+int64(f[400])*-1)&int64(-1)) >= int64(f[455])) != 0) {
 		goto n107
 	}
 	p.adata = nil
-	f[400] = uint64((int64(f[398]) + ((int64(f[453]) - shrU(((int64(f[453])*int64(f[397]))&int64(-1)), int64(10))) & int64(4294967295))))
-	f[399] = uint64((int64(f[399]) + int64(f[454])))
+	f[401] = uint64((int64(f[399]) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[398]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[400] = uint64((int64(f[400]) + int64(f[455])))
 	goto n107
 n121:
 	p.adata = nil
-	f[419] = uint64(b2i(f[387] != 0x0)) & 0x1
-	f[385] = uint64(b2i(b2i(f[419] != 0x0) != 0 || b2i(((int64(f[506])*1000+int64(f[386])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
-	f[389] = 0x0
-	f[344] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[344]; j < uint64(len(g.cells[9])) {
-		f[390] = g.cells[9][j] & 0xffffffff
+	f[420] = uint64(b2i(f[388] != 0x0)) & 0x1
+	f[386] = uint64(b2i(b2i(f[420] != 0x0) != 0 || b2i(((int64(f[507])*1000+int64(f[387])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
+	f[390] = 0x0
+	f[345] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[345]; j < uint64(len(g.cells[9])) {
+		f[391] = g.cells[9][j] & 0xffffffff
 	}
-	f[345] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[345]; j < uint64(len(g.cells[10])) {
-		f[391] = g.cells[10][j] & 0xffffffff
+	f[346] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[346]; j < uint64(len(g.cells[10])) {
+		f[392] = g.cells[10][j] & 0xffffffff
 	}
 	goto n29
 n122:
 	p.adata = nil
-	f[389] = 0x0
-	f[344] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[344]; j < uint64(len(g.cells[9])) {
-		f[390] = g.cells[9][j] & 0xffffffff
+	f[390] = 0x0
+	f[345] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[345]; j < uint64(len(g.cells[9])) {
+		f[391] = g.cells[9][j] & 0xffffffff
 	}
-	f[345] = uint64(int64(f[486])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[345]; j < uint64(len(g.cells[10])) {
-		f[391] = g.cells[10][j] & 0xffffffff
+	f[346] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[346]; j < uint64(len(g.cells[10])) {
+		f[392] = g.cells[10][j] & 0xffffffff
 	}
 	goto n29
 n123:
 	p.adata = nil
-	f[327] = uint64((shl(int64(f[486]), int64(1)) + pick(f[485] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[327]; j < uint64(len(g.cells[6])) {
-		f[384] = g.cells[6][j] & 0xffffffff
+	f[328] = uint64((shl(int64(f[487]), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[328]; j < uint64(len(g.cells[6])) {
+		f[385] = g.cells[6][j] & 0xffffffff
 	}
-	f[385] = 0x0
+	f[386] = 0x0
 	goto n25
 n124:
-	if !(b2i(((int64(f[489])-int64(f[380]))&int64(4294967295)) == int64(0)) != 0) {
+	if !(b2i(((int64(f[490])-int64(f[381]))&int64(4294967295)) == int64(0)) != 0) {
 		goto n126
 	}
 	p.adata = nil
-	f[380] = (f[380] + 0x1) & 0xffffffff
-	f[381] = uint64((int64(f[506]) * int64(1000)))
-	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[314]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[379] & 0xffffffff
+	f[381] = (f[381] + 0x1) & 0xffffffff
+	f[382] = uint64((int64(f[507]) * int64(1000)))
+	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[315]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[380] & 0xffffffff
 	}
-	f[315] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[380] & 0xffffffff
+	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[316]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[381] & 0xffffffff
 	}
-	f[316] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[381]
+	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[317]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[382]
 	}
 	goto n15
 n126:
-	if !(b2i((shrU(((int64(f[489])-int64(f[380]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
+	if !(b2i((shrU(((int64(f[490])-int64(f[381]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
 		goto n128
 	}
 n127:
 	p.adata = nil
-	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[314]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[379] & 0xffffffff
+	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[315]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[380] & 0xffffffff
 	}
-	f[315] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[380] & 0xffffffff
+	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[316]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[381] & 0xffffffff
 	}
-	f[316] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[381]
+	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[317]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[382]
 	}
 	goto n15
 n128:
-	if !(b2i(((int64(f[506])*1000+int64(f[381])*-1)&int64(-1)) > int64(1000000000)) != 0) {
+	if !(b2i(((int64(f[507])*1000+int64(f[382])*-1)&int64(-1)) > int64(1000000000)) != 0) {
 		goto n130
 	}
 	p.adata = nil
-	f[380] = (f[489] + 0x1) & 0xffffffff
-	f[381] = uint64((int64(f[506]) * int64(1000)))
-	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[314]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[379] & 0xffffffff
+	f[381] = (f[490] + 0x1) & 0xffffffff
+	f[382] = uint64((int64(f[507]) * int64(1000)))
+	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[315]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[380] & 0xffffffff
 	}
-	f[315] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[380] & 0xffffffff
+	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[316]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[381] & 0xffffffff
 	}
-	f[316] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[381]
+	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[317]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[382]
 	}
 	goto n15
 n130:
 	p.adata = nil
-	f[378] = 0x1
-	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[314]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[379] & 0xffffffff
+	f[379] = 0x1
+	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[315]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[380] & 0xffffffff
 	}
-	f[315] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[380] & 0xffffffff
+	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[316]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[381] & 0xffffffff
 	}
-	f[316] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[381]
+	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[317]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[382]
 	}
 	goto n15
 n131:
-	if !(b2i(b2i(uint64(((int64(f[506])*int64(1000))&int64(-1))) < uint64(int64(f[377]))) != 0 || b2i(f[379] != f[380]) != 0) != 0) {
+	if !(b2i(b2i(uint64(((int64(f[507])*int64(1000))&int64(-1))) < uint64(int64(f[378]))) != 0 || b2i(f[380] != f[381]) != 0) != 0) {
 		goto n127
 	}
 	p.adata = nil
-	f[378] = 0x1
-	f[488] = 0x1
-	f[489] = f[379] & 0xffffffff
-	if f[379] != f[380] {
+	f[379] = 0x1
+	f[489] = 0x1
+	f[490] = f[380] & 0xffffffff
+	if f[380] != f[381] {
 		goto n135
 	}
 	p.adata = nil
-	f[381] = uint64((int64(f[506]) * int64(1000)))
-	f[379] = (f[379] + 0x1) & 0xffffffff
-	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[314]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[379] & 0xffffffff
+	f[382] = uint64((int64(f[507]) * int64(1000)))
+	f[380] = (f[380] + 0x1) & 0xffffffff
+	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[315]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[380] & 0xffffffff
 	}
-	f[315] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[380] & 0xffffffff
+	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[316]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[381] & 0xffffffff
 	}
-	f[316] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[381]
+	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[317]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[382]
 	}
 	goto n15
 n135:
 	p.adata = nil
-	f[379] = (f[379] + 0x1) & 0xffffffff
-	f[314] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[314]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[379] & 0xffffffff
+	f[380] = (f[380] + 0x1) & 0xffffffff
+	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[315]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[380] & 0xffffffff
 	}
-	f[315] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[380] & 0xffffffff
+	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[316]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[381] & 0xffffffff
 	}
-	f[316] = uint64(int64(f[498])*16+int64(f[429])*2+b2i(f[485] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[381]
+	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
+	if j := f[317]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[382]
 	}
 	goto n15
 }
@@ -2824,10 +2835,10 @@ n2:
 func controle3b0c44298fc(p *packet, g *genState) {
 }
 
-// parsercc06a008af66 is the parser of ../p4/build/rcm.json.
-func parsercc06a008af66(p *packet, g *genState) int {
+// parser42b29f5ac43b is the parser of ../p4/build/rcm.json.
+func parser42b29f5ac43b(p *packet, g *genState) int {
 	f := p.f
-	_ = f[561]
+	_ = f[562]
 	valid := p.valid
 	_ = valid[7]
 	steps := 0
@@ -2836,13 +2847,13 @@ func parsercc06a008af66(p *packet, g *genState) int {
 	}
 	steps++
 	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
-		extract8cfae424a34b(p.buf[p.payload:], f[513:516])
+		extract8cfae424a34b(p.buf[p.payload:], f[514:517])
 		valid[2] = true
 		p.payload += 14
 	} else if code := g.pops[0](p); code != 0 {
 		return code
 	}
-	switch k := f[515] & 0xffff; {
+	switch k := f[516] & 0xffff; {
 	case k&0xffff == 0x800:
 		goto s1
 	case k&0xffff == 0x8808:
@@ -2857,7 +2868,7 @@ s1:
 	}
 	steps++
 	if p.n-p.payload >= 20 && p.payload+24 <= len(p.buf) {
-		extractd1a44390e660(p.buf[p.payload:], f[532:545])
+		extractd1a44390e660(p.buf[p.payload:], f[533:546])
 		valid[5] = true
 		p.payload += 20
 	} else if code := g.pops[1](p); code != 0 {
@@ -2866,7 +2877,7 @@ s1:
 	if code := g.pops[2](p); code != 0 {
 		return code
 	}
-	switch k := f[541] & 0xff; {
+	switch k := f[542] & 0xff; {
 	case k&0xff == 0x11:
 		goto s2
 	}
@@ -2877,13 +2888,13 @@ s2:
 	}
 	steps++
 	if p.n-p.payload >= 8 && p.payload+8 <= len(p.buf) {
-		extracta1c726fbd07c(p.buf[p.payload:], f[545:549])
+		extracta1c726fbd07c(p.buf[p.payload:], f[546:550])
 		valid[6] = true
 		p.payload += 8
 	} else if code := g.pops[3](p); code != 0 {
 		return code
 	}
-	switch k := f[546] & 0xffff; {
+	switch k := f[547] & 0xffff; {
 	case k&0xffff == 0x12b7:
 		goto s3
 	}
@@ -2893,7 +2904,7 @@ s3:
 		return 5
 	}
 	if p.n-p.payload >= 12 && p.payload+16 <= len(p.buf) {
-		extract225913cf4f63(p.buf[p.payload:], f[549:562])
+		extract225913cf4f63(p.buf[p.payload:], f[550:563])
 		valid[7] = true
 		p.payload += 12
 	} else if code := g.pops[4](p); code != 0 {
@@ -2905,7 +2916,7 @@ s4:
 		return 5
 	}
 	if p.n-p.payload >= 20 && p.payload+24 <= len(p.buf) {
-		extract8c9b2da3682b(p.buf[p.payload:], f[516:527])
+		extract8c9b2da3682b(p.buf[p.payload:], f[517:528])
 		valid[3] = true
 		p.payload += 20
 	} else if code := g.pops[5](p); code != 0 {
@@ -2918,7 +2929,7 @@ s5:
 	}
 	steps++
 	if p.n-p.payload >= 4 && p.payload+8 <= len(p.buf) {
-		extract743628d9fc4b(p.buf[p.payload:], f[527:532])
+		extract743628d9fc4b(p.buf[p.payload:], f[528:533])
 		valid[4] = true
 		p.payload += 4
 	} else if code := g.pops[6](p); code != 0 {
@@ -2927,7 +2938,7 @@ s5:
 	if code := g.pops[7](p); code != 0 {
 		return code
 	}
-	switch k := f[530] & 0xff; {
+	switch k := f[531] & 0xff; {
 	case k&0xff == 0x0:
 		return 0
 	}
@@ -2942,7 +2953,7 @@ s6:
 	if code := g.pops[9](p); code != 0 {
 		return code
 	}
-	switch k := f[428] & 0xff; {
+	switch k := f[429] & 0xff; {
 	case k&0xff == 0x0:
 		return 0
 	}

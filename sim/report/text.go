@@ -7,8 +7,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/p4rcm/p4rcm/sim"
 )
 
 // WriteSummaryText writes s as a report for people: a headline (flows
@@ -116,7 +114,7 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 			r.CongestionCNsSent+r.ClearingCNsSent, r.CongestionCNsSent, r.ClearingCNsSent, r.CNsReceived, r.Held, r.Cuts, r.Detours)
 	}
 	if len(s.NotMeasured) > 0 {
-		p("not measured in this run, so 0 above and empty in ports.csv: %s\n", notMeasuredText(s.NotMeasured))
+		p("not measured in this run, so 0 above and empty in ports.csv: %s\n", strings.Join(s.NotMeasured, ", "))
 	}
 	if s.Run.OutOfOrder > 0 {
 		p("out of order: %d data packets arrived past a gap\n", s.Run.OutOfOrder)
@@ -187,18 +185,4 @@ func NonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// notMeasuredText lists what a run could not measure by the names
-// ports.csv and summary.json give it, the PFC frames between switches
-// spelled out.
-func notMeasuredText(keys []string) string {
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		if k == sim.ResumesBetweenSwitches {
-			k = "RESUME frames between switches (counted as PAUSE)"
-		}
-		parts = append(parts, k)
-	}
-	return strings.Join(parts, ", ")
 }
