@@ -512,18 +512,17 @@ func (e *emulation) build(ctx context.Context) error {
 			}
 		}
 		if e.o.Target == bmv2.TargetGo {
-			// Packets held for a pause go round at up to holdLoopSpeedup
-			// times the rate full frames leave the fastest port (on BMv2
-			// the queue rates pace them; the Go target's links do not
-			// charge a held packet). While tickets are out every packet
-			// of the queue goes round once, so the loop must outrun the
-			// ports feeding it or the hold never drains: at twice the
-			// rate the victim scenario's ToRs paused their hosts twice
-			// as often as at eight times, and its flows ran 10% slower.
-			// Bounded, so that a pause costs the switch a bounded share
-			// of its core, and a full recirculation queue (1,024
-			// packets) still goes round well within rcm.p4's
-			// HOLD_SKIP_NS at the default rates.
+			// Packets held for a pause go round at up to eight times the
+			// rate full frames leave the fastest port (on BMv2 the queue
+			// rates pace them; the Go target's links do not charge a
+			// held packet). While tickets are out every packet of the
+			// queue goes round once, so the loop must outrun the ports
+			// feeding it or the hold never drains: at twice the rate the
+			// victim scenario's ToRs paused their hosts twice as often
+			// as at eight times, and its flows ran 10% slower. Bounded,
+			// so that a pause costs the switch a bounded share of its
+			// core, and a full recirculation queue (1,024 packets) still
+			// goes round well within rcm.p4's HOLD_SKIP_NS.
 			framesPerSecond := fastest / 8 / float64(frame)
 			if err := s.SetRecirculationRate(math.Round(holdLoopSpeedup * framesPerSecond)); err != nil {
 				return err
@@ -556,15 +555,7 @@ var notMeasured = []string{"tx_packets", "tx_bytes", "ctrl_packets", "paused_us"
 
 // holdLoopSpeedup is how many times faster than the fastest port's full
 // frames held packets may go round the Go target's recirculation port.
-// The loops of all the switches share the machine's two cores with the
-// agents. Against eight, six gave the victim preset at four times the
-// default rate a busier bottleneck under RCM (+0.17 ± 0.13 Gb/s, 95.4%
-// busy) and a faster victim (+4.1 ± 1.7 Gb/s), and changed nothing
-// measurable at the default rate or on the k=4 fat tree; at sixteen the
-// loops took the cores from everything, and at four RCM's incast lost
-// 0.2 Gb/s (docs/emulation.md, "The victim at four times, sixth
-// session").
-const holdLoopSpeedup = 6
+const holdLoopSpeedup = 8
 
 // priorityQueues is how many strict-priority queues per port the
 // emulation's switches get. The Go target's ports are links shared by
