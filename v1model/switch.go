@@ -147,6 +147,11 @@ type Switch struct {
 	// in one receive arrived together).
 	batchAt time.Duration
 	inBatch bool
+	// arrivedLate, while a frame given to ReceiveBatchLate runs through
+	// ingress, is how long ago its link delivered it; emitLate, while
+	// emit runs, how long ago the frame it is given reached the far end
+	// of its link (EmitLateness).
+	arrivedLate, emitLate time.Duration
 	// wakes counts wake's calls (tests: what wakes Serve).
 	wakes uint64
 }

@@ -316,6 +316,18 @@ func (sw *Switch) Receive(port int, frame []byte) error {
 // without a hand-off to Serve. What must wait for a rate is left to
 // Serve. emit is called under the switch's lock.
 func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
+	return sw.ReceiveBatchLate(port, frames, nil, emit)
+}
+
+// ReceiveBatchLate is ReceiveBatch for frames that came over a link
+// whose far end keeps the link's clock (a link in memory to another
+// switch of the process): late[i], if late is not nil, is how long ago
+// that clock delivered frames[i] (EmitLateness at the sender plus the
+// hand-off since). What the frame's ingress queues counts on this
+// switch's links from then, not from now: a serve loop or a hand-off
+// that ran late costs the receiving link no time it would have been
+// busy. The program sees the time the frame came in, as for any frame.
+func (sw *Switch) ReceiveBatchLate(port int, frames [][]byte, late []time.Duration, emit Emit) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	if sw.fatal != nil {
@@ -326,12 +338,16 @@ func (sw *Switch) ReceiveBatch(port int, frames [][]byte, emit Emit) error {
 	sw.batchAt, sw.inBatch = sw.cfg.Clock(), true
 	defer func() { sw.inBatch = false }()
 	var err error
-	for _, f := range frames {
+	for i, f := range frames {
 		if e := sw.checkFrame(port, f); e != nil {
 			err = e
 			continue
 		}
+		if late != nil {
+			sw.arrivedLate = max(0, min(late[i], sw.batchAt))
+		}
 		sw.runIngress(sw.arrive(port, f))
+		sw.arrivedLate = 0
 	}
 	// What is ready goes out at once, up to a bound: a program that
 	// holds packets by recirculating them, with no recirculation rate,
@@ -391,7 +407,11 @@ func (sw *Switch) enqueueLive(p *packet, port, prio int) {
 	ep := sw.egressPort(port)
 	q := &ep.queues[prio]
 	sw.set(p, sw.l.std.enqQdepth, uint64(q.n))
-	if !q.push(p, sw.clock()) {
+	// A frame its link delivered late (the sending switch's serve loop,
+	// or the hand-off between switches, behind the link's clock) joins
+	// the queue when it arrived on that clock, so that the emulator's
+	// own delays do not idle this port's link either.
+	if !q.push(p, sw.clock()-sw.arrivedLate) {
 		ep.drops++
 		sw.put(p)
 		return
@@ -515,7 +535,9 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 		ep := sw.ports[p]
 		i := 0
 		for ; i < len(ep.inFlight) && ep.inFlight[i].at <= now; i++ {
+			sw.emitLate = now - ep.inFlight[i].at
 			emit(ep.port, ep.inFlight[i].frame)
+			sw.emitLate = 0
 			sw.frameFree = append(sw.frameFree, ep.inFlight[i].frame[:0])
 			ep.inFlight[i] = delayed{}
 		}
@@ -579,6 +601,14 @@ func (sw *Switch) serveReady(emit Emit) time.Duration {
 	}
 	return max(wait, time.Microsecond)
 }
+
+// EmitLateness, called by an Emit while it runs, is how long ago the
+// frame it was given reached the far end of its link on the link's
+// clock: a frame leaves a link with a delay only once the serve loop
+// gets round to it, which may be after its time. 0 for a frame of a
+// port without a delay. The far end may count the frame's arrival from
+// then (ReceiveBatchLate).
+func (sw *Switch) EmitLateness() time.Duration { return sw.emitLate }
 
 // holdFrame is the Emit of a port with a delay: it keeps a copy of the
 // frame (in sw.held) for serveReady to put on the link's delay line.

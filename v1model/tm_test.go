@@ -175,6 +175,70 @@ func TestPortDelay(t *testing.T) {
 	}
 }
 
+// TestLateArrivalKeepsTheLinkClock: port 2 is a 1 Mb/s link with a 1 ms
+// delay. Two frames come in at 20 ms on port 1, the first said to have
+// been delivered by its link 4 ms before (ReceiveBatchLate): it is
+// counted on port 2's link from 16 ms, so it reaches the far end 4 ms
+// sooner than one that came in on time, and the second follows it back
+// to back. A serve loop that hands a frame off its delay line late says
+// by how much (EmitLateness), for the switch at the far end.
+func TestLateArrivalKeepsTheLinkClock(t *testing.T) {
+	var now time.Duration
+	sw, err := Load("../p4/testdata/build/externs.json", Config{Clock: func() time.Duration { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.SetPortRate(2, 1e6); err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.SetPortDelay(2, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	type arrival struct{ at, late time.Duration }
+	var got []arrival
+	var lens []int
+	emit := func(port int, f []byte) {
+		got, lens = append(got, arrival{now, sw.EmitLateness()}), append(lens, len(f))
+	}
+	now = 20 * time.Millisecond
+	frames := [][]byte{cmdFrame(12, 0, 1000), cmdFrame(12, 0, 1000)}
+	if err := sw.ReceiveBatchLate(1, frames, []time.Duration{4 * time.Millisecond, 0}, emit); err != nil {
+		t.Fatal(err)
+	}
+	// The serve loop runs every 10 us until 30 ms, then wakes once,
+	// late, at 60 ms.
+	const step = 10 * time.Microsecond
+	for now = 20 * time.Millisecond; now <= 60*time.Millisecond; now += step {
+		if now > 30*time.Millisecond && now < 60*time.Millisecond {
+			continue
+		}
+		for sw.serveReady(emit) == 0 {
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d frames arrived, want 2", len(got))
+	}
+	link := 16 * time.Millisecond // the first frame's start on the link
+	for i, g := range got {
+		link += time.Duration(float64(lens[i]+LineOverhead) * 8 / 1e6 * float64(time.Second))
+		want := link + time.Millisecond
+		if want > 30*time.Millisecond {
+			// Past 30 ms the loop slept until 60 ms: the frame leaves
+			// then, late by the difference.
+			if g.at != 60*time.Millisecond || g.late != g.at-want {
+				t.Errorf("frame %d arrived at %v, %v late; want at 60ms, %v late", i, g.at, g.late, 60*time.Millisecond-want)
+			}
+			continue
+		}
+		if g.at < want || g.at >= want+step || g.late != g.at-want {
+			t.Errorf("frame %d arrived at %v, %v late; want in [%v, %v), late by the difference", i, g.at, g.late, want, want+step)
+		}
+	}
+	if sw.EmitLateness() != 0 {
+		t.Errorf("EmitLateness outside an emit: %v, want 0", sw.EmitLateness())
+	}
+}
+
 // TestReceiveBatchOneClock: the frames of one ReceiveBatch arrived
 // together and share one time, read once for the batch however many
 // points of each packet's path (timestamps, queues, departures) read

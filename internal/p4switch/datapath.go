@@ -12,11 +12,14 @@ import (
 // depths, from the flags and the control socket) that every switch gets,
 // as BMv2's traffic manager keeps them across pipeline changes.
 type datapath struct {
-	emit v1model.Emit
-	idle func()
+	// emitFor makes a switch's Emit: it hands on, with each frame, how
+	// late the switch's link delivered it (v1model's EmitLateness).
+	emitFor func(*v1model.Switch) v1model.Emit
+	idle    func()
 
 	mu       sync.Mutex
 	sw       *v1model.Switch
+	emit     v1model.Emit // sw's
 	settings []func(*v1model.Switch) error
 	stop     context.CancelFunc
 	served   sync.WaitGroup
@@ -24,9 +27,16 @@ type datapath struct {
 
 // current is the running switch, nil before the first pipeline.
 func (d *datapath) current() *v1model.Switch {
+	sw, _ := d.running()
+	return sw
+}
+
+// running is the running switch and its Emit, nil before the first
+// pipeline.
+func (d *datapath) running() (*v1model.Switch, v1model.Emit) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.sw
+	return d.sw, d.emit
 }
 
 // setting applies a traffic-manager setting to the running switch and
@@ -57,11 +67,12 @@ func (d *datapath) replace(ctx context.Context, sw *v1model.Switch) {
 		d.served.Wait()
 	}
 	sctx, stop := context.WithCancel(ctx)
-	d.sw, d.stop = sw, stop
+	emit := d.emitFor(sw)
+	d.sw, d.emit, d.stop = sw, emit, stop
 	d.served.Add(1)
 	go func() {
 		defer d.served.Done()
-		_ = sw.Serve(sctx, d.emit, d.idle)
+		_ = sw.Serve(sctx, emit, d.idle)
 	}()
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/p4rcm/p4rcm/afpacket"
 )
@@ -57,14 +58,16 @@ type memEnd struct {
 	name string
 	peer *memEnd
 
-	mu     sync.Mutex
-	queue  [][]byte      // frames sent to this end, oldest first
-	free   [][]byte      // buffers to copy frames into
-	batch  [][]byte      // what the last Recv returned, reused by the next
-	ready  chan struct{} // a frame was queued (capacity 1)
-	closed chan struct{}
-	once   sync.Once
-	lost   atomic.Uint64
+	mu      sync.Mutex
+	queue   [][]byte      // frames sent to this end, oldest first
+	at      []time.Time   // when the link delivered each (sendAt), or zero
+	free    [][]byte      // buffers to copy frames into
+	batch   [][]byte      // what the last Recv returned, reused by the next
+	batchAt []time.Time   // and when the link delivered them
+	ready   chan struct{} // a frame was queued (capacity 1)
+	closed  chan struct{}
+	once    sync.Once
+	lost    atomic.Uint64
 }
 
 // newMemLink makes the two ends of the link in memory called name.
@@ -78,7 +81,13 @@ func newMemLink(name string) (a, b *memEnd) {
 // Send hands frames to the far end, copied: they are the caller's again
 // once it returns. A closed far end (its switch stopped) takes nothing,
 // as a veth whose peer is down.
-func (m *memEnd) Send(frames ...[]byte) error {
+func (m *memEnd) Send(frames ...[]byte) error { return m.sendAt(frames, nil) }
+
+// sendAt is Send with, for each frame, when the sending switch's link
+// delivered it (at nil: now): the receiving switch counts the frame from
+// then (lateness), so that a late serve loop or hand-off does not idle
+// its links.
+func (m *memEnd) sendAt(frames [][]byte, at []time.Time) error {
 	select {
 	case <-m.closed:
 		return afpacket.ErrClosed
@@ -87,8 +96,12 @@ func (m *memEnd) Send(frames ...[]byte) error {
 	default:
 	}
 	p := m.peer
+	var now time.Time
+	if at == nil {
+		now = time.Now()
+	}
 	p.mu.Lock()
-	for _, f := range frames {
+	for i, f := range frames {
 		if len(p.queue) >= memQueueMax {
 			p.lost.Add(1)
 			continue
@@ -98,6 +111,11 @@ func (m *memEnd) Send(frames ...[]byte) error {
 			buf, p.free = p.free[k-1], p.free[:k-1]
 		}
 		p.queue = append(p.queue, append(buf[:0], f...))
+		if at != nil {
+			p.at = append(p.at, at[i])
+		} else {
+			p.at = append(p.at, now)
+		}
 	}
 	p.mu.Unlock()
 	select {
@@ -118,9 +136,11 @@ func (m *memEnd) Recv() ([][]byte, error) {
 		m.batch = m.batch[:0]
 		if n := min(len(m.queue), afpacket.Batch); n > 0 {
 			m.batch = append(m.batch, m.queue[:n]...)
+			m.batchAt = append(m.batchAt[:0], m.at[:n]...)
 			rest := copy(m.queue, m.queue[n:])
 			clear(m.queue[rest:])
 			m.queue = m.queue[:rest]
+			m.at = m.at[:copy(m.at, m.at[n:])]
 			m.mu.Unlock()
 			return m.batch, nil
 		}
@@ -131,6 +151,16 @@ func (m *memEnd) Recv() ([][]byte, error) {
 			return nil, afpacket.ErrClosed
 		}
 	}
+}
+
+// lateness appends to buf, for each frame the last Recv returned, how
+// long ago its link delivered it.
+func (m *memEnd) lateness(buf []time.Duration) []time.Duration {
+	now := time.Now()
+	for _, at := range m.batchAt {
+		buf = append(buf, now.Sub(at))
+	}
+	return buf
 }
 
 // Close ends this end: a Recv waiting returns afpacket.ErrClosed, and

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/p4rcm/p4rcm/afpacket"
 )
@@ -68,6 +69,31 @@ func TestMemLinkOrderAndClose(t *testing.T) {
 	// down; the sender carries on.
 	if err := a.Send([]byte("x")); err != nil {
 		t.Errorf("Send to a closed end: %v", err)
+	}
+}
+
+// A link in memory carries, with each frame, when the sending switch's
+// link delivered it (sendAt), so that the receiver can count the frame
+// from then: the lateness of a frame sent 5 ms late is at least 5 ms at
+// the far end, one sent with no time (Send) has only the hand-off's.
+func TestMemLinkCarriesDeliveryTimes(t *testing.T) {
+	a, b := newMemLink("l1")
+	const late = 5 * time.Millisecond
+	start := time.Now()
+	if err := a.sendAt([][]byte{[]byte("late")}, []time.Time{start.Add(-late)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send([]byte("now")); err != nil {
+		t.Fatal(err)
+	}
+	frames, err := b.Recv()
+	if err != nil || len(frames) != 2 {
+		t.Fatalf("%d frames, %v", len(frames), err)
+	}
+	got := b.lateness(nil)
+	since := time.Since(start)
+	if len(got) != 2 || got[0] < late || got[0] > late+since || got[1] < 0 || got[1] > since {
+		t.Fatalf("lateness %v, want [%v, %v] and [0, %v]", got, late, late+since, since)
 	}
 }
 

@@ -46,6 +46,15 @@ type port struct {
 	bufs    [afpacket.Batch][]byte
 	spare   [afpacket.Batch][]byte
 	out2    [][]byte
+
+	// mem is the port's link when that is a link in memory, which
+	// carries the link's clock to the far end: pendingAt holds when the
+	// link delivered each pending frame (at2 is flush's copy), late the
+	// receiving goroutine's lateness of each frame it got.
+	mem       *memEnd
+	pendingAt []time.Time
+	at2       []time.Time
+	late      []time.Duration
 }
 
 type pcapFile struct {
@@ -190,8 +199,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	}
 	for _, a := range attach {
 		var l link
+		var mem *memEnd
 		if name, ok := memName(a.iface); ok {
-			l = o.mem.claim(name)
+			mem = o.mem.claim(name)
+			l = mem
 		} else {
 			ap, err := afpacket.Open(a.iface)
 			if err != nil {
@@ -201,7 +212,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			ap.BusyPoll = o.busyPoll
 			l = socket{ap}
 		}
-		pt := &port{num: a.num, name: a.iface, p: l}
+		pt := &port{num: a.num, name: a.iface, p: l, mem: mem}
 		for i := range pt.bufs {
 			pt.bufs[i] = make([]byte, 0, afpacket.MaxFrame+512)
 			pt.spare[i] = make([]byte, 0, afpacket.MaxFrame+512)
@@ -222,23 +233,30 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	}
 	var unattached, noProgram atomic.Uint64
 	var srv *p4rt.Server
-	emit := func(n int, frame []byte) {
-		if n == o.cpuPort && o.cpuPort != 0 {
-			srv.PacketIn(frame)
-			return
-		}
-		pt := ports[n]
-		if pt == nil {
-			unattached.Add(1)
-			return
-		}
-		pt.mu.Lock()
-		k := len(pt.pending)
-		pt.pending = append(pt.pending, append(pt.bufs[k][:0], frame...))
-		full := len(pt.pending) == afpacket.Batch
-		pt.mu.Unlock()
-		if full {
-			pt.flush(log)
+	emitFor := func(sw *v1model.Switch) v1model.Emit {
+		return func(n int, frame []byte) {
+			if n == o.cpuPort && o.cpuPort != 0 {
+				srv.PacketIn(frame)
+				return
+			}
+			pt := ports[n]
+			if pt == nil {
+				unattached.Add(1)
+				return
+			}
+			pt.mu.Lock()
+			k := len(pt.pending)
+			pt.pending = append(pt.pending, append(pt.bufs[k][:0], frame...))
+			if pt.mem != nil {
+				// The far end counts the frame from when the link
+				// delivered it (ReceiveBatchLate).
+				pt.pendingAt = append(pt.pendingAt, time.Now().Add(-sw.EmitLateness()))
+			}
+			full := len(pt.pending) == afpacket.Batch
+			pt.mu.Unlock()
+			if full {
+				pt.flush(log)
+			}
 		}
 	}
 	flush := func() {
@@ -248,7 +266,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dp.emit, dp.idle = emit, flush
+	dp.emitFor, dp.idle = emitFor, flush
 	creds, policy, err := o.sec.credentials()
 	if err != nil {
 		closeAll()
@@ -259,7 +277,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		MaxStreams: o.maxStreams, MaxRecvMsgSize: o.maxRecv, KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait}
 	if o.cpuPort != 0 {
 		rtCfg.PacketOut = func(sw *v1model.Switch, frame []byte) error {
-			err := sw.ReceiveBatch(o.cpuPort, [][]byte{frame}, emit)
+			err := sw.ReceiveBatch(o.cpuPort, [][]byte{frame}, emitFor(sw))
 			flush()
 			return err
 		}
@@ -328,12 +346,17 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 				for _, f := range frames {
 					pt.in.write(f)
 				}
-				sw := dp.current()
+				sw, emit := dp.running()
 				if sw == nil {
 					noProgram.Add(uint64(len(frames)))
 					continue
 				}
-				if err := sw.ReceiveBatch(pt.num, frames, emit); err != nil {
+				var late []time.Duration
+				if pt.mem != nil {
+					pt.late = pt.mem.lateness(pt.late[:0])
+					late = pt.late
+				}
+				if err := sw.ReceiveBatchLate(pt.num, frames, late, emit); err != nil {
 					if sw.Stopped() != nil {
 						failed <- err
 						return
@@ -423,10 +446,19 @@ func (pt *port) flush(log *slog.Logger) {
 		return
 	}
 	out := append(pt.out2[:0], pt.pending...)
+	at := append(pt.at2[:0], pt.pendingAt...)
 	pt.bufs, pt.spare = pt.spare, pt.bufs
 	pt.pending = pt.pending[:0]
+	pt.pendingAt = pt.pendingAt[:0]
 	pt.mu.Unlock()
-	if err := pt.p.Send(out...); err != nil && !errors.Is(err, afpacket.ErrClosed) {
+	var err error
+	if pt.mem != nil {
+		err = pt.mem.sendAt(out, at)
+	} else {
+		err = pt.p.Send(out...)
+	}
+	pt.at2 = at[:0]
+	if err != nil && !errors.Is(err, afpacket.ErrClosed) {
 		log.Warn("send failed", "port", pt.num, "err", err)
 	}
 	for _, f := range out {
