@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,6 +90,28 @@ func TestMemLinkCarriesDeliveryTimes(t *testing.T) {
 	frames, err := b.Recv()
 	if err != nil || len(frames) != 2 {
 		t.Fatalf("%d frames, %v", len(frames), err)
+	}
+	got := b.lateness(nil)
+	since := time.Since(start)
+	if len(got) != 2 || got[0] < late || got[0] > late+since || got[1] < 0 || got[1] > since {
+		t.Fatalf("lateness %v, want [%v, %v] and [0, %v]", got, late, late+since, since)
+	}
+}
+
+// A port on a link in memory hands each frame's lateness on with it
+// (add, then flush): the frame added 5 ms late reaches the far end at
+// least 5 ms late, the one added on time late only by the hand-off.
+func TestPortHandsOnLateness(t *testing.T) {
+	a, b := newMemLink("l1")
+	pt := &port{num: 1, name: "mem:l1", p: a, mem: a}
+	const late = 5 * time.Millisecond
+	start := time.Now()
+	pt.add([]byte("late"), late)
+	pt.add([]byte("now"), 0)
+	pt.flush(slog.New(slog.DiscardHandler))
+	frames, err := b.Recv()
+	if err != nil || len(frames) != 2 || string(frames[0]) != "late" {
+		t.Fatalf("%q, %v", frames, err)
 	}
 	got := b.lateness(nil)
 	since := time.Since(start)

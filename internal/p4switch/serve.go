@@ -244,17 +244,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 				unattached.Add(1)
 				return
 			}
-			pt.mu.Lock()
-			k := len(pt.pending)
-			pt.pending = append(pt.pending, append(pt.bufs[k][:0], frame...))
-			if pt.mem != nil {
-				// The far end counts the frame from when the link
-				// delivered it (ReceiveBatchLate).
-				pt.pendingAt = append(pt.pendingAt, time.Now().Add(-sw.EmitLateness()))
-			}
-			full := len(pt.pending) == afpacket.Batch
-			pt.mu.Unlock()
-			if full {
+			if pt.add(frame, sw.EmitLateness()) {
 				pt.flush(log)
 			}
 		}
@@ -436,6 +426,22 @@ func (pt *port) stats(sw *v1model.Switch, always bool) string {
 	return line
 }
 
+// add copies a frame the switch sends into the pending batch, with how
+// late its link delivered it (EmitLateness), which a link in memory
+// hands on: the far end counts the frame from then (ReceiveBatchLate).
+// It reports whether the batch is full, to be flushed.
+func (pt *port) add(frame []byte, late time.Duration) (full bool) {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	k := len(pt.pending)
+	pt.pending = append(pt.pending, append(pt.bufs[k][:0], frame...))
+	if pt.mem != nil {
+		pt.pendingAt = append(pt.pendingAt, time.Now().Add(-late))
+	}
+	return len(pt.pending) == afpacket.Batch
+}
+
+// flush sends the pending batch on the port's link.
 func (pt *port) flush(log *slog.Logger) {
 	// One sender at a time; emit keeps filling the other buffers.
 	pt.sendMu.Lock()
