@@ -94,14 +94,17 @@ func rigRound(b *testing.B, bin string) {
 				continue
 			}
 		}
-		for _, name := range strings.Split(*programs, ",") {
+		names := strings.Split(*programs, ",")
+		for _, name := range names {
 			prog, ok := rigPrograms[name]
 			if !ok {
 				b.Fatalf("-programs: unknown program %q: want rcm or l3", name)
 			}
 			noProgram := target == "veth" || target == "relay" || target == "relay-process"
-			if noProgram && name != "rcm" {
-				continue // no program: measured once
+			if noProgram && name != names[0] {
+				// No program: measured once, whichever programs the
+				// round runs (with -programs=l3 alone, as with rcm).
+				continue
 			}
 			for _, f := range strings.Split(*sizes, ",") {
 				size, err := strconv.Atoi(f)
