@@ -109,7 +109,9 @@ type Packet struct {
 	Payload int32
 	// Aux is a CN's body: its index in the CNStore. An LDCP data packet
 	// carries BTH's AckReq bit in it (AuxAckReq), an LDCP ACK the number of
-	// data packets it acknowledges (n of the draft's eq. 2).
+	// data packets it acknowledges (n of the draft's eq. 2). A data packet
+	// or ACK of a scheme with telemetry (HPCC's INT, TIMELY's timestamp)
+	// carries its record's handle in the driver's INTStore, 0 for none.
 	Aux uint32
 	// Seq is the byte offset of a data packet's payload; for ACK and NACK
 	// the next byte expected.
@@ -119,6 +121,68 @@ type Packet struct {
 	// that a delivery touches only the packet it delivers.
 	Next *Packet
 	At   int64
+}
+
+// INTStore holds the telemetry records of packets, which carry their
+// handles in Aux: a record lives apart from its packet so that packets of
+// schemes without telemetry stay one cache line. Handles start at 1, so
+// that Aux 0 carries none.
+type INTStore struct {
+	recs []INT
+	free []uint32
+}
+
+// Alloc returns a blank record and its handle.
+func (st *INTStore) Alloc() (uint32, *INT) {
+	if n := len(st.free); n > 0 {
+		h := st.free[n-1]
+		st.free = st.free[:n-1]
+		t := &st.recs[h-1]
+		*t = INT{}
+		return h, t
+	}
+	st.recs = append(st.recs, INT{})
+	return uint32(len(st.recs)), &st.recs[len(st.recs)-1]
+}
+
+// Get returns the record of handle h.
+func (st *INTStore) Get(h uint32) *INT { return &st.recs[h-1] }
+
+// Release frees the record of handle h.
+func (st *INTStore) Release(h uint32) { st.free = append(st.free, h) }
+
+// MaxINTHops is the most hops an INT stack records: the switches between
+// two hosts of a three-tier fat tree, as HPCC's header holds.
+const MaxINTHops = 5
+
+// INT is in-band network telemetry: what each switch on a data packet's
+// path wrote as the packet left it, and the sender's timestamp.
+type INT struct {
+	// N is the number of switches that pushed a hop; past MaxINTHops the
+	// stack keeps the first MaxINTHops and N tells the reader it
+	// overflowed.
+	N    int
+	Hops [MaxINTHops]INTHop
+	// SentAt is when the sender sent the packet, picoseconds: the
+	// timestamp TIMELY's receiver echoes.
+	SentAt int64
+}
+
+// INTHop is one switch's record: when the packet left the egress port
+// (picoseconds), the bytes the port had sent before it (every frame, on
+// the wire), the bytes queued at the port behind it, and the port's rate
+// (bits per second).
+type INTHop struct {
+	Time, TxBytes, QLen int64
+	Rate                float64
+}
+
+// Push records a hop.
+func (t *INT) Push(h INTHop) {
+	if t.N < MaxINTHops {
+		t.Hops[t.N] = h
+	}
+	t.N++
 }
 
 // AuxAckReq is the bit of a data packet's Aux that asks the receiver for an

@@ -105,6 +105,15 @@ type Config struct {
 	// found, the flows they flag, CNs sent, RCC's end), to see which
 	// flows RCM acts on; nil costs nothing on the packet path.
 	RCMTrace func(*RCMEvent)
+	// AckInData queues ACKs and NACKs with their priority's data, under
+	// PFC and buffer admission, rather than in the strict-priority control
+	// queue: the ns-3 RDMA simulator's switches without ACK_HIGH_PRIO.
+	AckInData bool
+	// INTs, when set, turns on HPCC's in-band telemetry: every data packet
+	// with a record there (its handle in Aux) gets a hop pushed as it
+	// leaves. Nil: no telemetry, and Aux of data packets means nothing
+	// here.
+	INTs *INTStore
 }
 
 // DropReason says why a packet was dropped.
@@ -184,9 +193,12 @@ type port struct {
 	// per-packet counters; the rest of PortStats, rarely written, lives
 	// apart in Switch.stats to keep ports small
 	txPackets, txBytes, ctrlPackets, marked int64
-	queue                                   [NumPrio]egressQueue
-	in                                      [NumPrio]ingressQueue
-	cfg                                     PortConfig
+	// wireBytes counts every frame sent, control included: the bytes a
+	// port's INT hop reports (the ns-3 simulator's m_txBytes).
+	wireBytes int64
+	queue     [NumPrio]egressQueue
+	in        [NumPrio]ingressQueue
+	cfg       PortConfig
 	// betaShare is Beta / lossless priorities: the dynamic threshold's
 	// factor on the free buffer.
 	betaShare float64
@@ -370,9 +382,10 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	// empty: nothing waits for the port, held packets included (the
 	// driver schedules no wake-up after a packet sent straight out).
 	empty := op.nonEmpty == 0 && op.ctrl.len() == 0 && op.heldMask == 0
-	if p.Kind.Control() {
+	if s.control(p) {
 		if empty && s.env.TrySend(out, p) {
 			op.ctrlPackets++
+			op.wireBytes += int64(p.Size)
 			return
 		}
 		op.ctrl.push(p)
@@ -446,6 +459,13 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	s.env.Kick(out)
 }
 
+// control reports whether p travels in the strict-priority control queue:
+// ACKs and NACKs unless they go with the data (AckInData), CNPs, PFC frames
+// and CNs.
+func (s *Switch) control(p *Packet) bool {
+	return p.Kind.Control() && !(s.cfg.AckInData && (p.Kind == Ack || p.Kind == Nack))
+}
+
 // Route is the egress port for p: its destination's next hops, one picked
 // by the flow hash mixed with the switch's seed (ECMP); -1 without a route.
 func (s *Switch) Route(p *Packet) int {
@@ -480,7 +500,9 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 	op := &s.ports[port]
 	if op.ctrl.len() > 0 {
 		op.ctrlPackets++
-		return op.ctrl.pop()
+		p := op.ctrl.pop()
+		op.wireBytes += int64(p.Size)
+		return p
 	}
 	if op.heldMask != 0 {
 		return s.rcmDequeue(now, port)
@@ -519,6 +541,20 @@ func (s *Switch) depart(now int64, port int, op *port, q uint8, p *Packet, held 
 	if p.ECT() && s.shouldMark(&op.cfg.Marking, qlen) {
 		p.ECN = CE
 		op.marked++
+	}
+	if s.cfg.INTs != nil && p.Kind == Data && p.Aux != 0 {
+		// HPCC's telemetry: the port's bytes sent before this packet and
+		// everything it still holds, as the packet leaves.
+		var queued float64
+		for i := range op.queue {
+			queued += op.queue[i].bytes
+		}
+		s.cfg.INTs.Get(p.Aux).Push(INTHop{Time: now, TxBytes: op.wireBytes, QLen: int64(queued), Rate: op.cfg.Rate})
+	}
+	op.wireBytes += int64(p.Size)
+	if p.Kind != Data && p.Kind.Control() {
+		op.ctrlPackets++ // an ACK in the data queue is still an ACK
+		return
 	}
 	op.txPackets++
 	op.txBytes += int64(p.Size)

@@ -1,6 +1,6 @@
 // Package sim is p4rcm's packet-level datacenter simulator: hosts with
-// RoCEv2 NICs running DCQCN, LDCP (window or rate-based) or no congestion
-// control, switches running
+// RoCEv2 NICs running DCQCN, HPCC, TIMELY, DCTCP, LDCP (window or
+// rate-based) or no congestion control, switches running
 // the dataplane switch model (shared buffer, PFC, RED/ECN, ECMP), and
 // full-duplex links with serialisation and propagation delay, driven by the
 // discrete-event engine of sim/event in integer picoseconds.
@@ -15,10 +15,13 @@ import (
 
 	"github.com/p4rcm/p4rcm/dataplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/dctcp"
+	"github.com/p4rcm/p4rcm/hpcc"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/p4rcm/p4rcm/sim/topo"
 	"github.com/p4rcm/p4rcm/sim/workload"
+	"github.com/p4rcm/p4rcm/timely"
 )
 
 // Config is everything one run needs, resolved: no presets, no files.
@@ -34,11 +37,25 @@ type Config struct {
 	// AckInterval is how many data packets the receiver takes per ACK; the
 	// last packet of a flow is always acknowledged.
 	AckInterval int
-	// CC is the end-to-end congestion control: "dcqcn", "ldcp" (the
-	// draft's window sender, per-packet ACKs and fast start), "ldcp-rate"
-	// (its rate-based variant: RTT probes and a cut per CNP) or "none".
-	CC    string
-	DCQCN dcqcn.Params
+	// CC is the end-to-end congestion control: "dcqcn", "hpcc" (rate from
+	// the in-band telemetry switches add to data packets), "timely" (rate
+	// from RTT gradients), "dctcp" (DCTCP's rate-based RDMA variant),
+	// "ldcp" (the draft's window sender, per-packet ACKs and fast start),
+	// "ldcp-rate" (its rate-based variant: RTT probes and a cut per CNP)
+	// or "none".
+	CC     string
+	DCQCN  dcqcn.Params
+	HPCC   hpcc.Params
+	TIMELY timely.Params
+	DCTCP  dctcp.Params
+	// Window bounds each flow's bytes in flight, as the ns-3 RDMA
+	// simulator's NIC can (HPCC and DCTCP run with it there).
+	Window Window
+	// AckInData sends ACKs and NACKs in their flow's priority queue, under
+	// PFC and behind data, as the ns-3 simulator does without
+	// ACK_HIGH_PRIO (its HPCC and DCTCP runs); otherwise they take the
+	// strict-priority control queue, as CNPs and PFC frames always do.
+	AckInData bool
 	// LDCP are the LDCP hosts' parameters; with CC ldcp or ldcp-rate they
 	// also give the switches' ECN curve, WRED K and buf_max unless ECN,
 	// WREDK or BufMax override them.
@@ -116,6 +133,18 @@ type Config struct {
 	BuildProgress func(stage string, done, total int)
 }
 
+// Window is the ns-3 simulator's sending window: a flow with Enabled
+// (HAS_WIN) sends while fewer than W bytes of it are unacknowledged, W
+// being the bandwidth-delay product of the fabric's longest path
+// (GLOBAL_T 1) or with PerPath of the flow's own (GLOBAL_T 0), scaled by
+// the flow's rate over its line rate with Variable (VAR_WIN). The same
+// choice of path gives HPCC its base RTT T and its W = B T.
+type Window struct {
+	Enabled  bool
+	Variable bool
+	PerPath  bool
+}
+
 // ECNConfig is a RED/ECN marking curve at a reference link rate.
 type ECNConfig struct {
 	KMin, KMax float64 // bytes at RefRate
@@ -176,13 +205,25 @@ func (c *Config) Validate() error {
 		if err := c.DCQCN.Validate(); err != nil {
 			errs = append(errs, err)
 		}
+	case "hpcc":
+		if err := c.HPCC.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	case "timely":
+		if err := c.TIMELY.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	case "dctcp":
+		if err := c.DCTCP.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	case "ldcp", "ldcp-rate":
 		if err := c.LDCP.Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	case "none":
 	default:
-		bad("cc", "unknown congestion control %q (dcqcn, ldcp, ldcp-rate, none)", c.CC)
+		bad("cc", "unknown congestion control %q (dcqcn, hpcc, timely, dctcp, ldcp, ldcp-rate, none)", c.CC)
 	}
 	if c.RCM != nil {
 		if err := c.RCM.Validate(); err != nil {

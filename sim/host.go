@@ -39,7 +39,10 @@ type flowState struct {
 	prio           uint8
 	sending        bool // in the host's sending list
 	rtoArmed       bool
-	rp             dcqcn.RP
+	// lastSize is the last data packet's size on the wire: HPCC's new
+	// rate reschedules the gap after it.
+	lastSize int32
+	rp       dcqcn.RP
 
 	start       int64
 	sentPackets int64
@@ -164,7 +167,7 @@ func (h *host) paused(prio uint8, at int64) bool { return h.pausedUntil[prio] > 
 // dequeue is the NIC's scheduler: control packets first, then the flows
 // whose rate limiter allows a packet, in round robin.
 func (h *host) dequeue(now int64) *dataplane.Packet {
-	if h.ctrl.len() > 0 {
+	if h.ctrlReady(now) {
 		return h.ctrl.pop()
 	}
 	n := len(h.sending)
@@ -176,6 +179,9 @@ func (h *host) dequeue(now int64) *dataplane.Packet {
 		}
 		if h.net.ldcp.mode == ldcpWindow && !h.ldcpMaySend(now, f) {
 			continue
+		}
+		if h.net.ack.window && h.windowBound(f) {
+			continue // until an ACK
 		}
 		p := h.dataPacket(now, f)
 		if f.sndNxt >= f.size {
@@ -205,6 +211,8 @@ func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
 	if f.sndNxt < f.highest {
 		f.retransmits++
 	}
+	h.ackStamp(now, p)
+	f.lastSize = p.Size
 	if n.ldcp.mode == ldcpWindow {
 		h.ldcpSent(now, f, p)
 		// A window flow may lose what it has in flight at any point, not
@@ -222,6 +230,8 @@ func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
 		f.rp.OnSent(now, int(p.Size))
 	case n.ldcp.mode == ldcpRate:
 		rate = n.ldcp.rate[f.id].Rate()
+	case n.ack.scheme != ackOff:
+		rate = n.ackRate(f.id)
 	}
 	f.nextAvail = now + serTime(p.Size, rate)
 	return p
@@ -229,14 +239,23 @@ func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
 
 // next is when the NIC may next have a packet.
 func (h *host) next(after int64) int64 {
-	if h.ctrl.len() > 0 {
-		return after
-	}
 	var t int64
+	if h.ctrl.len() > 0 {
+		c := h.ctrl.peek()
+		if !h.inData(c) || !h.paused(c.Prio, after) {
+			return after
+		}
+		if u := h.pausedUntil[c.Prio]; u != math.MaxInt64 {
+			t = u
+		}
+	}
 	for _, id := range h.sending {
 		f := &h.net.flows[id]
 		if f.nextAvail == ldcpBlocked {
 			continue // until an ACK or the timer
+		}
+		if h.net.ack.window && h.windowBound(f) {
+			continue // until an ACK
 		}
 		e := max(f.nextAvail, after)
 		if u := h.pausedUntil[f.prio]; u > e {
@@ -275,6 +294,14 @@ func (h *host) receive(now int64, p *dataplane.Packet) {
 		}
 		if p.CNPFlag && n.cc {
 			f.rp.OnCNP(now)
+		}
+		if n.ack.scheme != ackOff {
+			h.ackFeedback(now, f, p)
+		}
+		if n.ack.scheme != ackOff || n.ack.window {
+			// A new rate or an opened window may let the NIC send.
+			h.addSending(f)
+			h.port.kick(now)
 		}
 		if f.sndUna >= f.size && f.finish == 0 {
 			f.finish = now
@@ -335,28 +362,44 @@ func (h *host) receiveData(now int64, p *dataplane.Packet) {
 		rx.sinceAck++
 		rx.nackSent = false
 		if int(rx.sinceAck) >= n.cfg.AckInterval || rx.expected >= rx.size {
-			h.sendAck(now, rx, p.Flow, dataplane.Ack)
+			h.sendAck(now, rx, p, dataplane.Ack)
 		}
 	case p.Seq > rx.expected:
 		h.part.outOfOrder++
 		// A gap: go-back-N asks once per missing offset.
 		if !rx.nackSent || rx.lastNack != rx.expected {
 			rx.nackSent, rx.lastNack = true, rx.expected
-			h.sendAck(now, rx, p.Flow, dataplane.Nack)
+			h.sendAck(now, rx, p, dataplane.Nack)
 		}
 	default:
 		// A duplicate of data already delivered (after a go-back): ACK it
 		// again so that the sender learns where the receiver stands.
 		if rx.expected >= rx.size {
-			h.sendAck(now, rx, p.Flow, dataplane.Ack)
+			h.sendAck(now, rx, p, dataplane.Ack)
 		}
 	}
+}
+
+// ctrlReady reports whether the NIC's next control packet may go at now:
+// there is one, and it is not an ACK queued with data that PFC holds.
+func (h *host) ctrlReady(now int64) bool {
+	if h.ctrl.len() == 0 {
+		return false
+	}
+	c := h.ctrl.peek()
+	return !h.inData(c) || !h.paused(c.Prio, now)
+}
+
+// inData reports whether control packet p goes with its priority's data
+// (Config.AckInData), and so waits while PFC pauses that priority.
+func (h *host) inData(p *dataplane.Packet) bool {
+	return h.net.cfg.AckInData && (p.Kind == dataplane.Ack || p.Kind == dataplane.Nack)
 }
 
 // sendCtrl sends a control packet: at once if the NIC is idle with nothing
 // queued, else after what is queued.
 func (h *host) sendCtrl(now int64, p *dataplane.Packet) {
-	if h.ctrl.len() == 0 && h.port.idle(now) {
+	if h.ctrl.len() == 0 && h.port.idle(now) && (!h.inData(p) || !h.paused(p.Prio, now)) {
 		h.port.send(now, p)
 		return
 	}
@@ -364,16 +407,23 @@ func (h *host) sendCtrl(now int64, p *dataplane.Packet) {
 	h.port.kick(now)
 }
 
-func (h *host) sendAck(now int64, rx *rxFlow, id int32, kind dataplane.Kind) {
+// sendAck acknowledges (or with kind Nack asks to go back to) rx's next
+// expected byte, answering data packet d: the ACK carries d's telemetry
+// back.
+func (h *host) sendAck(now int64, rx *rxFlow, d *dataplane.Packet, kind dataplane.Kind) {
 	n := h.net
 	p := h.part.pool.get()
 	*p = dataplane.Packet{
-		Kind: kind, Prio: rx.prio, Size: dataplane.AckFrame + dataplane.EthOverhead,
-		Flow: id, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
+		Kind: kind, Prio: rx.prio, Size: dataplane.AckFrame + dataplane.EthOverhead + n.ack.extra,
+		Flow: d.Flow, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
 		Hash: rx.ackHash, Seq: rx.expected,
 		// The ns-3 simulator's NP: every ACK of a marked packet carries the
-		// CNP flag when there are no separate CNPs.
-		CNPFlag: rx.ceSince && n.cfg.DCQCN.CNPInterval == 0 && n.ldcp.mode == ldcpOff,
+		// CNP flag when there are no separate CNPs; DCTCP's ACKs echo CE.
+		CNPFlag: rx.ceSince && (n.ack.scheme == ackDCTCP || n.cfg.DCQCN.CNPInterval == 0 && n.ldcp.mode == ldcpOff),
+	}
+	if n.ack.extra > 0 {
+		// The ACK takes the data packet's telemetry back to the sender.
+		p.Aux, d.Aux = d.Aux, 0
 	}
 	rx.sinceAck, rx.ceSince = 0, false
 	h.sendCtrl(now, p)

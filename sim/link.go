@@ -211,8 +211,13 @@ func (w *wire) pop() *dataplane.Packet {
 	return p
 }
 
-// pool recycles packets so that steady-state forwarding does not allocate.
-type pool struct{ free []*dataplane.Packet }
+// pool recycles packets so that steady-state forwarding does not
+// allocate. With telemetry (ints set) it frees the record a data packet
+// or ACK holds with the packet.
+type pool struct {
+	free []*dataplane.Packet
+	ints *dataplane.INTStore
+}
 
 func (pl *pool) get() *dataplane.Packet {
 	if n := len(pl.free); n > 0 {
@@ -223,7 +228,18 @@ func (pl *pool) get() *dataplane.Packet {
 	return new(dataplane.Packet)
 }
 
-func (pl *pool) put(p *dataplane.Packet) { pl.free = append(pl.free, p) }
+func (pl *pool) put(p *dataplane.Packet) {
+	if pl.ints != nil && hasINT(p) {
+		pl.ints.Release(p.Aux)
+		p.Aux = 0
+	}
+	pl.free = append(pl.free, p)
+}
+
+// hasINT reports whether p, in a run with telemetry, holds a record.
+func hasINT(p *dataplane.Packet) bool {
+	return p.Aux != 0 && (p.Kind == dataplane.Data || p.Kind == dataplane.Ack || p.Kind == dataplane.Nack)
+}
 
 // fifo is a small packet queue for host NICs.
 type fifo struct {
@@ -239,6 +255,8 @@ func (f *fifo) push(p *dataplane.Packet) {
 	}
 	f.buf = append(f.buf, p)
 }
+
+func (f *fifo) peek() *dataplane.Packet { return f.buf[f.head] }
 
 func (f *fifo) pop() *dataplane.Packet {
 	p := f.buf[f.head]

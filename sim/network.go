@@ -33,6 +33,7 @@ type Network struct {
 	lossless uint8            // priorities with PFC
 	byHash   map[uint32][]int // FlowsWithHash, made on first use
 	ldcp     ldcpState
+	ack      ackState
 	// cnpInterval is the NPs' least time between CNPs of a flow: DCQCN's
 	// N, or LDCP's for its rate variant.
 	cnpInterval int64
@@ -172,7 +173,7 @@ func New(cfg Config) (*Network, error) {
 	reg := &n.parts[0].q // every handler is registered here; the others share them
 	// LDCP's window sender decides per packet (first-RTT packets are not
 	// ECN-capable); its rate variant's packets all are.
-	if n.cc || cfg.ECNMarking || cfg.CC == "ldcp-rate" {
+	if n.cc || cfg.ECNMarking || cfg.CC == "ldcp-rate" || cfg.CC == "dctcp" {
 		n.dataECN = dataplane.ECT0
 	}
 	adj := t.Adjacency()
@@ -239,6 +240,10 @@ func New(cfg Config) (*Network, error) {
 			Name: nd.Name, Buffer: cfg.Buffer, Lossless: lossless, XONOffset: xon,
 			PauseQuanta: cfg.PauseQuanta, QueueLimit: cfg.QueueLimit,
 			Seed: cfg.Seed ^ mixSeed(uint64(nd.ID)), RCM: cfg.RCM, CNs: n.parts[n.plan.Of[nd.ID]].cns,
+			AckInData: cfg.AckInData,
+		}
+		if cfg.CC == "hpcc" {
+			sc.INTs = &n.parts[n.plan.Of[nd.ID]].ints
 		}
 		if cfg.RCMTrace != nil {
 			name := nd.Name
@@ -333,6 +338,7 @@ func New(cfg Config) (*Network, error) {
 	if err := n.initLDCP(); err != nil {
 		return nil, err
 	}
+	n.initAckCC()
 	n.cnpInterval = cfg.DCQCN.CNPInterval
 	if n.ldcp.mode == ldcpRate {
 		n.cnpInterval = cfg.LDCP.CNPInterval
@@ -381,13 +387,16 @@ func (c *Config) Marking(rate, hostRate float64) dataplane.Marking {
 	case ldcp:
 		m.BufMax = c.LDCP.BufMax * rate / c.LDCP.RefRate
 	}
-	if c.CC != "dcqcn" && !ldcp && !c.ECNMarking {
+	if c.CC != "dcqcn" && c.CC != "dctcp" && !ldcp && !c.ECNMarking {
 		m.KMin, m.KMax = math.Inf(1), math.Inf(1)
 		return m
 	}
 	e := ECNConfig{KMin: c.DCQCN.KMin, KMax: c.DCQCN.KMax, PMax: c.DCQCN.PMax, RefRate: c.DCQCN.RefRate}
-	if ldcp {
+	switch {
+	case ldcp:
 		e = ECNConfig{KMin: c.LDCP.KMin, KMax: c.LDCP.KMax, PMax: c.LDCP.PMax, RefRate: c.LDCP.RefRate}
+	case c.CC == "dctcp":
+		e = ECNConfig{KMin: c.DCTCP.KMin, KMax: c.DCTCP.KMax, PMax: c.DCTCP.PMax, RefRate: c.DCTCP.RefRate}
 	}
 	if c.ECN != nil {
 		e = *c.ECN

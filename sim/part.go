@@ -25,8 +25,10 @@ type part struct {
 	// another part is copied there into that part's packet, so packets
 	// never change parts and no pool drains into another.
 	pool pool
-	// cns holds the bodies of the RCM notifications in the part.
-	cns *dataplane.CNStore
+	// cns holds the bodies of the RCM notifications in the part, ints the
+	// telemetry records of its packets (HPCC's INT, TIMELY's timestamps).
+	cns  *dataplane.CNStore
+	ints dataplane.INTStore
 
 	// Counters, summed over the parts for the results.
 	done        int // flows sent from here that completed
@@ -40,9 +42,10 @@ type part struct {
 	// out holds the frames sent to other parts in a window, by part; two
 	// sets alternate, so that a part fills one while the others read
 	// what it sent in the window before from the other. outCN holds the
-	// bodies of the RCM notifications among them.
-	out   [2][][]crossing
-	outCN [2][][]dataplane.CNInfo
+	// bodies of the RCM notifications among them, outINT their telemetry.
+	out    [2][][]crossing
+	outCN  [2][][]dataplane.CNInfo
+	outINT [2][][]dataplane.INT
 	// sentMin is the earliest arrival among the frames sent this window.
 	sentMin int64
 	// announced counts the completions of flows sent from here announced
@@ -79,6 +82,7 @@ func newPart(n *Network, id, parts int) *part {
 	for i := range pt.out {
 		pt.out[i] = make([][]crossing, parts)
 		pt.outCN[i] = make([][]dataplane.CNInfo, parts)
+		pt.outINT[i] = make([][]dataplane.INT, parts)
 	}
 	return pt
 }
@@ -97,6 +101,11 @@ func (pt *part) send(p *port, pkt *dataplane.Packet, at int64) {
 		pt.outCN[w][dst] = append(pt.outCN[w][dst], *pt.cns.Get(pkt.Aux))
 		pt.cns.Release(pkt.Aux)
 	}
+	if pt.pool.ints != nil && hasINT(pkt) {
+		// So does the telemetry, numbered from 1 as handles are.
+		pt.outINT[w][dst] = append(pt.outINT[w][dst], *pt.ints.Get(pkt.Aux))
+		c.pkt.Aux = uint32(len(pt.outINT[w][dst]))
+	}
 	pt.out[w][dst] = append(pt.out[w][dst], c)
 	pt.sentMin = min(pt.sentMin, at)
 	pt.crossed++
@@ -112,6 +121,7 @@ func (pt *part) receive(w int64) {
 	for _, src := range pt.net.parts {
 		l := src.out[w&1][pt.id]
 		bodies := src.outCN[w&1][pt.id]
+		ints := src.outINT[w&1][pt.id]
 		for i := range l {
 			c := &l[i]
 			pkt := pt.pool.get()
@@ -120,6 +130,11 @@ func (pt *part) receive(w int64) {
 				idx, body := pt.cns.Alloc()
 				*body = bodies[c.pkt.Aux]
 				pkt.Aux = idx
+			}
+			if pt.pool.ints != nil && hasINT(pkt) {
+				h, rec := pt.ints.Alloc()
+				*rec = ints[c.pkt.Aux-1]
+				pkt.Aux = h
 			}
 			p := c.port
 			if p.wire.n == 0 {
@@ -130,6 +145,7 @@ func (pt *part) receive(w int64) {
 		}
 		src.out[w&1][pt.id] = l[:0]
 		src.outCN[w&1][pt.id] = bodies[:0]
+		src.outINT[w&1][pt.id] = ints[:0]
 	}
 }
 

@@ -122,7 +122,8 @@ type RateSample struct {
 // CCSample is one sender's congestion-control state at a time: rates in
 // bits/s. DCQCN fills Rate, Target and Alpha; LDCP fills Window (packets,
 // never 0 under LDCP) and Rate, the window's rate over the base RTT (the
-// rate variant's own rate, which uses the last probe's RTT).
+// rate variant's own rate, which uses the last probe's RTT); HPCC and
+// TIMELY fill Rate, DCTCP Rate and Alpha.
 type CCSample struct {
 	Time         int64
 	Flow         int
@@ -270,7 +271,7 @@ func (n *Network) startSamplers() {
 		}
 		n.samplers = append(n.samplers, &sampler{kind: sampleRates, next: rs.Interval, interval: rs.Interval, last: make([]int64, len(flows))})
 	}
-	if cs := n.cfg.CCSampling; cs.Interval > 0 && (n.cc || n.ldcp.mode != ldcpOff) {
+	if cs := n.cfg.CCSampling; cs.Interval > 0 && (n.cc || n.ldcp.mode != ldcpOff || n.ack.scheme != ackOff) {
 		if len(cs.Flows) == 0 {
 			n.cfg.CCSampling.Flows = make([]int, len(n.flows))
 			for i := range n.flows {
@@ -329,13 +330,18 @@ func (s *sampler) take(n *Network, now int64) {
 			if now < f.start || f.finish != 0 {
 				continue
 			}
-			switch n.ldcp.mode {
-			case ldcpWindow:
+			switch {
+			case n.ldcp.mode == ldcpWindow:
 				n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id,
 					Rate: n.ldcpWindowRate(id), Window: n.ldcp.tx[id].Window()})
-			case ldcpRate:
+			case n.ldcp.mode == ldcpRate:
 				r := &n.ldcp.rate[id]
 				n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id, Rate: r.Rate(), Window: r.Window()})
+			case n.ack.scheme == ackDCTCP:
+				s := &n.ack.dctcp[id]
+				n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id, Rate: s.Rate(), Alpha: s.Alpha()})
+			case n.ack.scheme != ackOff:
+				n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id, Rate: n.ackRate(int32(id))})
 			default:
 				n.ccSamples = append(n.ccSamples, CCSample{Time: now, Flow: id,
 					Rate: f.rp.Rate(now), Target: f.rp.Target(now), Alpha: f.rp.Alpha(now)})

@@ -73,13 +73,15 @@ func TestExperimentJSONAndDefaults(t *testing.T) {
 func TestExperimentBadSchemeWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	scen := writeFile(t, dir, "tiny5.yaml", experimentScenario)
+	known := strings.Join(scenario.Schemes, ", ")
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--schemes", "dcqcn,nosuch"}, `unknown scheme "nosuch" (known: dcqcn, pfc, lossy, rcm, rcm-rcc, ldcp, ldcp-rate)`},
-		{[]string{"--variant", "no-sar=rcm,rcm.sar=false", "--schemes", "dcqcn,no-sar"}, `unknown scheme "no-sar" (known: dcqcn, pfc, lossy, rcm, rcm-rcc, ldcp, ldcp-rate); a --variant joins the study under its own name, so leave it out of --schemes`},
+		{[]string{"--schemes", "dcqcn,nosuch"}, `unknown scheme "nosuch" (known: ` + known + `)`},
+		{[]string{"--variant", "no-sar=rcm,rcm.sar=false", "--schemes", "dcqcn,no-sar"}, `unknown scheme "no-sar" (known: ` + known + `); a --variant joins the study under its own name, so leave it out of --schemes`},
 		{[]string{"--schemes", "dcqcn,rcm", "--set", "rcm.gd=2"}, "rcm: --set rcm.gd=2: rcm.gd: must be positive"},
+		{[]string{"--schemes", "dcqcn,hpcc", "--set", "hpcc.eta=1.5"}, "--set hpcc.eta=1.5: hpcc.eta: must be in (0, 1]"},
 	} {
 		out := filepath.Join(dir, "out")
 		code, _, stderr := p4ctl(append([]string{"experiment", scen, "-o", out}, tt.args...)...)

@@ -11,11 +11,14 @@ import (
 	"strings"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/dctcp"
+	"github.com/p4rcm/p4rcm/hpcc"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/topo"
 	"github.com/p4rcm/p4rcm/sim/workload"
+	"github.com/p4rcm/p4rcm/timely"
 )
 
 // Defaults for what a scenario leaves out.
@@ -30,6 +33,9 @@ const (
 	DefaultAckInterval = 1
 	DefaultScheme      = "dcqcn"
 	DefaultDCQCN       = "hpcc"
+	DefaultHPCC        = "ns3"
+	DefaultTIMELY      = "ns3"
+	DefaultDCTCP       = "ns3"
 	DefaultLDCP        = "draft"
 	DefaultBuffer      = 32e6
 	DefaultPFCBeta     = 1.0 / 8
@@ -40,7 +46,8 @@ const (
 )
 
 // Schemes lists the congestion-control schemes a scenario can name.
-var Schemes = []string{"dcqcn", "pfc", "lossy", "rcm", "rcm-rcc", "ldcp", "ldcp-rate"}
+var Schemes = []string{"dcqcn", "pfc", "lossy", "rcm", "rcm-rcc", "hpcc", "timely", "dctcp",
+	"rcm-hpcc", "rcm-timely", "rcm-dctcp", "ldcp", "ldcp-rate"}
 
 // Build resolves the scenario into a simulator configuration: it builds
 // the topology, generates or reads the flows and applies the parameters.
@@ -102,6 +109,16 @@ func (s *Scenario) build(withFlows bool) (sim.Config, error) {
 			return cfg, err
 		}
 		cfg.RCM = &p
+	case "hpcc", "timely", "dctcp":
+		cfg.CC, cfg.PFC = scheme, true
+	case "rcm-hpcc", "rcm-timely", "rcm-dctcp":
+		// RCM's switch mechanisms under another host scheme.
+		cfg.CC, cfg.PFC = strings.TrimPrefix(scheme, "rcm-"), true
+		p, err := s.buildRCM(true)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.RCM = &p
 	case "ldcp", "ldcp-rate":
 		// The draft's point: no PFC, WRED and ECN in one queue instead.
 		cfg.CC, cfg.PFC = scheme, false
@@ -116,6 +133,16 @@ func (s *Scenario) build(withFlows bool) (sim.Config, error) {
 	if cfg.LDCP, err = s.buildLDCP(); err != nil {
 		return cfg, err
 	}
+	if cfg.HPCC, err = s.buildHPCC(); err != nil {
+		return cfg, err
+	}
+	if cfg.TIMELY, err = s.buildTIMELY(); err != nil {
+		return cfg, err
+	}
+	if cfg.DCTCP, err = s.buildDCTCP(); err != nil {
+		return cfg, err
+	}
+	s.applyNIC(&cfg)
 	if err := s.applySwitch(&cfg); err != nil {
 		return cfg, err
 	}
@@ -379,6 +406,98 @@ func overrideBool(dst, v *bool) {
 	if v != nil {
 		*dst = *v
 	}
+}
+
+func (s *Scenario) buildHPCC() (hpcc.Params, error) {
+	o := s.HPCC
+	p, err := hpcc.Preset(orDefault(o.Preset, DefaultHPCC))
+	if err != nil {
+		return p, s.errorf("hpcc.preset", "%v", err)
+	}
+	override(&p.Eta, o.Eta)
+	override(&p.MIThresh, o.MIThresh)
+	override(&p.RAI, o.RAI)
+	override(&p.MinRate, o.MinRate)
+	override(&p.RefRate, o.RefRate)
+	overrideBool(&p.ScaleWithRate, o.ScaleWithRate)
+	overrideBool(&p.FastReact, o.FastReact)
+	overrideBool(&p.SampleFeedback, o.SampleFeedback)
+	overrideBool(&p.MultiRate, o.MultiRate)
+	override(&p.INTMulti, o.INTMulti)
+	if err := p.Validate(); err != nil {
+		var pe *hpcc.ParamError
+		if errors.As(err, &pe) {
+			return p, s.errorf("hpcc."+pe.Field, "%s", pe.Msg)
+		}
+		return p, s.errorf("hpcc", "%v", err)
+	}
+	return p, nil
+}
+
+func (s *Scenario) buildTIMELY() (timely.Params, error) {
+	o := s.TIMELY
+	p, err := timely.Preset(orDefault(o.Preset, DefaultTIMELY))
+	if err != nil {
+		return p, s.errorf("timely.preset", "%v", err)
+	}
+	override(&p.Alpha, o.Alpha)
+	override(&p.Beta, o.Beta)
+	override(&p.TLow, o.TLow)
+	override(&p.THigh, o.THigh)
+	override(&p.MinRTT, o.MinRTT)
+	override(&p.RAI, o.RAI)
+	override(&p.RHAI, o.RHAI)
+	override(&p.HAIThresh, o.HAIThresh)
+	override(&p.MinRate, o.MinRate)
+	override(&p.RefRate, o.RefRate)
+	overrideBool(&p.ScaleWithRate, o.ScaleWithRate)
+	if err := p.Validate(); err != nil {
+		var pe *timely.ParamError
+		if errors.As(err, &pe) {
+			return p, s.errorf("timely."+pe.Field, "%s", pe.Msg)
+		}
+		return p, s.errorf("timely", "%v", err)
+	}
+	return p, nil
+}
+
+func (s *Scenario) buildDCTCP() (dctcp.Params, error) {
+	o := s.DCTCP
+	p, err := dctcp.Preset(orDefault(o.Preset, DefaultDCTCP))
+	if err != nil {
+		return p, s.errorf("dctcp.preset", "%v", err)
+	}
+	override(&p.G, o.G)
+	override(&p.RAI, o.RAI)
+	override(&p.MinRate, o.MinRate)
+	override(&p.KMin, o.KMin)
+	override(&p.KMax, o.KMax)
+	override(&p.PMax, o.PMax)
+	override(&p.RefRate, o.RefRate)
+	if err := p.Validate(); err != nil {
+		var pe *dctcp.ParamError
+		if errors.As(err, &pe) {
+			return p, s.errorf("dctcp."+pe.Field, "%s", pe.Msg)
+		}
+		return p, s.errorf("dctcp", "%v", err)
+	}
+	return p, nil
+}
+
+// applyNIC sets the sending window and the ACKs' queue: as given, or as
+// the ns-3 simulator's run.py sets them for the scheme (HPCC and DCTCP
+// with a variable window of the fabric's largest BDP and ACKs queued with
+// data; the others without a window, ACKs in the control queue).
+func (s *Scenario) applyNIC(cfg *sim.Config) {
+	ns3Window := cfg.CC == "hpcc" || cfg.CC == "dctcp"
+	w := s.Host.Window
+	cfg.Window = sim.Window{Enabled: ns3Window, Variable: ns3Window}
+	overrideBool(&cfg.Window.Enabled, w.Enabled)
+	overrideBool(&cfg.Window.Variable, w.Variable)
+	overrideBool(&cfg.Window.PerPath, w.PerPath)
+	high := !ns3Window
+	overrideBool(&high, s.Host.AckHighPrio)
+	cfg.AckInData = !high
 }
 
 func (s *Scenario) buildLDCP() (ldcp.Params, error) {

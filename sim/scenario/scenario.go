@@ -31,11 +31,16 @@ type Scenario struct {
 	// Scheme is the congestion-control scheme: dcqcn (PFC and DCQCN), pfc
 	// (PFC only, no end-to-end control), lossy (DCQCN, PFC off, drops
 	// recovered by go-back-N), rcm (PFC, DCQCN at the hosts and RCM in the
-	// switches), rcm-rcc (rcm without adaptive routing), ldcp (LDCP's
-	// window sender, PFC off) or ldcp-rate (its rate-based variant, PFC
-	// off).
+	// switches), rcm-rcc (rcm without adaptive routing), hpcc, timely and
+	// dctcp (PFC and those schemes as the ns-3 RDMA simulator runs them),
+	// rcm-hpcc, rcm-timely and rcm-dctcp (RCM in the switches with that
+	// scheme at the hosts), ldcp (LDCP's window sender, PFC off) or
+	// ldcp-rate (its rate-based variant, PFC off).
 	Scheme string `yaml:"scheme"`
 	DCQCN  DCQCN  `yaml:"dcqcn"`
+	HPCC   HPCC   `yaml:"hpcc"`
+	TIMELY TIMELY `yaml:"timely"`
+	DCTCP  DCTCP  `yaml:"dctcp"`
 	LDCP   LDCP   `yaml:"ldcp"`
 	RCM    RCM    `yaml:"rcm"`
 	Host   Host   `yaml:"host"`
@@ -143,6 +148,55 @@ type DCQCN struct {
 	PMax             *float64  `yaml:"pmax"`
 }
 
+// HPCC picks a named HPCC parameter set and overrides any of its values
+// (hpcc.Params documents each; the ns-3 simulator's name is beside it).
+type HPCC struct {
+	// Preset is ns3 or paper (ns3 by default).
+	Preset         string    `yaml:"preset"`
+	Eta            *Fraction `yaml:"eta"`             // U_TARGET
+	MIThresh       *int      `yaml:"mi_thresh"`       // MI_THRESH
+	RAI            *Rate     `yaml:"rai"`             // RATE_AI
+	MinRate        *Rate     `yaml:"min_rate"`        // MIN_RATE
+	RefRate        *Rate     `yaml:"ref_rate"`        // the rate RAI is given for
+	ScaleWithRate  *bool     `yaml:"scale_with_rate"` // RAI per line rate
+	FastReact      *bool     `yaml:"fast_react"`      // FAST_REACT
+	SampleFeedback *bool     `yaml:"sample_feedback"` // SAMPLE_FEEDBACK
+	MultiRate      *bool     `yaml:"multi_rate"`      // MULTI_RATE
+	INTMulti       *int      `yaml:"int_multi"`       // INT_MULTI
+}
+
+// TIMELY picks a named TIMELY parameter set and overrides any of its
+// values (timely.Params documents each).
+type TIMELY struct {
+	// Preset is ns3 (the default).
+	Preset        string    `yaml:"preset"`
+	Alpha         *Fraction `yaml:"alpha"`   // TimelyAlpha
+	Beta          *Fraction `yaml:"beta"`    // TimelyBeta
+	TLow          *Duration `yaml:"t_low"`   // TimelyTLow
+	THigh         *Duration `yaml:"t_high"`  // TimelyTHigh
+	MinRTT        *Duration `yaml:"min_rtt"` // TimelyMinRtt
+	RAI           *Rate     `yaml:"rai"`     // RATE_AI
+	RHAI          *Rate     `yaml:"rhai"`    // RATE_HAI
+	HAIThresh     *int      `yaml:"hai_thresh"`
+	MinRate       *Rate     `yaml:"min_rate"` // MIN_RATE
+	RefRate       *Rate     `yaml:"ref_rate"`
+	ScaleWithRate *bool     `yaml:"scale_with_rate"`
+}
+
+// DCTCP picks a named DCTCP parameter set and overrides any of its values
+// (dctcp.Params documents each).
+type DCTCP struct {
+	// Preset is ns3 (the default).
+	Preset  string    `yaml:"preset"`
+	G       *Fraction `yaml:"g"`        // EWMA_GAIN
+	RAI     *Rate     `yaml:"rai"`      // DCTCP_RATE_AI
+	MinRate *Rate     `yaml:"min_rate"` // MIN_RATE
+	KMin    *Size     `yaml:"kmin"`     // KMIN_MAP
+	KMax    *Size     `yaml:"kmax"`     // KMAX_MAP
+	PMax    *float64  `yaml:"pmax"`     // PMAX_MAP
+	RefRate *Rate     `yaml:"ref_rate"`
+}
+
 // LDCP picks a named LDCP parameter set and overrides any of its values
 // (ldcp.Params documents each). Sizes are bytes at ref_rate; windows are
 // in BDPs of each flow's path.
@@ -204,6 +258,20 @@ type Host struct {
 	MTU         int      `yaml:"mtu"`
 	AckInterval int      `yaml:"ack_interval"`
 	RTO         Duration `yaml:"rto"`
+	// Window is the ns-3 simulator's sending window; by default on and
+	// variable for hpcc and dctcp, as its run.py runs them, off otherwise.
+	Window Window `yaml:"window"`
+	// AckHighPrio sends ACKs in the strict-priority control queue (the
+	// ns-3 simulator's ACK_HIGH_PRIO); by default false for hpcc and dctcp,
+	// as its run.py runs them, true otherwise.
+	AckHighPrio *bool `yaml:"ack_high_prio"`
+}
+
+// Window is the ns-3 simulator's sending window (sim.Window).
+type Window struct {
+	Enabled  *bool `yaml:"enabled"`  // HAS_WIN
+	Variable *bool `yaml:"variable"` // VAR_WIN
+	PerPath  *bool `yaml:"per_path"` // GLOBAL_T 0
 }
 
 // Switch configures every switch.
