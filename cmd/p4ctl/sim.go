@@ -38,6 +38,7 @@ func newSimCmd() *cobra.Command {
 // simOptions are the flags that pick and adjust a scenario.
 type simOptions struct {
 	preset   string
+	ns3      string
 	sets     []string
 	seed     uint64
 	scheme   string
@@ -56,6 +57,7 @@ type simOptions struct {
 func (o *simOptions) addFlags(cmd *cobra.Command, defaultPreset string) {
 	fs := cmd.Flags()
 	fs.StringVar(&o.preset, "preset", defaultPreset, "built-in scenario (see 'p4ctl sim presets'); ignored when a file is given")
+	fs.StringVar(&o.ns3, "ns3-config", "", "run the experiment of an ns-3 RDMA simulator configuration file (mix/config_*.txt) instead of a scenario")
 	fs.StringArrayVar(&o.sets, "set", nil, "override a scenario value by its path, e.g. --set workload.load=0.5 (repeatable)")
 	fs.Uint64Var(&o.seed, "seed", 0, "random seed (overrides the scenario's)")
 	fs.StringVar(&o.scheme, "scheme", "", "congestion control: "+strings.Join(scenario.Schemes, ", "))
@@ -110,7 +112,24 @@ func threadsText(n int) string {
 func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario, error) {
 	var s *scenario.Scenario
 	var err error
-	if len(args) == 1 {
+	if o.ns3 != "" {
+		if len(args) == 1 || cmd.Flags().Changed("preset") {
+			return nil, usageErrorf("give --ns3-config, a scenario file or --preset, one of them")
+		}
+		var notes []string
+		s, notes, err = scenario.FromNS3Config(o.ns3)
+		if os.IsNotExist(err) {
+			return nil, usageErrorf("--ns3-config: %s does not exist", o.ns3)
+		}
+		if err != nil {
+			return nil, usageErrorf("--ns3-config: %v", err)
+		}
+		if !o.quiet {
+			for _, n := range notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+			}
+		}
+	} else if len(args) == 1 {
 		if cmd.Flags().Changed("preset") {
 			return nil, usageErrorf("give a scenario file or --preset, not both")
 		}
@@ -486,12 +505,23 @@ func baseNames(paths []string) []string {
 }
 
 func newSimPresetsCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, params bool
 	cmd := &cobra.Command{
 		Use:   "presets",
-		Short: "List the built-in scenarios",
-		Args:  noArgs,
+		Short: "List the built-in scenarios, or with --params the congestion-control parameters",
+		Long: `presets lists the built-in scenarios (--preset NAME). With --params it
+lists instead every parameter of the dcqcn, hpcc, timely and dctcp sections
+and the host's sending window: its path for --set, its value in the
+section's default parameter set, and the ns-3 RDMA simulator's name for it
+(a key of its configuration file, or an attribute of its RdmaHw).`,
+		Example: `  p4ctl sim presets
+  p4ctl sim presets --params
+  p4ctl sim run --preset bench-fat320 --scheme hpcc --set hpcc.eta=0.9`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if params {
+				return writeParams(cmd.OutOrStdout(), asJSON)
+			}
 			ps := scenario.Presets()
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), ps)
@@ -507,5 +537,26 @@ func newSimPresetsCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&params, "params", false, "list the congestion-control parameters with their defaults and ns-3 names")
 	return cmd
+}
+
+// writeParams prints scenario.SchemeParams as a table or JSON.
+func writeParams(w io.Writer, asJSON bool) error {
+	ps := scenario.SchemeParams()
+	if asJSON {
+		return writeJSON(w, ps)
+	}
+	pr := &printer{w: w}
+	tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "PATH\tDEFAULT\tNS-3\n")
+	for _, p := range ps {
+		ns3 := p.NS3
+		if ns3 == "" {
+			ns3 = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Path, p.Default, ns3)
+	}
+	tw.Flush()
+	return pr.err
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -506,5 +507,101 @@ func TestDefaultThreadsFollowIdleCores(t *testing.T) {
 	scen := writeFile(t, dir, "small.yaml", smallFatTree)
 	if code, stdout, stderr := p4ctl("sim", "run", scen, "-q", "-o", filepath.Join(dir, "out")); code != 0 || !strings.Contains(stdout, "on 1 thread") {
 		t.Errorf("16 hosts: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// ns3Config is a whole ns-3 RDMA simulator configuration (HPCC, as its
+// run.py writes one) for a star of three hosts: two send to the third.
+const ns3Config = `ENABLE_QCN 1
+USE_DYNAMIC_PFC_THRESHOLD 1
+PACKET_PAYLOAD_SIZE 1000
+TOPOLOGY_FILE mix/star.txt
+FLOW_FILE mix/flows.txt
+TRACE_FILE mix/trace.txt
+FCT_OUTPUT_FILE mix/fct.txt
+SIMULATOR_STOP_TIME 4.00
+CC_MODE 3
+ALPHA_RESUME_INTERVAL 1
+RATE_DECREASE_INTERVAL 4
+CLAMP_TARGET_RATE 0
+RP_TIMER 300
+EWMA_GAIN 0.00390625
+FAST_RECOVERY_TIMES 1
+RATE_AI 40Mb/s
+RATE_HAI 40Mb/s
+MIN_RATE 1000Mb/s
+DCTCP_RATE_AI 1000Mb/s
+ERROR_RATE_PER_LINK 0.0000
+L2_CHUNK_SIZE 4000
+L2_ACK_INTERVAL 1
+L2_BACK_TO_ZERO 0
+HAS_WIN 1
+GLOBAL_T 1
+VAR_WIN 1
+FAST_REACT 1
+U_TARGET 0.95
+MI_THRESH 0
+INT_MULTI 4
+MULTI_RATE 0
+SAMPLE_FEEDBACK 0
+RATE_BOUND 1
+ACK_HIGH_PRIO 0
+LINK_DOWN 0 0 0
+KMAX_MAP 1 100000000000 1600
+KMIN_MAP 1 100000000000 400
+PMAX_MAP 1 100000000000 0.20
+BUFFER_SIZE 32
+`
+
+// TestSimRunNS3Config runs an ns-3 configuration as the ns-3 simulator
+// would, from its simulation directory, and refuses a key it cannot
+// honour: exit 2, nothing written.
+func TestSimRunNS3Config(t *testing.T) {
+	dir := t.TempDir()
+	mix := filepath.Join(dir, "mix")
+	if err := os.Mkdir(mix, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, mix, "star.txt", "4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n")
+	writeFile(t, mix, "flows.txt", "2\n0 2 3 100 300000 2.0\n1 2 3 100 300000 2.0\n")
+	cfg := writeFile(t, mix, "config.txt", ns3Config)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := p4ctl("sim", "run", "--ns3-config", cfg, "-o", out)
+	if code != 0 || !strings.Contains(stdout, "scheme hpcc") || !strings.Contains(stderr, "config.txt:7: FCT_OUTPUT_FILE ignored") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "fct.txt")); err != nil {
+		t.Error(err)
+	}
+	bad := writeFile(t, mix, "bad.txt", strings.Replace(ns3Config, "CC_MODE 3", "CC_MODE 10", 1))
+	out2 := filepath.Join(dir, "out2")
+	code, _, stderr = p4ctl("sim", "run", "--ns3-config", bad, "-o", out2)
+	if code != exitUsage || !strings.Contains(stderr, "bad.txt:9: CC_MODE: 10 is HPCC-PINT") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming the file, line and key", code, stderr)
+	}
+	if _, err := os.Stat(out2); !os.IsNotExist(err) {
+		t.Errorf("the output directory exists (%v)", err)
+	}
+	if code, _, _ := p4ctl("sim", "run", "--ns3-config", cfg, "--preset", "default", "-o", out2); code != exitUsage {
+		t.Errorf("--ns3-config with --preset: exit %d, want 2", code)
+	}
+}
+
+// TestSimPresetsParams lists every scheme parameter with its default and
+// the ns-3 simulator's name for it.
+func TestSimPresetsParams(t *testing.T) {
+	code, out, stderr := p4ctl("sim", "presets", "--params")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^hpcc\.eta +0\.95 +U_TARGET$`),
+		regexp.MustCompile(`(?m)^timely\.t_low +50us +TimelyTLow$`),
+		regexp.MustCompile(`(?m)^dctcp\.rai +615Mbps +DCTCP_RATE_AI$`),
+		regexp.MustCompile(`(?m)^host\.window\.enabled +by scheme +HAS_WIN$`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("no line matching %s in\n%s", want, out)
+		}
 	}
 }

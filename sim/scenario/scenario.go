@@ -128,41 +128,43 @@ type FlowSpec struct {
 type DCQCN struct {
 	// Preset is paper, hpcc or mellanox (hpcc by default).
 	Preset           string    `yaml:"preset"`
-	G                *Fraction `yaml:"g"`
+	G                *Fraction `yaml:"g" ns3:"EWMA_GAIN"`
 	InitialAlpha     *float64  `yaml:"initial_alpha"`
-	AlphaInterval    *Duration `yaml:"alpha_interval"`
-	DecreaseInterval *Duration `yaml:"decrease_interval"`
-	RateOnFirstCNP   *float64  `yaml:"rate_on_first_cnp"`
-	ClampTarget      *bool     `yaml:"clamp_target"`
-	Timer            *Duration `yaml:"timer"`
+	AlphaInterval    *Duration `yaml:"alpha_interval" ns3:"ALPHA_RESUME_INTERVAL"`
+	DecreaseInterval *Duration `yaml:"decrease_interval" ns3:"RATE_DECREASE_INTERVAL"`
+	RateOnFirstCNP   *float64  `yaml:"rate_on_first_cnp" ns3:"RateOnFirstCnp"`
+	ClampTarget      *bool     `yaml:"clamp_target" ns3:"CLAMP_TARGET_RATE"`
+	Timer            *Duration `yaml:"timer" ns3:"RP_TIMER"`
 	ByteCounter      *Size     `yaml:"byte_counter"`
-	F                *int      `yaml:"f"`
-	RAI              *Rate     `yaml:"rai"`
-	RHAI             *Rate     `yaml:"rhai"`
-	MinRate          *Rate     `yaml:"min_rate"`
+	F                *int      `yaml:"f" ns3:"FAST_RECOVERY_TIMES"`
+	RAI              *Rate     `yaml:"rai" ns3:"RATE_AI"`
+	RHAI             *Rate     `yaml:"rhai" ns3:"RATE_HAI"`
+	MinRate          *Rate     `yaml:"min_rate" ns3:"MIN_RATE"`
 	RefRate          *Rate     `yaml:"ref_rate"`
 	ScaleWithRate    *bool     `yaml:"scale_with_rate"`
 	CNPInterval      *Duration `yaml:"cnp_interval"`
-	KMin             *Size     `yaml:"kmin"`
-	KMax             *Size     `yaml:"kmax"`
-	PMax             *float64  `yaml:"pmax"`
+	KMin             *Size     `yaml:"kmin" ns3:"KMIN_MAP"`
+	KMax             *Size     `yaml:"kmax" ns3:"KMAX_MAP"`
+	PMax             *float64  `yaml:"pmax" ns3:"PMAX_MAP"`
 }
 
 // HPCC picks a named HPCC parameter set and overrides any of its values
-// (hpcc.Params documents each; the ns-3 simulator's name is beside it).
+// (hpcc.Params documents each). The ns3 tags of this section and the
+// others name the ns-3 RDMA simulator's setting for each value, where it
+// has one: its configuration file's key, or an attribute of its RdmaHw.
 type HPCC struct {
 	// Preset is ns3 or paper (ns3 by default).
 	Preset         string    `yaml:"preset"`
-	Eta            *Fraction `yaml:"eta"`             // U_TARGET
-	MIThresh       *int      `yaml:"mi_thresh"`       // MI_THRESH
-	RAI            *Rate     `yaml:"rai"`             // RATE_AI
-	MinRate        *Rate     `yaml:"min_rate"`        // MIN_RATE
-	RefRate        *Rate     `yaml:"ref_rate"`        // the rate RAI is given for
-	ScaleWithRate  *bool     `yaml:"scale_with_rate"` // RAI per line rate
-	FastReact      *bool     `yaml:"fast_react"`      // FAST_REACT
-	SampleFeedback *bool     `yaml:"sample_feedback"` // SAMPLE_FEEDBACK
-	MultiRate      *bool     `yaml:"multi_rate"`      // MULTI_RATE
-	INTMulti       *int      `yaml:"int_multi"`       // INT_MULTI
+	Eta            *Fraction `yaml:"eta" ns3:"U_TARGET"`
+	MIThresh       *int      `yaml:"mi_thresh" ns3:"MI_THRESH"`
+	RAI            *Rate     `yaml:"rai" ns3:"RATE_AI"`
+	MinRate        *Rate     `yaml:"min_rate" ns3:"MIN_RATE"`
+	RefRate        *Rate     `yaml:"ref_rate"`
+	ScaleWithRate  *bool     `yaml:"scale_with_rate"`
+	FastReact      *bool     `yaml:"fast_react" ns3:"FAST_REACT"`
+	SampleFeedback *bool     `yaml:"sample_feedback" ns3:"SAMPLE_FEEDBACK"`
+	MultiRate      *bool     `yaml:"multi_rate" ns3:"MULTI_RATE"`
+	INTMulti       *int      `yaml:"int_multi" ns3:"INT_MULTI"`
 }
 
 // TIMELY picks a named TIMELY parameter set and overrides any of its
@@ -170,15 +172,15 @@ type HPCC struct {
 type TIMELY struct {
 	// Preset is ns3 (the default).
 	Preset        string    `yaml:"preset"`
-	Alpha         *Fraction `yaml:"alpha"`   // TimelyAlpha
-	Beta          *Fraction `yaml:"beta"`    // TimelyBeta
-	TLow          *Duration `yaml:"t_low"`   // TimelyTLow
-	THigh         *Duration `yaml:"t_high"`  // TimelyTHigh
-	MinRTT        *Duration `yaml:"min_rtt"` // TimelyMinRtt
-	RAI           *Rate     `yaml:"rai"`     // RATE_AI
-	RHAI          *Rate     `yaml:"rhai"`    // RATE_HAI
+	Alpha         *Fraction `yaml:"alpha" ns3:"TimelyAlpha"`
+	Beta          *Fraction `yaml:"beta" ns3:"TimelyBeta"`
+	TLow          *Duration `yaml:"t_low" ns3:"TimelyTLow"`
+	THigh         *Duration `yaml:"t_high" ns3:"TimelyTHigh"`
+	MinRTT        *Duration `yaml:"min_rtt" ns3:"TimelyMinRtt"`
+	RAI           *Rate     `yaml:"rai" ns3:"RATE_AI"`
+	RHAI          *Rate     `yaml:"rhai" ns3:"RATE_HAI"`
 	HAIThresh     *int      `yaml:"hai_thresh"`
-	MinRate       *Rate     `yaml:"min_rate"` // MIN_RATE
+	MinRate       *Rate     `yaml:"min_rate" ns3:"MIN_RATE"`
 	RefRate       *Rate     `yaml:"ref_rate"`
 	ScaleWithRate *bool     `yaml:"scale_with_rate"`
 }
@@ -188,12 +190,12 @@ type TIMELY struct {
 type DCTCP struct {
 	// Preset is ns3 (the default).
 	Preset  string    `yaml:"preset"`
-	G       *Fraction `yaml:"g"`        // EWMA_GAIN
-	RAI     *Rate     `yaml:"rai"`      // DCTCP_RATE_AI
-	MinRate *Rate     `yaml:"min_rate"` // MIN_RATE
-	KMin    *Size     `yaml:"kmin"`     // KMIN_MAP
-	KMax    *Size     `yaml:"kmax"`     // KMAX_MAP
-	PMax    *float64  `yaml:"pmax"`     // PMAX_MAP
+	G       *Fraction `yaml:"g" ns3:"EWMA_GAIN"`
+	RAI     *Rate     `yaml:"rai" ns3:"DCTCP_RATE_AI"`
+	MinRate *Rate     `yaml:"min_rate" ns3:"MIN_RATE"`
+	KMin    *Size     `yaml:"kmin" ns3:"KMIN_MAP"`
+	KMax    *Size     `yaml:"kmax" ns3:"KMAX_MAP"`
+	PMax    *float64  `yaml:"pmax" ns3:"PMAX_MAP"`
 	RefRate *Rate     `yaml:"ref_rate"`
 }
 
@@ -264,14 +266,14 @@ type Host struct {
 	// AckHighPrio sends ACKs in the strict-priority control queue (the
 	// ns-3 simulator's ACK_HIGH_PRIO); by default false for hpcc and dctcp,
 	// as its run.py runs them, true otherwise.
-	AckHighPrio *bool `yaml:"ack_high_prio"`
+	AckHighPrio *bool `yaml:"ack_high_prio" ns3:"ACK_HIGH_PRIO"`
 }
 
 // Window is the ns-3 simulator's sending window (sim.Window).
 type Window struct {
-	Enabled  *bool `yaml:"enabled"`  // HAS_WIN
-	Variable *bool `yaml:"variable"` // VAR_WIN
-	PerPath  *bool `yaml:"per_path"` // GLOBAL_T 0
+	Enabled  *bool `yaml:"enabled" ns3:"HAS_WIN"`
+	Variable *bool `yaml:"variable" ns3:"VAR_WIN"`
+	PerPath  *bool `yaml:"per_path" ns3:"GLOBAL_T (inverted)"`
 }
 
 // Switch configures every switch.
