@@ -20,16 +20,17 @@ import (
 )
 
 // ns3Config is the benchmark's configuration, the ns-3 simulator's as
-// its run.py writes it, for scheme cc: 1 KB payloads, an ACK per packet,
-// 32 MiB buffers with dynamic PFC thresholds, HPCC and DCTCP with a
-// variable window and ACKs queued with data.
+// its run.py writes it, for scheme cc: 1 KB payloads, an ACK per packet
+// queued with data at the switches, 32 MiB buffers with dynamic PFC
+// thresholds, HPCC and DCTCP with a variable window and ACKs held by PFC
+// at the NICs.
 func ns3Config(tp *topo.Topology, flows []workload.Flow, cc string) Config {
 	cfg := Config{Seed: 1, Topology: tp, Flows: flows, MTU: 1000, AckInterval: 1, CC: cc,
 		DCQCN: dcqcn.HPCC(), HPCC: hpcc.NS3(), TIMELY: timely.NS3(), DCTCP: dctcp.NS3(),
-		PFC: true, Buffer: 32 << 20, PFCBeta: 1.0 / 8, PFCBetaScale: true, RTO: ms}
+		PFC: true, Buffer: 32 << 20, PFCBeta: 1.0 / 8, PFCBetaScale: true, RTO: ms, AckInData: true}
 	if cc == "hpcc" || cc == "dctcp" {
 		cfg.Window = Window{Enabled: true, Variable: true}
-		cfg.AckInData = true
+		cfg.AckObeysPFC = true
 	}
 	return cfg
 }

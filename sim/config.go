@@ -51,11 +51,15 @@ type Config struct {
 	// Window bounds each flow's bytes in flight, as the ns-3 RDMA
 	// simulator's NIC can (HPCC and DCTCP run with it there).
 	Window Window
-	// AckInData sends ACKs and NACKs in their flow's priority queue, under
-	// PFC and behind data, as the ns-3 simulator does without
-	// ACK_HIGH_PRIO (its HPCC and DCTCP runs); otherwise they take the
+	// AckInData has switches queue ACKs and NACKs with their priority's
+	// data, under PFC and behind the data, as the ns-3 simulator's switches
+	// do whatever its ACK_HIGH_PRIO says; otherwise they take the
 	// strict-priority control queue, as CNPs and PFC frames always do.
 	AckInData bool
+	// AckObeysPFC has the NICs hold their ACKs and NACKs while PFC pauses
+	// the priority, as the ns-3 simulator's NICs do without ACK_HIGH_PRIO
+	// (its HPCC and DCTCP runs). Either way they go ahead of data.
+	AckObeysPFC bool
 	// LDCP are the LDCP hosts' parameters; with CC ldcp or ldcp-rate they
 	// also give the switches' ECN curve, WRED K and buf_max unless ECN,
 	// WREDK or BufMax override them.

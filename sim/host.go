@@ -390,10 +390,10 @@ func (h *host) ctrlReady(now int64) bool {
 	return !h.inData(c) || !h.paused(c.Prio, now)
 }
 
-// inData reports whether control packet p goes with its priority's data
-// (Config.AckInData), and so waits while PFC pauses that priority.
+// inData reports whether control packet p waits while PFC pauses its
+// priority (Config.AckObeysPFC).
 func (h *host) inData(p *dataplane.Packet) bool {
-	return h.net.cfg.AckInData && (p.Kind == dataplane.Ack || p.Kind == dataplane.Nack)
+	return h.net.cfg.AckObeysPFC && (p.Kind == dataplane.Ack || p.Kind == dataplane.Nack)
 }
 
 // sendCtrl sends a control packet: at once if the NIC is idle with nothing

@@ -484,10 +484,10 @@ func (s *Scenario) buildDCTCP() (dctcp.Params, error) {
 	return p, nil
 }
 
-// applyNIC sets the sending window and the ACKs' queue: as given, or as
-// the ns-3 simulator's run.py sets them for the scheme (HPCC and DCTCP
-// with a variable window of the fabric's largest BDP and ACKs queued with
-// data; the others without a window, ACKs in the control queue).
+// applyNIC sets the sending window and the ACKs' priority at the NIC: as
+// given, or as the ns-3 simulator's run.py sets them for the scheme (HPCC
+// and DCTCP with a variable window of the fabric's largest BDP and ACKs
+// held by PFC; the others without a window, ACKs never held).
 func (s *Scenario) applyNIC(cfg *sim.Config) {
 	ns3Window := cfg.CC == "hpcc" || cfg.CC == "dctcp"
 	w := s.Host.Window
@@ -497,7 +497,7 @@ func (s *Scenario) applyNIC(cfg *sim.Config) {
 	overrideBool(&cfg.Window.PerPath, w.PerPath)
 	high := !ns3Window
 	overrideBool(&high, s.Host.AckHighPrio)
-	cfg.AckInData = !high
+	cfg.AckObeysPFC = !high
 }
 
 func (s *Scenario) buildLDCP() (ldcp.Params, error) {
@@ -605,6 +605,7 @@ func (s *Scenario) applySwitch(cfg *sim.Config) error {
 	}
 	cfg.PauseQuanta = uint16(w.PauseQuanta)
 	cfg.QueueLimit = float64(w.QueueLimit)
+	cfg.AckInData = w.AckInData
 	cfg.WREDK = float64(w.WREDK)
 	cfg.BufMax = float64(w.BufMax)
 	if !(cfg.WREDK >= 0) {

@@ -418,6 +418,10 @@ func (im *ns3Import) switches() error {
 	if err := im.set("USE_DYNAMIC_PFC_THRESHOLD", "switch.pfc_beta_scale", "true"); err != nil {
 		return err
 	}
+	// Its switches queue ACKs with data whatever ACK_HIGH_PRIO says.
+	if err := im.s.SetFrom(im.path+": ns-3's switches", "switch.ack_in_data", "true"); err != nil {
+		return err
+	}
 	qcn, _ := im.flag("ENABLE_QCN")
 	kmin, err := im.ecnMap("KMIN_MAP", 1000)
 	if err != nil {

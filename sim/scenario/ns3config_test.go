@@ -119,7 +119,7 @@ func diffConfigs(a, b sim.Config) string {
 		{"cc", a.CC == b.CC}, {"mtu", a.MTU == b.MTU}, {"ack_interval", a.AckInterval == b.AckInterval},
 		{"dcqcn", a.CC != "dcqcn" || a.DCQCN == b.DCQCN}, {"hpcc", a.CC != "hpcc" || a.HPCC == b.HPCC},
 		{"timely", a.CC != "timely" || a.TIMELY == b.TIMELY}, {"dctcp", a.CC != "dctcp" || a.DCTCP == b.DCTCP},
-		{"window", a.Window == b.Window}, {"ack_in_data", a.AckInData == b.AckInData},
+		{"window", a.Window == b.Window}, {"ack_in_data", a.AckInData == b.AckInData}, {"ack_obeys_pfc", a.AckObeysPFC == b.AckObeysPFC},
 		{"pfc", a.PFC == b.PFC}, {"buffer", a.Buffer == b.Buffer}, {"pfc_beta", a.PFCBeta == b.PFCBeta},
 		{"pfc_beta_scale", a.PFCBetaScale == b.PFCBetaScale}, {"ecn", (a.ECN == nil) == (b.ECN == nil) && (a.ECN == nil || *a.ECN == *b.ECN)},
 	} {

@@ -24,8 +24,7 @@ type Param struct {
 
 // SchemeParams lists the parameters of the dcqcn, hpcc, timely and dctcp
 // sections in the order the sections declare them, each with its default
-// parameter set's value, and the sending window's and ACK priority's host
-// settings.
+// parameter set's value, then the sending window and where ACKs queue.
 func SchemeParams() []Param {
 	d, _ := dcqcn.Preset(DefaultDCQCN)
 	h, _ := hpcc.Preset(DefaultHPCC)
@@ -60,6 +59,8 @@ func SchemeParams() []Param {
 	}
 	ack, _ := reflect.TypeOf(Host{}).FieldByName("AckHighPrio")
 	ps = append(ps, Param{Path: "host." + yamlKey(ack), Default: "by scheme", NS3: ack.Tag.Get("ns3")})
+	sw, _ := reflect.TypeOf(Switch{}).FieldByName("AckInData")
+	ps = append(ps, Param{Path: "switch." + yamlKey(sw), Default: "false", NS3: sw.Tag.Get("ns3")})
 	return ps
 }
 

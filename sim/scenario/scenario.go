@@ -263,9 +263,10 @@ type Host struct {
 	// Window is the ns-3 simulator's sending window; by default on and
 	// variable for hpcc and dctcp, as its run.py runs them, off otherwise.
 	Window Window `yaml:"window"`
-	// AckHighPrio sends ACKs in the strict-priority control queue (the
-	// ns-3 simulator's ACK_HIGH_PRIO); by default false for hpcc and dctcp,
-	// as its run.py runs them, true otherwise.
+	// AckHighPrio sends the NIC's ACKs whether or not PFC pauses their
+	// priority (the ns-3 simulator's ACK_HIGH_PRIO, which does no more);
+	// by default false for hpcc and dctcp, as its run.py runs them, true
+	// otherwise.
 	AckHighPrio *bool `yaml:"ack_high_prio" ns3:"ACK_HIGH_PRIO"`
 }
 
@@ -296,6 +297,13 @@ type Switch struct {
 	BufMax Size `yaml:"buf_max"`
 	// ECN overrides the DCQCN parameter set's marking curve.
 	ECN *ECN `yaml:"ecn"`
+	// AckInData queues ACKs and NACKs with their priority's data rather
+	// than with CNPs and PFC frames in the strict-priority queue: what
+	// the ns-3 simulator's switches do (their AckHighPrio attribute, which
+	// its third.cc leaves 0). Off by default, as the DCQCN paper
+	// recommends; the bench-fat320 preset and ns-3 configurations turn it
+	// on.
+	AckInData bool `yaml:"ack_in_data" ns3:"AckHighPrio of SwitchNode (inverted)"`
 }
 
 // ECN is a RED/ECN marking curve at a reference link rate.
