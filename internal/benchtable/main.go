@@ -218,8 +218,12 @@ func commit() string {
 		return "unknown"
 	}
 	c := strings.TrimSpace(string(out))
-	if st, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); len(st) > 0 {
-		c += " with changes"
+	// Pages and the figures kept change nothing measured.
+	st, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+	for _, l := range strings.Split(strings.TrimSpace(string(st)), "\n") {
+		if l != "" && !strings.HasSuffix(l, ".md") && !strings.HasSuffix(l, "measured.json") {
+			return c + " with changes"
+		}
 	}
 	return c
 }
