@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -359,7 +360,7 @@ func incastRow(rate string) func(e *env, r row) (result, error) {
 		}
 		sw, _ := g.median("BenchmarkIncastRate/"+rate, "switch-cores")
 		return result{
-			Baseline: fmt.Sprintf("the link's rate, %sb/s", rate),
+			Baseline: fmt.Sprintf("the link's rate, %s Mb/s", strings.TrimSuffix(rate, "M")),
 			Figure:   fmt.Sprintf("**%.1f%%** (the switch on %.2f cores)", 100*busy, sw),
 			Verdict:  verdict(busy >= 0.95),
 		}, nil
