@@ -197,6 +197,22 @@ func (e *env) goBench(command string) (goBench, error) {
 	return parseGoBench(out), nil
 }
 
+// medians runs command, a go test -bench, and returns the median of
+// each named benchmark's values in unit.
+func (e *env) medians(command, unit string, names ...string) ([]float64, error) {
+	g, err := e.goBench(command)
+	if err != nil {
+		return nil, err
+	}
+	m := make([]float64, len(names))
+	for i, name := range names {
+		if m[i], err = g.median(name, unit); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
 // measure runs an area's rows.
 func (e *env) measure(a area) (areaRun, error) {
 	r := areaRun{Date: time.Now().UTC().Format("2006-01-02"), Commit: commit(), Machine: machine()}

@@ -112,18 +112,11 @@ var areas = []area{
 			Command: "go test -run '^$' -bench Step -count 3 ./sim/event/",
 			Target:  "at least 4x faster than `container/heap`",
 			Measure: func(e *env, r row) (result, error) {
-				g, err := e.goBench(r.Command)
+				m, err := e.medians(r.Command, "ns/op", "BenchmarkStep/pending=1024", "BenchmarkStepHeapBaseline/pending=1024")
 				if err != nil {
 					return result{}, err
 				}
-				cal, err := g.median("BenchmarkStep/pending=1024", "ns/op")
-				if err != nil {
-					return result{}, err
-				}
-				heap, err := g.median("BenchmarkStepHeapBaseline/pending=1024", "ns/op")
-				if err != nil {
-					return result{}, err
-				}
+				cal, heap := m[0], m[1]
 				return result{
 					Baseline: fmt.Sprintf("`container/heap` %.1f ns", heap),
 					Figure:   fmt.Sprintf("calendar queue %.1f ns: **%.1fx** faster", cal, heap/cal),
@@ -192,18 +185,11 @@ var areas = []area{
 			Command: writeOne,
 			Target:  "at most 1.5x `null`'s",
 			Measure: func(e *env, r row) (result, error) {
-				g, err := e.goBench(r.Command)
+				m, err := e.medians(r.Command, "ns/op", "BenchmarkWriteOnePerRequest/go-inprocess", "BenchmarkWriteOnePerRequest/null")
 				if err != nil {
 					return result{}, err
 				}
-				own, err := g.median("BenchmarkWriteOnePerRequest/go-inprocess", "ns/op")
-				if err != nil {
-					return result{}, err
-				}
-				null, err := g.median("BenchmarkWriteOnePerRequest/null", "ns/op")
-				if err != nil {
-					return result{}, err
-				}
+				own, null := m[0], m[1]
 				return result{
 					Baseline: fmt.Sprintf("`null` %.1f us", null/1e3),
 					Figure:   fmt.Sprintf("%.1f us: **%.2fx**", own/1e3, own/null),
@@ -215,18 +201,11 @@ var areas = []area{
 			Command: writeBatched,
 			Target:  "at least 70% of `null`'s",
 			Measure: func(e *env, r row) (result, error) {
-				g, err := e.goBench(r.Command)
+				m, err := e.medians(r.Command, "entries/s", "BenchmarkWriteBatched1000/go-inprocess", "BenchmarkWriteBatched1000/null")
 				if err != nil {
 					return result{}, err
 				}
-				own, err := g.median("BenchmarkWriteBatched1000/go-inprocess", "entries/s")
-				if err != nil {
-					return result{}, err
-				}
-				null, err := g.median("BenchmarkWriteBatched1000/null", "entries/s")
-				if err != nil {
-					return result{}, err
-				}
+				own, null := m[0], m[1]
 				return result{
 					Baseline: fmt.Sprintf("`null` %.0f entries/s", null),
 					Figure:   fmt.Sprintf("%.0f entries/s: **%.1f%%**", own, 100*own/null),
