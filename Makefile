@@ -1,7 +1,7 @@
 # The checks CI runs, in order. `make test` is the README's test command.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: test fmt vet staticcheck gotest
+.PHONY: test fmt vet staticcheck gotest bench
 
 test: fmt vet staticcheck gotest
 
@@ -37,3 +37,10 @@ gotest:
 	go test -run '^$$' -fuzz '^FuzzWriteCodec$$' -fuzztime 10s ./p4rt
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 10s ./roce
 	go test -run '^$$' -fuzz '^FuzzGeneratedMatchesInterpreted$$' -fuzztime 10s ./v1model
+
+# Every benchmark of BENCHMARKS.md, which it rewrites (as root: the
+# switch rig and the emulation use network namespaces). AREA=sim,target
+# measures those areas alone; NS3=DIR runs the ns-3 RDMA simulator built
+# in DIR beside p4rcm. See docs/develop.md.
+bench:
+	go run ./internal/benchtable $(if $(AREA),-area $(AREA)) $(if $(NS3),-ns3 $(NS3)) -log p4rcm-out/bench

@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/flow"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/roce"
-	"github.com/p4rcm/p4rcm/sim/workload"
 )
 
 // Port is the host's network interface: afpacket.Port is one. Send and
@@ -169,7 +169,7 @@ const (
 
 // New checks cfg and the flows and returns the agent. Only the flows whose
 // Src is cfg.Host are sent; the others are ignored.
-func New(cfg Config, port Port, flows []workload.Flow) (*Agent, error) {
+func New(cfg Config, port Port, flows []flow.Flow) (*Agent, error) {
 	if cfg.MTU == 0 {
 		cfg.MTU = 1000
 	}

@@ -13,10 +13,10 @@ import (
 
 	"github.com/p4rcm/p4rcm/afpacket"
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/flow"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/roce"
-	"github.com/p4rcm/p4rcm/sim/workload"
 )
 
 // The tests run two agents, hosts 0 and 1, in two network namespaces.
@@ -56,13 +56,13 @@ type rig struct {
 	wg      sync.WaitGroup
 }
 
-func newRig(t *testing.T, cc *dcqcn.Params, flows []workload.Flow, alt alter) *rig {
+func newRig(t *testing.T, cc *dcqcn.Params, flows []flow.Flow, alt alter) *rig {
 	t.Helper()
 	return newRigWith(t, func(c *Config) { c.DCQCN = cc }, flows, alt)
 }
 
 // newRigWith is newRig with each agent's Config changed by set.
-func newRigWith(t *testing.T, set func(*Config), flows []workload.Flow, alt alter) *rig {
+func newRigWith(t *testing.T, set func(*Config), flows []flow.Flow, alt alter) *rig {
 	t.Helper()
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
@@ -176,7 +176,7 @@ func leastFCT(size int64) time.Duration {
 }
 
 func TestFlowsBothWays(t *testing.T) {
-	flows := []workload.Flow{
+	flows := []flow.Flow{
 		{ID: 1, Src: 0, Dst: 1, Size: 150_000},
 		{ID: 2, Src: 1, Dst: 0, Size: 40_500},
 		{ID: 3, Src: 0, Dst: 1, Size: 999, Start: 30e9}, // 30 ms: one packet
@@ -247,7 +247,7 @@ func TestGoBackN(t *testing.T) {
 	const lost, packets = 20, 60
 	var mu sync.Mutex
 	var seq []uint32
-	r := newRig(t, nil, []workload.Flow{{ID: 7, Src: 0, Dst: 1, Size: packets * 1000}}, seqRecorder(&mu, &seq, lost))
+	r := newRig(t, nil, []flow.Flow{{ID: 7, Src: 0, Dst: 1, Size: packets * 1000}}, seqRecorder(&mu, &seq, lost))
 	res := r.wait(t, 1, 10*time.Second)[7]
 	s0, s1 := r.agents[0].Stats(), r.agents[1].Stats()
 	if s1.NAKsSent != 1 || s0.Timeouts != 0 {
@@ -294,7 +294,7 @@ func TestTailLossTimesOut(t *testing.T) {
 	const rto, packets = 200 * time.Millisecond, 60
 	var mu sync.Mutex
 	var seq []uint32
-	r := newRigWith(t, func(c *Config) { c.RTO = rto }, []workload.Flow{{ID: 7, Src: 0, Dst: 1, Size: packets * 1000}},
+	r := newRigWith(t, func(c *Config) { c.RTO = rto }, []flow.Flow{{ID: 7, Src: 0, Dst: 1, Size: packets * 1000}},
 		seqRecorder(&mu, &seq, packets-1))
 	res := r.wait(t, 1, 10*time.Second)[7]
 	s0, s1 := r.agents[0].Stats(), r.agents[1].Stats()
@@ -370,7 +370,7 @@ func TestNPPacesCNPs(t *testing.T) {
 		t.Fatal(err)
 	}
 	const marked = 60
-	r := newRig(t, &cc, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: 100_000}}, markBelow(marked))
+	r := newRig(t, &cc, []flow.Flow{{ID: 1, Src: 0, Dst: 1, Size: 100_000}}, markBelow(marked))
 	res := r.wait(t, 1, 20*time.Second)[1]
 	s0, s1 := r.agents[0].Stats(), r.agents[1].Stats()
 	if s1.Marked != marked || s0.Retransmits != 0 {
@@ -436,7 +436,7 @@ func TestCNPsCutTheRate(t *testing.T) {
 	// The flow starts 1 s in, so that the CNPs, sent now, arrive before it
 	// even when the machine leaves the test unscheduled for a while.
 	const start, size = time.Second, 100_000
-	r := newRig(t, &cc, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: size, Start: start.Nanoseconds() * 1000}}, nil)
+	r := newRig(t, &cc, []flow.Flow{{ID: 1, Src: 0, Dst: 1, Size: size, Start: start.Nanoseconds() * 1000}}, nil)
 	cnp := cnpFrame(t, 1)
 	if err := r.ports[0].Send(cnp, cnp); err != nil {
 		t.Fatal(err)
@@ -489,7 +489,7 @@ func junk() []byte {
 func TestPauseHoldsItsPriority(t *testing.T) {
 	// 2 MB: 0.87 s at testRate, long enough to still be sending when the
 	// PAUSE comes after any stall of the test.
-	r := newRig(t, nil, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: 2_000_000}}, nil)
+	r := newRig(t, nil, []flow.Flow{{ID: 1, Src: 0, Dst: 1, Size: 2_000_000}}, nil)
 	a := r.agents[0]
 	sent := func() int64 { return a.Stats().DataSent }
 	waitFor(t, 10*time.Second, "10 packets sent", func() bool { return sent() >= 10 })
@@ -600,27 +600,27 @@ func TestNewRefuses(t *testing.T) {
 		Addr: addr, LineRate: testRate}
 	for name, c := range map[string]struct {
 		cfg  func(*Config)
-		flow workload.Flow
+		flow flow.Flow
 	}{
-		"no rate":         {func(c *Config) { c.LineRate = 0 }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
-		"IPv6":            {func(c *Config) { c.IP = net.ParseIP("::1") }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
-		"DSCP 64":         {func(c *Config) { c.DSCP = 64 }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
-		"unknown host":    {func(*Config) {}, workload.Flow{ID: 1, Dst: 9, Size: 1}},
-		"empty flow":      {func(*Config) {}, workload.Flow{ID: 1, Dst: 1}},
-		"ID past 24 bits": {func(*Config) {}, workload.Flow{ID: 1 << 24, Dst: 1, Size: 1}},
+		"no rate":         {func(c *Config) { c.LineRate = 0 }, flow.Flow{ID: 1, Dst: 1, Size: 1}},
+		"IPv6":            {func(c *Config) { c.IP = net.ParseIP("::1") }, flow.Flow{ID: 1, Dst: 1, Size: 1}},
+		"DSCP 64":         {func(c *Config) { c.DSCP = 64 }, flow.Flow{ID: 1, Dst: 1, Size: 1}},
+		"unknown host":    {func(*Config) {}, flow.Flow{ID: 1, Dst: 9, Size: 1}},
+		"empty flow":      {func(*Config) {}, flow.Flow{ID: 1, Dst: 1}},
+		"ID past 24 bits": {func(*Config) {}, flow.Flow{ID: 1 << 24, Dst: 1, Size: 1}},
 		"DCQCN and LDCP": {func(c *Config) {
 			d, l := dcqcn.Mellanox(), ldcp.Draft()
 			c.DCQCN, c.LDCP, c.BaseRTT = &d, &l, func(int) time.Duration { return time.Millisecond }
-		}, workload.Flow{ID: 1, Dst: 1, Size: 1}},
-		"LDCP without a base RTT": {func(c *Config) { l := ldcp.Draft(); c.LDCP = &l }, workload.Flow{ID: 1, Dst: 1, Size: 1}},
+		}, flow.Flow{ID: 1, Dst: 1, Size: 1}},
+		"LDCP without a base RTT": {func(c *Config) { l := ldcp.Draft(); c.LDCP = &l }, flow.Flow{ID: 1, Dst: 1, Size: 1}},
 		"LDCP, base RTT 0": {func(c *Config) {
 			l := ldcp.Draft()
 			c.LDCP, c.BaseRTT = &l, func(int) time.Duration { return 0 }
-		}, workload.Flow{ID: 1, Dst: 1, Size: 1}},
+		}, flow.Flow{ID: 1, Dst: 1, Size: 1}},
 	} {
 		cfg := good
 		c.cfg(&cfg)
-		if _, err := New(cfg, nil, []workload.Flow{c.flow}); err == nil {
+		if _, err := New(cfg, nil, []flow.Flow{c.flow}); err == nil {
 			t.Errorf("%s: accepted", name)
 		} else {
 			t.Logf("%s: %v", name, err)

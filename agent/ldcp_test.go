@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4rcm/p4rcm/flow"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/roce"
-	"github.com/p4rcm/p4rcm/sim/workload"
 )
 
 // ldcpRTT is the base RTT the LDCP tests give their senders: at testRate
@@ -24,7 +24,7 @@ const ldcpIW = 10
 
 // ldcpRig runs the tests' two agents under LDCP with the draft's
 // parameters (alpha 1, beta 1/2, per-packet ACKs, IW one BDP).
-func ldcpRig(t *testing.T, flows []workload.Flow, alt alter) *rig {
+func ldcpRig(t *testing.T, flows []flow.Flow, alt alter) *rig {
 	t.Helper()
 	p := ldcp.Draft()
 	p.RefRate = testRate // times are not used by the window sender
@@ -77,7 +77,7 @@ func (r *rig) window(id int) float64 {
 func TestLDCPFirstRTTNotECT(t *testing.T) {
 	var mu sync.Mutex
 	data := map[uint32]sent{}
-	r := ldcpRig(t, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: 30_000}}, watch(&mu, data, nil, nil))
+	r := ldcpRig(t, []flow.Flow{{ID: 1, Src: 0, Dst: 1, Size: 30_000}}, watch(&mu, data, nil, nil))
 	res := r.wait(t, 1, 10*time.Second)[1]
 	mu.Lock()
 	defer mu.Unlock()
@@ -104,7 +104,7 @@ func TestLDCPFirstRTTNotECT(t *testing.T) {
 func TestLDCPECEHalvesWindow(t *testing.T) {
 	var mu sync.Mutex
 	data, becn := map[uint32]sent{}, map[uint32]bool{}
-	r := ldcpRig(t, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: 20_000}}, watch(&mu, data, becn, func(from int, f []byte) bool {
+	r := ldcpRig(t, []flow.Flow{{ID: 1, Src: 0, Dst: 1, Size: 20_000}}, watch(&mu, data, becn, func(from int, f []byte) bool {
 		if op, n, ok := psn(f); ok && from == 0 && op != roce.OpAck && n >= ldcpIW {
 			markCE(f)
 		}
@@ -148,7 +148,7 @@ func TestLDCPFastStartLossGoBackN(t *testing.T) {
 		dropped[p.PSN] = true
 		return false
 	}
-	r := ldcpRig(t, []workload.Flow{{ID: 1, Src: 0, Dst: 1, Size: 40_000}}, watch(&mu, data, nil, drop))
+	r := ldcpRig(t, []flow.Flow{{ID: 1, Src: 0, Dst: 1, Size: 40_000}}, watch(&mu, data, nil, drop))
 	res := r.wait(t, 1, 10*time.Second)[1]
 	s0, s1 := r.agents[0].Stats(), r.agents[1].Stats()
 	if s1.NAKsSent != 1 || s0.Timeouts != 0 {

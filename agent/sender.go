@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/flow"
 	"github.com/p4rcm/p4rcm/internal/finetimer"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/roce"
-	"github.com/p4rcm/p4rcm/sim/workload"
 )
 
 // sendFlow is a flow this host sends. Packets are counted from 0 in 64
@@ -37,7 +37,7 @@ type sendFlow struct {
 	res              Result
 }
 
-func (a *Agent) newSendFlow(f workload.Flow) (*sendFlow, error) {
+func (a *Agent) newSendFlow(f flow.Flow) (*sendFlow, error) {
 	if f.Size <= 0 {
 		return nil, fmt.Errorf("flow %d: size %d bytes: want more than 0", f.ID, f.Size)
 	}

@@ -15,15 +15,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/p4"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // freePort is a loopback TCP address nothing listens on, and its port.
 func freePort(t *testing.T) (string, int) {
 	t.Helper()
-	port, err := bmv2.FreePort()
+	port, err := switchproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,12 +43,12 @@ func rcmPipeline(t *testing.T, cookie uint64) Pipeline {
 // launch starts the switch P4RCM_TARGET chooses (the Go target by
 // default, BMv2 where asked and installed) with ports, with no pipeline,
 // and gives its P4Runtime address. The switch ends with the test.
-func launch(ctx context.Context, t *testing.T, ports map[int]string) (addr string, sw *bmv2.Switch) {
+func launch(ctx context.Context, t *testing.T, ports map[int]string) (addr string, sw *switchproc.Switch) {
 	t.Helper()
 	target, bin := p4switchbin.Choose(t)
 	addr, _ = freePort(t)
 	_, thrift := freePort(t)
-	sw, err := bmv2.Start(ctx, bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: addr, ThriftPort: thrift,
+	sw, err := switchproc.Start(ctx, switchproc.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: addr, ThriftPort: thrift,
 		LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +58,11 @@ func launch(ctx context.Context, t *testing.T, ports map[int]string) (addr strin
 }
 
 // relaunch starts a switch again as sw was started, on its address.
-func relaunch(ctx context.Context, t *testing.T, sw *bmv2.Switch) *bmv2.Switch {
+func relaunch(ctx context.Context, t *testing.T, sw *switchproc.Switch) *switchproc.Switch {
 	t.Helper()
 	cfg := sw.Config()
 	cfg.Control = "" // Start picks a new one; the old one went with sw
-	again, err := bmv2.Start(ctx, cfg)
+	again, err := switchproc.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestArbitration(t *testing.T) {
 		_, err = wrong.GetPipeline(ctx)
 	}
 	want := codes.NotFound
-	if os.Getenv(p4switchbin.TargetEnv) == string(bmv2.TargetBMv2) {
+	if os.Getenv(p4switchbin.TargetEnv) == string(switchproc.TargetBMv2) {
 		want = codes.FailedPrecondition
 	}
 	if status.Code(err) != want {
@@ -483,7 +483,7 @@ func TestReadersAndRoles(t *testing.T) {
 	// roles: it answers the arbitration without naming the role, which
 	// Dial refuses; there the monitor has an ID below the primary's, so
 	// that the default role it lands in keeps its primary.
-	if sw.Config().Target == bmv2.TargetBMv2 {
+	if sw.Config().Target == switchproc.TargetBMv2 {
 		_, err := Dial(ctx, addr, 1, ElectionID{Low: 1}, WithRole("monitor"))
 		if !errors.Is(err, ErrRolesUnsupported) {
 			t.Errorf("a role on BMv2: %v, want ErrRolesUnsupported", err)

@@ -8,18 +8,15 @@ package deploy_test
 
 import (
 	"bytes"
-	"crypto/rand"
+	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -91,109 +88,230 @@ func sameStudy(t *testing.T, want, got string) {
 	}
 }
 
-// TestKubernetesManifest decodes study.yaml strictly into the Kubernetes
-// API types, checks that the Indexed Job's index reaches --shard and that
-// its count of shards is the Job's completions, then runs each pod's
-// command here (JOB_COMPLETION_INDEX set as Kubernetes sets it, the
-// volume a directory) and the merge Job's, and compares the result with
-// the study run on one machine. No cluster is reachable here: what a
-// cluster adds (scheduling, the shared volume, the image) is not tested.
-func TestKubernetesManifest(t *testing.T) {
-	race.SkipLong(t)
+// manifest is study.yaml decoded: its ConfigMaps' data by name, its
+// volume claim, the Indexed Job of shards and the Job that merges them.
+type manifest struct {
+	config        map[string]map[string]string
+	claim         *corev1.PersistentVolumeClaim
+	shards, merge *batchv1.Job
+}
+
+// readManifest decodes study.yaml strictly into the Kubernetes API types:
+// an unknown or misplaced field fails it.
+func readManifest(t *testing.T) manifest {
+	t.Helper()
 	data, err := os.ReadFile("kubernetes/study.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var shards, merge *batchv1.Job
+	m := manifest{config: map[string]map[string]string{}}
 	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(data), -1) {
 		var meta struct{ Kind string }
 		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
 			t.Fatalf("document %d: %v", i, err)
 		}
+		var into any
 		switch meta.Kind {
 		case "Job":
-			var j batchv1.Job
-			if err := yaml.UnmarshalStrict([]byte(doc), &j); err != nil {
-				t.Fatalf("document %d: %v", i, err)
-			}
-			if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion {
-				shards = &j
-			} else {
-				merge = &j
-			}
+			into = new(batchv1.Job)
+		case "ConfigMap":
+			into = new(corev1.ConfigMap)
 		case "PersistentVolumeClaim":
-			var c corev1.PersistentVolumeClaim
-			if err := yaml.UnmarshalStrict([]byte(doc), &c); err != nil {
-				t.Fatalf("document %d: %v", i, err)
-			}
+			into = new(corev1.PersistentVolumeClaim)
 		default:
 			t.Fatalf("document %d: kind %q", i, meta.Kind)
 		}
-	}
-	if shards == nil || merge == nil {
-		t.Fatal("want an Indexed Job of shards and a Job that merges them")
-	}
-	env := func(c corev1.Container, name string) string {
-		for _, e := range c.Env {
-			if e.Name == name {
-				return e.Value
-			}
+		if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
+			t.Fatalf("document %d: %v", i, err)
 		}
-		return ""
+		switch v := into.(type) {
+		case *batchv1.Job:
+			if v.Spec.CompletionMode != nil && *v.Spec.CompletionMode == batchv1.IndexedCompletion {
+				m.shards = v
+			} else {
+				m.merge = v
+			}
+		case *corev1.ConfigMap:
+			m.config[v.Name] = v.Data
+		case *corev1.PersistentVolumeClaim:
+			m.claim = v
+		}
 	}
-	pod := shards.Spec.Template.Spec
-	n, err := strconv.Atoi(env(pod.Containers[0], "SHARDS"))
-	if err != nil || shards.Spec.Completions == nil || int(*shards.Spec.Completions) != n ||
-		env(merge.Spec.Template.Spec.InitContainers[0], "SHARDS") != strconv.Itoa(n) {
-		t.Fatalf("SHARDS %q, completions %v, the merge waits for %q: they must agree", env(pod.Containers[0], "SHARDS"),
-			shards.Spec.Completions, env(merge.Spec.Template.Spec.InitContainers[0], "SHARDS"))
+	if m.shards == nil || m.merge == nil || m.claim == nil {
+		t.Fatal("want a volume claim, an Indexed Job of shards and a Job that merges them")
+	}
+	return m
+}
+
+// env is what a container of the manifest finds in its environment, from
+// its ConfigMaps and its own values; values from the pod's fields are
+// left to the caller.
+func (m manifest) env(t *testing.T, c corev1.Container) []string {
+	t.Helper()
+	var env []string
+	for _, from := range c.EnvFrom {
+		data, ok := m.config[from.ConfigMapRef.Name]
+		if !ok {
+			t.Fatalf("container %s: no ConfigMap %q", c.Name, from.ConfigMapRef.Name)
+		}
+		for k, v := range data {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			env = append(env, e.Name+"="+e.Value)
+		}
+	}
+	return env
+}
+
+// TestKubernetesManifest checks what study.yaml asks of a cluster (the
+// storage class, an image pull policy a locally built image passes, the
+// counts of shards and tries in agreement), then runs each pod's command
+// here (JOB_COMPLETION_INDEX set as Kubernetes sets it, the volume a
+// directory, the ConfigMaps' files and values as the pods get them) and
+// the merge Job's, on a volume where another study's shards already lie,
+// and compares the result with the study run on one machine. Then a
+// shard that fails on its last try: the merge must give up and name it.
+// No cluster is reachable here: what a cluster adds (scheduling, the
+// shared volume, the image) is not tested.
+func TestKubernetesManifest(t *testing.T) {
+	race.SkipLong(t)
+	m := readManifest(t)
+	if c := m.claim.Spec.StorageClassName; c == nil || *c == "" {
+		t.Error("the volume claim names no storage class")
+	}
+	settings := m.config["p4rcm-study"]
+	n, err := strconv.Atoi(settings["SHARDS"])
+	if err != nil || m.shards.Spec.Completions == nil || int(*m.shards.Spec.Completions) != n ||
+		m.shards.Spec.Parallelism == nil || int(*m.shards.Spec.Parallelism) != n {
+		t.Fatalf("SHARDS %q, completions %v, parallelism %v: they must agree", settings["SHARDS"],
+			m.shards.Spec.Completions, m.shards.Spec.Parallelism)
+	}
+	if r := m.shards.Spec.BackoffLimitPerIndex; r == nil || strconv.Itoa(int(*r)) != settings["RETRIES"] {
+		t.Errorf("RETRIES %q, backoffLimitPerIndex %v: they must agree", settings["RETRIES"], r)
+	}
+	if b := m.merge.Spec.BackoffLimit; b == nil || *b != 0 {
+		t.Errorf("the merge Job's backoffLimit is %v: a merge whose shard failed for good must not wait again", b)
+	}
+	shardPod, mergePod := m.shards.Spec.Template.Spec, m.merge.Spec.Template.Spec
+	for _, c := range []corev1.Container{shardPod.Containers[0], mergePod.InitContainers[0], mergePod.Containers[0]} {
+		if c.ImagePullPolicy != corev1.PullIfNotPresent || strings.HasSuffix(c.Image, ":latest") {
+			t.Errorf("container %s: image %s, pull policy %q: a locally built image needs IfNotPresent and a tag other than latest",
+				c.Name, c.Image, c.ImagePullPolicy)
+		}
 	}
 
 	dir := t.TempDir()
 	bin := buildP4ctl(t, dir)
 	volume := filepath.Join(dir, "volume")
-	if err := os.MkdirAll(volume, 0o755); err != nil {
-		t.Fatal(err)
+	scripts := filepath.Join(dir, "scripts")
+	for _, d := range []string{volume, scripts} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// run runs a container's command as its pod would, with the volume at
-	// its mount path replaced by a directory here.
-	run := func(c corev1.Container, extra ...string) {
+	// The mounts of a pod, as directories here.
+	mounts := map[string]string{"study": volume, "scripts": scripts}
+	local := func(c corev1.Container, s string) string {
+		for _, v := range c.VolumeMounts {
+			s = strings.ReplaceAll(s, v.MountPath, mounts[v.Name])
+		}
+		return s
+	}
+	for _, c := range []corev1.Container{shardPod.Containers[0], mergePod.Containers[0]} {
+		for _, v := range c.VolumeMounts {
+			if mounts[v.Name] == "" {
+				t.Fatalf("container %s: a volume %q this test does not know", c.Name, v.Name)
+			}
+		}
+	}
+	for name, text := range m.config["p4rcm-study-script"] {
+		if err := os.WriteFile(filepath.Join(scripts, name), []byte(local(shardPod.Containers[0], text)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// run runs a container's command as its pod would, with the PATH's
+	// p4ctl from path, and returns its output and whether it succeeded.
+	run := func(c corev1.Container, path string, extra ...string) (string, bool) {
 		t.Helper()
-		mount := c.VolumeMounts[0].MountPath
 		argv := append(append([]string(nil), c.Command...), c.Args...)
 		for i := range argv {
-			argv[i] = strings.ReplaceAll(argv[i], mount, volume)
+			argv[i] = local(c, argv[i])
 		}
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
-		for _, e := range c.Env {
-			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+		// A wait that waits for ever fails.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "PATH="+path+":"+os.Getenv("PATH"))
+		cmd.Env = append(append(cmd.Env, m.env(t, c)...), extra...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err == nil
+	}
+	mustRun := func(c corev1.Container, extra ...string) {
+		t.Helper()
+		if out, ok := run(c, dir, extra...); !ok {
+			t.Fatalf("%s %v: failed\n%s", c.Name, extra, out)
 		}
-		cmd.Env = append(cmd.Env, extra...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", c.Name, argv, err, out)
-		}
+	}
+	// What Kubernetes sets in each pod of an Indexed Job.
+	index := func(i int) string { return fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i) }
+
+	// Another study's shards, left on the volume.
+	other := "STUDY_ARGS=" + strings.Join(append(append([]string(nil), studyArgs...), "--seeds", "1"), " ")
+	for i := range n {
+		mustRun(shardPod.Containers[0], other, index(i))
 	}
 	small := "STUDY_ARGS=" + strings.Join(studyArgs, " ")
 	for i := range n {
-		// What Kubernetes sets in each pod of an Indexed Job.
-		run(pod.Containers[0], small, fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i))
-		if _, err := os.Stat(filepath.Join(volume, "parts", strconv.Itoa(i), "shard.json")); err != nil {
-			t.Fatalf("pod %d wrote no shard: %v", i, err)
+		mustRun(shardPod.Containers[0], small, index(i))
+	}
+	mustRun(mergePod.InitContainers[0], small)
+	mustRun(mergePod.Containers[0], small)
+	studies, _ := filepath.Glob(filepath.Join(volume, "studies", "*", "study"))
+	if len(studies) != 1 {
+		t.Fatalf("merged studies on the volume: %v, want this one only", studies)
+	}
+	sameStudy(t, oneMachine(t, bin, dir), studies[0])
+
+	// A shard that fails: on a try with more to come it leaves nothing
+	// for the merge, on its last the merge gives up and says which.
+	failing := filepath.Join(dir, "failing")
+	if err := os.Mkdir(failing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := "#!/bin/sh\ncase \"$*\" in *--shard*) echo no room >&2; exit 3;; esac\nexec " + bin + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(failing, "p4ctl"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	broken := "STUDY_ARGS=" + strings.Join(append(append([]string(nil), studyArgs...), "--seeds", "3"), " ")
+	for i := range n {
+		if i == 1 {
+			continue
 		}
-		shard, err := os.ReadFile(filepath.Join(volume, "parts", strconv.Itoa(i), "shard.json"))
-		if err != nil || !strings.Contains(string(shard), fmt.Sprintf(`"index": %d,`+"\n"+`    "count": %d`, i, n)) {
-			t.Fatalf("pod %d's shard is not shard %d/%d: %s", i, i, n, shard)
+		mustRun(shardPod.Containers[0], broken, index(i))
+	}
+	retries, _ := strconv.Atoi(settings["RETRIES"])
+	for _, failures := range []int{retries - 1, retries} {
+		last := failures == retries
+		if _, ok := run(shardPod.Containers[0], failing, broken, index(1), fmt.Sprintf("INDEX_FAILURES=%d", failures)); ok {
+			t.Fatal("the shard whose p4ctl failed succeeded")
+		}
+		marks, _ := filepath.Glob(filepath.Join(volume, "studies", "*", "failed", "*"))
+		if len(marks) != map[bool]int{false: 0, true: 1}[last] {
+			t.Fatalf("after try %d of %d: failure marks %v", failures+1, retries+1, marks)
 		}
 	}
-	run(merge.Spec.Template.Spec.InitContainers[0])
-	run(merge.Spec.Template.Spec.Containers[0])
-	sameStudy(t, oneMachine(t, bin, dir), filepath.Join(volume, "study"))
+	out, ok := run(mergePod.InitContainers[0], dir, broken)
+	if ok || !strings.Contains(out, "shard 1 of study") || !strings.Contains(out, "failed for good: p4ctl exited 3") {
+		t.Errorf("the merge's wait with shard 1 failed for good: succeeded %v, said %q", ok, out)
+	}
 }
 
-// TestSlurmStudy starts a one-node Slurm cluster on this machine (munged,
-// slurmctld and slurmd, with a key, sockets, ports and state of its own,
-// stopped after), submits the study with deploy/slurm/submit.sh, waits for
+// TestSlurmStudy starts a one-node Slurm cluster on this machine with
+// slurm/cluster.sh (munged, slurmctld and slurmd, with a key, sockets,
+// ports and state of their own, stopped after), submits the study with deploy/slurm/submit.sh, waits for
 // the job array and the merge job, and compares the merged study with the
 // study run on one machine.
 func TestSlurmStudy(t *testing.T) {
@@ -206,12 +324,11 @@ func TestSlurmStudy(t *testing.T) {
 			t.Skipf("%s not installed (Debian: apt-get install slurm-wlm munge; .ci/run installs them)", cmd)
 		}
 	}
-	mungeUser, err := user.Lookup("munge")
-	if err != nil {
+	if _, err := user.Lookup("munge"); err != nil {
 		t.Skipf("no munge user (Debian's munge package makes it): %v", err)
 	}
 	dir := t.TempDir()
-	conf := startSlurm(t, dir, mungeUser)
+	conf := startSlurm(t, dir)
 	bin := buildP4ctl(t, dir)
 	study := filepath.Join(dir, "study")
 	script, err := filepath.Abs("slurm/submit.sh")
@@ -246,9 +363,10 @@ func TestSlurmStudy(t *testing.T) {
 	sameStudy(t, oneMachine(t, bin, dir), filepath.Join(study, "study"))
 }
 
-// startSlurm starts munged, slurmctld and slurmd in dir and returns the
-// path of their slurm.conf; they are stopped, by PID, when the test ends.
-func startSlurm(t *testing.T, dir string, munge *user.User) string {
+// startSlurm starts a one-node cluster in dir with slurm/cluster.sh, the
+// script users try the recipe with, and returns the path of its
+// slurm.conf; the script stops it, by PID, when the test ends.
+func startSlurm(t *testing.T, dir string) string {
 	t.Helper()
 	// munged checks that its socket's directories are searchable by all.
 	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
@@ -256,135 +374,32 @@ func startSlurm(t *testing.T, dir string, munge *user.User) string {
 			t.Fatal(err)
 		}
 	}
-	uid, _ := strconv.Atoi(munge.Uid)
-	gid, _ := strconv.Atoi(munge.Gid)
-	keyDir, sockDir := filepath.Join(dir, "munge-key"), filepath.Join(dir, "munge-sock")
-	for _, d := range []struct {
-		path string
-		mode os.FileMode
-	}{{keyDir, 0o700}, {sockDir, 0o755}} {
-		if err := os.Mkdir(d.path, d.mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(d.path, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	key := make([]byte, 1024)
-	if _, err := rand.Read(key); err != nil {
-		t.Fatal(err)
-	}
-	keyFile := filepath.Join(keyDir, "munge.key")
-	if err := os.WriteFile(keyFile, key, 0o400); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(keyFile, uid, gid); err != nil {
-		t.Fatal(err)
-	}
-	socket := filepath.Join(sockDir, "munge.sock")
-	start(t, dir, "munged", &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)},
-		"munged", "-F", "--socket="+socket, "--key-file="+keyFile, "--pid-file="+filepath.Join(sockDir, "munged.pid"),
-		"--log-file="+filepath.Join(keyDir, "munged.log"), "--seed-file="+filepath.Join(keyDir, "munged.seed"))
-	waitFor(t, "munged's socket", 10*time.Second, func() bool { _, err := os.Stat(socket); return err == nil })
-
-	ctld, slurmd := freePort(t), freePort(t)
-	for _, d := range []string{"state", "spool", "log"} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	conf := filepath.Join(dir, "slurm.conf")
-	text := fmt.Sprintf(`ClusterName=p4rcmtest
-SlurmctldHost=localhost
-SlurmctldPort=%d
-SlurmdPort=%d
-SlurmUser=root
-AuthType=auth/munge
-AuthInfo=socket=%[3]s
-CredType=cred/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/backfill
-MpiDefault=none
-ReturnToService=2
-MinJobAge=600
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-StateSaveLocation=%[4]s/state
-SlurmdSpoolDir=%[4]s/spool
-SlurmctldPidFile=%[4]s/slurmctld.pid
-SlurmdPidFile=%[4]s/slurmd.pid
-SlurmctldLogFile=%[4]s/log/slurmctld.log
-SlurmdLogFile=%[4]s/log/slurmd.log
-NodeName=localhost CPUs=%[5]d State=UNKNOWN
-PartitionName=p4rcm Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-`, ctld, slurmd, socket, dir, runtime.NumCPU())
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	start(t, dir, "slurmctld", nil, "slurmctld", "-D", "-f", conf)
-	start(t, dir, "slurmd", nil, "slurmd", "-D", "-N", "localhost", "-f", conf)
-	waitFor(t, "the node to be idle", 30*time.Second, func() bool {
-		cmd := exec.Command("sinfo", "-h", "-o", "%T")
-		cmd.Env = append(os.Environ(), "SLURM_CONF="+conf)
-		out, err := cmd.Output()
-		return err == nil && strings.TrimSpace(string(out)) == "idle"
-	})
-	return conf
-}
-
-// start starts a daemon in the foreground, its output in dir/name.out,
-// and stops it by PID when the test ends.
-func start(t *testing.T, dir, name string, cred *syscall.Credential, argv ...string) {
-	t.Helper()
-	out, err := os.Create(filepath.Join(dir, name+".out"))
+	script, err := filepath.Abs("slurm/cluster.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	cluster := filepath.Join(dir, "cluster")
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
+		if out, err := exec.Command(script, "stop", cluster).CombinedOutput(); err != nil {
+			t.Errorf("cluster.sh stop: %v\n%s", err, out)
 		}
-		out.Close()
 		if t.Failed() {
-			b, _ := os.ReadFile(out.Name())
-			t.Logf("%s's output:\n%s", name, b)
+			logs, _ := filepath.Glob(filepath.Join(cluster, "log", "*"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, b)
+			}
 		}
 	})
-}
-
-// freePort is a TCP port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	out, err := exec.Command(script, "start", cluster).CombinedOutput()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("cluster.sh start: %v\n%s", err, out)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func waitFor(t *testing.T, what string, limit time.Duration, ok func() bool) {
-	t.Helper()
-	for end := time.Now().Add(limit); !ok(); time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("waited %v for %s", limit, what)
-		}
+	conf := filepath.Join(cluster, "slurm.conf")
+	if want := "export SLURM_CONF=" + conf; strings.TrimSpace(string(out)) != want {
+		t.Fatalf("cluster.sh start printed %q, want %q", out, want)
 	}
+	return conf
 }
 
 // waitJob waits for a job to end and returns its state.

@@ -33,7 +33,6 @@ import (
 
 	"github.com/p4rcm/p4rcm/afpacket"
 	"github.com/p4rcm/p4rcm/agent"
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/fabric"
@@ -45,6 +44,7 @@ import (
 	"github.com/p4rcm/p4rcm/roce"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/topo"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // Limits of one 2-core machine: each host is an agent that paces its
@@ -61,7 +61,7 @@ type Options struct {
 	// program (empty: the PATH's p4switch or simple_switch_grpc), run
 	// with BinaryArgs before the switch's own arguments ('p4ctl
 	// p4switch': Binary p4ctl, BinaryArgs ["p4switch"]).
-	Target     bmv2.Target
+	Target     switchproc.Target
 	Binary     string
 	BinaryArgs []string
 	// Rate is the emulated rate of the hosts' links, b/s (0:
@@ -110,7 +110,7 @@ func (o Options) processes() Processes {
 	switch {
 	case o.Processes != "":
 		return o.Processes
-	case o.Target == bmv2.TargetBMv2:
+	case o.Target == switchproc.TargetBMv2:
 		return ProcessEach
 	}
 	return ProcessShared
@@ -118,9 +118,9 @@ func (o Options) processes() Processes {
 
 // DefaultRate is the emulated host link rate for a target: its default
 // queue rate in full frames of mtu bytes of payload.
-func DefaultRate(t bmv2.Target, mtu int) float64 {
+func DefaultRate(t switchproc.Target, mtu int) float64 {
 	if t == "" {
-		t = bmv2.TargetGo
+		t = switchproc.TargetGo
 	}
 	return t.DefaultQueueRate() * float64(wireFrame(mtu)) * 8
 }
@@ -143,14 +143,14 @@ func DefaultRate(t bmv2.Target, mtu int) float64 {
 // 0.40 Mb/s, the victim scenario's RCM would stretch its 20 us CN hold
 // to 4.95 s and SAR's 100 us pin to 24.8 s, past the 4.29 s rcm.p4's
 // tables hold; it runs at 2.33 Mb/s instead.
-func RateFor(t bmv2.Target, cfg *sim.Config) float64 {
+func RateFor(t switchproc.Target, cfg *sim.Config) float64 {
 	m, _, _ := MinRate(cfg)
 	return max(sharedRate(t, cfg), m)
 }
 
 // sharedRate is the target's DefaultRate shared out over the scenario's
 // switches past two.
-func sharedRate(t bmv2.Target, cfg *sim.Config) float64 {
+func sharedRate(t switchproc.Target, cfg *sim.Config) float64 {
 	r := DefaultRate(t, cfg.MTU)
 	if n := len(cfg.Topology.Switches()); n > 2 {
 		r *= 2 / float64(n)
@@ -242,12 +242,12 @@ func Check(cfg *sim.Config, o Options) error {
 	}
 	target := o.Target
 	if target == "" {
-		target = bmv2.TargetGo
+		target = switchproc.TargetGo
 	}
 	switch o.Processes {
 	case "", ProcessEach:
 	case ProcessShared:
-		if target != bmv2.TargetGo {
+		if target != switchproc.TargetGo {
 			return fmt.Errorf("processes %q: only the Go target runs several switches in one process; BMv2 runs a process per switch (%q)", o.Processes, ProcessEach)
 		}
 	default:
@@ -294,7 +294,7 @@ func Check(cfg *sim.Config, o Options) error {
 // the agents and switches measured.
 func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 	if o.Target == "" {
-		o.Target = bmv2.TargetGo
+		o.Target = switchproc.TargetGo
 	}
 	rateRaised := false
 	if o.Rate == 0 {
@@ -371,10 +371,10 @@ type emulation struct {
 	tlsDir string // the run's credentials, with Options.TLS
 	// serverTLS are the switches' TLS options, clientTLS the
 	// controller's; nil in plain text.
-	serverTLS *bmv2.ServerTLS
+	serverTLS *switchproc.ServerTLS
 	clientTLS *tls.Config
-	switches  map[string]*bmv2.Switch
-	group     *bmv2.Group // with ProcessShared: the process of every switch
+	switches  map[string]*switchproc.Switch
+	group     *switchproc.Group // with ProcessShared: the process of every switch
 	hosts     map[int]*afpacket.Port
 	gateways  map[int]net.HardwareAddr // each host's switch port MAC
 }
@@ -392,7 +392,7 @@ func (e *emulation) build(ctx context.Context) error {
 		}
 		e.logf("P4Runtime over mutual TLS: the run's CA and certificates in %s", e.tlsDir)
 	}
-	e.switches, e.hosts, e.gateways = map[string]*bmv2.Switch{}, map[int]*afpacket.Port{}, map[int]net.HardwareAddr{}
+	e.switches, e.hosts, e.gateways = map[string]*switchproc.Switch{}, map[int]*afpacket.Port{}, map[int]net.HardwareAddr{}
 	adj := t.Adjacency()
 	shared := e.o.processes() == ProcessShared
 	// ifaces[node][i] is the interface of link end i of a switch.
@@ -445,10 +445,10 @@ func (e *emulation) build(ctx context.Context) error {
 		}
 		ifaces[a][end(a, li)], ifaces[b][end(b, li)] = x, y
 	}
-	var configs []bmv2.Config
+	var configs []switchproc.Config
 	switches := t.Switches()
 	// A P4Runtime and a Thrift port for each switch, all distinct.
-	free, err := bmv2.FreePorts(2 * len(switches))
+	free, err := switchproc.FreePorts(2 * len(switches))
 	if err != nil {
 		return err
 	}
@@ -459,7 +459,7 @@ func (e *emulation) build(ctx context.Context) error {
 			ports[int(e.f.Ports[sw][i])] = iface
 		}
 		grpcPort, thrift := free[2*i], free[2*i+1]
-		c := bmv2.Config{Name: name, DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
+		c := switchproc.Config{Name: name, DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
 			ThriftPort: thrift, Target: e.o.Target, Binary: e.o.Binary, BinaryArgs: e.o.BinaryArgs, LogDir: e.o.LogDir,
 			PriorityQueues: e.f.PriorityQueues, TLS: e.serverTLS}
 		if e.o.LogDir != "" {
@@ -468,7 +468,7 @@ func (e *emulation) build(ctx context.Context) error {
 		configs = append(configs, c)
 	}
 	if shared {
-		g, err := bmv2.StartGroup(ctx, "switches", configs)
+		g, err := switchproc.StartGroup(ctx, "switches", configs)
 		if err != nil {
 			return err
 		}
@@ -479,7 +479,7 @@ func (e *emulation) build(ctx context.Context) error {
 		e.logf("%d switches in one process (PID %d), links between them in memory", len(configs), g.PID())
 	} else {
 		for _, c := range configs {
-			s, err := bmv2.Start(ctx, c)
+			s, err := switchproc.Start(ctx, c)
 			if err != nil {
 				return err
 			}
@@ -496,7 +496,7 @@ func (e *emulation) build(ctx context.Context) error {
 			rate := t.Links[adj[sw][i].Link].Rate
 			fastest = max(fastest, rate)
 			port := int(e.f.Ports[sw][i])
-			if e.o.Target == bmv2.TargetGo {
+			if e.o.Target == switchproc.TargetGo {
 				err = s.SetPortRate(port, rate)
 				if err == nil {
 					err = s.SetPortDelay(port, linkDelay(t, adj[sw][i]))
@@ -511,7 +511,7 @@ func (e *emulation) build(ctx context.Context) error {
 				return err
 			}
 		}
-		if e.o.Target == bmv2.TargetGo {
+		if e.o.Target == switchproc.TargetGo {
 			// Packets held for a pause go round at up to eight times the
 			// rate full frames leave the fastest port (on BMv2 the queue
 			// rates pace them; the Go target's links do not charge a
@@ -563,8 +563,8 @@ const holdLoopSpeedup = 8
 // window. BMv2 paces each priority queue on its own, in packets: two
 // queues would double a port's rate whenever both hold packets, so BMv2
 // gets one and RCC only counts there.
-func priorityQueues(t bmv2.Target) int {
-	if t == bmv2.TargetGo {
+func priorityQueues(t switchproc.Target) int {
+	if t == switchproc.TargetGo {
 		return 2
 	}
 	return 1
@@ -920,7 +920,7 @@ func (e *emulation) makeCredentials() error {
 	if err := os.WriteFile(policy, []byte(`{"writers": ["`+controllerName+`"]}`+"\n"), 0o644); err != nil {
 		return err
 	}
-	e.serverTLS = &bmv2.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: policy}
+	e.serverTLS = &switchproc.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: policy}
 	e.clientTLS, err = controlplane.TLS{CACert: cf.CACert, Cert: cf.Cert, Key: cf.Key}.Config()
 	return err
 }

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // build is a scenario given as YAML, with its flows.
@@ -170,7 +170,7 @@ stop: 1ms
 topology: {kind: star, hosts: 2, host_rate: 100G}
 workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
 `)
-	if got, want := RateFor(bmv2.TargetGo, &one), DefaultRate(bmv2.TargetGo, one.MTU); got != want {
+	if got, want := RateFor(switchproc.TargetGo, &one), DefaultRate(switchproc.TargetGo, one.MTU); got != want {
 		t.Errorf("one switch: %g b/s, want the default %g", got, want)
 	}
 	six, err := scenario.LoadPreset("rcm-incast-victim")
@@ -181,7 +181,7 @@ workload: {kind: flows, flows: [{src: 0, dst: 1, size: 1MB}]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := RateFor(bmv2.TargetGo, &cfg), DefaultRate(bmv2.TargetGo, cfg.MTU)/3; math.Abs(got-want) > 1 {
+	if got, want := RateFor(switchproc.TargetGo, &cfg), DefaultRate(switchproc.TargetGo, cfg.MTU)/3; math.Abs(got-want) > 1 {
 		t.Errorf("six switches: %g b/s, want a third of the default, %g", got, want)
 	}
 }
@@ -207,12 +207,12 @@ func TestMinRate(t *testing.T) {
 		return cfg
 	}
 	rcmCfg, dcqcnCfg := victim("rcm"), victim("dcqcn")
-	shared := DefaultRate(bmv2.TargetBMv2, rcmCfg.MTU) / 3
+	shared := DefaultRate(switchproc.TargetBMv2, rcmCfg.MTU) / 3
 	least, what, d := MinRate(&rcmCfg)
 	if what != "rcm.pin_idle" || d != 100*time.Microsecond || least <= shared {
 		t.Fatalf("MinRate: %g b/s for %s %v; want rcm.pin_idle's 100us to set one above BMv2's shared-out default %g", least, what, d, shared)
 	}
-	if got := RateFor(bmv2.TargetBMv2, &rcmCfg); got != least {
+	if got := RateFor(switchproc.TargetBMv2, &rcmCfg); got != least {
 		t.Errorf("RCM on BMv2: %g b/s, want MinRate's %g", got, least)
 	}
 	scaled, _, err := Scale(rcmCfg, least)
@@ -222,14 +222,14 @@ func TestMinRate(t *testing.T) {
 	if pin := time.Duration(scaled.RCM.PinIdle / 1000); pin > fabric.ProgramTimeMax {
 		t.Errorf("at MinRate the pin stretches to %v, past %v", pin, fabric.ProgramTimeMax)
 	}
-	if got := RateFor(bmv2.TargetBMv2, &dcqcnCfg); math.Abs(got-shared) > 1 {
+	if got := RateFor(switchproc.TargetBMv2, &dcqcnCfg); math.Abs(got-shared) > 1 {
 		t.Errorf("DCQCN on BMv2: %g b/s, want the shared-out default %g", got, shared)
 	}
-	err = Check(&rcmCfg, Options{Target: bmv2.TargetBMv2, Rate: least / 2})
+	err = Check(&rcmCfg, Options{Target: switchproc.TargetBMv2, Rate: least / 2})
 	if err == nil || !strings.Contains(err.Error(), "rcm.pin_idle") || !strings.Contains(err.Error(), "emulate at") {
 		t.Errorf("half MinRate: %v, want refused naming rcm.pin_idle and the rate to use", err)
 	}
-	if err := Check(&rcmCfg, Options{Target: bmv2.TargetBMv2, Rate: least}); err != nil {
+	if err := Check(&rcmCfg, Options{Target: switchproc.TargetBMv2, Rate: least}); err != nil {
 		t.Errorf("at MinRate: %v", err)
 	}
 }
@@ -240,7 +240,7 @@ func TestProcesses(t *testing.T) {
 	if got := (Options{}).processes(); got != ProcessShared {
 		t.Errorf("Go target's default %q", got)
 	}
-	if got := (Options{Target: bmv2.TargetBMv2}).processes(); got != ProcessEach {
+	if got := (Options{Target: switchproc.TargetBMv2}).processes(); got != ProcessEach {
 		t.Errorf("BMv2's default %q", got)
 	}
 	cfg := build(t, `
@@ -253,7 +253,7 @@ scheme: dcqcn
 		o    Options
 		want string
 	}{
-		{Options{Target: bmv2.TargetBMv2, Processes: ProcessShared}, "only the Go target"},
+		{Options{Target: switchproc.TargetBMv2, Processes: ProcessShared}, "only the Go target"},
 		{Options{Processes: "some"}, `processes "some": want`},
 	} {
 		if err := Check(&cfg, c.o); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/p4"
+	"github.com/p4rcm/p4rcm/switchproc"
 	"google.golang.org/protobuf/encoding/prototext"
 )
 
@@ -33,11 +33,11 @@ func rcmPipeline(tb testing.TB) controlplane.Pipeline {
 func startTargets(tb testing.TB, intents []Intent, group bool) map[string]Target {
 	tb.Helper()
 	target, bin := p4switchbin.Choose(tb)
-	if group && target != bmv2.TargetGo {
+	if group && target != switchproc.TargetGo {
 		tb.Skipf("skipping: only the Go target runs several switches in one process, not %s", target)
 	}
 	out := map[string]Target{}
-	var cs []bmv2.Config
+	var cs []switchproc.Config
 	for _, in := range intents {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -45,11 +45,11 @@ func startTargets(tb testing.TB, intents []Intent, group bool) map[string]Target
 		}
 		addr := l.Addr().String()
 		l.Close()
-		cs = append(cs, bmv2.Config{Name: in.Name, DeviceID: 1, GRPCAddr: addr, ThriftPort: 1, Target: target, Binary: bin})
+		cs = append(cs, switchproc.Config{Name: in.Name, DeviceID: 1, GRPCAddr: addr, ThriftPort: 1, Target: target, Binary: bin})
 		out[in.Name] = Target{Addr: addr, DeviceID: 1}
 	}
 	if group {
-		g, err := bmv2.StartGroup(context.Background(), "fabric", cs)
+		g, err := switchproc.StartGroup(context.Background(), "fabric", cs)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func startTargets(tb testing.TB, intents []Intent, group bool) map[string]Target
 		return out
 	}
 	for _, c := range cs {
-		sw, err := bmv2.Start(context.Background(), c)
+		sw, err := switchproc.Start(context.Background(), c)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -10,9 +10,9 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/p4"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // quiet is how long a receiver waits for one more frame.
@@ -341,7 +341,7 @@ func TestPFCHoldAcrossRCCQueues(t *testing.T) {
 	// emulations. BMv2 paces each queue on its own (and the loop with
 	// them): a frame of the low queue may then be let out before an
 	// older one of the high queue, but not before one held longer.
-	if r.sw.Config().Target == bmv2.TargetGo {
+	if r.sw.Config().Target == switchproc.TargetGo {
 		r.must(r.sw.SetPortRate(hostB, 16e6))
 		r.must(r.sw.SetRecirculationRate(16000))
 	} else {
@@ -655,7 +655,7 @@ func TestRCCFlowLeavesLowQueueInOrder(t *testing.T) {
 	r.cnPort(hostC, false)
 	victimFrames := 150
 	r.must(r.sw.SetQueueDepth(hostC, 1000))
-	if r.sw.Config().Target == bmv2.TargetGo {
+	if r.sw.Config().Target == switchproc.TargetGo {
 		r.must(r.sw.SetPortRate(hostC, 1e6)) // 125 frames a second
 		r.must(r.sw.SetRecirculationRate(2000))
 	} else {

@@ -15,11 +15,11 @@ import (
 	"github.com/google/gopacket/layers"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/p4"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // The packet tests run rcm.p4 (the committed build) on BMv2 with three
@@ -44,7 +44,7 @@ const frameBytes = 1000
 type rig struct {
 	t     *testing.T
 	ctx   context.Context
-	sw    *bmv2.Switch
+	sw    *switchproc.Switch
 	s     *controlplane.Session
 	hosts map[int]*netlab.Socket
 	sent  int // frames sent, to pace runs
@@ -93,7 +93,7 @@ func newRig(t *testing.T) *rig {
 	}
 	grpcAddr, thrift := fmt.Sprintf("127.0.0.1:%d", freePort(t)), freePort(t)
 	logs := t.TempDir()
-	r.sw, err = bmv2.Start(ctx, bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: grpcAddr,
+	r.sw, err = switchproc.Start(ctx, switchproc.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: grpcAddr,
 		ThriftPort: thrift, PriorityQueues: 2, LogDir: logs, Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func newRig(t *testing.T) *rig {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	port, err := bmv2.FreePort()
+	port, err := switchproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/p4rt"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // exactEntry is an entry of tables.p4's exact_t for key k.
@@ -207,17 +207,17 @@ func TestTargetProcessMutualTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	free, err := bmv2.FreePorts(2)
+	free, err := switchproc.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	grpcPort, thrift := free[0], free[1]
-	cfg := bmv2.Config{Name: "p4rt-tls", DeviceID: device, Target: bmv2.TargetGo, Binary: bin, ThriftPort: thrift,
+	cfg := switchproc.Config{Name: "p4rt-tls", DeviceID: device, Target: switchproc.TargetGo, Binary: bin, ThriftPort: thrift,
 		GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort), LogDir: dir,
-		TLS: &bmv2.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: writePolicy(t, "ctl")}}
+		TLS: &switchproc.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: writePolicy(t, "ctl")}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sw, err := bmv2.Start(ctx, cfg)
+	sw, err := switchproc.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,39 +20,39 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/proccpu"
 	"github.com/p4rcm/p4rcm/p4rt"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // startTarget runs a switch process with no program and no interfaces,
 // p4switch (the Go target, built from this module) or BMv2's
 // simple_switch_grpc (skipped when not installed), and returns a
 // P4Runtime client of it.
-func startTarget(tb testing.TB, target bmv2.Target) p4v1.P4RuntimeClient {
+func startTarget(tb testing.TB, target switchproc.Target) p4v1.P4RuntimeClient {
 	c, _ := startTargetProcess(tb, target)
 	return c
 }
 
 // startTargetProcess is startTarget that also returns the process, for
 // benchmarks that charge it with its CPU time.
-func startTargetProcess(tb testing.TB, target bmv2.Target) (p4v1.P4RuntimeClient, int) {
+func startTargetProcess(tb testing.TB, target switchproc.Target) (p4v1.P4RuntimeClient, int) {
 	tb.Helper()
-	cfg := bmv2.Config{Name: "p4rt-" + string(target), DeviceID: device, Target: target}
+	cfg := switchproc.Config{Name: "p4rt-" + string(target), DeviceID: device, Target: target}
 	switch target {
-	case bmv2.TargetGo:
+	case switchproc.TargetGo:
 		bin, err := p4switchbin.Path()
 		if err != nil {
 			tb.Fatal(err)
 		}
 		cfg.Binary = bin
-	case bmv2.TargetBMv2:
-		if _, err := bmv2.Lookup(bmv2.SwitchBinary); err != nil {
+	case switchproc.TargetBMv2:
+		if _, err := switchproc.Lookup(switchproc.SwitchBinary); err != nil {
 			tb.Skipf("skipping BMv2: %v", err)
 		}
 	}
-	free, err := bmv2.FreePorts(2)
+	free, err := switchproc.FreePorts(2)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func startTargetProcess(tb testing.TB, target bmv2.Target) (p4v1.P4RuntimeClient
 	cfg.GRPCAddr = fmt.Sprintf("127.0.0.1:%d", grpcPort)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sw, err := bmv2.Start(ctx, cfg)
+	sw, err := switchproc.Start(ctx, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -140,8 +140,8 @@ func outcome(tb testing.TB, c p4v1.P4RuntimeClient, ct *controller, s step) (ans
 // the known differences, which it logs.
 func conform(t *testing.T, p program, steps []step, known map[string]string) {
 	type answer struct{ codes, messages string }
-	answers := map[bmv2.Target][]answer{}
-	for _, target := range []bmv2.Target{bmv2.TargetBMv2, bmv2.TargetGo} {
+	answers := map[switchproc.Target][]answer{}
+	for _, target := range []switchproc.Target{switchproc.TargetBMv2, switchproc.TargetGo} {
 		c := startTarget(t, target)
 		ct := primary(t, c, p)
 		for _, s := range steps {
@@ -150,7 +150,7 @@ func conform(t *testing.T, p program, steps []step, known map[string]string) {
 		}
 	}
 	for i, s := range steps {
-		g, b := answers[bmv2.TargetGo][i], answers[bmv2.TargetBMv2][i]
+		g, b := answers[switchproc.TargetGo][i], answers[switchproc.TargetBMv2][i]
 		if g.codes == b.codes {
 			continue
 		}
@@ -168,7 +168,7 @@ func conform(t *testing.T, p program, steps []step, known map[string]string) {
 // to their reads and writes, the Go target serves them (docs/p4runtime.md).
 // It needs simple_switch_grpc on the PATH and skips without it.
 func TestConformanceWithBMv2(t *testing.T) {
-	if _, err := bmv2.Lookup(bmv2.SwitchBinary); err != nil {
+	if _, err := switchproc.Lookup(switchproc.SwitchBinary); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
 	t.Run("tables", func(t *testing.T) {
@@ -313,7 +313,7 @@ func bigEntries(tb testing.TB, p program, first, n int) []*p4v1.Update {
 // figures come from the same run on the same machine. bench gets the
 // process's ID, to charge it with its CPU.
 func onTargets(b *testing.B, bench func(b *testing.B, c p4v1.P4RuntimeClient, ct *controller, p program, pid int)) {
-	for _, target := range []bmv2.Target{bmv2.TargetGo, bmv2.TargetBMv2} {
+	for _, target := range []switchproc.Target{switchproc.TargetGo, switchproc.TargetBMv2} {
 		b.Run(string(target), func(b *testing.B) {
 			c, pid := startTargetProcess(b, target)
 			p := loadProgram(b, "runtime")
@@ -407,7 +407,7 @@ const nullServerEnv = "P4RT_TEST_NULL_SERVER"
 // returns its address and process ID.
 func startNullServer(tb testing.TB) (string, int) {
 	tb.Helper()
-	port, err := bmv2.FreePort()
+	port, err := switchproc.FreePort()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func BenchmarkRead10000(b *testing.B) {
 // The Go target as a process answers as the in-process server does:
 // runtime.p4 set, entries written and read back over its gRPC port.
 func TestTargetProcess(t *testing.T) {
-	c := startTarget(t, bmv2.TargetGo)
+	c := startTarget(t, switchproc.TargetGo)
 	ct := connect(t, c, 1)
 	if code, _ := ct.arbitration(); code != codes.OK {
 		t.Fatalf("arbitration: %v", code)

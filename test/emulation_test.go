@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/emulate"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/race"
@@ -26,6 +25,7 @@ import (
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 	simtopo "github.com/p4rcm/p4rcm/sim/topo"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // TestMain removes the p4switch the tests built.
@@ -69,7 +69,7 @@ func emulatedWith(t *testing.T, cfg sim.Config, o emulate.Options) *emulate.Outc
 		t.Skip("timing on real packets: runs in make test's pass without -race")
 	}
 	target, bin := p4switchbin.Choose(t)
-	if o.Timeout == 0 && target == bmv2.TargetBMv2 {
+	if o.Timeout == 0 && target == switchproc.TargetBMv2 {
 		// BMv2's default rate stretches time some 80,000 times: 3 ms of
 		// a scenario take four minutes, which the default minute after
 		// the last start would cut short.
@@ -363,7 +363,7 @@ switch: {buffer: 200KB, pfc_xoff: 40KB}
 `)
 	for _, mode := range []emulate.Processes{emulate.ProcessShared, emulate.ProcessEach} {
 		t.Run(string(mode), func(t *testing.T) {
-			if target, _ := p4switchbin.Choose(t); target != bmv2.TargetGo && mode == emulate.ProcessShared {
+			if target, _ := p4switchbin.Choose(t); target != switchproc.TargetGo && mode == emulate.ProcessShared {
 				t.Skip("only the Go target shares a process")
 			}
 			out := emulatedWith(t, cfg, emulate.Options{Processes: mode})

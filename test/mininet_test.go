@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/netlab"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // The dumbbell in Mininet (mininet/run.py): two switches on the Go
@@ -142,14 +142,14 @@ func TestMininetPortTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another user's switch, device 0 as the tutorials number the first.
-	free, err := bmv2.FreePorts(2)
+	free, err := switchproc.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	base, thrift := free[0], free[1]
 	addr := "127.0.0.1:" + strconv.Itoa(base)
-	other, err := bmv2.Start(context.Background(), bmv2.Config{Name: "theirs", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
-		Target: bmv2.TargetGo, Binary: p4switch})
+	other, err := switchproc.Start(context.Background(), switchproc.Config{Name: "theirs", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
+		Target: switchproc.TargetGo, Binary: p4switch})
 	if err != nil {
 		t.Fatal(err)
 	}

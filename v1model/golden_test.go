@@ -20,9 +20,9 @@ import (
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/netlab"
+	"github.com/p4rcm/p4rcm/switchproc"
 	"github.com/p4rcm/p4rcm/v1model/bmjson"
 )
 
@@ -163,8 +163,8 @@ func TestRecordGolden(t *testing.T) {
 	if !*record {
 		t.Skip("recording runs with -record, where BMv2 is installed")
 	}
-	for _, b := range []string{bmv2.SwitchBinary, bmv2.CLIBinary} {
-		if _, err := bmv2.Lookup(b); err != nil {
+	for _, b := range []string{switchproc.SwitchBinary, switchproc.CLIBinary} {
+		if _, err := switchproc.Lookup(b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,13 +224,13 @@ func recordCase(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 	}
-	free, err := bmv2.FreePorts(2)
+	free, err := switchproc.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	grpcPort, thrift := free[0], free[1]
 	abs, _ := filepath.Abs(program)
-	sw, err := bmv2.Start(ctx, bmv2.Config{Name: "gold", DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
+	sw, err := switchproc.Start(ctx, switchproc.Config{Name: "gold", DeviceID: 1, Ports: ports, GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort),
 		ThriftPort: thrift, JSON: abs, LogDir: t.TempDir(), PriorityQueues: g.PriorityQueues})
 	if err != nil {
 		t.Fatal(err)
@@ -337,7 +337,7 @@ func recordCase(t *testing.T, path string) {
 			g.DirectCounters[table] = append(g.DirectCounters[table], cells[strconv.Itoa(i)])
 		}
 	}
-	version, _ := exec.Command(mustLookup(t, bmv2.SwitchBinary), "--version").Output()
+	version, _ := exec.Command(mustLookup(t, switchproc.SwitchBinary), "--version").Output()
 	g.RecordedWith = "BMv2 simple_switch_grpc " + strings.TrimSpace(string(version))
 	data, err := json.MarshalIndent(g, "", " ")
 	if err != nil {
@@ -411,7 +411,7 @@ func recordDigests(t *testing.T, ctx context.Context, addr, program string) func
 }
 
 func mustLookup(t *testing.T, bin string) string {
-	p, err := bmv2.Lookup(bin)
+	p, err := switchproc.Lookup(bin)
 	if err != nil {
 		t.Fatal(err)
 	}

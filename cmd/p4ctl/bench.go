@@ -23,11 +23,12 @@ import (
 )
 
 // reference holds the ns-3 RDMA simulator's figures on the benchmark
-// input (the bench-fat320 preset as it is), measured once on another
-// machine of this project's class (2 cores) with its optimised build and
-// DCQCN settings: the figure to beat. It cannot be built here, so only
-// its recorded figures are at hand; --reference-seconds takes its wall
-// time measured on the machine of the run, which makes the ratios
+// input (the bench-fat320 preset as it is), recorded once on a machine
+// of this project's class (2 cores) with its optimised build and DCQCN
+// settings: the figure to beat. Its output is deterministic, so its
+// simulated time and slowdowns hold anywhere; its wall time does not:
+// --reference-seconds takes it as measured on the machine of the run
+// (`make bench NS3=DIR` runs ns-3 and passes it), which makes the ratios
 // same-machine ones.
 var reference = struct {
 	WallSeconds, UserSeconds, SimMillis, DataPackets, Events, RSSMiB float64
@@ -99,11 +100,12 @@ percentiles. With --runs N it reports the fastest run and the median.
 
 On the benchmark scenario itself (the bench-fat320 preset, unchanged) it
 sets the figures beside the reference simulator's and gives their ratios.
-The reference's figures were measured on another machine (of this
-project's class, 2 cores): a ratio against them says how the two compare
+The reference's recorded wall time comes from another machine (of this
+project's class, 2 cores): a ratio against it says how the two compare
 only as far as the machines do. --reference-seconds takes the
-reference's wall time on this machine, measured by the user, and the
-ratios become same-machine ones. Any other scenario gets its figures
+reference's wall time measured on this machine, and the ratios become
+same-machine ones; 'make bench NS3=DIR' runs ns-3 built in DIR and
+passes its time. Any other scenario gets its figures
 alone: the reference ran another workload.
 
 With --threads-compare 1,2 it times the scenario at each number of

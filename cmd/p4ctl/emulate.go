@@ -15,13 +15,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/p4rcm/p4rcm/agent"
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/buffercalc"
 	"github.com/p4rcm/p4rcm/emulate"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/experiment"
 	"github.com/p4rcm/p4rcm/sim/report"
 	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // newEmulateCmd is `p4ctl emulate`: a scenario on real packets.
@@ -166,7 +166,7 @@ type emulateFlags struct {
 }
 
 func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&e.target, "target", string(bmv2.TargetGo), "switch: go (p4rcm's Go target, p4switch) or bmv2 (simple_switch_grpc)")
+	fs.StringVar(&e.target, "target", string(switchproc.TargetGo), "switch: go (p4rcm's Go target, p4switch) or bmv2 (simple_switch_grpc)")
 	fs.StringVar(&e.switchBin, "switch-binary", "", "the switch program (default for --target go: the Go target built into this p4ctl; for bmv2: simple_switch_grpc on the PATH)")
 	valueFlag(fs, &e.rate, "rate", "rate", buffercalc.ParseRate, "emulated host link rate, e.g. 50M (default: what the target forwards at its default queue rate, shared out over the switches past two, or the lowest rate at which RCM's times, stretched, fit rcm.p4's tables if that is higher)")
 	fs.DurationVar(&e.timeout, "timeout", time.Minute, "how long flows may run after the last one starts, wall time")
@@ -177,19 +177,19 @@ func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
 
 // options checks the flags and makes them emulate.Options.
 func (e *emulateFlags) options() (emulate.Options, error) {
-	t := bmv2.Target(e.target)
-	if t != bmv2.TargetGo && t != bmv2.TargetBMv2 {
+	t := switchproc.Target(e.target)
+	if t != switchproc.TargetGo && t != switchproc.TargetBMv2 {
 		return emulate.Options{}, usageErrorf("--target %q: want go or bmv2", e.target)
 	}
 	p := emulate.Processes(e.processes)
 	if p != "" && p != emulate.ProcessEach && p != emulate.ProcessShared {
 		return emulate.Options{}, usageErrorf("--processes %q: want shared or each", e.processes)
 	}
-	if p == emulate.ProcessShared && t != bmv2.TargetGo {
+	if p == emulate.ProcessShared && t != switchproc.TargetGo {
 		return emulate.Options{}, usageErrorf("--processes shared: only the Go target runs several switches in one process; BMv2 runs a process each")
 	}
 	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl, Processes: p}
-	if t == bmv2.TargetGo && e.switchBin == "" {
+	if t == switchproc.TargetGo && e.switchBin == "" {
 		// The Go target this p4ctl was built with ('p4ctl p4switch'):
 		// nothing to install, and always the program this p4ctl
 		// installs on it.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/p4rcm/p4rcm/afpacket"
 	"github.com/p4rcm/p4rcm/agent"
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/buffercalc"
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/emulate"
@@ -24,6 +23,7 @@ import (
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 	"github.com/p4rcm/p4rcm/sim/workload"
+	"github.com/p4rcm/p4rcm/switchproc"
 	"github.com/p4rcm/p4rcm/tutorialjson"
 )
 
@@ -101,7 +101,7 @@ zero of the flows' start times.`,
 				}
 			}
 			if rate == 0 {
-				rate = emulate.DefaultRate(bmv2.TargetGo, mtu)
+				rate = emulate.DefaultRate(switchproc.TargetGo, mtu)
 			}
 			var params *dcqcn.Params
 			var lparams *ldcp.Params

@@ -244,7 +244,7 @@ func TestDocsPipelineLine(t *testing.T) {
 	}
 	want := fmt.Sprintf("pipeline set on device 0 at 127.0.0.1:9559: %d tables, %d actions, cookie %#x",
 		len(p.Info.Tables), len(p.Info.Actions), p.Cookie)
-	for _, doc := range []string{"../../README.md", "../../docs/controller.md"} {
+	for _, doc := range []string{"../../docs/controller.md"} {
 		b, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/p4rcm/p4rcm/internal/p4switch"
+	"github.com/p4rcm/p4rcm/cmd/internal/p4switch"
 )
 
 // newRootCmd builds the command tree writing to out and errOut.

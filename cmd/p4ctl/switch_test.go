@@ -16,12 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/switchproc"
 	"github.com/p4rcm/p4rcm/tutorialjson"
 )
 
@@ -108,11 +108,11 @@ func fails(t *testing.T, addr string, code int, want []string, args ...string) {
 
 // startTarget starts a switch with no ports and returns its P4Runtime
 // address.
-func startTarget(t *testing.T) (string, *bmv2.Switch) {
+func startTarget(t *testing.T) (string, *switchproc.Switch) {
 	t.Helper()
 	target, bin := p4switchbin.Choose(t)
 	addr, thrift := freeAddr(t), freePortNumber(t)
-	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
+	sw, err := switchproc.Start(context.Background(), switchproc.Config{Name: "s1", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
 		LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
@@ -381,8 +381,8 @@ func stopCtl(t *testing.T, cmd *exec.Cmd, errOut *syncBuffer) {
 // watchReady is what watch says once it watches. BMv2 1.15.5's PI keeps
 // no roles, so there watch does not take the default role's primary from
 // the controllers that write: it says so and watches CNs only.
-func watchReady(sw *bmv2.Switch) string {
-	if sw.Config().Target == bmv2.TargetBMv2 {
+func watchReady(sw *switchproc.Switch) string {
+	if sw.Config().Target == switchproc.TargetBMv2 {
 		return "CNs only"
 	}
 	return "digests, packet-ins and CNs"
@@ -423,7 +423,7 @@ func TestWatchBesideOthers(t *testing.T) {
 		t.Errorf("after the writes beside watch, ipv4_lpm holds:\n%s", got)
 	}
 	secondReady := "election ID 2"
-	if sw.Config().Target == bmv2.TargetBMv2 {
+	if sw.Config().Target == switchproc.TargetBMv2 {
 		secondReady = watchReady(sw)
 	}
 	second, secondErr := startCtl(t, addr, secondReady, "watch")
@@ -499,7 +499,7 @@ func TestSwitchUnreachable(t *testing.T) {
 	fails(t, l.Addr().String(), 1, []string{"takes connections, but no P4Runtime server answered there within 1s"}, "stats", "--timeout", "1s")
 	live, sw := startTarget(t)
 	wrongDevice := []string{"NOT_FOUND", "device 7"}
-	if sw.Config().Target == bmv2.TargetBMv2 {
+	if sw.Config().Target == switchproc.TargetBMv2 {
 		// BMv2 takes any device ID as one of its own, with no pipeline
 		// (docs/p4runtime.md).
 		wrongDevice = []string{"FAILED_PRECONDITION"}
@@ -511,9 +511,9 @@ func TestSwitchUnreachable(t *testing.T) {
 
 // startFabric starts a switch for each name and writes the --switches
 // file that names them.
-func startFabric(t *testing.T, names []string) (string, map[string]*bmv2.Switch) {
+func startFabric(t *testing.T, names []string) (string, map[string]*switchproc.Switch) {
 	t.Helper()
-	sws := map[string]*bmv2.Switch{}
+	sws := map[string]*switchproc.Switch{}
 	var parts []string
 	for _, n := range names {
 		addr, sw := startTarget(t)
@@ -602,7 +602,7 @@ func TestFabricApply(t *testing.T) {
 	sws["s2"].Stop()
 	cfg := sws["s2"].Config()
 	cfg.Control = ""
-	again, err := bmv2.Start(context.Background(), cfg)
+	again, err := switchproc.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -792,11 +792,11 @@ func TestWatchDigests(t *testing.T) {
 		}
 	}
 	target, bin := p4switchbin.Choose(t)
-	if target == bmv2.TargetBMv2 {
+	if target == switchproc.TargetBMv2 {
 		t.Skip("skipping: BMv2 1.15.5's PI keeps no roles, so watch takes no digests beside the controllers that write (it watches CNs only: TestWatchBesideOthers)")
 	}
 	addr := freeAddr(t)
-	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", DeviceID: 0, Ports: ports, GRPCAddr: addr,
+	sw, err := switchproc.Start(context.Background(), switchproc.Config{Name: "s1", DeviceID: 0, Ports: ports, GRPCAddr: addr,
 		ThriftPort: freePortNumber(t), LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
@@ -878,7 +878,7 @@ func TestFabricApplyKeep(t *testing.T) {
 	sws["s2"].Stop()
 	cfg := sws["s2"].Config()
 	cfg.Control = ""
-	again, err := bmv2.Start(context.Background(), cfg)
+	again, err := switchproc.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/pki"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // tlsLab is a CA made for a test, the switch's files and a
@@ -58,8 +58,8 @@ func startTLSTarget(t *testing.T, l *tlsLab) string {
 	t.Helper()
 	target, bin := p4switchbin.Choose(t)
 	addr, thrift := freeAddr(t), freePortNumber(t)
-	sw, err := bmv2.Start(context.Background(), bmv2.Config{Name: "s1", GRPCAddr: addr, ThriftPort: thrift, LogDir: t.TempDir(),
-		Target: target, Binary: bin, TLS: &bmv2.ServerTLS{CACert: l.server.CACert, Cert: l.server.Cert, Key: l.server.Key, ClientAuth: true}})
+	sw, err := switchproc.Start(context.Background(), switchproc.Config{Name: "s1", GRPCAddr: addr, ThriftPort: thrift, LogDir: t.TempDir(),
+		Target: target, Binary: bin, TLS: &switchproc.ServerTLS{CACert: l.server.CACert, Cert: l.server.Cert, Key: l.server.Key, ClientAuth: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,10 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/internal/groupfile"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // Routes to h2 (10.0.0.2): s1 sends it to port 2, on the link in memory;
@@ -158,21 +158,21 @@ func TestGroupLinkInMemory(t *testing.T) {
 // process.
 func TestStartGroup(t *testing.T) {
 	target, bin := p4switchbin.Choose(t)
-	if target != bmv2.TargetGo {
+	if target != switchproc.TargetGo {
 		t.Skip("only the Go target runs groups")
 	}
-	var cs []bmv2.Config
+	var cs []switchproc.Config
 	for i, name := range []string{"s1", "s2"} {
-		port, err := bmv2.FreePort()
+		port, err := switchproc.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs = append(cs, bmv2.Config{Name: name, DeviceID: uint64(i + 7), GRPCAddr: fmt.Sprintf("127.0.0.1:%d", port), ThriftPort: 9090,
-			JSON: rcmJSON, Target: bmv2.TargetGo, Binary: bin, LogDir: t.TempDir(), PriorityQueues: 2})
+		cs = append(cs, switchproc.Config{Name: name, DeviceID: uint64(i + 7), GRPCAddr: fmt.Sprintf("127.0.0.1:%d", port), ThriftPort: 9090,
+			JSON: rcmJSON, Target: switchproc.TargetGo, Binary: bin, LogDir: t.TempDir(), PriorityQueues: 2})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	g, err := bmv2.StartGroup(ctx, "pair", cs)
+	g, err := switchproc.StartGroup(ctx, "pair", cs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,8 +222,8 @@ func TestStartGroup(t *testing.T) {
 	}
 	// BMv2 runs a process per switch.
 	bad := cs[0]
-	bad.Target = bmv2.TargetBMv2
-	if _, err := bmv2.StartGroup(ctx, "bad", []bmv2.Config{bad}); err == nil || !strings.Contains(err.Error(), "only the Go target") {
+	bad.Target = switchproc.TargetBMv2
+	if _, err := switchproc.StartGroup(ctx, "bad", []switchproc.Config{bad}); err == nil || !strings.Contains(err.Error(), "only the Go target") {
 		t.Errorf("a BMv2 group: %v", err)
 	}
 }

@@ -13,7 +13,7 @@
 // running, 2 when it was started wrongly (bad flag, a JSON it cannot run,
 // an interface that does not exist, bad entries). Nothing is left
 // changed on the interfaces. The command itself is package
-// internal/p4switch, which p4ctl runs too ('p4ctl p4switch').
+// cmd/internal/p4switch, which p4ctl runs too ('p4ctl p4switch').
 package main
 
 import (
@@ -23,7 +23,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/p4rcm/p4rcm/internal/p4switch"
+	"github.com/p4rcm/p4rcm/cmd/internal/p4switch"
 )
 
 // Exit statuses, as the tests name them.

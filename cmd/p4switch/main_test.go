@@ -18,9 +18,9 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/vishvananda/netlink"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/netlab"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 const rcmJSON = "../../p4/build/rcm.json"
@@ -60,7 +60,7 @@ func TestForwardsOnVeths(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
 	// simple_switch_grpc's command line, as package bmv2 writes it.
-	args := bmv2.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: "127.0.0.1:0", ThriftPort: 9090,
+	args := switchproc.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: "127.0.0.1:0", ThriftPort: 9090,
 		JSON: rcmJSON, LogDir: dir, PcapDir: dir, PriorityQueues: 2}.Args()
 	args = append([]string{"--entries", rt}, args...)
 	go func() { done <- run(ctx, args, &stdout, &stderr) }()
@@ -281,7 +281,7 @@ func TestProgramIsP4RuntimePipeline(t *testing.T) {
 	}
 	start := func(t *testing.T, args ...string) (string, func() string) {
 		t.Helper()
-		port, err := bmv2.FreePort()
+		port, err := switchproc.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // TestMain removes the p4switch the tests built, or, with
 // P4SWITCH_STARTER set, makes the test binary a process that starts
-// that p4switch with bmv2.Start and waits to be killed
+// that p4switch with switchproc.Start and waits to be killed
 // (TestSwitchEndsWithItsStarter).
 func TestMain(m *testing.M) {
 	if bin := os.Getenv("P4SWITCH_STARTER"); bin != "" {
@@ -30,11 +30,11 @@ func TestMain(m *testing.M) {
 }
 
 func startAndWait(bin, addr string) {
-	thrift, err := bmv2.FreePort()
+	thrift, err := switchproc.FreePort()
 	if err == nil {
-		var s *bmv2.Switch
+		var s *switchproc.Switch
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		s, err = bmv2.Start(ctx, bmv2.Config{Name: "s1", GRPCAddr: addr, ThriftPort: thrift, Target: bmv2.TargetGo, Binary: bin})
+		s, err = switchproc.Start(ctx, switchproc.Config{Name: "s1", GRPCAddr: addr, ThriftPort: thrift, Target: switchproc.TargetGo, Binary: bin})
 		cancel()
 		if err == nil {
 			fmt.Println(s.PID())
@@ -45,7 +45,7 @@ func startAndWait(bin, addr string) {
 	os.Exit(1)
 }
 
-// A switch bmv2.Start started ends with the process that started it,
+// A switch switchproc.Start started ends with the process that started it,
 // however that one ends: here SIGKILL, which runs none of its cleanups
 // (a test binary killed at its timeout, an emulation killed). Without
 // the pipe it watches (--exit-with-fd) the switch ran on, orphaned.
@@ -58,7 +58,7 @@ func TestSwitchEndsWithItsStarter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, err := bmv2.FreePort()
+	port, err := switchproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

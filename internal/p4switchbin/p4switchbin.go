@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/p4rcm/p4rcm/bmv2"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 var (
@@ -62,22 +62,22 @@ const TargetEnv = "P4RCM_TARGET"
 // Choose is the target the environment asks for and the binary to run
 // (empty: the PATH's), or skips the test when that target cannot run
 // here.
-func Choose(tb testing.TB) (bmv2.Target, string) {
+func Choose(tb testing.TB) (switchproc.Target, string) {
 	tb.Helper()
 	switch target := os.Getenv(TargetEnv); target {
-	case "", string(bmv2.TargetGo):
+	case "", string(switchproc.TargetGo):
 		bin, err := Path()
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return bmv2.TargetGo, bin
-	case string(bmv2.TargetBMv2):
-		for _, b := range []string{bmv2.SwitchBinary, bmv2.CLIBinary} {
-			if _, err := bmv2.Lookup(b); err != nil {
+		return switchproc.TargetGo, bin
+	case string(switchproc.TargetBMv2):
+		for _, b := range []string{switchproc.SwitchBinary, switchproc.CLIBinary} {
+			if _, err := switchproc.Lookup(b); err != nil {
 				tb.Skipf("skipping: %s=bmv2: %v", TargetEnv, err)
 			}
 		}
-		return bmv2.TargetBMv2, ""
+		return switchproc.TargetBMv2, ""
 	default:
 		tb.Fatalf("%s=%q: want go or bmv2", TargetEnv, target)
 		return "", ""

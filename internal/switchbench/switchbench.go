@@ -28,9 +28,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/p4rcm/p4rcm/afpacket"
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/proccpu"
 	"github.com/p4rcm/p4rcm/netlab"
+	"github.com/p4rcm/p4rcm/switchproc"
 	"github.com/p4rcm/p4rcm/v1model"
 )
 
@@ -440,7 +440,7 @@ func (r *rig) startRelayProcess(ctx context.Context, ports map[int]string) error
 }
 
 func (r *rig) startBMv2(ctx context.Context, o Options, ports map[int]string) error {
-	free, err := bmv2.FreePorts(2)
+	free, err := switchproc.FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -449,7 +449,7 @@ func (r *rig) startBMv2(ctx context.Context, o Options, ports map[int]string) er
 	if err != nil {
 		return err
 	}
-	sw, err := bmv2.Start(ctx, bmv2.Config{Name: "bench", DeviceID: 1, Ports: ports,
+	sw, err := switchproc.Start(ctx, switchproc.Config{Name: "bench", DeviceID: 1, Ports: ports,
 		GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort), ThriftPort: thrift, JSON: abs})
 	if err != nil {
 		return err

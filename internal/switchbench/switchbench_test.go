@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/netlab"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 var (
@@ -89,7 +89,7 @@ func BenchmarkRig(b *testing.B) {
 func rigRound(b *testing.B, bin string) {
 	for _, target := range strings.Split(*targets, ",") {
 		if target == "bmv2" {
-			if _, err := bmv2.Lookup(bmv2.SwitchBinary); err != nil {
+			if _, err := switchproc.Lookup(switchproc.SwitchBinary); err != nil {
 				b.Logf("bmv2: %v", err)
 				continue
 			}
@@ -133,7 +133,7 @@ func rigRound(b *testing.B, bin string) {
 							// What a 4:1 incast at the emulation's default
 							// queue rate offers the switch, as a share of
 							// what it forwards: at most 0.5 with rcm.p4.
-							b.ReportMetric(4*bmv2.Target(target).DefaultQueueRate()/r.PPS, "incast-load")
+							b.ReportMetric(4*switchproc.Target(target).DefaultQueueRate()/r.PPS, "incast-load")
 						}
 					}
 				})

@@ -1,4 +1,4 @@
-package bmv2
+package switchproc
 
 import (
 	"context"

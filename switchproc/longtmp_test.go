@@ -1,4 +1,4 @@
-package bmv2_test
+package switchproc_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/p4rcm/p4rcm/bmv2"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 // The Go target's control socket goes under TMPDIR; a TMPDIR too long
@@ -27,18 +27,18 @@ func TestGoTargetUnderALongTMPDIR(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("TMPDIR", long)
-	port, err := bmv2.FreePort()
+	port, err := switchproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	thrift, err := bmv2.FreePort()
+	thrift, err := switchproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := bmv2.Start(ctx, bmv2.Config{Name: "s1", GRPCAddr: "127.0.0.1:" + strconv.Itoa(port), ThriftPort: thrift,
-		Target: bmv2.TargetGo, Binary: bin})
+	s, err := switchproc.Start(ctx, switchproc.Config{Name: "s1", GRPCAddr: "127.0.0.1:" + strconv.Itoa(port), ThriftPort: thrift,
+		Target: switchproc.TargetGo, Binary: bin})
 	if err != nil {
 		t.Fatalf("start under a TMPDIR of %d bytes: %v", len(long), err)
 	}

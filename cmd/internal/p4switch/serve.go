@@ -281,7 +281,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 	}
 	// The control socket is up before the P4Runtime port accepts, so
-	// that a harness that waits for the port (bmv2.Start) finds both.
+	// that a harness that waits for the port (switchproc.Start) finds both.
 	if o.control != "" {
 		ctl, err := listenControl(o.control, dp, log)
 		if err != nil {

@@ -112,7 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, o, log, stdout)
 	})
 	cmd.Flags().StringVar(&group, "group", "", "run the switches `FILE` describes in this one process, each with its own command line, P4Runtime server and control socket; ports given as PORT@mem:NAME on two of them are joined in memory (docs/emulation.md)")
-	cmd.Flags().IntVar(&starterFD, "exit-with-fd", -1, "stop, as on SIGTERM, once the pipe `FD` reads end of file: the read end of a pipe whose write end only the process that started this one holds, which the kernel closes when that process ends, however it ends (bmv2.Start gives it, so that a switch does not outlive a killed test or emulation)")
+	cmd.Flags().IntVar(&starterFD, "exit-with-fd", -1, "stop, as on SIGTERM, once the pipe `FD` reads end of file: the read end of a pipe whose write end only the process that started this one holds, which the kernel closes when that process ends, however it ends (switchproc.Start gives it, so that a switch does not outlive a killed test or emulation)")
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)

@@ -1,13 +1,16 @@
-// Package bmv2 runs BMv2's simple_switch_grpc, the P4Runtime-enabled
-// software switch, for tests, the emulation and users: it starts the
-// switch with the command line the p4lang tutorials use, waits until its
-// P4Runtime (gRPC) port accepts connections, sets queue rates and depths
-// through simple_switch_CLI, and stops it by PID.
+// Package switchproc runs software switch processes for tests, the
+// emulation and users: BMv2's simple_switch_grpc, the P4Runtime-enabled
+// switch, or p4rcm's own Go target, p4switch, which takes the same
+// command line. It starts a switch with the command line the p4lang
+// tutorials use, waits until its P4Runtime (gRPC) port accepts
+// connections, sets queue rates and depths (through simple_switch_CLI on
+// BMv2, through p4switch's control socket on the Go target), and stops
+// it by PID.
 //
 // BMv2 is in no package registry; build it from p4lang/behavioral-model
 // with PI support (configure --with-pi, then targets/simple_switch_grpc)
 // and put simple_switch_grpc and simple_switch_CLI on the PATH.
-package bmv2
+package switchproc
 
 import (
 	"bufio"

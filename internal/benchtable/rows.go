@@ -1,0 +1,380 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// An area is one table of BENCHMARKS.md.
+type area struct {
+	Key, Title string
+	// About says what the table measures, for its page.
+	About string
+	Rows  []row
+}
+
+// A row is one measurement: what it is, the command that measures it
+// (run by sh in the repository's root, the p4ctl of this checkout on the
+// PATH), its target, and how its figures come out of a run.
+type row struct {
+	What, Command, Target string
+	Measure               func(e *env, r row) (result, error)
+}
+
+// result is a row's measured cells.
+type result struct {
+	Baseline string `json:"baseline"`
+	Figure   string `json:"figure"`
+	// Verdict is "met", "not met", or empty where nothing was measured.
+	Verdict string `json:"verdict,omitempty"`
+}
+
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "not met"
+}
+
+const (
+	rigCommand    = "go test -run '^$' -bench Rig -benchtime 1x ./internal/switchbench/ -args -targets=relay,relay-process,go,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
+	writeOne      = "go test -run '^$' -bench WriteOnePerRequest -benchtime 10000x -count 3 ./p4rt/"
+	writeBatched  = "go test -run '^$' -bench WriteBatched1000 -benchtime 200000x -count 3 ./p4rt/"
+	applyCommand  = "go test -run '^$' -bench 'Apply/k=4$' -benchtime 1x -count 3 ./fabric/"
+	incastCommand = "go test -run '^$' -bench IncastRate -benchtime 1x ./test/ -args -rates 69M,250M"
+	// ns3Config is the benchmark's configuration in an ns-3 RDMA
+	// simulator's simulation/ directory: the 320-host fat tree and the
+	// web-search flow file of sim/scenario/bench/, DCQCN.
+	ns3Config = "mix/config_fat320_ws30_dcqcn.txt"
+)
+
+// areas are BENCHMARKS.md's tables, in its order.
+var areas = []area{
+	{
+		Key:   "ns3",
+		Title: "The simulator against the ns-3 RDMA simulator",
+		About: "The input is the ns-3 RDMA simulator's own benchmark (the HPCC paper's simulator): a 320-host fat tree " +
+			"(16 hosts at 100 Gb/s per ToR, 400 Gb/s uplinks, 1 us links) and 6,706 web-search flows at 30% load for 10 ms, " +
+			"DCQCN with that simulator's settings; p4rcm runs it as the `bench-fat320` preset. " +
+			"The speed is wall seconds per simulated millisecond up to the last completion, ns-3 and p4rcm run one after the other " +
+			"on the same machine. `make bench NS3=DIR` runs ns-3 from DIR, a build of alibaba-edu/High-Precision-Congestion-Control " +
+			"(its optimised profile) whose `simulation/" + ns3Config + "` runs the benchmark's topology and flow files; " +
+			"without it the row says so.",
+		Rows: []row{{
+			What:    "`bench-fat320`, DCQCN: wall seconds per simulated ms",
+			Command: "`build/scratch/third " + ns3Config + "` in NS3/simulation, then `p4ctl sim bench -q --json --runs 3 --reference-seconds S` (S: ns-3's wall seconds)",
+			Target:  "at least 20x ns-3's speed",
+			Measure: measureNS3,
+		}},
+	},
+	{
+		Key:   "sim",
+		Title: "The simulator's cost",
+		About: "What a scheme and a thread change in the simulator's wall time on the same benchmark (`bench-fat320`), the runs of " +
+			"the compared settings taking turns so that the machine's drift hits all alike, fastest of three each; and the event " +
+			"queue against `container/heap` on the same events.",
+		Rows: []row{{
+			What:    "RCM's cost over DCQCN",
+			Command: "p4ctl sim bench -q --json --compare dcqcn,rcm --runs 3",
+			Target:  "at most 1.30x",
+			Measure: func(e *env, r row) (result, error) {
+				var lines []simCompare
+				if err := e.json(r.Command, &lines); err != nil || len(lines) != 2 {
+					return result{}, fmt.Errorf("want two schemes: %v", err)
+				}
+				return result{
+					Baseline: fmt.Sprintf("dcqcn %.2f s", lines[0].Bench.WallSeconds),
+					Figure:   fmt.Sprintf("rcm %.2f s: **%.2fx**", lines[1].Bench.WallSeconds, lines[1].Cost),
+					Verdict:  verdict(lines[1].Cost <= 1.30),
+				}, nil
+			},
+		}, {
+			What:    "Two threads against one",
+			Command: "p4ctl sim bench -q --json --threads-compare 1,2 --runs 3",
+			Target:  "at least 1.7x on 2 cores",
+			Measure: func(e *env, r row) (result, error) {
+				var lines []simCompare
+				if err := e.json(r.Command, &lines); err != nil || len(lines) != 2 {
+					return result{}, fmt.Errorf("want two numbers of threads: %v", err)
+				}
+				return result{
+					Baseline: fmt.Sprintf("1 thread %.2f s", lines[0].Bench.WallSeconds),
+					Figure:   fmt.Sprintf("2 threads %.2f s: **%.2fx**", lines[1].Bench.WallSeconds, lines[1].Speedup),
+					Verdict:  verdict(lines[1].Speedup >= 1.7),
+				}, nil
+			},
+		}, {
+			What:    "An event scheduled and run, 1,024 pending",
+			Command: "go test -run '^$' -bench Step -count 3 ./sim/event/",
+			Target:  "at least 4x faster than `container/heap`",
+			Measure: func(e *env, r row) (result, error) {
+				m, err := e.medians(r.Command, "ns/op", "BenchmarkStep/pending=1024", "BenchmarkStepHeapBaseline/pending=1024")
+				if err != nil {
+					return result{}, err
+				}
+				cal, heap := m[0], m[1]
+				return result{
+					Baseline: fmt.Sprintf("`container/heap` %.1f ns", heap),
+					Figure:   fmt.Sprintf("calendar queue %.1f ns: **%.1fx** faster", cal, heap/cal),
+					Verdict:  verdict(heap/cal >= 4),
+				}, nil
+			},
+		}},
+	},
+	{
+		Key:   "target",
+		Title: "The Go P4 target against its ceilings and BMv2",
+		About: "64-byte frames through a switch between two network namespaces (`internal/switchbench`), three rounds in which " +
+			"every target takes its turn; medians over the rounds, ratios paired round by round. The ceilings: `relay` copies " +
+			"frames between the two packet sockets with no pipeline, in the rig's process; `relay-process` does so in a process " +
+			"of its own, as every switch runs. BMv2 (`simple_switch_grpc`) is measured where it is on the PATH. Needs root.",
+		Rows: []row{{
+			What:    "`rcm.p4`, forwarding rate",
+			Command: rigCommand,
+			Target:  "at least 60% of `relay`",
+			Measure: rigRow("go/rcm/64B / relay", 60, false),
+		}, {
+			What:    "`l3.p4` (a plain router), forwarding rate",
+			Command: rigCommand,
+			Target:  "at least 85% of `relay`",
+			Measure: rigRow("go/l3/64B / relay", 85, false),
+		}, {
+			What:    "`rcm.p4`, median latency when idle",
+			Command: rigCommand,
+			Target:  "at most 1.3x `relay`'s",
+			Measure: rigRow("go/rcm/64B / relay", 1.3, true),
+		}, {
+			What:    "`rcm.p4`, forwarding rate against BMv2",
+			Command: rigCommand,
+			Target:  "at least 20x BMv2",
+			Measure: func(e *env, r row) (result, error) {
+				out, err := e.run(r.Command)
+				if err != nil {
+					return result{}, err
+				}
+				rates := rigRates(out)
+				goRate := rates["go/rcm/64B"]
+				bmv2 := rates["bmv2/rcm/64B"]
+				if goRate == 0 {
+					return result{}, fmt.Errorf("no median rate of go/rcm/64B in the output")
+				}
+				if bmv2 == 0 {
+					return result{Baseline: "BMv2 not installed here", Figure: fmt.Sprintf("%.0f pkt/s", goRate)}, nil
+				}
+				return result{
+					Baseline: fmt.Sprintf("BMv2 %.0f pkt/s", bmv2),
+					Figure:   fmt.Sprintf("%.0f pkt/s: **%.1fx**", goRate, goRate/bmv2),
+					Verdict:  verdict(goRate/bmv2 >= 20),
+				}, nil
+			},
+		}},
+	},
+	{
+		Key:   "p4runtime",
+		Title: "P4Runtime against a server that does nothing",
+		About: "Writes of `p4/testdata/runtime.p4`'s 16,384-entry table over gRPC on loopback, medians of three runs: the Go " +
+			"target's P4Runtime server in the benchmark's process against a server there whose Write does nothing (`null`: " +
+			"what gRPC and protobuf cost alone). And `fabric apply` programming a k=4 fat tree of 20 `p4switch` processes " +
+			"(688 entities) against inserting the same entities blind, without reading anything first.",
+		Rows: []row{{
+			What:    "One update per request, latency",
+			Command: writeOne,
+			Target:  "at most 1.5x `null`'s",
+			Measure: func(e *env, r row) (result, error) {
+				m, err := e.medians(r.Command, "ns/op", "BenchmarkWriteOnePerRequest/go-inprocess", "BenchmarkWriteOnePerRequest/null")
+				if err != nil {
+					return result{}, err
+				}
+				own, null := m[0], m[1]
+				return result{
+					Baseline: fmt.Sprintf("`null` %.1f us", null/1e3),
+					Figure:   fmt.Sprintf("%.1f us: **%.2fx**", own/1e3, own/null),
+					Verdict:  verdict(own/null <= 1.5),
+				}, nil
+			},
+		}, {
+			What:    "1,000 updates per request, rate",
+			Command: writeBatched,
+			Target:  "at least 70% of `null`'s",
+			Measure: func(e *env, r row) (result, error) {
+				m, err := e.medians(r.Command, "entries/s", "BenchmarkWriteBatched1000/go-inprocess", "BenchmarkWriteBatched1000/null")
+				if err != nil {
+					return result{}, err
+				}
+				own, null := m[0], m[1]
+				return result{
+					Baseline: fmt.Sprintf("`null` %.0f entries/s", null),
+					Figure:   fmt.Sprintf("%.0f entries/s: **%.1f%%**", own, 100*own/null),
+					Verdict:  verdict(own/null >= 0.70),
+				}, nil
+			},
+		}, {
+			What:    "`fabric apply`, first apply of a k=4 fat tree",
+			Command: applyCommand,
+			Target:  "under 0.8 s",
+			Measure: func(e *env, r row) (result, error) {
+				g, err := e.goBench(r.Command)
+				if err != nil {
+					return result{}, err
+				}
+				n, err := g.median("BenchmarkApply/k=4", "entries")
+				if err != nil {
+					return result{}, err
+				}
+				first, err := g.median("BenchmarkApply/k=4", "first-entries/s")
+				if err != nil {
+					return result{}, err
+				}
+				blind, err := g.median("BenchmarkApply/k=4", "blind-entries/s")
+				if err != nil {
+					return result{}, err
+				}
+				return result{
+					Baseline: fmt.Sprintf("blind inserts %.3f s", n/blind),
+					Figure:   fmt.Sprintf("**%.3f s**", n/first),
+					Verdict:  verdict(n/first < 0.8),
+				}, nil
+			},
+		}},
+	},
+	{
+		Key:   "emulation",
+		Title: "Emulation",
+		About: "How fast one machine emulates: `p4ctl emulate`'s harness running a 4:1 incast (five hosts in namespaces, " +
+			"one Go target running `rcm.p4`, PFC alone, each sender at its line rate, about a second of traffic) at the " +
+			"emulated host link rate `p4ctl emulate` uses by default (69 Mb/s) and at 250 Mb/s, near the most it accepts (four times the default). The figure is the share " +
+			"of the receiver's link rate delivered between the first start and the last completion. Needs root.",
+		Rows: []row{{
+			What:    "4:1 incast at 69 Mb/s, receiver's link busy",
+			Command: incastCommand,
+			Target:  "at least 95%",
+			Measure: incastRow("69M"),
+		}, {
+			What:    "4:1 incast at 250 Mb/s, receiver's link busy",
+			Command: incastCommand,
+			Target:  "at least 95%",
+			Measure: incastRow("250M"),
+		}},
+	},
+	{
+		Key:   "studies",
+		Title: "Studies",
+		About: "A parameter study's own work past its runs (per-run metrics, intervals and paired tests at every point, " +
+			"plots, CSV, JSON and HTML), which `p4ctl experiment` times itself, against the study's wall time in the same " +
+			"command: 4 loads x 5 seeds x 3 schemes on the default preset.",
+		Rows: []row{{
+			What:    "A study's statistics, plots and files",
+			Command: "p4ctl experiment --vary workload.load=0.3,0.5,0.7,0.9 --seeds 5 -q -o $TMPDIR/study",
+			Target:  "at most 5% of the study's wall time",
+			Measure: func(e *env, r row) (result, error) {
+				out, err := e.run(r.Command)
+				if err != nil {
+					return result{}, err
+				}
+				m := studyCost.FindStringSubmatch(out)
+				if m == nil {
+					return result{}, fmt.Errorf("no wall time line in the output")
+				}
+				var share float64
+				fmt.Sscan(m[4], &share)
+				return result{
+					Baseline: fmt.Sprintf("the study, %s runs: %s s", m[2], m[1]),
+					Figure:   fmt.Sprintf("%s s: **%s%%**", m[3], m[4]),
+					Verdict:  verdict(share <= 5),
+				}, nil
+			},
+		}},
+	},
+}
+
+// rigRow reads the rig's ratio of pair: its rate median in percent
+// (at least bound), or with latency its idle latency median (at most
+// bound).
+func rigRow(pair string, bound float64, latency bool) func(e *env, r row) (result, error) {
+	return func(e *env, r row) (result, error) {
+		out, err := e.run(r.Command)
+		if err != nil {
+			return result{}, err
+		}
+		ratio, ok := rigRatios(out)[pair]
+		if !ok {
+			return result{}, fmt.Errorf("no %q in the rig's summary", pair)
+		}
+		rates := rigRates(out)
+		if latency {
+			return result{Baseline: "`relay`", Figure: fmt.Sprintf("**%.2fx**", ratio[1]), Verdict: verdict(ratio[1] <= bound)}, nil
+		}
+		sw, ceiling := rigTargets(pair)
+		return result{
+			Baseline: fmt.Sprintf("`relay` %.0f pkt/s", rates[ceiling]),
+			Figure:   fmt.Sprintf("%.0f pkt/s: **%.1f%%**", rates[sw], ratio[0]),
+			Verdict:  verdict(ratio[0] >= bound),
+		}, nil
+	}
+}
+
+// rigTargets splits "go/rcm/64B / relay" into the switch's and the
+// ceiling's names in the rig's table of medians.
+func rigTargets(pair string) (string, string) {
+	var sw, ceiling string
+	fmt.Sscanf(pair, "%s / %s", &sw, &ceiling)
+	size := filepath.Base(sw)
+	return sw, ceiling + "/" + size
+}
+
+// incastRow reads BenchmarkIncastRate's link-busy share at rate.
+func incastRow(rate string) func(e *env, r row) (result, error) {
+	return func(e *env, r row) (result, error) {
+		g, err := e.goBench(r.Command)
+		if err != nil {
+			return result{}, err
+		}
+		busy, err := g.median("BenchmarkIncastRate/"+rate, "link-busy")
+		if err != nil {
+			return result{}, err
+		}
+		sw, _ := g.median("BenchmarkIncastRate/"+rate, "switch-cores")
+		return result{
+			Baseline: fmt.Sprintf("the link's rate, %s Mb/s", strings.TrimSuffix(rate, "M")),
+			Figure:   fmt.Sprintf("**%.1f%%** (the switch on %.2f cores)", 100*busy, sw),
+			Verdict:  verdict(busy >= 0.95),
+		}, nil
+	}
+}
+
+// measureNS3 runs the ns-3 simulator on the benchmark, where it is
+// built, then p4rcm with its time.
+func measureNS3(e *env, r row) (result, error) {
+	if e.ns3 == "" {
+		return result{Baseline: "ns-3 not built here", Figure: "`make bench NS3=DIR` fills it"}, nil
+	}
+	dir := filepath.Join(e.ns3, "simulation")
+	bin := filepath.Join(dir, "build", "scratch", "third")
+	for _, f := range []string{bin, filepath.Join(dir, ns3Config)} {
+		if _, err := os.Stat(f); err != nil {
+			return result{}, fmt.Errorf("NS3=%s: %w", e.ns3, err)
+		}
+	}
+	cmd := exec.Command(bin, ns3Config)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(dir, "build"))
+	e.logf("ns-3: %s %s in %s", bin, ns3Config, dir)
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return result{}, fmt.Errorf("ns-3: %v\n%s", err, lastLines(string(out), 10))
+	}
+	wall := time.Since(start).Seconds()
+	var b simBench
+	if err := e.json(fmt.Sprintf("p4ctl sim bench -q --json --runs 3 --reference-seconds %.1f", wall), &b); err != nil {
+		return result{}, err
+	}
+	return result{
+		Baseline: fmt.Sprintf("ns-3 %.1f s wall, %.2f s per simulated ms", wall, b.SpeedupVsRef*b.SecondsPerSimMs),
+		Figure:   fmt.Sprintf("p4rcm %.2f s wall, %.3f s per simulated ms: **%.1fx**", b.WallSeconds, b.SecondsPerSimMs, b.SpeedupVsRef),
+		Verdict:  verdict(b.SpeedupVsRef >= 20),
+	}, nil
+}
