@@ -468,21 +468,38 @@ func TestBenchReferenceScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if own, err := isReferenceScenario(s); err != nil || !own {
-		t.Fatalf("the preset itself: %v, %v", own, err)
+	if own, err := referenceScheme(s); err != nil || own != "dcqcn" {
+		t.Fatalf("the preset itself: %q, %v", own, err)
 	}
 	if err := s.Set("seed", "2"); err != nil {
 		t.Fatal(err)
 	}
-	if own, err := isReferenceScenario(s); err != nil || own {
-		t.Fatalf("with another seed: %v, %v", own, err)
+	if own, err := referenceScheme(s); err != nil || own != "" {
+		t.Fatalf("with another seed: %q, %v", own, err)
 	}
 	var b BenchResult
 	b.SecondsPerSimMs = 0.5
 	s, _ = scenario.LoadPreset(referencePreset)
 	if err := setReference(&b, s, 139); err != nil || !b.ReferenceThisMachine || b.ReferenceWallSeconds != 139 ||
-		math.Abs(b.SpeedupVsRef-139/reference.SimMillis/0.5) > 1e-9 {
+		b.ReferenceScheme != "dcqcn" || math.Abs(b.SpeedupVsRef-139/references["dcqcn"].SimMillis/0.5) > 1e-9 {
 		t.Errorf("a reference time given: %+v, %v", b, err)
+	}
+	// Each scheme the reference ran is its own reference; another
+	// scheme, or another change with it, is not.
+	for scheme, want := range map[string]string{"hpcc": "hpcc", "timely": "timely", "dctcp": "dctcp", "rcm": ""} {
+		s, _ = scenario.LoadPreset(referencePreset)
+		if err := s.Set("scheme", scheme); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := referenceScheme(s); err != nil || got != want {
+			t.Errorf("scheme %s: reference %q, %v; want %q", scheme, got, err, want)
+		}
+		if err := s.Set("seed", "2"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := referenceScheme(s); err != nil || got != "" {
+			t.Errorf("scheme %s with another seed: reference %q, %v", scheme, got, err)
+		}
 	}
 }
 
