@@ -74,6 +74,13 @@ func EstimateMemory(cfg Config) MemoryEstimate {
 		per := unsafe.Sizeof(ldcp.Path{}) + max(unsafe.Sizeof(ldcp.Sender{})+unsafe.Sizeof(ldcp.Receiver{}), unsafe.Sizeof(ldcp.RateSender{}))
 		m.Flows += int64(len(cfg.Flows)) * int64(per)
 	}
+	// So does HPCC's, TIMELY's or DCTCP's sender, and a window per flow
+	// when each flow has its own path's.
+	per := map[string]uintptr{"hpcc": unsafe.Sizeof(hpccSender{}), "timely": unsafe.Sizeof(timelySender{}), "dctcp": unsafe.Sizeof(dctcpSender{})}[cfg.CC]
+	if cfg.Window.PerPath && (cfg.Window.Enabled || cfg.CC == "hpcc") {
+		per += unsafe.Sizeof(float64(0))
+	}
+	m.Flows += int64(len(cfg.Flows)) * int64(per)
 
 	horizon := cfg.StopAt
 	for _, f := range cfg.Flows {

@@ -9,10 +9,13 @@ import (
 	"unsafe"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/dctcp"
+	"github.com/p4rcm/p4rcm/hpcc"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/p4rcm/p4rcm/sim/topo"
 	"github.com/p4rcm/p4rcm/sim/workload"
+	"github.com/p4rcm/p4rcm/timely"
 )
 
 // crossTraffic is a k = 4 fat tree whose hosts each send a few flows to
@@ -37,6 +40,7 @@ func crossTraffic(t *testing.T, cc string) Config {
 	}
 	cfg := Config{Seed: 3, Topology: tp, Flows: flows, MTU: 1000, AckInterval: 1, CC: cc, DCQCN: dcqcn.Mellanox(),
 		PFC: true, Buffer: 2e6, PFCXOFF: 40e3, RTO: 100 * us, LDCP: ldcp.Draft(),
+		HPCC: hpcc.NS3(), TIMELY: timely.NS3(), DCTCP: dctcp.NS3(),
 		QueueSampling: QueueSampling{Interval: 3 * us, Max: 2000},
 		RateSampling:  RateSampling{Interval: 5 * us},
 		CCSampling:    CCSampling{Interval: 7 * us, Flows: []int{0, 5, 50}}}
@@ -46,6 +50,10 @@ func crossTraffic(t *testing.T, cc string) Config {
 		cfg.CC, cfg.RCM = "dcqcn", &p
 	case "lossy":
 		cfg.CC, cfg.PFC, cfg.QueueLimit = "dcqcn", false, 60e3
+	case "hpcc", "dctcp":
+		// As the ns-3 simulator runs them: a window, ACKs behind data and
+		// held by PFC, so that they cross parts and wait for RESUMEs too.
+		cfg.Window, cfg.AckInData, cfg.AckObeysPFC = Window{Enabled: true, Variable: true}, true, true
 	}
 	return cfg
 }
@@ -54,7 +62,7 @@ func crossTraffic(t *testing.T, cc string) Config {
 // parts, which the race detector also runs, and wants the same results
 // from each: every field, every sample.
 func TestPartsGiveTheSameResults(t *testing.T) {
-	for _, cc := range []string{"dcqcn", "rcm", "ldcp", "ldcp-rate", "lossy", "none"} {
+	for _, cc := range []string{"dcqcn", "rcm", "ldcp", "ldcp-rate", "lossy", "none", "hpcc", "timely", "dctcp"} {
 		t.Run(cc, func(t *testing.T) {
 			var first *Results
 			for threads := 1; threads <= 4; threads++ {
@@ -184,6 +192,7 @@ func TestCacheLines(t *testing.T) {
 	for name, size := range map[string]uintptr{
 		"flow": unsafe.Sizeof(flow{}), "rxFlow": unsafe.Sizeof(rxFlow{}), "ldcpSender": unsafe.Sizeof(ldcpSender{}),
 		"ldcpRateSender": unsafe.Sizeof(ldcpRateSender{}), "ldcpReceiver": unsafe.Sizeof(ldcpReceiver{}),
+		"hpccSender": unsafe.Sizeof(hpccSender{}), "timelySender": unsafe.Sizeof(timelySender{}), "dctcpSender": unsafe.Sizeof(dctcpSender{}),
 	} {
 		if size%cacheLine != 0 {
 			t.Errorf("%s is %d bytes, not whole cache lines", name, size)
