@@ -73,6 +73,16 @@ func maxArgs(n int) cobra.PositionalArgs {
 	}
 }
 
+// exactArgs wants exactly n arguments.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("takes %d argument(s), got %d: %q; see '%s --help'", n, len(args), args, cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
 // writeJSON prints v as indented JSON, the --json output of every command.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -25,13 +25,13 @@ import (
 func newSimCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sim",
-		Short: "Run the packet-level simulator (PFC, RED/ECN, DCQCN, RCM, LDCP at datacenter scale)",
+		Short: "Run the packet-level simulator (PFC, RED/ECN, DCQCN, HPCC, TIMELY, DCTCP, RCM, LDCP at datacenter scale)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newSimRunCmd(), newSimPresetsCmd(), newSimBenchCmd())
+	cmd.AddCommand(newSimRunCmd(), newSimPresetsCmd(), newSimBenchCmd(), newSimCompareCmd())
 	return cmd
 }
 

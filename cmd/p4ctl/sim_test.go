@@ -622,3 +622,32 @@ func TestSimPresetsParams(t *testing.T) {
 		}
 	}
 }
+
+// TestSimCompare sets two fct.txt side by side, a run's directory
+// standing for its fct.txt, and refuses a malformed file by its line.
+func TestSimCompare(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	if err := os.Mkdir(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, run, "fct.txt", "0b000001 0b000101 10000 100 1000 2000000000 2000 1000\n0b000001 0b000101 10001 100 2000000 2000000000 3000 1000\n")
+	ref := writeFile(t, dir, "ref.txt", "0b000001 0b000101 10000 100 1000 2000000000 1000 1000\n0b000001 0b000101 10001 100 2000000 2000000000 3000 1000\n")
+	code, out, stderr := p4ctl("sim", "compare", run, ref)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^all +2 +2 +3\.000/3\.000/3\.000 +3\.000/3\.000/3\.000 +\+0\.0%/\+0\.0%/\+0\.0%$`),
+		regexp.MustCompile(`(?m)^< 10KB +1 +1 +2\.000/2\.000/2\.000 +1\.000/1\.000/1\.000 +\+100\.0%/\+100\.0%/\+100\.0%$`),
+		regexp.MustCompile(`(?m)^10KB-100KB +0 +0 +- +- +-$`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("no line matching %s in\n%s", want, out)
+		}
+	}
+	bad := writeFile(t, dir, "bad.txt", "0b000001 0b000101 10000 100 1000 2000000000 2000\n")
+	if code, _, stderr := p4ctl("sim", "compare", run, bad); code != exitUsage || !strings.Contains(stderr, "bad.txt:1: 7 fields") {
+		t.Errorf("malformed: exit %d, stderr %q", code, stderr)
+	}
+}
