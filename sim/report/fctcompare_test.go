@@ -44,4 +44,3 @@ func TestReadNS3FCTAndCompare(t *testing.T) {
 		}
 	}
 }
-
