@@ -84,7 +84,7 @@ var areas = []area{
 			"The speed is wall seconds per simulated millisecond up to the last completion, ns-3 and p4rcm run one after the other " +
 			"on the same machine. `make bench NS3=DIR` runs ns-3 from DIR, a build of alibaba-edu/High-Precision-Congestion-Control " +
 			"(its optimised profile) whose `simulation/mix/config_fat320_ws30_*.txt` run the benchmark's topology and flow files " +
-			"(`../shared/peers/ns3-rdma/build.sh` makes them); without it the rows say so.",
+			"(`ns3/build.sh` builds it so); without it the rows say so.",
 		Rows: ns3Rows(),
 	},
 	{
@@ -106,6 +106,27 @@ var areas = []area{
 					Baseline: fmt.Sprintf("dcqcn %.2f s", lines[0].Bench.WallSeconds),
 					Figure:   fmt.Sprintf("rcm %.2f s: **%.2fx**", lines[1].Bench.WallSeconds, lines[1].Cost),
 					Verdict:  verdict(lines[1].Cost <= 1.30),
+				}, nil
+			},
+		}, {
+			What:    "HPCC's, TIMELY's and DCTCP's cost over DCQCN",
+			Command: "p4ctl sim bench -q --json --compare dcqcn,hpcc,timely,dctcp --runs 3",
+			Target:  "at most 1.50x each",
+			Measure: func(e *env, r row) (result, error) {
+				var lines []simCompare
+				if err := e.json(r.Command, &lines); err != nil || len(lines) != 4 {
+					return result{}, fmt.Errorf("want four schemes: %v", err)
+				}
+				var figs []string
+				worst := 0.0
+				for _, l := range lines[1:] {
+					figs = append(figs, fmt.Sprintf("%s %.2f s: **%.2fx**", l.Scheme, l.Bench.WallSeconds, l.Cost))
+					worst = max(worst, l.Cost)
+				}
+				return result{
+					Baseline: fmt.Sprintf("dcqcn %.2f s", lines[0].Bench.WallSeconds),
+					Figure:   strings.Join(figs, ", "),
+					Verdict:  verdict(worst <= 1.50),
 				}, nil
 			},
 		}, {

@@ -55,10 +55,10 @@ func TestBenchPresetReadsTheNS3Files(t *testing.T) {
 }
 
 // TestDeterminism runs the same scenario twice and compares every output
-// file byte for byte, under DCQCN and under both LDCPs (LDCP's fast start
-// has WRED drop packets, so go-back-N is covered too).
+// file byte for byte, under DCQCN, both LDCPs (LDCP's fast start has WRED
+// drop packets, so go-back-N is covered too), HPCC, TIMELY and DCTCP.
 func TestDeterminism(t *testing.T) {
-	for _, scheme := range []string{"dcqcn", "ldcp", "ldcp-rate"} {
+	for _, scheme := range []string{"dcqcn", "ldcp", "ldcp-rate", "hpcc", "timely", "dctcp"} {
 		t.Run(scheme, func(t *testing.T) { testDeterminism(t, scheme) })
 	}
 }
