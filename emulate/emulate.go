@@ -917,7 +917,7 @@ func (e *emulation) makeCredentials() error {
 		return err
 	}
 	policy := filepath.Join(dir, "policy.json")
-	if err := os.WriteFile(policy, []byte(`{"writers": ["`+controllerName+`"]}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(policy, []byte(`{"writers": ["cn:`+controllerName+`"]}`+"\n"), 0o644); err != nil {
 		return err
 	}
 	e.serverTLS = &switchproc.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: policy}

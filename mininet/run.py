@@ -271,7 +271,7 @@ def make_credentials(directory):
              '-out', name + '.crt', '-days', '1', '-extfile', name + '.ext')
     policy = os.path.join(directory, 'policy.json')
     with open(policy, 'w') as f:
-        json.dump({'writers': [CONTROLLER]}, f)
+        json.dump({'writers': ['cn:' + CONTROLLER]}, f)
     d = lambda n: os.path.join(directory, n)
     return {'cacert': d('ca.crt'), 'switch_cert': d('switch.crt'), 'switch_key': d('switch.key'),
             'cert': d('controller.crt'), 'key': d('controller.key'), 'policy': policy}

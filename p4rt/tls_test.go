@@ -45,7 +45,13 @@ func newLab(t testing.TB) *lab {
 // client is a certificate for a controller called cn.
 func (l *lab) client(t testing.TB, cn string, uris ...string) *pki.Leaf {
 	t.Helper()
-	c, err := l.ca.Issue(pki.Names{CommonName: cn, URIs: uris})
+	return l.issue(t, pki.Names{CommonName: cn, URIs: uris})
+}
+
+// issue is a certificate with the names n.
+func (l *lab) issue(t testing.TB, n pki.Names) *pki.Leaf {
+	t.Helper()
+	c, err := l.ca.Issue(n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,22 +2,15 @@ package p4rt
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
-	"os"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
@@ -127,124 +120,6 @@ func (h *connTagger) HandleRPC(context.Context, stats.RPCStats)                 
 func connOf(ctx context.Context) *peerConn {
 	pc, _ := ctx.Value(connKey{}).(*peerConn)
 	return pc
-}
-
-// Identity is who a client is, by its certificate, verified against the
-// CA the server trusts (mutual TLS).
-type Identity struct {
-	// Subject is the certificate's subject, as "CN=ctl,O=ops".
-	Subject string
-	// Names are every name a policy may give for the client: the
-	// subject, its common name, and the subject alternative names (DNS
-	// names, URIs such as SPIFFE IDs, IP addresses, e-mail addresses).
-	Names []string
-}
-
-func (id *Identity) String() string {
-	if id == nil {
-		return "no client certificate"
-	}
-	var others []string
-	for _, n := range id.Names {
-		if n != id.Subject {
-			others = append(others, n)
-		}
-	}
-	return fmt.Sprintf("%q (%s)", id.Subject, strings.Join(others, ", "))
-}
-
-// same reports whether a and b are the same identity: the same names.
-func (a *Identity) same(b *Identity) bool {
-	return a != nil && b != nil && slices.Equal(a.Names, b.Names)
-}
-
-// identityOf is the identity a TLS handshake verified, nil if none.
-func identityOf(auth credentials.AuthInfo) *Identity {
-	ti, ok := auth.(credentials.TLSInfo)
-	if !ok || len(ti.State.VerifiedChains) == 0 || len(ti.State.VerifiedChains[0]) == 0 {
-		return nil
-	}
-	return certIdentity(ti.State.VerifiedChains[0][0])
-}
-
-func certIdentity(c *x509.Certificate) *Identity {
-	id := &Identity{Subject: c.Subject.String()}
-	add := func(n string) {
-		if n != "" && !slices.Contains(id.Names, n) {
-			id.Names = append(id.Names, n)
-		}
-	}
-	add(id.Subject)
-	add(c.Subject.CommonName)
-	for _, n := range c.DNSNames {
-		add(n)
-	}
-	for _, u := range c.URIs {
-		add(u.String())
-	}
-	for _, ip := range c.IPAddresses {
-		add(ip.String())
-	}
-	for _, e := range c.EmailAddresses {
-		add(e)
-	}
-	return id
-}
-
-// Policy says which client identities may be primary, and so write and
-// set pipelines: the others, authenticated by mutual TLS all the same,
-// may read, and may keep a stream as backups that never become primary
-// (no election ID). It is p4switch's --grpc-server-policy file:
-//
-//	{"writers": ["controller.fabric.example", "spiffe://fabric.example/ctl", "CN=ctl-2,O=ops"]}
-//
-// An entry names a client by any of its certificate's names: the whole
-// subject as Go prints it, its common name, or a subject alternative
-// name (DNS, URI, IP or e-mail), compared exactly.
-type Policy struct {
-	// Path is the file the policy was read from, for messages.
-	Path    string
-	Writers []string `json:"writers"`
-}
-
-// LoadPolicy reads a policy file.
-func LoadPolicy(path string) (*Policy, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	p := &Policy{}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("%s: %v (want {\"writers\": [\"NAME\", ...]})", path, err)
-	}
-	if len(p.Writers) == 0 {
-		return nil, fmt.Errorf("%s: no writers: name the client identities that may be primary", path)
-	}
-	for _, w := range p.Writers {
-		if strings.TrimSpace(w) == "" {
-			return nil, fmt.Errorf("%s: an empty name among the writers", path)
-		}
-	}
-	p.Path = path
-	return p, nil
-}
-
-// mayWrite reports whether the client of pc may be primary.
-func (p *Policy) mayWrite(pc *peerConn) bool {
-	if p == nil || (pc != nil && pc.local) {
-		return true
-	}
-	if pc == nil || pc.identity == nil {
-		return false
-	}
-	for _, n := range pc.identity.Names {
-		if slices.Contains(p.Writers, n) {
-			return true
-		}
-	}
-	return false
 }
 
 // errNoConn is a write on a gRPC server NewGRPCServer did not build:
