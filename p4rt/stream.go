@@ -69,6 +69,19 @@ func newArbiter(device uint64, policy *Policy) *arbiter {
 	return &arbiter{device: device, policy: policy, roles: map[string]*roleState{}}
 }
 
+// errZeroElection refuses an election ID of 0. The spec gives a
+// controller without an election ID the lowest rank, a backup that
+// never becomes primary; 0 set as a value would rank above it and could
+// make a primary of a client that meant to give none. Stratum refuses it
+// (INVALID_ARGUMENT, "Invalid election ID"), as this server does, in
+// arbitration, writes and pipeline changes alike.
+var errZeroElection = errorf(codes.InvalidArgument, "election ID 0 is no controller's: give 1 or more, or none at all to follow as a backup that never becomes primary")
+
+// isZero reports whether an election ID is given and is 0.
+func isZero(e *p4v1.Uint128) bool {
+	return e != nil && e.High == 0 && e.Low == 0
+}
+
 func cmp128(a, b *p4v1.Uint128) int {
 	switch {
 	case a.High != b.High:
@@ -104,6 +117,9 @@ func (a *arbiter) mayWrite(role string, election *p4v1.Uint128, from *peerConn) 
 	r := a.roles[role]
 	if r == nil && role != "" {
 		return errorf(codes.NotFound, "role %q: no controller has arbitrated for it on device %d", role, a.device)
+	}
+	if isZero(election) {
+		return errZeroElection
 	}
 	if election == nil || r == nil || r.primary == nil || cmp128(r.primary.election, election) != 0 {
 		return errorf(codes.PermissionDenied, "not the primary controller of device %d, role %q", a.device, role)
@@ -155,6 +171,9 @@ func (a *arbiter) arbitrate(c *conn, m *p4v1.MasterArbitrationUpdate) error {
 		}
 	} else if m.DeviceId != a.device {
 		return errorf(codes.NotFound, "no device %d here (this server serves device %d)", m.DeviceId, a.device)
+	}
+	if isZero(m.ElectionId) {
+		return errZeroElection
 	}
 	// Under a policy only the identities it names may be primary: the
 	// others may follow as backups for good, without an election ID,

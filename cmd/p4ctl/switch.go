@@ -110,7 +110,7 @@ func (f *switchFlags) electionID() (controlplane.ElectionID, error) {
 		return controlplane.ElectionID{}, usageErrorf("--election-id %q: want HIGH,LOW or LOW, whole numbers", f.election)
 	}
 	if h == 0 && l == 0 {
-		return controlplane.ElectionID{}, usageErrorf("--election-id 0: P4Runtime reserves 0; give 1 or more")
+		return controlplane.ElectionID{}, usageErrorf("--election-id 0: 0 is no controller's election ID, and switches refuse it; give 1 or more")
 	}
 	return controlplane.ElectionID{High: h, Low: l}, nil
 }
