@@ -43,6 +43,15 @@ func (id *Identity) String() string {
 	return fmt.Sprintf("%q (%s)", id.Subject, strings.Join(others, ", "))
 }
 
+// key is the identity as one string, for counting what each holds; ""
+// for none.
+func (id *Identity) key() string {
+	if id == nil {
+		return ""
+	}
+	return strings.Join(id.Names, "\n")
+}
+
 // same reports whether a and b are the same identity: the same names.
 func (id *Identity) same(b *Identity) bool {
 	return id != nil && b != nil && slices.Equal(id.Names, b.Names)

@@ -271,20 +271,20 @@ func (a *arbiter) notify(role string, r *roleState, c *conn) {
 // arbitration notices to it.
 //
 // At most Config.MaxStreams streams are open at once (PI's 16 by
-// default): one past them ends at once with RESOURCE_EXHAUSTED, as the
+// default), and MaxStreamsPerIdentity of one client identity under
+// mutual TLS: one past them ends at once with RESOURCE_EXHAUSTED, as the
 // spec has a stream past the supported limit end, so that a client
-// opening streams without end costs the switch nothing.
+// opening streams without end costs the switch nothing and leaves room
+// for other controllers. Under a policy, only the identities it names
+// open streams at all (tap).
 func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error {
-	limit := s.cfg.MaxStreams
-	if limit <= 0 {
-		limit = DefaultMaxStreams
+	pc := connOf(stream.Context())
+	release, err := s.openStream(pc)
+	if err != nil {
+		return err
 	}
-	if n := s.streams.Add(1); n > int64(limit) {
-		s.streams.Add(-1)
-		return errorf(codes.ResourceExhausted, "%d streams are open, the most this server keeps: close one first", limit)
-	}
-	defer s.streams.Add(-1)
-	c := &conn{out: make(chan *p4v1.StreamMessageResponse, outBuffer), done: make(chan struct{}), peer: connOf(stream.Context())}
+	defer release()
+	c := &conn{out: make(chan *p4v1.StreamMessageResponse, outBuffer), done: make(chan struct{}), peer: pc}
 	sendErr := make(chan error, 1)
 	go func() {
 		for {
@@ -348,6 +348,38 @@ func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error 
 			c.send(streamError(errorf(codes.Unimplemented, "stream message %T", m.Update), &p4v1.StreamError{}))
 		}
 	}
+}
+
+// openStream counts a stream of pc's, or refuses it past the caps;
+// release gives its place back.
+func (s *Server) openStream(pc *peerConn) (release func(), err error) {
+	key := ""
+	if pc != nil && !pc.local {
+		key = pc.identity.key()
+	}
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
+	switch {
+	case s.streams >= s.lim.maxStreams:
+		return nil, errorf(codes.ResourceExhausted, "%d streams are open, the most this server keeps: close one first", s.lim.maxStreams)
+	case key != "" && s.streamsBy[key] >= s.lim.streamsPerID:
+		return nil, errorf(codes.ResourceExhausted, "client %s holds %d streams, the most one identity may (--grpc-max-streams-per-identity): close one first",
+			pc.identity, s.lim.streamsPerID)
+	}
+	s.streams++
+	if key != "" {
+		s.streamsBy[key]++
+	}
+	return func() {
+		s.streamsMu.Lock()
+		defer s.streamsMu.Unlock()
+		s.streams--
+		if key != "" {
+			if s.streamsBy[key]--; s.streamsBy[key] == 0 {
+				delete(s.streamsBy, key)
+			}
+		}
+	}, nil
 }
 
 // streamError reports a failed stream message back to its sender.

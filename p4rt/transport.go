@@ -3,10 +3,7 @@ package p4rt
 import (
 	"context"
 	"errors"
-	"net"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
@@ -16,32 +13,14 @@ import (
 	"google.golang.org/grpc/stats"
 )
 
-// Defaults of the gRPC server NewGRPCServer builds.
-const (
-	// DefaultMaxRecvMsgSize is the largest request the server takes:
-	// PI's (simple_switch_grpc's) 256 MiB, where gRPC's own 4 MiB
-	// refuses a pipeline of a few thousand table entries' worth of
-	// JSON (rcm.json is 2.4 MB) or a large write batch.
-	DefaultMaxRecvMsgSize = 256 << 20
-	// DefaultMaxStreams is how many StreamChannel streams (controllers)
-	// the server keeps at once, as PI's server caps them.
-	DefaultMaxStreams = 16
-	// DefaultKeepaliveTime is how long a client may stay silent before
-	// the server pings it, and DefaultKeepaliveTimeout how long it then
-	// waits for the answer before it drops the connection: a primary
-	// whose process stops answering (SIGSTOP, a hung host, a cut cable)
-	// loses its stream, and the role, within their sum after the last
-	// frame it sent. gRPC pings no more often than once a second.
-	DefaultKeepaliveTime    = time.Second
-	DefaultKeepaliveTimeout = 2 * time.Second
-)
-
 // NewGRPCServer returns a gRPC server serving this P4Runtime server,
 // with the options it relies on: each connection tagged (a write is tied
 // to the connection, or the client certificate, of the primary's
-// stream), the receive limit, the cap on streams, and keepalive pings
-// that drop a client which stops answering. extra adds options, the
-// transport credentials (TLS) first among them.
+// stream) and counted once authenticated (Listener), requests checked
+// at their headers (tap), the receive limit, the handshake deadline,
+// idle connections closed, and keepalive pings that drop a client which
+// stops answering. extra adds options, the transport credentials (TLS)
+// first among them.
 func (s *Server) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 	return s.newGRPCServer(false, extra)
 }
@@ -54,24 +33,18 @@ func (s *Server) NewLocalGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 }
 
 func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Server {
-	kt, kto := s.cfg.KeepaliveTime, s.cfg.KeepaliveTimeout
-	if kt <= 0 {
-		kt = DefaultKeepaliveTime
-	}
-	if kto <= 0 {
-		kto = DefaultKeepaliveTimeout
-	}
-	size := s.cfg.MaxRecvMsgSize
-	if size <= 0 {
-		size = DefaultMaxRecvMsgSize
-	}
+	l := s.lim
 	opts := []grpc.ServerOption{
-		grpc.StatsHandler(&connTagger{local: local}),
-		grpc.MaxRecvMsgSize(size),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: kt, Timeout: kto}),
+		grpc.StatsHandler(&connTagger{s: s, local: local}),
+		grpc.InTapHandle(s.tap),
+		grpc.MaxRecvMsgSize(l.maxRecv),
+		// gRPC gives a connection 120 s for its handshake: a socket
+		// that sends nothing held its place that long.
+		grpc.ConnectionTimeout(l.handshake),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: l.keepalive, Timeout: l.keepaliveWait, MaxConnectionIdle: l.idle}),
 		// Clients may ping too (p4runtime-shell's gRPC does when told
 		// to), but not more often than the server would.
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: min(kt, 5*time.Second), PermitWithoutStream: true}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: min(l.keepalive, 5*time.Second), PermitWithoutStream: true}),
 		// RPCs run on a few long-lived goroutines instead of a new
 		// one each, whose stack grew to a Write's depth once: a
 		// profile of one update per request had 9% of p4switch's CPU
@@ -96,18 +69,30 @@ type peerConn struct {
 	identity *Identity
 	// local is a connection of the switch's own (NewLocalGRPCServer).
 	local bool
+	// refused says why the connection may not stay (the caps on
+	// authenticated connections): its requests are refused with it
+	// until it is closed.
+	refused string
 }
 
 type connKey struct{}
 
 // connTagger is a stats.Handler that gives every connection its
-// peerConn, which the RPCs served on it find in their context.
-type connTagger struct{ local bool }
+// peerConn, which the RPCs served on it find in their context, and
+// counts it among the authenticated connections: gRPC tags a
+// connection once its transport is up, the TLS handshake done.
+type connTagger struct {
+	s     *Server
+	local bool
+}
 
-func (h *connTagger) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+func (h *connTagger) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
 	pc := &peerConn{local: h.local}
 	if p, ok := peer.FromContext(ctx); ok {
 		pc.identity = identityOf(p.AuthInfo)
+	}
+	if !h.local {
+		pc.refused = h.s.guard.authenticated(info.LocalAddr, info.RemoteAddr, pc.identity)
 	}
 	return context.WithValue(ctx, connKey{}, pc)
 }
@@ -131,52 +116,4 @@ func (pc *peerConn) identityText() string {
 		return "with no connection tag"
 	}
 	return pc.identity.String()
-}
-
-// DefaultMaxConnections is how many client connections CapConnections
-// keeps open by default: room for every stream's connection, readers
-// beside them, and connections still in their handshake.
-const DefaultMaxConnections = 64
-
-// CapConnections returns lis, closing at once each connection it accepts
-// while n others are open: readers need no stream, so the cap on
-// streams alone would leave connections, and each one's buffers and
-// TLS handshake, without bound. A client refused so sees its connection
-// closed before the server's first frame (gRPC's UNAVAILABLE) and may
-// try again once one has closed.
-func CapConnections(lis net.Listener, n int) net.Listener {
-	return &capListener{Listener: lis, max: int64(n)}
-}
-
-type capListener struct {
-	net.Listener
-	open atomic.Int64
-	max  int64
-}
-
-func (l *capListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.open.Add(1) > l.max {
-			l.open.Add(-1)
-			c.Close()
-			continue
-		}
-		return &countedConn{Conn: c, l: l}, nil
-	}
-}
-
-// countedConn gives its place back when closed, once.
-type countedConn struct {
-	net.Conn
-	l    *capListener
-	once sync.Once
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() { c.l.open.Add(-1) })
-	return c.Conn.Close()
 }

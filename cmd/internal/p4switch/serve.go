@@ -264,7 +264,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	}
 	rtCfg := p4rt.Config{DeviceID: o.deviceID, Switch: swCfg, Logger: log,
 		Commit: func(sw *v1model.Switch) { dp.replace(ctx, sw) }, Policy: policy,
-		MaxStreams: o.maxStreams, MaxRecvMsgSize: o.maxRecv, KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait}
+		MaxStreams: o.maxStreams, MaxStreamsPerIdentity: o.maxStreamsPerID, MaxRecvMsgSize: o.maxRecv,
+		MaxConnections: o.maxConns, MaxConnectionsPerIdentity: o.maxConnsPerID, MaxHandshakes: o.maxHandshakes,
+		MaxHandshakesPerAddr: o.maxHandshakesPerAddr, HandshakeTimeout: o.handshakeTimeout, IdleTimeout: o.idleTimeout,
+		KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait}
 	if o.cpuPort != 0 {
 		rtCfg.PacketOut = func(sw *v1model.Switch, frame []byte) error {
 			err := sw.ReceiveBatch(o.cpuPort, [][]byte{frame}, emitFor(sw))
@@ -312,7 +315,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			fmt.Fprint(stdout, plainTextWarning(lis.Addr()))
 		}
 	}
-	go func() { _ = gs.Serve(p4rt.CapConnections(lis, o.maxConns)) }()
+	go func() { _ = gs.Serve(srv.Listener(lis)) }()
 	defer gs.Stop()
 	if sw != nil {
 		dp.replace(ctx, sw)
