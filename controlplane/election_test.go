@@ -33,7 +33,8 @@ type recordingStream struct {
 
 func (r *recordingStream) RecvMsg(m any) error {
 	err := r.ServerStream.RecvMsg(m)
-	if a := m.(*p4v1.StreamMessageRequest).GetArbitration(); err == nil && a.GetElectionId() != nil {
+	req, _ := m.(*p4v1.StreamMessageRequest)
+	if a := req.GetArbitration(); err == nil && a.GetElectionId() != nil {
 		r.o.mu.Lock()
 		r.o.ids = append(r.o.ids, ElectionID{High: a.ElectionId.High, Low: a.ElectionId.Low})
 		r.o.mu.Unlock()

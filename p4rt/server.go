@@ -98,6 +98,9 @@ type Server struct {
 
 	lim   limits
 	guard *guard
+	// inFlight is the bytes of requests that may be read at once
+	// (MaxRequestBytes), which gated requests reserve.
+	inFlight *budget
 	// streamsMu guards the counts of StreamChannel streams open, in
 	// all and by client identity (under mutual TLS).
 	streamsMu sync.Mutex
@@ -110,6 +113,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, lim: cfg.limits(), streamsBy: map[string]int{}}
 	s.guard = newGuard(s.lim)
+	s.inFlight = newBudget(s.lim.maxRequestBytes)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

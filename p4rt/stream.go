@@ -132,6 +132,23 @@ func (a *arbiter) mayWrite(role string, election *p4v1.Uint128, from *peerConn) 
 	return nil
 }
 
+// holdsPrimary reports whether a request from pc may be a primary's: pc
+// carries a primary's stream (of any role), or is authenticated as the
+// identity of one, or is the switch's own.
+func (a *arbiter) holdsPrimary(pc *peerConn) bool {
+	if pc == nil || pc.local {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range a.roles {
+		if p := r.primary; p != nil && (p.peer == pc || p.peer != nil && p.peer.identity.same(pc.identity)) {
+			return true
+		}
+	}
+	return false
+}
+
 // isPrimaryStream reports whether c is its role's primary.
 func (a *arbiter) isPrimaryStream(c *conn) bool {
 	a.mu.Lock()

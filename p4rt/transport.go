@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"time"
 
-	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
@@ -57,7 +56,7 @@ func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Serv
 		grpc.ForceServerCodecV2(newWriteCodec()),
 	}
 	g := grpc.NewServer(append(opts, extra...)...)
-	p4v1.RegisterP4RuntimeServer(g, s)
+	g.RegisterService(s.serviceDesc(), s)
 	return g
 }
 

@@ -75,6 +75,7 @@ type options struct {
 	handshakeTimeout     time.Duration
 	idleTimeout          time.Duration
 	maxRecv              int
+	maxRequestBytes      int64
 	keepalive            time.Duration
 	keepaliveWait        time.Duration
 }
@@ -261,6 +262,7 @@ func (o *options) targetFlags(args []string) error {
 	fs.DurationVar(&o.handshakeTimeout, "grpc-handshake-timeout", p4rt.DefaultHandshakeTimeout, "p4switch's own: close a connection whose handshake has not finished after this long")
 	fs.DurationVar(&o.idleTimeout, "grpc-idle-timeout", p4rt.DefaultIdleTimeout, "p4switch's own: close a connection that carried no request this long")
 	fs.IntVar(&o.maxRecv, "grpc-max-recv-message-size", p4rt.DefaultMaxRecvMsgSize, "p4switch's own: largest request, bytes")
+	fs.Int64Var(&o.maxRequestBytes, "grpc-max-request-bytes", 0, "p4switch's own: bytes of Write and pipeline requests received at once, each counted at the largest request (default twice --grpc-max-recv-message-size)")
 	fs.DurationVar(&o.keepalive, "grpc-keepalive-time", p4rt.DefaultKeepaliveTime, "p4switch's own: ping a client silent this long")
 	fs.DurationVar(&o.keepaliveWait, "grpc-keepalive-timeout", p4rt.DefaultKeepaliveTimeout, "p4switch's own: drop a client whose ping answer is this late")
 	if err := fs.Parse(args); err != nil {
@@ -289,6 +291,8 @@ func (o *options) targetFlags(args []string) error {
 		return usage("after --: --grpc-max-connections %d: want at least --grpc-max-streams (%d), a connection per stream", o.maxConns, o.maxStreams)
 	case o.maxRecv < 4<<20:
 		return usage("after --: --grpc-max-recv-message-size %d: want 4 MiB (%d) or more", o.maxRecv, 4<<20)
+	case o.maxRequestBytes != 0 && o.maxRequestBytes < int64(o.maxRecv):
+		return usage("after --: --grpc-max-request-bytes %d: want at least --grpc-max-recv-message-size (%d), room for one request", o.maxRequestBytes, o.maxRecv)
 	case o.keepalive < time.Second:
 		return usage("after --: --grpc-keepalive-time %v: want 1s or more (gRPC pings no more often)", o.keepalive)
 	case o.keepaliveWait <= 0:

@@ -264,7 +264,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	}
 	rtCfg := p4rt.Config{DeviceID: o.deviceID, Switch: swCfg, Logger: log,
 		Commit: func(sw *v1model.Switch) { dp.replace(ctx, sw) }, Policy: policy,
-		MaxStreams: o.maxStreams, MaxStreamsPerIdentity: o.maxStreamsPerID, MaxRecvMsgSize: o.maxRecv,
+		MaxStreams: o.maxStreams, MaxStreamsPerIdentity: o.maxStreamsPerID, MaxRecvMsgSize: o.maxRecv, MaxRequestBytes: o.maxRequestBytes,
 		MaxConnections: o.maxConns, MaxConnectionsPerIdentity: o.maxConnsPerID, MaxHandshakes: o.maxHandshakes,
 		MaxHandshakesPerAddr: o.maxHandshakesPerAddr, HandshakeTimeout: o.handshakeTimeout, IdleTimeout: o.idleTimeout,
 		KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait}
