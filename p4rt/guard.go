@@ -1,7 +1,9 @@
 package p4rt
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,8 @@ import (
 // certificate verified, HTTP/2's preface read.
 type guard struct {
 	lim limits
+	// log reports what the guard closes.
+	log func(msg string, c *guardedConn)
 
 	mu sync.Mutex
 	// conns are every connection the guarded listeners accepted and
@@ -31,13 +35,18 @@ type guard struct {
 	// identity (mutual TLS).
 	up   int
 	upBy map[string]int
+	// listeners counts the guarded listeners open; stopWatch ends the
+	// liveness check (liveness.go) when the last closes.
+	listeners int
+	stopWatch chan struct{}
 }
 
 // connAddrs names a TCP connection: its two ends.
 type connAddrs struct{ local, remote string }
 
-func newGuard(lim limits) *guard {
-	return &guard{lim: lim, conns: map[connAddrs]*guardedConn{}, upBy: map[string]int{}}
+func newGuard(lim limits, log *slog.Logger) *guard {
+	return &guard{lim: lim, conns: map[connAddrs]*guardedConn{}, upBy: map[string]int{},
+		log: func(msg string, c *guardedConn) { log.Info(msg, "peer", c.addrs.remote) }}
 }
 
 // guardedConn is an accepted connection the guard keeps count of.
@@ -53,6 +62,15 @@ type guardedConn struct {
 	pending, up, closed bool
 	identity            string
 	once                sync.Once
+
+	// busy counts the connection's RPCs in progress other than
+	// StreamChannel streams: requests being received or handled,
+	// responses being sent (liveness).
+	busy atomic.Int64
+	// probeAt is, under g.mu, when the switch first sent something
+	// after the peer last did (liveness); zero if the peer has
+	// answered since.
+	probeAt time.Time
 }
 
 func (c *guardedConn) Read(b []byte) (int, error) {
@@ -74,17 +92,22 @@ func (c *guardedConn) Close() error {
 // counts as authenticated once their transport is up. Serve the gRPC
 // server on it.
 func (s *Server) Listener(lis net.Listener) net.Listener {
+	s.guard.watching(1)
 	return &guardedListener{Listener: lis, g: s.guard}
 }
 
 type guardedListener struct {
 	net.Listener
-	g *guard
+	g    *guard
+	once sync.Once
 }
 
 func (l *guardedListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
+		if errors.Is(err, net.ErrClosed) {
+			l.once.Do(func() { l.g.watching(-1) })
+		}
 		return nil, err
 	}
 	gc := &guardedConn{Conn: c, g: l.g, addrs: connAddrs{c.LocalAddr().String(), c.RemoteAddr().String()}}
@@ -190,20 +213,20 @@ const refuseAfter = 2 * time.Second
 
 // authenticated moves the connection between local and remote from the
 // handshake to the authenticated connections, identity's under mutual
-// TLS. It returns why it may not stay, "" if it may: a connection past
+// TLS, and returns it, or why it may not stay: a connection past
 // MaxConnections, or its identity's MaxConnectionsPerIdentity, is closed
 // after refuseAfter, its requests refused meanwhile with the reason. A
 // connection the guard does not know (from a listener it does not
 // guard) passes.
-func (g *guard) authenticated(local, remote net.Addr, identity *Identity) string {
+func (g *guard) authenticated(local, remote net.Addr, identity *Identity) (*guardedConn, string) {
 	if local == nil || remote == nil {
-		return ""
+		return nil, ""
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c := g.conns[connAddrs{local.String(), remote.String()}]
 	if c == nil || c.closed || c.up {
-		return ""
+		return nil, ""
 	}
 	if c.pending {
 		g.drop(c)
@@ -218,14 +241,14 @@ func (g *guard) authenticated(local, remote net.Addr, identity *Identity) string
 	}
 	if why != "" {
 		time.AfterFunc(refuseAfter, func() { c.Close() })
-		return why
+		return nil, why
 	}
 	c.up, c.identity = true, key
 	g.up++
 	if key != "" {
 		g.upBy[key]++
 	}
-	return ""
+	return c, ""
 }
 
 // Connections are how many client connections the server's guarded

@@ -57,6 +57,12 @@ const (
 	// frame it sent. gRPC pings no more often than once a second.
 	DefaultKeepaliveTime    = time.Second
 	DefaultKeepaliveTimeout = 2 * time.Second
+	// DefaultBusyTimeout is how long a client that carries a request
+	// (sending it, waiting for its answer, receiving it) may stay
+	// silent after a ping: a controller pushing a large pipeline on a
+	// loaded machine may not be scheduled for seconds, and is busy, not
+	// frozen (liveness.go).
+	DefaultBusyTimeout = 20 * time.Second
 )
 
 // limits are Config's limits with the defaults in place of zeros.
@@ -68,6 +74,7 @@ type limits struct {
 	maxHandshakes, handshakesPer int
 	handshake, idle              time.Duration
 	keepalive, keepaliveWait     time.Duration
+	busy                         time.Duration
 }
 
 func or[T int | int64 | time.Duration](v, def T) T {
@@ -91,6 +98,7 @@ func (c *Config) limits() limits {
 		keepalive:     or(c.KeepaliveTime, DefaultKeepaliveTime),
 		keepaliveWait: or(c.KeepaliveTimeout, DefaultKeepaliveTimeout),
 	}
+	l.busy = max(or(c.BusyTimeout, DefaultBusyTimeout), l.keepaliveWait)
 	// A request of the largest size must fit.
 	l.maxRequestBytes = max(or(c.MaxRequestBytes, 2*int64(l.maxRecv)), int64(l.maxRecv))
 	return l

@@ -72,9 +72,10 @@ type Config struct {
 	MaxHandshakesPerAddr      int
 	HandshakeTimeout          time.Duration
 	IdleTimeout               time.Duration
-	// KeepaliveTime and KeepaliveTimeout are the keepalive pings' (0:
-	// the defaults): see DefaultKeepaliveTime.
-	KeepaliveTime, KeepaliveTimeout time.Duration
+	// KeepaliveTime, KeepaliveTimeout and BusyTimeout are the
+	// keepalive's (0: the defaults): see DefaultKeepaliveTime and
+	// liveness.go.
+	KeepaliveTime, KeepaliveTimeout, BusyTimeout time.Duration
 }
 
 // Server is a P4Runtime server for one device.
@@ -112,11 +113,11 @@ type Server struct {
 // SetForwardingPipelineConfig, as with simple_switch_grpc.
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, lim: cfg.limits(), streamsBy: map[string]int{}}
-	s.guard = newGuard(s.lim)
-	s.inFlight = newBudget(s.lim.maxRequestBytes)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.guard = newGuard(s.lim, s.log)
+	s.inFlight = newBudget(s.lim.maxRequestBytes)
 	s.arb = newArbiter(cfg.DeviceID, cfg.Policy)
 	s.dig = newDigester(s.arb)
 	return s

@@ -29,19 +29,29 @@ type program struct {
 
 func loadProgram(t testing.TB, name string) program {
 	t.Helper()
-	text, err := os.ReadFile("../p4/testdata/build/" + name + ".p4info.txtpb")
+	p, err := readProgram(name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return p
+}
+
+// readProgram is loadProgram for a test binary started as a helper
+// process, which has no test to fail.
+func readProgram(name string) (program, error) {
+	text, err := os.ReadFile("../p4/testdata/build/" + name + ".p4info.txtpb")
+	if err != nil {
+		return program{}, err
 	}
 	info := &p4configv1.P4Info{}
 	if err := (prototext.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(text, info); err != nil {
-		t.Fatal(err)
+		return program{}, err
 	}
 	js, err := os.ReadFile("../p4/testdata/build/" + name + ".json")
 	if err != nil {
-		t.Fatal(err)
+		return program{}, err
 	}
-	return program{info, js}
+	return program{info, js}, nil
 }
 
 // serve starts a server with no pipeline on a loopback port.

@@ -40,7 +40,11 @@ func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Serv
 		// gRPC gives a connection 120 s for its handshake: a socket
 		// that sends nothing held its place that long.
 		grpc.ConnectionTimeout(l.handshake),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: l.keepalive, Timeout: l.keepaliveWait, MaxConnectionIdle: l.idle}),
+		// gRPC pings a client silent for KeepaliveTime, and drops it
+		// when no answer comes within the timeout: the guard's own,
+		// shorter, for one that carries no request (liveness.go), and
+		// gRPC's as the backstop.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: l.keepalive, Timeout: grpcKeepaliveTimeout(l), MaxConnectionIdle: l.idle}),
 		// Clients may ping too (p4runtime-shell's gRPC does when told
 		// to), but not more often than the server would.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: min(l.keepalive, 5*time.Second), PermitWithoutStream: true}),
@@ -60,6 +64,15 @@ func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Serv
 	return g
 }
 
+// grpcKeepaliveTimeout is gRPC's keepalive timeout: BusyTimeout where
+// the guard judges liveness itself, KeepaliveTimeout where it cannot.
+func grpcKeepaliveTimeout(l limits) time.Duration {
+	if tcpTimesWork {
+		return l.busy
+	}
+	return l.keepaliveWait
+}
+
 // peerConn is one client connection, tagged when it opens; its
 // address is what ties a write to a stream.
 type peerConn struct {
@@ -72,6 +85,9 @@ type peerConn struct {
 	// authenticated connections): its requests are refused with it
 	// until it is closed.
 	refused string
+	// gc is the connection as the guard counts it; nil if it came on
+	// a listener the guard does not watch.
+	gc *guardedConn
 }
 
 type connKey struct{}
@@ -91,13 +107,37 @@ func (h *connTagger) TagConn(ctx context.Context, info *stats.ConnTagInfo) conte
 		pc.identity = identityOf(p.AuthInfo)
 	}
 	if !h.local {
-		pc.refused = h.s.guard.authenticated(info.LocalAddr, info.RemoteAddr, pc.identity)
+		pc.gc, pc.refused = h.s.guard.authenticated(info.LocalAddr, info.RemoteAddr, pc.identity)
 	}
 	return context.WithValue(ctx, connKey{}, pc)
 }
-func (h *connTagger) HandleConn(context.Context, stats.ConnStats)                     {}
-func (h *connTagger) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (h *connTagger) HandleRPC(context.Context, stats.RPCStats)                       {}
+func (h *connTagger) HandleConn(context.Context, stats.ConnStats) {}
+
+type busyKey struct{}
+
+// TagRPC marks the RPCs that make their connection busy: every one but
+// a StreamChannel, which is open for the controller's life.
+func (h *connTagger) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	if info.FullMethodName == methodStreamChannel {
+		return ctx
+	}
+	return context.WithValue(ctx, busyKey{}, true)
+}
+
+// HandleRPC counts a connection's busy RPCs in progress, from their
+// beginning to their end, for liveness.
+func (h *connTagger) HandleRPC(ctx context.Context, st stats.RPCStats) {
+	pc := connOf(ctx)
+	if pc == nil || pc.gc == nil || ctx.Value(busyKey{}) == nil {
+		return
+	}
+	switch st.(type) {
+	case *stats.Begin:
+		pc.gc.busy.Add(1)
+	case *stats.End:
+		pc.gc.busy.Add(-1)
+	}
+}
 
 // connOf is the connection an RPC came on; nil on a gRPC server that
 // NewGRPCServer did not build.

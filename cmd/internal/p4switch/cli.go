@@ -78,6 +78,7 @@ type options struct {
 	maxRequestBytes      int64
 	keepalive            time.Duration
 	keepaliveWait        time.Duration
+	busyWait             time.Duration
 }
 
 // Run is the p4switch command: it parses args (p4switch's command line,
@@ -176,8 +177,9 @@ TLS (--grpc-server-with-client-auth --grpc-server-cacert F), and
 p4switch's own --grpc-server-policy F names the client identities that
 may be primary; --grpc-max-streams, --grpc-max-connections, their
 -per-identity forms, --grpc-max-handshakes, --grpc-handshake-timeout,
---grpc-idle-timeout, --grpc-max-recv-message-size, --grpc-keepalive-time
-and --grpc-keepalive-timeout bound what clients may hold
+--grpc-idle-timeout, --grpc-max-recv-message-size,
+--grpc-max-request-bytes, --grpc-keepalive-time, --grpc-keepalive-timeout
+and --grpc-keepalive-busy-timeout bound what clients may hold
 (docs/p4runtime.md).
 
 With --group FILE, one process runs several switches, each as its own
@@ -265,6 +267,7 @@ func (o *options) targetFlags(args []string) error {
 	fs.Int64Var(&o.maxRequestBytes, "grpc-max-request-bytes", 0, "p4switch's own: bytes of Write and pipeline requests received at once, each counted at the largest request (default twice --grpc-max-recv-message-size)")
 	fs.DurationVar(&o.keepalive, "grpc-keepalive-time", p4rt.DefaultKeepaliveTime, "p4switch's own: ping a client silent this long")
 	fs.DurationVar(&o.keepaliveWait, "grpc-keepalive-timeout", p4rt.DefaultKeepaliveTimeout, "p4switch's own: drop a client whose ping answer is this late")
+	fs.DurationVar(&o.busyWait, "grpc-keepalive-busy-timeout", p4rt.DefaultBusyTimeout, "p4switch's own: the same for a client with a request in progress (sending it, waiting for its answer, reading it), which may be slow to answer, not frozen")
 	if err := fs.Parse(args); err != nil {
 		return usage("after --: %v", err)
 	}
@@ -297,6 +300,8 @@ func (o *options) targetFlags(args []string) error {
 		return usage("after --: --grpc-keepalive-time %v: want 1s or more (gRPC pings no more often)", o.keepalive)
 	case o.keepaliveWait <= 0:
 		return usage("after --: --grpc-keepalive-timeout %v: want more than 0", o.keepaliveWait)
+	case o.busyWait < o.keepaliveWait:
+		return usage("after --: --grpc-keepalive-busy-timeout %v: want at least --grpc-keepalive-timeout (%v)", o.busyWait, o.keepaliveWait)
 	}
 	return o.sec.check()
 }

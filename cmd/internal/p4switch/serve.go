@@ -267,7 +267,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		MaxStreams: o.maxStreams, MaxStreamsPerIdentity: o.maxStreamsPerID, MaxRecvMsgSize: o.maxRecv, MaxRequestBytes: o.maxRequestBytes,
 		MaxConnections: o.maxConns, MaxConnectionsPerIdentity: o.maxConnsPerID, MaxHandshakes: o.maxHandshakes,
 		MaxHandshakesPerAddr: o.maxHandshakesPerAddr, HandshakeTimeout: o.handshakeTimeout, IdleTimeout: o.idleTimeout,
-		KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait}
+		KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait, BusyTimeout: o.busyWait}
 	if o.cpuPort != 0 {
 		rtCfg.PacketOut = func(sw *v1model.Switch, frame []byte) error {
 			err := sw.ReceiveBatch(o.cpuPort, [][]byte{frame}, emitFor(sw))
