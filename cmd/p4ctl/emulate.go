@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,7 +46,9 @@ DCQCN timers, RCM intervals, link delays) multiplied by K, every size in
 bytes kept. The results are written as 'p4ctl sim run' writes them, with
 times divided by K again, so that they compare with a simulation of the
 same scenario. It needs root (namespaces and packet sockets), and removes
-everything it created when it ends, on Ctrl-C, SIGTERM and SIGHUP too.
+everything it created when it ends, on Ctrl-C, SIGTERM, SIGHUP and
+SIGPIPE (its output piped to a reader that is gone, as '| head' goes)
+too, exiting 128 + the signal's number (130 for Ctrl-C).
 
 A scenario larger than one machine emulates (more than 16 hosts or 20
 switches, a host with more than one link) is refused before anything is
@@ -147,12 +148,10 @@ created.`,
 	return cmd
 }
 
-// interruptedErr says so when err comes from a Ctrl-C.
+// interruptedErr says so when err comes from a signal that stopped the
+// run (exit 128 + its number).
 func interruptedErr(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return errors.New("interrupted: what the run made (namespaces, veths, switch processes) is removed, and nothing is written")
-	}
-	return err
+	return stoppedErr(ctx, err, "what the run made (namespaces, veths, switch processes) is removed, and nothing is written")
 }
 
 // emulateFlags are the flags of emulate and emulate compare that say how

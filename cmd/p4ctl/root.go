@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,6 +58,12 @@ func run(args []string, out, errOut io.Writer) int {
 	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
+	}
+	var ie *interruptedError
+	if errors.As(err, &ie) && ie.Signal == syscall.SIGPIPE {
+		// The reader of the output is gone: a word to it would be
+		// another SIGPIPE.
+		return exitCode(err)
 	}
 	fmt.Fprintf(errOut, "%s: %s\n", cmd.CommandPath(), statusText(err))
 	return exitCode(err)

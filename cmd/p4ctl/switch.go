@@ -5,14 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/internal/stopsig"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
@@ -306,13 +304,13 @@ func statusText(err error) string {
 }
 
 // interrupted is a context that ends on Ctrl-C (SIGINT), SIGTERM (kill,
-// timeout, CI) or SIGHUP (a closed terminal or SSH session), for the
-// commands that run until stopped or make what must be removed: each
-// then cleans up and returns, where the signal's default action would
-// kill the process and leave its namespaces, links and switch processes
-// behind.
+// timeout, CI), SIGHUP (a closed terminal or SSH session) or SIGPIPE
+// (the reader of its output gone, as `| head` goes), for the commands
+// that run until stopped or make what must be removed: each then cleans
+// up and returns, where the signal's default action would kill the
+// process and leave its namespaces, links and switch processes behind.
 func interrupted(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	return stopsig.Context(ctx)
 }
 
 // changedAny reports whether any of the named flags was given.
