@@ -269,6 +269,14 @@ func DialReader(ctx context.Context, addr string, deviceID uint64, opts ...Optio
 	return s, nil
 }
 
+// Ping asks the switch for its capabilities, which needs no device, no
+// pipeline and no arbitration: an answer within ctx shows its P4Runtime
+// server still answers.
+func (s *Session) Ping(ctx context.Context) error {
+	_, err := p4v1.NewP4RuntimeClient(s.conn).Capabilities(ctx, &p4v1.CapabilitiesRequest{})
+	return err
+}
+
 // Reader reports whether the session is a reader (DialReader).
 func (s *Session) Reader() bool { return s.reader }
 

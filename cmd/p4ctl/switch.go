@@ -156,13 +156,24 @@ func (f *switchFlags) gone(why error) error {
 	if why == nil {
 		return fmt.Errorf("the switch at %s went away", f.addr)
 	}
-	// The status itself, not gRPC's wording of the errors wrapped round it.
+	// The status itself, not gRPC's wording of the errors wrapped round
+	// it, nor its transport's ("error reading from server: EOF").
 	var st interface{ GRPCStatus() *status.Status }
 	msg := why.Error()
 	if errors.As(why, &st) {
 		msg = st.GRPCStatus().Message()
+		if st.GRPCStatus().Code() == codes.Unavailable {
+			msg = "its connection closed"
+		}
 	}
 	return fmt.Errorf("the switch at %s went away (%s)", f.addr, msg)
+}
+
+// stoppedAnswering is the error for a switch that keeps its connection
+// but answers nothing within --timeout: a switch process stopped
+// (SIGSTOP), or hung.
+func (f *switchFlags) stoppedAnswering() error {
+	return fmt.Errorf("the switch at %s stopped answering: nothing came back within %v (--timeout); is it stopped or hung?", f.addr, f.timeout)
 }
 
 // dialReader opens a reader: no stream, no arbitration.
