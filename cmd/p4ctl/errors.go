@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -106,6 +107,21 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// needCommand is the RunE of a command that groups others, called
+// without one: wrong usage (exit 2), naming them, as an unknown one is.
+func needCommand(cmd *cobra.Command, args []string) error {
+	if err := noArgs(cmd, args); err != nil {
+		return err
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return usageErrorf("name a command: %s; see '%s --help'", strings.Join(names, ", "), cmd.CommandPath())
 }
 
 // noArgs rejects positional arguments as a usage error.

@@ -25,7 +25,7 @@ func newFabricCmd() *cobra.Command {
 		Use:   "fabric",
 		Short: "Program every switch of a fabric running rcm.p4 from the simulator's topology and parameters",
 		Args:  noArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE:  needCommand,
 	}
 	cmd.AddCommand(newFabricApplyCmd())
 	return cmd

@@ -23,10 +23,8 @@ func newRootCmd(out, errOut io.Writer) *cobra.Command {
 Mitigation, DCQCN host agents, and the simulator that compares them.
 
 Exit status: 0 success, 1 failure at run time, 2 wrong usage.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmd.Help()
-		},
+		Args:          noArgs,
+		RunE:          needCommand,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}

@@ -83,7 +83,7 @@ func newCounterCmd() *cobra.Command {
 	read.Flags().Int64Var(&index, "index", 0, "read this cell only")
 	read.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd := &cobra.Command{Use: "counter", Short: "Read counters on a running switch", Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() }}
+		RunE: needCommand}
 	cmd.AddCommand(read)
 	return cmd
 }
