@@ -22,7 +22,9 @@ func newRootCmd(out, errOut io.Writer) *cobra.Command {
 		Long: `p4ctl drives p4rcm: P4 switches with RED/ECN, PFC and Regional Congestion
 Mitigation, DCQCN host agents, and the simulator that compares them.
 
-Exit status: 0 success, 1 failure at run time, 2 wrong usage.`,
+Exit status: 0 success, 1 failure at run time, 2 wrong usage, 128 + N
+when signal N stopped a run before its work was done (130 for Ctrl-C);
+docs/exit-status.md.`,
 		Args:          noArgs,
 		RunE:          needCommand,
 		SilenceErrors: true,
