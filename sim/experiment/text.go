@@ -354,21 +354,33 @@ func changeText(row Row, baseline string, m *MetricStats) string {
 	if verdict == string(stats.Same) {
 		verdict = "n.s."
 	}
-	return fmt.Sprintf("%s [%s, %s] %s", s, signed(*c.PctLo), signed(*c.PctHi), verdict)
+	return fmt.Sprintf("%s %s %s", s, interval(*c.PctLo, *c.PctHi), verdict)
 }
 
-// signed is a percentage bound, "+1.2" or "-3.4". One that would round to
-// zero shows three decimals ("+0.012"), so that a bound just past zero
-// does not read as zero beside a verdict it decides; below a thousandth
-// of a percent, floating-point noise of equal runs, it is "0.0".
-func signed(x float64) string {
-	switch r := math.Round(x*10) / 10; {
-	case r != 0:
-		return fmt.Sprintf("%+.1f", r)
-	case math.Abs(x) >= 0.001:
-		return fmt.Sprintf("%+.3f", x)
+// interval is a change's interval in percent, "[-14.0, -10.6]", both
+// bounds with one decimal, or three where a bound would round to zero
+// with one ("[-12.900, +0.013]"), so that a bound just past zero does
+// not read as zero beside a verdict it decides, and the two read alike.
+// A bound below a thousandth of a percent, floating-point noise of equal
+// runs, is "0.0" (or "0.000").
+func interval(lo, hi float64) string {
+	decimals := 1
+	for _, x := range []float64{lo, hi} {
+		if math.Round(x*10) == 0 && math.Abs(x) >= 0.001 {
+			decimals = 3
+		}
 	}
-	return "0.0"
+	return "[" + signed(lo, decimals) + ", " + signed(hi, decimals) + "]"
+}
+
+// signed is a percentage bound with its sign and that many decimals,
+// unsigned when it rounds to zero.
+func signed(x float64, decimals int) string {
+	scale := math.Pow(10, float64(decimals))
+	if math.Round(x*scale) == 0 {
+		return fmt.Sprintf("%.*f", decimals, 0.0)
+	}
+	return fmt.Sprintf("%+.*f", decimals, x)
 }
 
 // classText shows a flow class label, "(none)" for flows without one.
