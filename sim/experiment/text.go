@@ -204,7 +204,13 @@ func writeTables(buf *bytes.Buffer, r *Result) error {
 		p("flows counts the completed flows, whose FCTs these are; the incomplete ones (greedy, or cut off by stop) have none: each run's flows.csv gives the bytes they delivered and, when rates are sampled, rates.csv and the throughput plot their rate over time\n")
 	}
 	if runsPerScheme(r) < 2 {
-		p("one run per scheme: no interval or significance can be given (they need at least 2 seeds; give --seeds 5 or more for intervals narrow enough to decide)\n")
+		if r.Emulated {
+			// On real packets two runs of one seed differ as much as
+			// two schemes may: repetitions are the samples.
+			p("one run per scheme: no interval or significance can be given (they need at least 2 runs; on real packets the machine, not the seed, is the noise: give --repeat 5 or more for intervals narrow enough to decide)\n")
+		} else {
+			p("one run per scheme: no interval or significance can be given (they need at least 2 seeds; give --seeds 5 or more for intervals narrow enough to decide)\n")
+		}
 	}
 
 	if len(r.FlowClasses) > 0 {
