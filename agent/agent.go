@@ -138,6 +138,13 @@ type Stats struct {
 	Timeouts int64         `json:"timeouts"`
 	// Ignored counts frames that were not for this host or not RoCEv2.
 	Ignored int64 `json:"ignored"`
+	// Behind is how long the send loop woke past its schedule, beyond
+	// the 2 ms a sender catches up at once, in all; MaxLate the most it
+	// woke late at once. A machine that cannot keep the emulation's
+	// time (too loaded for its rate) shows here: the sender then sent
+	// below its rate, and its results measure the machine.
+	Behind  time.Duration `json:"behind_ns"`
+	MaxLate time.Duration `json:"max_late_ns"`
 }
 
 // Agent is one host's NIC.
