@@ -67,6 +67,8 @@ type Config struct {
 	// RTO is the retransmission timeout of go-back-N, needed only when
 	// packets can be lost (PFC off).
 	RTO int64
+	// Wire sizes the frames on the links and gives the ideal FCT.
+	Wire Wire
 
 	// Switches.
 
@@ -203,6 +205,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AckInterval <= 0 {
 		bad("ack_interval", "must be positive, got %d", c.AckInterval)
+	}
+	if int(c.Wire) >= len(WireNames) {
+		bad("wire", "unknown wire %d", c.Wire)
 	}
 	switch c.CC {
 	case "dcqcn":

@@ -221,7 +221,7 @@ func New(cfg Config) (*Network, error) {
 		}
 	}
 	n.lossless = lossless
-	frame := float64(cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
+	frame := float64(int32(cfg.MTU) + cfg.Wire.dataOverhead())
 	xon := cfg.XONOffset
 	if xon == 0 {
 		xon = 2 * frame

@@ -81,6 +81,14 @@ func (s *Scenario) build(withFlows bool) (sim.Config, error) {
 	if cfg.RTO == 0 {
 		cfg.RTO = DefaultRTO
 	}
+	switch s.Host.Wire {
+	case "", "ethernet":
+		cfg.Wire = sim.WireEthernet
+	case "ns3":
+		cfg.Wire = sim.WireNS3
+	default:
+		return cfg, s.errorf("host.wire", "unknown wire %q (ethernet, ns3)", s.Host.Wire)
+	}
 	t, err := s.buildTopology()
 	if err != nil {
 		return cfg, err
