@@ -122,6 +122,10 @@ func TestPaperFig6IncastBurst(t *testing.T) {
 // shares with two of the incast senders. The victim gets about a third
 // of the ToR's uplink under DCQCN with PFC; RCM slows the incast flows
 // at the ToR instead, and the victim gets at least 1.5 times as much.
+// Under PFC alone the paper's victim gets about 25 Gb/s (the model:
+// 23.44 on every seed, the preset having no random draw that matters):
+// more than 30 says the pauses did not reach the victim's path, less
+// than 20 that they held it back beyond its share of the paused uplink.
 func TestPaperFig7IncastVictim(t *testing.T) {
 	race.SkipLong(t)
 	victim := map[string]float64{}
@@ -137,8 +141,8 @@ func TestPaperFig7IncastVictim(t *testing.T) {
 	if victim["rcm"] < 1.5*victim["dcqcn"] {
 		t.Errorf("victim: %.1f Gb/s under RCM, %.1f under DCQCN; want at least 1.5x", victim["rcm"], victim["dcqcn"])
 	}
-	if victim["pfc"] > 35 {
-		t.Errorf("victim under PFC alone: %.1f Gb/s; the paper's head-of-line blocking leaves it about 25", victim["pfc"])
+	if victim["pfc"] < 20 || victim["pfc"] > 30 {
+		t.Errorf("victim under PFC alone: %.2f Gb/s; the paper's head-of-line blocking leaves it about 25 (20 to 30)", victim["pfc"])
 	}
 }
 
