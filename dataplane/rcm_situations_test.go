@@ -17,13 +17,8 @@ import (
 // above it, keeps W_c where its cuts put it and holds its heavy hitter
 // on. Once the held backlog has gone too, W_c recovers and RCC quits.
 func TestRCCRootRecoversOnlyWithHeldDrained(t *testing.T) {
-	p := rcm.Defaults()
-	p.SAR = false
-	s, env, evs := tracedRoot(t, p)
-	a := flowID(dataPkt(1, 9, 3, 1000, ECT0))
-	if flagged := loadFour(s, env, evs); len(flagged) != 1 || flagged[0] != a {
-		t.Fatalf("the root flagged %v; want a (%d) alone", flagged, a)
-	}
+	s, env, evs := heavyRoot(t)
+	p := s.rcm.p
 	rp := &s.rcm.ports[2]
 	q := &s.ports[2].queue[3]
 	// More of a, all held, then the packets not held go: what is left
