@@ -5,6 +5,7 @@ package agent
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"slices"
 	"sync"
@@ -350,7 +351,9 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // passing in the given windows, each [from, to) in units of n after the
 // first frame it marks, which is the first data frame after start; it
 // records the time each marked frame and each of host 1's CNPs passed.
-// to < 0 marks the first frame from from on, and no other.
+// A window no frame passed in (a sender the machine stalled) marks the
+// first frame after it; to < 0 marks the first frame from from on, and
+// no other.
 func markWindows(start time.Time, n time.Duration, windows [][2]float64, mu *sync.Mutex, marks, cnps *[]time.Time) alter {
 	var t0 time.Time
 	done := make([]bool, len(windows))
@@ -376,7 +379,7 @@ func markWindows(start time.Time, n time.Duration, windows [][2]float64, mu *syn
 		}
 		at := float64(now.Sub(t0)) / float64(n)
 		for i, w := range windows {
-			if at >= w[0] && (at < w[1] || w[1] < 0 && !done[i]) {
+			if at >= w[0] && (at < w[1] || !done[i]) {
 				done[i] = true
 				markCE(f)
 				*marks = append(*marks, now)
@@ -454,7 +457,11 @@ func TestNPPacesCNPs(t *testing.T) {
 	s0, s1 := r.agents[0].Stats(), r.agents[1].Stats()
 	want := npCount(marks, n)
 	if want != 4 {
-		t.Errorf("the NP algorithm gives %d CNPs for the %d marks sent; want 4 (did the flow end before 3.5N? FCT %v)", want, len(marks), res.FCT())
+		var at []string
+		for _, m := range marks {
+			at = append(at, fmt.Sprintf("%.2f", float64(m.Sub(marks[0]))/float64(n)))
+		}
+		t.Errorf("the NP algorithm gives %d CNPs for the %d marks sent, at %v N; want 4 (FCT %v)", want, len(marks), at, res.FCT())
 	}
 	if s1.Marked != int64(len(marks)) || s0.Retransmits != 0 {
 		t.Errorf("%d packets arrived marked, %d sent again; want the %d marked and none", s1.Marked, s0.Retransmits, len(marks))
