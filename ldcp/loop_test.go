@@ -43,6 +43,7 @@ type event struct {
 	flow int
 	pk   loopPkt
 	ack  ldcp.Ack
+	gen  uint64 // evFlush: the merge it ends (loopFlow.mergedGen)
 }
 
 type evHeap []event
@@ -225,7 +226,7 @@ func (l *loop) run(until int64) {
 				l.ackBack(e.flow, now, a)
 			}
 		case evFlush:
-			if f.merged != nil && uint64(e.pk.size) == f.mergedGen {
+			if f.merged != nil && e.gen == f.mergedGen {
 				l.push(event{at: now + l.dAck, kind: evAck, flow: e.flow, ack: *f.merged})
 				f.merged = nil
 			}
@@ -269,7 +270,7 @@ func (l *loop) ackBack(id int, now int64, a ldcp.Ack) {
 	if f.merged == nil {
 		f.merged = &a
 		f.mergedGen++
-		l.push(event{at: now + l.mergeWait, kind: evFlush, flow: id, pk: loopPkt{size: int(f.mergedGen)}})
+		l.push(event{at: now + l.mergeWait, kind: evFlush, flow: id, gen: f.mergedGen})
 		return
 	}
 	f.merged.LSN, f.merged.Packets = a.LSN, f.merged.Packets+a.Packets
