@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -103,6 +104,7 @@ func newSimBenchCmd() *cobra.Command {
 	var compare []string
 	var threadsList []int
 	var refSeconds float64
+	var refTimeFile string
 	cmd := &cobra.Command{
 		Use:   "bench [SCENARIO.yaml]",
 		Short: "Time the simulator on the ns-3 benchmark (320 hosts, 6,706 web-search flows)",
@@ -135,6 +137,15 @@ scheme's: how much RCM adds to the simulator's work.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runs < 1 {
 				return usageErrorf("--runs must be at least 1")
+			}
+			if refTimeFile != "" {
+				if refSeconds > 0 {
+					return usageErrorf("give --reference-seconds or --reference-time, not both")
+				}
+				var err error
+				if refSeconds, err = readTimeV(refTimeFile); err != nil {
+					return usageErrorf("--reference-time: %v", err)
+				}
 			}
 			s, err := o.load(cmd, args)
 			if err != nil {
@@ -199,6 +210,7 @@ scheme's: how much RCM adds to the simulator's work.`,
 		"time the scenario at each of these numbers of threads, runs interleaved, and report each one's speed-up over the first (e.g. 1,2)")
 	cmd.Flags().Var(&parsedValue[float64]{dst: &refSeconds, parse: parsePositive, typ: "seconds"}, "reference-seconds",
 		"the reference simulator's wall time on the benchmark measured on this machine, seconds (default: the recorded figure, from another machine)")
+	cmd.Flags().StringVar(&refTimeFile, "reference-time", "", "the reference simulator's wall time on this machine, read from what /usr/bin/time -v wrote of its run")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringSliceVar(&compare, "compare", nil, "time these schemes on the same scenario, runs interleaved, and report each one's cost against the first's (e.g. dcqcn,rcm)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "also write the fastest run's results (what 'p4ctl sim run' writes, fct.txt included) into this directory; with --compare, one directory per scheme in it")
@@ -733,4 +745,33 @@ func peakRSSMiB() float64 {
 		return 0
 	}
 	return float64(ru.Maxrss) / 1024
+}
+
+// readTimeV reads the wall time /usr/bin/time -v reports, "Elapsed (wall
+// clock) time (h:mm:ss or m:ss): 20:21.79", in seconds.
+func readTimeV(name string) (float64, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return 0, err
+	}
+	const key = "Elapsed (wall clock) time (h:mm:ss or m:ss):"
+	for i, line := range strings.Split(string(data), "\n") {
+		_, v, ok := strings.Cut(line, key)
+		if !ok {
+			continue
+		}
+		secs := 0.0
+		for _, part := range strings.Split(strings.TrimSpace(v), ":") {
+			f, err := strconv.ParseFloat(part, 64)
+			if err != nil || f < 0 {
+				return 0, fmt.Errorf("%s:%d: %q is not h:mm:ss or m:ss", name, i+1, strings.TrimSpace(v))
+			}
+			secs = secs*60 + f
+		}
+		if secs <= 0 {
+			return 0, fmt.Errorf("%s:%d: a wall time of 0", name, i+1)
+		}
+		return secs, nil
+	}
+	return 0, fmt.Errorf("%s: no %q line (the output of /usr/bin/time -v)", name, key)
 }

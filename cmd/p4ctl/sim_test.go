@@ -651,3 +651,26 @@ func TestSimCompare(t *testing.T) {
 		t.Errorf("malformed: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestReadTimeV reads a wall time as /usr/bin/time -v writes it, and
+// names the file and line of one it cannot read.
+func TestReadTimeV(t *testing.T) {
+	dir := t.TempDir()
+	for text, want := range map[string]float64{
+		"\tCommand being timed: \"third\"\n\tElapsed (wall clock) time (h:mm:ss or m:ss): 20:21.79\n": 1221.79,
+		"\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:02:03\n":                                  3723,
+	} {
+		p := writeFile(t, dir, "ok.time", text)
+		if got, err := readTimeV(p); err != nil || math.Abs(got-want) > 1e-9 {
+			t.Errorf("%q: %v, %v; want %v", text, got, err, want)
+		}
+	}
+	bad := writeFile(t, dir, "bad.time", "x\n\tElapsed (wall clock) time (h:mm:ss or m:ss): soon\n")
+	if _, err := readTimeV(bad); err == nil || !strings.Contains(err.Error(), "bad.time:2:") {
+		t.Errorf("a bad time: %v", err)
+	}
+	none := writeFile(t, dir, "none.time", "nothing\n")
+	if _, err := readTimeV(none); err == nil {
+		t.Error("no time line: no error")
+	}
+}
