@@ -658,7 +658,7 @@ func TestReadTimeV(t *testing.T) {
 	dir := t.TempDir()
 	for text, want := range map[string]float64{
 		"\tCommand being timed: \"third\"\n\tElapsed (wall clock) time (h:mm:ss or m:ss): 20:21.79\n": 1221.79,
-		"\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:02:03\n":                                  3723,
+		"\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:02:03\n":                                    3723,
 	} {
 		p := writeFile(t, dir, "ok.time", text)
 		if got, err := readTimeV(p); err != nil || math.Abs(got-want) > 1e-9 {
