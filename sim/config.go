@@ -120,6 +120,11 @@ type Config struct {
 	// goroutine). The results do not depend on it. Network.Threads says
 	// how many parts the network was split into, which can be fewer.
 	Threads int
+	// Adapt lets a run of several parts take them all on the calling
+	// goroutine, one after the other in each window, while that is the
+	// faster on the machine as it is: it tries both ways in turn as it
+	// goes (see pacer). The results do not depend on it either.
+	Adapt bool
 
 	// Monitoring.
 

@@ -77,20 +77,23 @@ func (o *simOptions) addThreadsFlag(cmd *cobra.Command) {
 			strconv.Itoa(sim.MinParallelHosts)+" hosts or more, else 1)")
 }
 
-// threadsFor is how many threads a run of cfg gets: --threads, else
+// setThreads gives a run of cfg its threads: --threads, else
 // sim.DefaultThreads on the machine's idle cores, looked at once per
-// command (a command's later runs would see its own earlier ones).
-func (o *simOptions) threadsFor(cfg sim.Config) int {
+// command (a command's later runs would see its own earlier ones), with
+// the run free to take its parts on one thread where that is faster
+// (sim.Config.Adapt).
+func (o *simOptions) setThreads(cfg *sim.Config) {
 	if o.threads > 0 {
-		return o.threads
+		cfg.Threads, cfg.Adapt = o.threads, false
+		return
 	}
 	if o.defaultThreads == 0 {
 		o.defaultThreads = 1
-		if sim.DefaultThreads(cfg, runtime.NumCPU()) > 1 {
-			o.defaultThreads = sim.DefaultThreads(cfg, idleCores())
+		if sim.DefaultThreads(*cfg, runtime.NumCPU()) > 1 {
+			o.defaultThreads = sim.DefaultThreads(*cfg, idleCores())
 		}
 	}
-	return o.defaultThreads
+	cfg.Threads, cfg.Adapt = o.defaultThreads, o.defaultThreads > 1
 }
 
 // threadsNote says, on w, why n runs on fewer threads than asked for.
@@ -486,7 +489,7 @@ fault and exits 1.`,
 			}
 			p := newProgress(cmd.ErrOrStderr(), o.quiet)
 			start := time.Now()
-			cfg.Threads = o.threadsFor(cfg)
+			o.setThreads(&cfg)
 			if trace != nil && cfg.Threads > 1 {
 				// The trace is written in the order RCM decides, which only
 				// one thread gives.

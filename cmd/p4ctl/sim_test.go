@@ -447,7 +447,7 @@ func TestSimBenchReferenceAndThreads(t *testing.T) {
 	if code, _, stderr := p4ctl("sim", "bench", scen, "-q", "--reference-seconds", "100"); code != exitUsage || !strings.Contains(stderr, "--reference-seconds") {
 		t.Errorf("--reference-seconds on another scenario: exit %d, stderr %q", code, stderr)
 	}
-	code, out, stderr = p4ctl("sim", "bench", scen, "-q", "--threads-compare", "1,2", "--runs", "1", "--json")
+	code, out, stderr = p4ctl("sim", "bench", scen, "-q", "--threads-compare", "1,2,auto", "--runs", "1", "--json")
 	if code != 0 {
 		t.Fatalf("--threads-compare: exit %d: %s", code, stderr)
 	}
@@ -455,9 +455,13 @@ func TestSimBenchReferenceAndThreads(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &costs); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(costs) != 2 || costs[0].Bench.Threads != 1 || costs[1].Bench.Threads != 2 || costs[1].Bench.Parallel == nil ||
-		costs[1].Bench.Parallel.Windows == 0 || costs[0].Bench.Events != costs[1].Bench.Events {
+	if len(costs) != 3 || costs[0].Bench.Threads != 1 || costs[1].Bench.Threads != 2 || costs[1].Bench.Parallel == nil ||
+		costs[1].Bench.Parallel.Windows == 0 || costs[0].Bench.Events != costs[1].Bench.Events ||
+		costs[2].Threads != 0 || costs[2].Bench.Events != costs[0].Bench.Events {
 		t.Errorf("costs %+v", costs)
+	}
+	if code, _, stderr := p4ctl("sim", "bench", scen, "-q", "--threads-compare", "1,many"); code != exitUsage || !strings.Contains(stderr, "--threads-compare") {
+		t.Errorf("--threads-compare 1,many: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -89,8 +89,9 @@ type Spec struct {
 	// Threads is how many threads each simulated run gets (sim.Config's
 	// Threads); 0 shares the cores among the runs that go at once: each
 	// gets runtime.NumCPU() / min(Jobs, runs), if its network is large
-	// enough to gain from more than one (sim.DefaultThreads). The results
-	// do not depend on it.
+	// enough to gain from more than one (sim.DefaultThreads), free to take
+	// them on one where that is faster (sim.Config.Adapt). The results do
+	// not depend on it.
 	Threads int
 	// Shard, if Count is set, runs only the shard's share of the runs
 	// (see Shard); the Study then holds those runs and no comparison, to
@@ -917,6 +918,7 @@ func runOne(ctx context.Context, p *runPlan, point, cores int, runner func(conte
 	cfg.Threads = p.threads
 	if cfg.Threads == 0 {
 		cfg.Threads = sim.DefaultThreads(cfg, cores)
+		cfg.Adapt = cfg.Threads > 1
 	}
 	if runner == nil {
 		runner = func(_ context.Context, cfg sim.Config) (*sim.Results, error) { return sim.Run(cfg) }
