@@ -350,7 +350,7 @@ func (s *Switch) xoff(p *port) float64 {
 	if p.betaShare == 0 {
 		return p.cfg.XOFF
 	}
-	return math.Max(0, p.betaShare*(s.cfg.Buffer-s.reserved-s.shared))
+	return max(0, p.betaShare*(s.cfg.Buffer-s.reserved-s.shared))
 }
 
 // Receive takes a packet that arrived on port in at now.
@@ -599,7 +599,7 @@ func (s *Switch) release(now int64, p *Packet) {
 	}
 	in := int(p.InPort)
 	ip := &s.ports[in]
-	fromHeadroom := math.Min(ip.in[q].headroom, size)
+	fromHeadroom := min(ip.in[q].headroom, size)
 	ip.in[q].headroom -= fromHeadroom
 	ip.in[q].shared -= size - fromHeadroom
 	s.shared -= size - fromHeadroom

@@ -112,7 +112,7 @@ func (r *RP) OnCNP(now int64) {
 		r.decreaseOrigin = now + 1000
 		r.decreaseAt = r.decreaseOrigin + p.DecreaseInterval
 		if p.RateOnFirstCNP > 0 {
-			r.rate = math.Max(p.MinRate, p.RateOnFirstCNP*r.rate)
+			r.rate = max(p.MinRate, p.RateOnFirstCNP*r.rate)
 			r.target = r.rate
 			return
 		}
@@ -176,7 +176,7 @@ func (r *RP) cut(now int64) {
 	if r.p.ClampTarget || r.increased {
 		r.target = r.rate
 	}
-	r.rate = math.Max(r.p.MinRate, r.rate*(1-r.alpha/2))
+	r.rate = max(r.p.MinRate, r.rate*(1-r.alpha/2))
 	r.timerAt = now + r.p.Timer
 	r.timeStage, r.byteStage, r.bytes = 0, 0, 0
 	r.increased = false
@@ -196,9 +196,9 @@ func (r *RP) increase() {
 	case max(t, b) < r.p.F:
 		// fast recovery: half way back to the target
 	case min(t, b) > r.p.F:
-		r.target = math.Min(r.lineRate, r.target+r.rhai)
+		r.target = min(r.lineRate, r.target+r.rhai)
 	default:
-		r.target = math.Min(r.lineRate, r.target+r.rai)
+		r.target = min(r.lineRate, r.target+r.rai)
 	}
 	r.rate = (r.rate + r.target) / 2
 	r.increased = true

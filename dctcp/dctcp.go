@@ -137,7 +137,7 @@ func (s *Sender) OnAck(ackSeq, sndNxt int64, ce bool) bool {
 	if ackSeq > s.lastUpdate {
 		newWindow = true
 		if s.lastUpdate != 0 {
-			f := math.Min(1, float64(s.marked)/float64(s.batch))
+			f := min(1, float64(s.marked)/float64(s.batch))
 			s.alpha = (1-s.p.G)*s.alpha + s.p.G*f
 			s.marked = 0
 			s.batch = int((sndNxt-ackSeq)/s.mtu) + 1
@@ -151,11 +151,11 @@ func (s *Sender) OnAck(ackSeq, sndNxt int64, ce bool) bool {
 	}
 	old := s.rate
 	if ce && !s.cwr {
-		s.rate = math.Max(s.p.MinRate, s.rate*(1-s.alpha/2))
+		s.rate = max(s.p.MinRate, s.rate*(1-s.alpha/2))
 		s.cwr, s.highSeq = true, sndNxt
 	}
 	if !s.cwr && newWindow {
-		s.rate = math.Min(s.lineRate, s.rate+s.p.RAI)
+		s.rate = min(s.lineRate, s.rate+s.p.RAI)
 	}
 	return s.rate != old
 }

@@ -1,7 +1,5 @@
 package hpcc
 
-import "math"
-
 // MaxHops is the most switches a telemetry stack records: five, the
 // switches between two hosts of a three-tier fat tree. The ns-3 simulator
 // sizes its header for five hops too and ignores a longer stack.
@@ -80,7 +78,7 @@ func (s *Sender) Utilisation() float64 {
 	}
 	u := 0.0
 	for i := 0; i < s.nhops; i++ {
-		u = math.Max(u, s.hops[i].u)
+		u = max(u, s.hops[i].u)
 	}
 	return u
 }
@@ -126,7 +124,7 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 		}
 		updated[i], any = true, true
 		txRate := float64(s.bytesDelta(h, old)) * 8e12 / float64(tau)
-		q := math.Min(float64(s.qlen(h)), float64(s.qlen(old)))
+		q := min(float64(s.qlen(h)), float64(s.qlen(old)))
 		u := txRate/h.Rate + q*s.path.LineRate/h.Rate/s.path.Window
 		if !s.p.MultiRate {
 			if u > U {
@@ -155,9 +153,9 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 				st := &s.hops[i]
 				if updated[i] {
 					perHop[i].rc, perHop[i].stage = s.step(st.rc, st.stage, st.u)
-					next = math.Min(next, perHop[i].rc)
+					next = min(next, perHop[i].rc)
 				} else {
-					next = math.Min(next, st.rc)
+					next = min(next, st.rc)
 				}
 			}
 		}
@@ -192,7 +190,7 @@ func (s *Sender) step(rc float64, stage int, u float64) (float64, int) {
 	} else {
 		r, stage = rc+s.ai, stage+1
 	}
-	return math.Min(math.Max(r, s.p.MinRate), s.path.LineRate), stage
+	return min(max(r, s.p.MinRate), s.path.LineRate), stage
 }
 
 // The telemetry as the ns-3 simulator encodes it: times in whole

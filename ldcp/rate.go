@@ -1,7 +1,5 @@
 package ldcp
 
-import "math"
-
 // RateSender is the rate-based variant of section 3.2, for a NIC whose
 // RoCE transport is fixed and whose congestion control sees only CNPs and
 // RTT probes. It keeps a window of cw packets and sends at cw packets per
@@ -58,7 +56,7 @@ func (r *RateSender) RTT() int64 { return r.rtt }
 // Rate is the sending rate, bits per second: cw full packets per RTT,
 // capped at the line rate.
 func (r *RateSender) Rate() float64 {
-	return math.Min(r.lineRate, r.cw*r.wireBits*1e12/float64(r.rtt))
+	return min(r.lineRate, r.cw*r.wireBits*1e12/float64(r.rtt))
 }
 
 // OnCNP takes a congestion notification at now: cw - beta with cw >= 1
@@ -107,5 +105,5 @@ func (r *RateSender) OnProbeResponse(now, sentAt int64) {
 	} else {
 		r.cw += r.p.Gamma
 	}
-	r.cw = math.Min(r.w.max, r.cw)
+	r.cw = min(r.w.max, r.cw)
 }

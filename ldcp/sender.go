@@ -241,7 +241,7 @@ func (s *Sender) OnAck(now int64, a Ack) {
 		case a.NAK:
 			// Loss in fast start: the packets that got through in order
 			// are the estimate of the window.
-			s.stage, s.cw = Stable, math.Min(s.w.max, float64(max(1, s.fsAcked)))
+			s.stage, s.cw = Stable, min(s.w.max, float64(max(1, s.fsAcked)))
 		case s.fsEnd >= 0 && s.una >= s.fsEnd:
 			// The whole IW arrived: the stable stage starts at IW. Of the
 			// packets this ACK covers, only those past the first-RTT ones
@@ -269,7 +269,7 @@ func (s *Sender) update(n int, ece bool) {
 	if ece {
 		s.cw = s.p.shrink(s.cw, n)
 	} else {
-		s.cw = math.Min(s.w.max, s.p.grow(s.cw, n))
+		s.cw = min(s.w.max, s.p.grow(s.cw, n))
 	}
 }
 
@@ -282,9 +282,9 @@ func (s *Sender) update(n int, ece bool) {
 func (s *Sender) OnTimeout(now int64) {
 	s.Timeouts++
 	if s.stage == FastStart {
-		s.stage, s.cw = Stable, math.Min(s.w.max, float64(max(1, s.fsAcked)))
+		s.stage, s.cw = Stable, min(s.w.max, float64(max(1, s.fsAcked)))
 	} else {
-		s.cw = math.Min(s.cw, 1)
+		s.cw = min(s.cw, 1)
 	}
 	s.nxt = s.una
 }

@@ -18,10 +18,10 @@ func (p *Params) grow(cw float64, n int) float64 {
 // the sub-packet rule max(gamma, eta*cw), once per packet covered.
 func (p *Params) shrink(cw float64, n int) float64 {
 	if cw >= 1 {
-		return math.Max(p.Gamma, cw-float64(n)*p.Beta)
+		return max(p.Gamma, cw-float64(n)*p.Beta)
 	}
 	for range n {
-		cw = math.Max(p.Gamma, p.Eta*cw)
+		cw = max(p.Gamma, p.Eta*cw)
 	}
 	return cw
 }
@@ -34,7 +34,7 @@ type windows struct {
 
 func newWindows(p *Params, path *Path) windows {
 	bdp := path.BDP()
-	w := windows{max: math.Max(1, p.MaxWindow*bdp)}
+	w := windows{max: max(1, p.MaxWindow*bdp)}
 	if p.IW > 0 {
 		w.iw = max(1, int(math.Ceil(p.IW*bdp-1e-9)))
 	}

@@ -110,7 +110,7 @@ func (n *Network) longestPath() (rtt int64, bdp float64) {
 				continue
 			}
 			r, w := n.pathRTT(a, b)
-			rtt, bdp = max(rtt, r), math.Max(bdp, w)
+			rtt, bdp = max(rtt, r), max(bdp, w)
 		}
 	}
 	return rtt, bdp
@@ -188,7 +188,7 @@ func (h *host) windowBound(f *flow) bool {
 		w = a.perFlow[f.id]
 	}
 	if h.net.cfg.Window.Variable {
-		w = math.Max(maxWindowFloor, math.Floor(w*h.rate(f)/h.lineRate))
+		w = max(maxWindowFloor, math.Floor(w*h.rate(f)/h.lineRate))
 	}
 	return float64(f.sndNxt-f.sndUna) >= w
 }

@@ -248,5 +248,5 @@ func (h *host) ldcpProbeReply(now int64, p *dataplane.Packet) {
 func (n *Network) ldcpWindowRate(id int) float64 {
 	path := &n.ldcp.path[id]
 	cw := n.ldcp.tx[id].Window()
-	return math.Min(path.LineRate, cw*float64(path.Wire)*8e12/float64(path.RTT))
+	return min(path.LineRate, cw*float64(path.Wire)*8e12/float64(path.RTT))
 }

@@ -167,13 +167,13 @@ func (s *Sender) OnAck(ackSeq, sndNxt, rtt int64) bool {
 			if s.stage >= s.p.HAIThresh {
 				step = s.rhai
 			}
-			r = math.Min(s.rate+step, s.lineRate)
+			r = min(s.rate+step, s.lineRate)
 			s.stage++
 		case rtt > s.p.THigh:
-			r = math.Max(s.p.MinRate, s.rate*(1-s.p.Beta*(1-float64(s.p.THigh)/float64(rtt))))
+			r = max(s.p.MinRate, s.rate*(1-s.p.Beta*(1-float64(s.p.THigh)/float64(rtt))))
 			s.stage = 0
 		default:
-			r = math.Max(s.p.MinRate, s.rate*math.Max(0, 1-s.p.Beta*gradient))
+			r = max(s.p.MinRate, s.rate*max(0, 1-s.p.Beta*gradient))
 			s.stage = 0
 		}
 		changed = r != s.rate
