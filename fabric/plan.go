@@ -286,7 +286,11 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 	if cfg.CC == "hpcc" {
 		// HPCC's senders read every hop's telemetry: each port pushes
 		// its record, with the link's rate.
-		e, err := settings.INT{Rate: link.Rate}.Entry(port)
+		rate := link.Rate
+		if p.f.INTRate > 0 {
+			rate = p.f.INTRate
+		}
+		e, err := settings.INT{Rate: rate}.Entry(port)
 		if err != nil {
 			return nil, fmt.Errorf("INT: %w", err)
 		}

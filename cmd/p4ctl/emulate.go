@@ -35,11 +35,13 @@ func newEmulateCmd() *cobra.Command {
 		Short: "Run a scenario on real packets: P4 switches on veths, host agents in namespaces",
 		Long: `emulate runs a scenario (a YAML file, or --preset for a built-in one) on
 real packets on this machine: each host a network namespace with a RoCEv2
-agent sending its flows (DCQCN, or LDCP's window sender with --scheme
-ldcp, in wall-clock time), each switch a P4 target process running rcm.p4
-on veths (p4rcm's Go target, or BMv2's simple_switch_grpc with --target
-bmv2), programmed over P4Runtime as 'p4ctl fabric apply' does, with the
-thresholds the simulator uses (for ldcp: PFC off, WRED at K, buf_max).
+agent sending its flows (DCQCN; LDCP's window sender with --scheme ldcp;
+HPCC, TIMELY or DCTCP with --scheme hpcc, timely or dctcp; in wall-clock
+time), each switch a P4 target process running rcm.p4 on veths (p4rcm's
+Go target, or BMv2's simple_switch_grpc with --target bmv2), programmed
+over P4Runtime as 'p4ctl fabric apply' does, with the thresholds the
+simulator uses (for ldcp: PFC off, WRED at K, buf_max; for hpcc: INT on
+every port; for dctcp: ECN at its K).
 
 One machine forwards far less than 100 Gb/s, so the scenario is slowed
 down as a whole: every link rate divided by K, every time (flow starts,

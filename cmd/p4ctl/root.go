@@ -34,7 +34,7 @@ Exit status: 0 success, 1 failure at run time, 2 wrong usage.`,
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCmd(), newBufferCmd(), newSimCmd(), newExperimentCmd(),
 		newPipelineCmd(), newTableCmd(), newApplyCmd(), newCounterCmd(), newCloneCmd(),
-		newECNCmd(), newPFCCmd(), newRCMCmd(), newStatsCmd(), newWatchCmd(), newFabricCmd(), newEmulateCmd(), newHostCmd())
+		newECNCmd(), newPFCCmd(), newRCMCmd(), newINTCmd(), newStatsCmd(), newWatchCmd(), newFabricCmd(), newEmulateCmd(), newHostCmd())
 	return root
 }
 

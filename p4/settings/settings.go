@@ -250,6 +250,12 @@ func (c INT) Entry(port uint32) (controlplane.Entry, error) {
 	}), nil
 }
 
+// INTOff is port's int_config entry to delete: the port then pushes no
+// INT.
+func INTOff(port uint32) controlplane.Entry {
+	return entry(p4.TableINTConfig, redKey, port, p4.ActionSetINT, nil)
+}
+
 // RCMEntry is port's set_rcm entry with params.
 func RCMEntry(port uint32, params []controlplane.Param) controlplane.Entry {
 	return entry(p4.TableRCMConfig, rcmKey, port, p4.ActionSetRCM, params)
