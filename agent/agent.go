@@ -98,6 +98,10 @@ type Config struct {
 	// BDP is the bytes of a destination's path: HPCC's W, and the
 	// window's. Required with HPCC and Window.
 	BDP func(dst int) float64
+	// AskINT has every data packet ask the switches for INT, whatever the
+	// scheme (HPCC's always do): the receivers then measure the queue
+	// each packet found at its last switch (Stats.INTQueue).
+	AskINT bool
 	// Window bounds each flow's bytes in flight by the ns-3 simulator's
 	// window (sim.Window), as HPCC and DCTCP run there: the BDP, or with
 	// VariableWindow the BDP times the flow's rate over the line rate.
@@ -170,6 +174,39 @@ type Stats struct {
 	INTMalformed int64 `json:"int_malformed"`
 	NoINT        int64 `json:"no_int"`
 	INTExceeded  int64 `json:"int_exceeded"`
+	// INTQueue is the queue the data packets received with INT found
+	// behind them at their last switch's egress port, the one facing
+	// this host (the last record pushed).
+	INTQueue QueueStats `json:"int_queue"`
+}
+
+// QueueStats summarises queue lengths seen, bytes.
+type QueueStats struct {
+	Samples int64 `json:"samples"`
+	Sum     int64 `json:"sum_bytes"`
+	Max     int64 `json:"max_bytes"`
+}
+
+// Add counts a queue of q bytes.
+func (s *QueueStats) Add(q int64) {
+	s.Samples++
+	s.Sum += q
+	s.Max = max(s.Max, q)
+}
+
+// Merge adds what o counted.
+func (s *QueueStats) Merge(o QueueStats) {
+	s.Samples += o.Samples
+	s.Sum += o.Sum
+	s.Max = max(s.Max, o.Max)
+}
+
+// Mean is the mean queue, bytes (0 without samples).
+func (s QueueStats) Mean() float64 {
+	if s.Samples == 0 {
+		return 0
+	}
+	return float64(s.Sum) / float64(s.Samples)
 }
 
 // Agent is one host's NIC.

@@ -147,6 +147,9 @@ func (a *Agent) onData(now int64, p *roce.Packet, reply func(*roce.Packet)) {
 		a.onMarked(now, rf, reply)
 		rf.ceSince = true
 	}
+	if p.HasINT && p.INT.N > 0 {
+		a.stats.INTQueue.Add(int64(p.INT.Hops[0].QLen))
+	}
 	if a.cfg.LDCP != nil {
 		a.ldcpData(now, rf, p, reply)
 		return

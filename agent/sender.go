@@ -255,7 +255,7 @@ func (a *Agent) dataFrame(buf []byte, f *sendFlow, now int64) []byte {
 	if a.cfg.LDCP != nil {
 		a.ldcpMarks(f, now, &p)
 	}
-	if a.scheme == schemeHPCC {
+	if a.scheme == schemeHPCC || a.cfg.AskINT {
 		// Ask every switch on the path for its record.
 		p.DSCP |= roce.INTDSCP
 		p.HasINT, p.INT = true, roce.INT{Remaining: roce.MaxINTHops}

@@ -83,6 +83,11 @@ type Options struct {
 	// process with the links between switches in memory (the Go target
 	// only). Empty: ProcessShared on the Go target, ProcessEach on BMv2.
 	Processes Processes
+	// INT has every switch port push INT and every agent's data ask for
+	// it, whatever the scheme (under hpcc it always is): the receivers
+	// then measure the queue their packets found at the port facing them
+	// (Outcome.Agents' INTQueue; LastHopQueue).
+	INT bool
 	// TLS runs P4Runtime over mutual TLS with credentials made for the
 	// run (a CA, the switches' certificate, the controller's) and
 	// removed with it; on the Go target only the run's controller may
@@ -221,6 +226,17 @@ type Outcome struct {
 	AgentsCPU time.Duration
 }
 
+// LastHopQueue is the queue the run's data packets found at the switch
+// port facing their receiver, from the INT their last switch pushed
+// (with Options.INT, or under hpcc): every receiver's, merged.
+func (o *Outcome) LastHopQueue() agent.QueueStats {
+	var q agent.QueueStats
+	for _, s := range o.Agents {
+		q.Merge(s.INTQueue)
+	}
+	return q
+}
+
 // Check refuses, before anything is created, a scenario the machine
 // cannot emulate, saying why.
 func Check(cfg *sim.Config, o Options) error {
@@ -328,6 +344,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	f.PriorityQueues = priorityQueues(o.Target)
+	f.INT = o.INT
 	intents, err := f.Plan(&scaled)
 	if err != nil {
 		return nil, err
@@ -649,7 +666,7 @@ func (e *emulation) traffic(ctx context.Context) (*Outcome, error) {
 			Addr:     func(n int) (net.IP, bool) { ip, ok := e.f.HostIP[n]; return ip, ok },
 			LineRate: rate, MTU: cfg.MTU, DSCP: dataDSCP, ControlDSCP: ackDSCP,
 			DCQCN: cc, LDCP: lc, HPCC: hc, TIMELY: tc, DCTCP: dc, AckEvery: cfg.AckInterval,
-			Window: cfg.Window.Enabled, VariableWindow: cfg.Window.Variable,
+			Window: cfg.Window.Enabled, VariableWindow: cfg.Window.Variable, AskINT: e.o.INT,
 			BaseRTT: func(dst int) time.Duration { return baseRTT(h, dst) },
 			BDP:     func(dst int) float64 { return bdp(h, dst) },
 			RTO:     time.Duration(cfg.RTO / 1000), Epoch: epoch, OnDone: func(r agent.Result) { done <- r }},

@@ -40,7 +40,10 @@ type Fabric struct {
 	// queue 1, the model's work-conserving window; with one, RCC only
 	// counts them.
 	PriorityQueues int
-	// INTRate is the rate every port's INT records carry under HPCC, b/s,
+	// INT installs INT on every port whatever the scheme (HPCC's always
+	// has it), so that hosts that ask measure the queues on their paths.
+	INT bool
+	// INTRate is the rate every port's INT records carry, b/s,
 	// where the switches' ports run at another rate than the topology's
 	// links (p4switch --queue-rate under Mininet); 0: each link's rate.
 	INTRate float64

@@ -283,7 +283,7 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 		out = append(out, e)
 	}
 
-	if cfg.CC == "hpcc" {
+	if cfg.CC == "hpcc" || p.f.INT {
 		// HPCC's senders read every hop's telemetry: each port pushes
 		// its record, with the link's rate.
 		rate := link.Rate

@@ -125,6 +125,9 @@ created.`,
 			}
 			fmt.Fprintf(w, "agents: %d data packets sent (%d again, after %d NAKs and %d timeouts), %d received, %d PAUSEs honoured\n",
 				tot.DataSent, tot.Retransmits, tot.NAKsSent, tot.Timeouts, tot.DataReceived, tot.Pauses)
+			if err := writeINTQueue(w, res); err != nil {
+				return err
+			}
 			var switchCPU time.Duration
 			for _, c := range res.SwitchCPU {
 				switchCPU += c
@@ -165,6 +168,7 @@ type emulateFlags struct {
 	rate                      float64
 	timeout                   time.Duration
 	ssl                       bool
+	int                       bool
 }
 
 func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
@@ -175,6 +179,7 @@ func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.processes, "processes", "", "how the switches run: shared (every switch in one p4switch process, the links between switches in memory; the Go target's default) or each (a process per switch on veths; BMv2's only way)")
 	fs.StringVar(&e.logDir, "log-dir", "", "keep each switch's log and output in this directory")
 	fs.BoolVar(&e.ssl, "ssl", false, "P4Runtime over mutual TLS, with a CA and certificates made for the run and removed with it; on the Go target only the run's controller may be primary")
+	fs.BoolVar(&e.int, "int", false, "every switch port pushes INT and every data packet asks for it, whatever the scheme (hpcc's always do), to measure the queue the packets find at the ports facing their receivers")
 }
 
 // options checks the flags and makes them emulate.Options.
@@ -190,7 +195,7 @@ func (e *emulateFlags) options() (emulate.Options, error) {
 	if p == emulate.ProcessShared && t != switchproc.TargetGo {
 		return emulate.Options{}, usageErrorf("--processes shared: only the Go target runs several switches in one process; BMv2 runs a process each")
 	}
-	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl, Processes: p}
+	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl, Processes: p, INT: e.int}
 	if t == switchproc.TargetGo && e.switchBin == "" {
 		// The Go target this p4ctl was built with ('p4ctl p4switch'):
 		// nothing to install, and always the program this p4ctl
@@ -252,12 +257,14 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			}
 			ctx, stop := interrupted(cmd.Context())
 			defer stop()
+			var queues *intQueues
 			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Repeat: repeat, Jobs: 1, Version: versionString(),
 				Runner: func(ctx context.Context, cfg sim.Config) (*sim.Results, error) {
 					res, err := emulate.Run(ctx, cfg, opts)
 					if err != nil {
 						return nil, err
 					}
+					queues.add(&cfg, res)
 					if !o.quiet {
 						fmt.Fprintf(errOut, "emulate: %d of %d flows in %.1f s at %.1f Mb/s (time stretched %.0fx)\n",
 							res.Results.Completed, len(cfg.Flows), res.Wall.Seconds(), res.Rate/1e6, res.K)
@@ -271,6 +278,7 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			if err != nil {
 				return err
 			}
+			queues = newINTQueues(schemes, cfgs)
 			for i := range cfgs {
 				if err := emulate.Check(&cfgs[i], opts); err != nil {
 					return usageErrorf("%s: %v", schemes[i], err)
@@ -296,7 +304,10 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			if err != nil {
 				return interruptedErr(ctx, err)
 			}
-			return writeExperiment(cmd, dir, out, res, asJSON, "emulated on "+string(opts.Target))
+			if err := writeExperiment(cmd, dir, out, res, asJSON, "emulated on "+string(opts.Target)); err != nil || asJSON {
+				return err
+			}
+			return queues.write(cmd.OutOrStdout())
 		},
 	}
 	o.addFlags(cmd, "emulate-incast")
