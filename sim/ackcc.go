@@ -84,21 +84,23 @@ func (n *Network) pathRTT(src, dst int) (rtt int64, bdp float64) {
 // longestPath is the largest base RTT and the largest BDP over every pair
 // of hosts, as the ns-3 simulator's GLOBAL_T takes them. Hosts that share
 // an edge switch, a link rate and a link delay have the same paths to
-// everyone else, so one of each such class stands for the rest.
+// everyone else and to each other, so two of each such class stand for
+// the rest: one for the paths to other classes, the pair for the path
+// within it (a star's only class has no other).
 func (n *Network) longestPath() (rtt int64, bdp float64) {
 	type class struct {
 		edge  int
 		rate  float64
 		delay int64
 	}
-	seen := map[class]bool{}
+	seen := map[class]int{}
 	var reps []int
 	for _, h := range n.topo.Hosts() {
 		at, _ := n.routes.HostPort(h)
 		p := n.ports[h][0]
 		c := class{at.Node, p.rate, p.delay}
-		if !seen[c] {
-			seen[c] = true
+		if seen[c] < 2 {
+			seen[c]++
 			reps = append(reps, h)
 		}
 	}
