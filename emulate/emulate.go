@@ -667,9 +667,8 @@ func (e *emulation) traffic(ctx context.Context) (*Outcome, error) {
 			LineRate: rate, MTU: cfg.MTU, DSCP: dataDSCP, ControlDSCP: ackDSCP,
 			DCQCN: cc, LDCP: lc, HPCC: hc, TIMELY: tc, DCTCP: dc, AckEvery: cfg.AckInterval,
 			Window: cfg.Window.Enabled, VariableWindow: cfg.Window.Variable, AskINT: e.o.INT,
-			BaseRTT: func(dst int) time.Duration { return baseRTT(h, dst) },
-			BDP:     func(dst int) float64 { return bdp(h, dst) },
-			RTO:     time.Duration(cfg.RTO / 1000), Epoch: epoch, OnDone: func(r agent.Result) { done <- r }},
+			BaseRTT: fromHost(baseRTT, h), BDP: fromHost(bdp, h),
+			RTO: time.Duration(cfg.RTO / 1000), Epoch: epoch, OnDone: func(r agent.Result) { done <- r }},
 			e.hosts[h], cfg.Flows)
 		if err != nil {
 			return nil, err
@@ -784,6 +783,14 @@ func baseRTTs(cfg *sim.Config) (func(src, dst int) time.Duration, error) {
 		}
 		return time.Duration(ps / 1000)
 	}, nil
+}
+
+// fromHost is f from host h to each destination, or nil without f.
+func fromHost[T any](f func(src, dst int) T, h int) func(dst int) T {
+	if f == nil {
+		return nil
+	}
+	return func(dst int) T { return f(h, dst) }
 }
 
 // ns3Paths gives the base RTT and BDP between two hosts of the (scaled)
