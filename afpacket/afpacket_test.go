@@ -10,14 +10,13 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
 func lab(t *testing.T) (*netlab.Socket, *Port) {
 	t.Helper()
-	if err := netlab.Available(); err != nil {
-		t.Skipf("no network namespaces here: %v", err)
-	}
+	labtest.Require(t)
 	l, err := netlab.New("afp")
 	if err != nil {
 		t.Fatal(err)
@@ -129,9 +128,7 @@ func TestOpenUnknownInterface(t *testing.T) {
 // crosses them) is dropped and counted, never returned cut; the frames
 // around it arrive whole.
 func TestLongFrameDropped(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skipf("no network namespaces here: %v", err)
-	}
+	labtest.Require(t)
 	l, err := netlab.New("afpl")
 	if err != nil {
 		t.Fatal(err)

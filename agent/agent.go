@@ -178,6 +178,13 @@ type Stats struct {
 	// behind them at their last switch's egress port, the one facing
 	// this host (the last record pushed).
 	INTQueue QueueStats `json:"int_queue"`
+	// Behind is how long the send loop woke past its schedule, beyond
+	// the 2 ms a sender catches up at once, in all; MaxLate the most it
+	// woke late at once. A machine that cannot keep the emulation's
+	// time (too loaded for its rate) shows here: the sender then sent
+	// below its rate, and its results measure the machine.
+	Behind  time.Duration `json:"behind_ns"`
+	MaxLate time.Duration `json:"max_late_ns"`
 }
 
 // QueueStats summarises queue lengths seen, bytes.

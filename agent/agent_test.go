@@ -5,6 +5,7 @@ package agent
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"slices"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/p4rcm/p4rcm/afpacket"
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/flow"
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/roce"
@@ -80,9 +82,7 @@ type rewrite func(from int, f []byte) []byte
 // newRigRewrite is newRigWith with a forwarder that may rewrite frames.
 func newRigRewrite(t *testing.T, set func(*Config), flows []flow.Flow, rw rewrite) *rig {
 	t.Helper()
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	lab, err := netlab.New("agent")
 	if err != nil {
 		t.Fatal(err)
@@ -335,18 +335,6 @@ func TestTailLossTimesOut(t *testing.T) {
 	}
 }
 
-// markBelow returns an alter that sets ECN CE on host 0's data packets
-// whose PSN is below n (the first copy and any other), as a switch whose
-// queue is past K_min would.
-func markBelow(n uint32) alter {
-	return func(from int, f []byte) bool {
-		if op, psn, ok := psn(f); ok && from == 0 && op != roce.OpAck && op != roce.OpCNP && psn < n {
-			markCE(f)
-		}
-		return true
-	}
-}
-
 // markCE sets ECN CE on frame f, fixing the IPv4 checksum as a marking
 // switch does.
 func markCE(f []byte) {
@@ -375,34 +363,153 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// TestNPPacesCNPs marks the first 60 packets of a 100-packet flow: the
-// receiver's notification point answers the first mark with a CNP at
-// once and then sends at most one per CNP interval (20 ms at testRate),
-// and every CNP reaches the sender and is counted on the flow. The marks
-// all arrive within the flow's life, so its FCT bounds the count.
-func TestNPPacesCNPs(t *testing.T) {
+// markWindows returns an alter that marks CE on host 0's data frames
+// passing in the given windows, each [from, to) in units of n after the
+// first frame it marks, which is the first data frame after start; it
+// records the time each marked frame and each of host 1's CNPs passed.
+// A window no frame passed in (a sender the machine stalled) marks the
+// first frame after it; to < 0 marks the first frame from from on, and
+// no other.
+func markWindows(start time.Time, n time.Duration, windows [][2]float64, mu *sync.Mutex, marks, cnps *[]time.Time) alter {
+	var t0 time.Time
+	done := make([]bool, len(windows))
+	return func(from int, f []byte) bool {
+		op, _, ok := psn(f)
+		if !ok {
+			return true
+		}
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if from == 1 {
+			if op == roce.OpCNP {
+				*cnps = append(*cnps, now)
+			}
+			return true
+		}
+		if op == roce.OpAck || op == roce.OpCNP || now.Before(start) {
+			return true
+		}
+		if t0.IsZero() {
+			t0 = now
+		}
+		at := float64(now.Sub(t0)) / float64(n)
+		for i, w := range windows {
+			if at >= w[0] && (at < w[1] || !done[i]) {
+				done[i] = true
+				markCE(f)
+				*marks = append(*marks, now)
+				break
+			}
+		}
+		return true
+	}
+}
+
+// npCount replays the NP algorithm (dcqcn.NP, its timer at each wake)
+// on marked packets arriving at the given times: the CNPs it sends.
+func npCount(marks []time.Time, n time.Duration) int {
+	var np dcqcn.NP
+	sent, wake := 0, int64(0)
+	ps := func(t time.Time) int64 { return t.Sub(marks[0]).Nanoseconds() * 1000 }
+	for _, m := range marks {
+		now := ps(m)
+		if wake > 0 && wake <= now {
+			if np.OnTimer(wake, n.Nanoseconds()*1000) {
+				sent++
+			}
+			wake = 0
+		}
+		now2, w := np.OnMarked(now, n.Nanoseconds()*1000)
+		if now2 {
+			sent++
+		}
+		if w > 0 {
+			wake = w
+		}
+	}
+	if wake > 0 && np.OnTimer(wake, n.Nanoseconds()*1000) {
+		sent++
+	}
+	return sent
+}
+
+// cnpRig runs a flow of size bytes from host 0 to host 1 whose data the
+// forwarder marks in windows (see markWindows) of the CNP interval n, and
+// returns the marked frames' and CNPs' times once the flow is done, with
+// the flow's result.
+func cnpRig(t *testing.T, n time.Duration, size int64, windows [][2]float64) (marks, cnps []time.Time, res Result, r *rig) {
+	t.Helper()
 	cc, err := Scale(dcqcn.Mellanox(), testRate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const marked = 60
-	r := newRig(t, &cc, []flow.Flow{{ID: 1, Src: 0, Dst: 1, Size: 100_000}}, markBelow(marked))
-	res := r.wait(t, 1, 20*time.Second)[1]
+	cc.CNPInterval = n.Nanoseconds() * 1000
+	var mu sync.Mutex
+	// Mark from 5 ms in, when the flow is sending at its pace.
+	alt := markWindows(time.Now().Add(5*time.Millisecond), n, windows, &mu, &marks, &cnps)
+	r = newRig(t, &cc, []flow.Flow{{ID: 1, Src: 0, Dst: 1, Size: size}}, alt)
+	res = r.wait(t, 1, 20*time.Second)[1]
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(marks), slices.Clone(cnps), res, r
+}
+
+// TestNPPacesCNPs: the receiver's notification point sends exactly the
+// CNPs the NP algorithm gives for the marks it receives, each of which
+// reaches the sender and is counted on the flow. The forwarder marks
+// every data frame in two stretches of the CNP interval N (40 ms) and
+// one frame after them: in [0, 0.3N) (a CNP at once, one at the
+// interval's end), in [1.3N, 1.7N) (one at the end of the interval
+// that started at N) and at 3.5N (at once): four CNPs, two of them by
+// the end-of-interval timer. The marks sit at least 0.3N from where an
+// interval ends, so a receiver that sees them a little later than the
+// forwarder counts the same; a late timer moves which mark sends a CNP,
+// not how many go.
+func TestNPPacesCNPs(t *testing.T) {
+	const n = 40 * time.Millisecond
+	// 400 KB: 174 ms at line rate, longer with the cuts: still sending at 3.5N.
+	marks, cnps, res, r := cnpRig(t, n, 400_000, [][2]float64{{0, 0.3}, {1.3, 1.7}, {3.5, -1}})
 	s0, s1 := r.agents[0].Stats(), r.agents[1].Stats()
-	if s1.Marked != marked || s0.Retransmits != 0 {
-		t.Errorf("%d packets arrived marked, %d sent again; want %d and none", s1.Marked, s0.Retransmits, marked)
+	want := npCount(marks, n)
+	if want != 4 {
+		var at []string
+		for _, m := range marks {
+			at = append(at, fmt.Sprintf("%.2f", float64(m.Sub(marks[0]))/float64(n)))
+		}
+		t.Errorf("the NP algorithm gives %d CNPs for the %d marks sent, at %v N; want 4 (FCT %v)", want, len(marks), at, res.FCT())
 	}
-	// One CNP at the first mark, one per whole interval after it, and one
-	// at the end of the interval the last mark fell in.
-	interval := time.Duration(cc.CNPInterval / 1000)
-	most := int64(res.FCT()/interval) + 2
-	if s1.CNPsSent < 1 || s1.CNPsSent > most {
-		t.Errorf("%d CNPs in %v at most one per %v: want 1 to %d", s1.CNPsSent, res.FCT(), interval, most)
+	if s1.Marked != int64(len(marks)) || s0.Retransmits != 0 {
+		t.Errorf("%d packets arrived marked, %d sent again; want the %d marked and none", s1.Marked, s0.Retransmits, len(marks))
+	}
+	if s1.CNPsSent != int64(want) || len(cnps) != want {
+		t.Errorf("host 1 sent %d CNPs, %d passed the forwarder, for %d marks; the NP algorithm gives %d", s1.CNPsSent, len(cnps), len(marks), want)
 	}
 	if s0.CNPsReceived != s1.CNPsSent || res.CNPs != int(s1.CNPsSent) {
 		t.Errorf("CNPs: %d sent, %d received, %d on the flow", s1.CNPsSent, s0.CNPsReceived, res.CNPs)
 	}
-	t.Logf("FCT %v (pacing alone %v); %d CNPs, %d cuts", res.FCT(), leastFCT(100_000), s1.CNPsSent, res.RateCuts)
+	t.Logf("FCT %v; %d marks, %d CNPs, %d cuts", res.FCT(), len(marks), s1.CNPsSent, res.RateCuts)
+}
+
+// TestNPTimerEndsInterval: marks in the first 0.3 of a CNP interval N
+// alone. The first sends a CNP at once; the others can only be answered
+// by the timer at the interval's end, which sends one CNP, N after the
+// first at the earliest; nothing more follows.
+func TestNPTimerEndsInterval(t *testing.T) {
+	const n = 40 * time.Millisecond
+	marks, cnps, res, r := cnpRig(t, n, 200_000, [][2]float64{{0, 0.3}})
+	s1 := r.agents[1].Stats()
+	if len(marks) < 2 {
+		t.Fatalf("%d marks; want several in the first 0.3 of an interval", len(marks))
+	}
+	if s1.CNPsSent != 2 || len(cnps) != 2 {
+		t.Fatalf("host 1 sent %d CNPs (%d passed the forwarder) for %d marks within %v; want one at once and one at the interval's end",
+			s1.CNPsSent, len(cnps), len(marks), 3*n/10)
+	}
+	if d := cnps[1].Sub(marks[0]); d < n {
+		t.Errorf("the second CNP passed %v after the first mark; want the interval's end, %v", d, n)
+	}
+	t.Logf("FCT %v; %d marks; CNPs %v and %v after the first mark", res.FCT(), len(marks), cnps[0].Sub(marks[0]), cnps[1].Sub(marks[0]))
 }
 
 // cnpFrame is a CNP for host 0's queue pair qp, as host 1 would send it.

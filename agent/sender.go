@@ -137,13 +137,26 @@ func (a *Agent) sendLoop(ctx context.Context) error {
 			}
 			continue
 		}
+		due := time.Now().Add(time.Duration(wait / 1000))
 		timer.Reset(time.Duration(wait / 1000))
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-a.wake:
 		case <-timer.C:
+			a.late(time.Since(due))
 		}
+	}
+}
+
+// late counts a wake-up of the send loop d after it was due: the machine
+// keeping the emulation's time or not (Stats.Behind).
+func (a *Agent) late(d time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stats.MaxLate = max(a.stats.MaxLate, d)
+	if over := d - time.Duration(slack/1000); over > 0 {
+		a.stats.Behind += over
 	}
 }
 

@@ -31,6 +31,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -140,7 +142,7 @@ var ErrRolesUnsupported = errors.New("the switch's P4Runtime server does not kee
 // reader (DialReader) contends with no one.
 func Dial(ctx context.Context, addr string, deviceID uint64, election ElectionID, opts ...Option) (*Session, error) {
 	if election == (ElectionID{}) {
-		return nil, status.Error(codes.InvalidArgument, "election ID 0 is reserved for backups that never become primary")
+		return nil, status.Error(codes.InvalidArgument, "election ID 0 is no controller's (switches refuse it): give 1 or more")
 	}
 	var o Session
 	for _, opt := range opts {
@@ -267,6 +269,14 @@ func DialReader(ctx context.Context, addr string, deviceID uint64, opts ...Optio
 	return s, nil
 }
 
+// Ping asks the switch for its capabilities, which needs no device, no
+// pipeline and no arbitration: an answer within ctx shows its P4Runtime
+// server still answers.
+func (s *Session) Ping(ctx context.Context) error {
+	_, err := p4v1.NewP4RuntimeClient(s.conn).Capabilities(ctx, &p4v1.CapabilitiesRequest{})
+	return err
+}
+
 // Reader reports whether the session is a reader (DialReader).
 func (s *Session) Reader() bool { return s.reader }
 
@@ -360,17 +370,29 @@ func (s *Session) arbitration(a *p4v1.MasterArbitrationUpdate) {
 		offer(s.roles, primary, &s.dropped)
 	}
 	if a.GetStatus().GetCode() == int32(codes.NotFound) {
-		seen, own := a.GetElectionId(), s.Election()
-		low := seen.GetLow() + own.Low
-		carry := uint64(0)
-		if low < own.Low {
-			carry = 1
-		}
+		seen := ElectionID{High: a.GetElectionId().GetHigh(), Low: a.GetElectionId().GetLow()}
+		next := takeover(seen, s.Election())
 		s.mu.Lock()
-		s.election = ElectionID{High: seen.GetHigh() + own.High + carry, Low: low}
+		s.election = next
 		s.mu.Unlock()
 		_ = s.arbitrate() // a failure ends the stream, which Recv reports
 	}
+}
+
+// takeover is the election ID a backup asks again with when the switch
+// says there is no primary and the highest ID it has seen is seen: seen
+// plus its own, so that two backups taking over do not collide, and at
+// most 2^128-1. It never wraps round: past the top it would come out
+// below seen (a backup again, told again that there is no primary, and
+// so on down through 0). At the top it is 2^128-1 itself, which still
+// wins, since an ID at least the highest seen is primary.
+func takeover(seen, own ElectionID) ElectionID {
+	low, carry := bits.Add64(seen.Low, own.Low, 0)
+	high, over := bits.Add64(seen.High, own.High, carry)
+	if over != 0 {
+		return ElectionID{High: math.MaxUint64, Low: math.MaxUint64}
+	}
+	return ElectionID{High: high, Low: low}
 }
 
 // offer queues v on ch, or counts it dropped when ch is full.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,9 @@ import (
 func (s *Session) ParseEntry(table string, matches []string, action string, priority int) (Entry, error) {
 	t, err := s.Table(table)
 	if err != nil {
+		return Entry{}, err
+	}
+	if err := checkPriority(t, priority, len(matches) > 0); err != nil {
 		return Entry{}, err
 	}
 	re := tutorialjson.TableEntry{Table: t.Preamble.Name, Priority: priority, Match: map[string]json.RawMessage{}}
@@ -60,6 +64,32 @@ func (s *Session) ParseEntry(table string, matches []string, action string, prio
 		}
 	}
 	return s.runtimeEntry(re)
+}
+
+// checkPriority refuses a priority on a table whose entries take none
+// (P4Runtime: only tables with ternary, range or optional fields), a
+// negative one, and, for an entry with matches, none where the table
+// needs one: the switch would refuse each, after the command was sent.
+func checkPriority(t *p4configv1.Table, priority int, matched bool) error {
+	needs := false
+	var kinds []string
+	for _, f := range t.MatchFields {
+		switch f.GetMatchType() {
+		case p4configv1.MatchField_TERNARY, p4configv1.MatchField_RANGE, p4configv1.MatchField_OPTIONAL:
+			needs = true
+		}
+		kinds = append(kinds, strings.ToLower(f.GetMatchType().String()))
+	}
+	switch {
+	case priority < 0:
+		return status.Errorf(codes.InvalidArgument, "priority %d: want 1 or more (higher wins)", priority)
+	case priority != 0 && !needs:
+		return status.Errorf(codes.InvalidArgument, "table %s takes no priority: its match fields are %s, and a priority orders only ternary, range and optional matches",
+			t.Preamble.Name, strings.Join(slices.Compact(slices.Sorted(slices.Values(kinds))), " and "))
+	case priority == 0 && needs && matched:
+		return status.Errorf(codes.InvalidArgument, "table %s needs a priority, 1 or more (higher wins): it has ternary, range or optional fields", t.Preamble.Name)
+	}
+	return nil
 }
 
 // shellMatch turns one p4runtime-shell match value into the runtime

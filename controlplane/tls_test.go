@@ -3,7 +3,9 @@ package controlplane
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,5 +66,49 @@ func TestCheckTLSClosedWithoutAlert(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%d client certificates: %v, want %q", len(tc.certs), err, tc.want)
 		}
+	}
+}
+
+// A switch that closes connections before their TLS handshake is done
+// (one at its limit of connections in their handshake) is tried again,
+// and then told for what it is, without a word against the controller's
+// certificate.
+func TestCheckTLSClosedBeforeHandshake(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	ca, err := pki.NewCA("test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := ca.Issue(pki.Names{CommonName: "controller"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := client.TLSCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = CheckTLS(ctx, ln.Addr().String(), &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{pair}})
+	if err == nil || !strings.Contains(err.Error(), "before the TLS handshake was done") || strings.Contains(err.Error(), "certificate") {
+		t.Errorf("a switch closing before the handshake: %v, want it told so, with no word of certificates", err)
+	}
+	if n := accepted.Load(); n < 2 {
+		t.Errorf("%d tries, want more than one", n)
 	}
 }

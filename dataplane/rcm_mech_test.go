@@ -340,6 +340,20 @@ func loadFour(s *Switch, env *fakeEnv, evs *[]RCMEvent) []rcm.FlowID {
 	return flagged
 }
 
+// heavyRoot is tracedRoot, SAR off, loaded by loadFour: a root whose
+// heavy hitter, flow a (1), it flagged alone.
+func heavyRoot(t *testing.T) (*Switch, *fakeEnv, *[]RCMEvent) {
+	t.Helper()
+	p := rcm.Defaults()
+	p.SAR = false
+	s, env, evs := tracedRoot(t, p)
+	a := flowID(dataPkt(1, 9, 3, 1000, ECT0))
+	if flagged := loadFour(s, env, evs); len(flagged) != 1 || flagged[0] != a {
+		t.Fatalf("the root flagged %v; want a (%d) alone", flagged, a)
+	}
+	return s, env, evs
+}
+
 // heldOf sends 5 more packets of each of flows 1 to 4 to port 2 and
 // returns how many of each the switch held back.
 func heldOf(s *Switch) [5]int64 {
@@ -361,19 +375,14 @@ func heldOf(s *Switch) [5]int64 {
 // CFR's heavy-hitter test off (rcm.cfr=false) it flags and holds all
 // four, each a contributor.
 func TestCFRRootHoldsHeavyHitterOnly(t *testing.T) {
-	p := rcm.Defaults()
-	p.SAR = false
-	s, env, evs := tracedRoot(t, p)
-	a := flowID(dataPkt(1, 9, 3, 1000, ECT0))
-	if flagged := loadFour(s, env, evs); len(flagged) != 1 || flagged[0] != a {
-		t.Fatalf("the root flagged %v; want a (%d) alone", flagged, a)
-	}
+	s, _, _ := heavyRoot(t)
 	if n := heldOf(s); n != [5]int64{0, 5, 0, 0, 0} {
 		t.Errorf("of 5 packets each of a, b, c and d the root held %v; want a's alone", n[1:])
 	}
 
-	p.CFR = false
-	s, env, evs = tracedRoot(t, p)
+	p := rcm.Defaults()
+	p.SAR, p.CFR = false, false
+	s, env, evs := tracedRoot(t, p)
 	if flagged := loadFour(s, env, evs); len(flagged) != 4 {
 		t.Fatalf("with the heavy-hitter test off the root flagged %v; want all four", flagged)
 	}

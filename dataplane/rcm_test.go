@@ -148,6 +148,12 @@ func sarSwitch(t *testing.T, hops []int32) (*Switch, *fakeEnv) {
 	t.Helper()
 	p := rcm.Defaults()
 	p.QEq = 10e6
+	return sarSwitchWith(t, hops, p)
+}
+
+// sarSwitchWith is sarSwitch with RCM's parameters p.
+func sarSwitchWith(t *testing.T, hops []int32, p rcm.Params) (*Switch, *fakeEnv) {
+	t.Helper()
 	cfg := lossyConfig(3)
 	cfg.Ports[1].PeerIsSwitch, cfg.Ports[2].PeerIsSwitch = true, true
 	cfg.RCM, cfg.CNs = &p, &CNStore{}

@@ -14,10 +14,9 @@
 package dctcp
 
 import (
-	"fmt"
 	"math"
-	"sort"
-	"strings"
+
+	"github.com/p4rcm/p4rcm/internal/preset"
 )
 
 // Params are the DCTCP settings of one NIC, with the ns-3 simulator's
@@ -60,40 +59,23 @@ func NS3() Params {
 	}
 }
 
-var presets = map[string]func() Params{"ns3": NS3}
+var presets = preset.New("DCTCP", map[string]func() Params{"ns3": NS3})
 
 // PresetNames lists the named parameter sets in sorted order.
-func PresetNames() []string {
-	names := make([]string, 0, len(presets))
-	for n := range presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func PresetNames() []string { return presets.Names() }
 
 // Preset returns a named parameter set.
-func Preset(name string) (Params, error) {
-	f, ok := presets[strings.ToLower(name)]
-	if !ok {
-		return Params{}, fmt.Errorf("unknown DCTCP parameter set %q (known: %s)", name, strings.Join(PresetNames(), ", "))
-	}
-	return f(), nil
-}
+func Preset(name string) (Params, error) { return presets.Get(name) }
 
 // ParamError names the parameter Validate rejects by its scenario key.
-type ParamError struct {
-	Field, Msg string
-}
-
-func (e *ParamError) Error() string { return "dctcp " + e.Field + ": " + e.Msg }
+type ParamError = preset.ParamError
 
 // Validate checks the parameters, naming the first bad field by its
 // scenario key in a *ParamError. Every check is written so that NaN fails
 // it.
 func (p *Params) Validate() error {
 	bad := func(field string, format string, args ...any) error {
-		return &ParamError{Field: field, Msg: fmt.Sprintf(format, args...)}
+		return preset.Bad("dctcp", field, format, args...)
 	}
 	switch {
 	case !(p.G > 0 && p.G <= 1):

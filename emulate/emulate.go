@@ -237,6 +237,31 @@ func (o *Outcome) LastHopQueue() agent.QueueStats {
 	return q
 }
 
+// BehindLimit is the share of a run's wall time a host's sender may
+// spend behind its schedule (agent.Stats.Behind) before the run is said
+// to have fallen behind: past it, the machine did not keep the
+// emulation's time, the senders sent below their rates, and the run's
+// figures measure the machine as much as the scheme.
+const BehindLimit = 0.02
+
+// FellBehind reports whether the machine fell behind the emulation's
+// schedule in this run, and if so, in words: which host's sender, by how
+// much in all and at most at once.
+func (o *Outcome) FellBehind() (string, bool) {
+	worst, host := time.Duration(0), -1
+	for h, s := range o.Agents {
+		if s.Behind > worst || s.Behind == worst && host >= 0 && h < host {
+			worst, host = s.Behind, h
+		}
+	}
+	if host < 0 || o.Wall <= 0 || float64(worst) <= BehindLimit*float64(o.Wall) {
+		return "", false
+	}
+	s := o.Agents[host]
+	return fmt.Sprintf("host %d's sender was %v behind its schedule (%.1f%% of the %v run, up to %v at once)",
+		host, worst.Round(time.Millisecond), 100*float64(worst)/float64(o.Wall), o.Wall.Round(time.Millisecond), s.MaxLate.Round(time.Millisecond)), true
+}
+
 // Check refuses, before anything is created, a scenario the machine
 // cannot emulate, saying why.
 func Check(cfg *sim.Config, o Options) error {
@@ -1007,7 +1032,7 @@ func (e *emulation) makeCredentials() error {
 		return err
 	}
 	policy := filepath.Join(dir, "policy.json")
-	if err := os.WriteFile(policy, []byte(`{"writers": ["`+controllerName+`"]}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(policy, []byte(`{"writers": ["cn:`+controllerName+`"]}`+"\n"), 0o644); err != nil {
 		return err
 	}
 	e.serverTLS = &switchproc.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: policy}

@@ -1,10 +1,9 @@
 package hpcc
 
 import (
-	"fmt"
 	"math"
-	"sort"
-	"strings"
+
+	"github.com/p4rcm/p4rcm/internal/preset"
 )
 
 // Params are the HPCC settings of one NIC, each with the name the ns-3
@@ -73,41 +72,23 @@ func Paper() Params {
 	return p
 }
 
-var presets = map[string]func() Params{"ns3": NS3, "paper": Paper}
+var presets = preset.New("HPCC", map[string]func() Params{"ns3": NS3, "paper": Paper})
 
 // PresetNames lists the named parameter sets in sorted order.
-func PresetNames() []string {
-	names := make([]string, 0, len(presets))
-	for n := range presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func PresetNames() []string { return presets.Names() }
 
 // Preset returns a named parameter set.
-func Preset(name string) (Params, error) {
-	f, ok := presets[strings.ToLower(name)]
-	if !ok {
-		return Params{}, fmt.Errorf("unknown HPCC parameter set %q (known: %s)", name, strings.Join(PresetNames(), ", "))
-	}
-	return f(), nil
-}
+func Preset(name string) (Params, error) { return presets.Get(name) }
 
-// ParamError names the parameter Validate rejects by its scenario key
-// ("eta", "rai"), so that a scenario reader can point at its line.
-type ParamError struct {
-	Field, Msg string
-}
-
-func (e *ParamError) Error() string { return "hpcc " + e.Field + ": " + e.Msg }
+// ParamError names the parameter Validate rejects by its scenario key.
+type ParamError = preset.ParamError
 
 // Validate checks the parameters, naming the first bad field by its
 // scenario key in a *ParamError. Every check is written so that NaN fails
 // it.
 func (p *Params) Validate() error {
 	bad := func(field string, format string, args ...any) error {
-		return &ParamError{Field: field, Msg: fmt.Sprintf(format, args...)}
+		return preset.Bad("hpcc", field, format, args...)
 	}
 	switch {
 	case !(p.Eta > 0 && p.Eta <= 1):

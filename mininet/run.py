@@ -65,16 +65,23 @@ class Usage(Failure):
 
 
 class Interrupted(BaseException):
-    """SIGINT, SIGTERM or SIGHUP: the run stops, removing what it made.
-    A BaseException, as KeyboardInterrupt is, so that no handler of
-    errors takes it for one."""
+    """SIGINT, SIGTERM, SIGHUP or SIGPIPE: the run stops, removing what
+    it made. A BaseException, as KeyboardInterrupt is, so that no handler
+    of errors takes it for one."""
+
+    def __init__(self, signum):
+        BaseException.__init__(self, signal.Signals(signum).name)
+        self.signum = signum
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
 
 
 def on_signal(signum, frame):
     # Once: the cleanup that follows must not be cut short by another.
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
-    raise Interrupted(signal.Signals(signum).name)
+    raise Interrupted(signum)
 
 
 def load_topology(path):
@@ -93,6 +100,17 @@ def load_topology(path):
         if not isinstance(spec.get(key), (dict, list)):
             raise Usage('--topology %s: no %s: a tutorials topology.json has hosts, switches and links' % (path, key))
     return spec
+
+
+def check_fabric(p4ctl, topology):
+    """The topology as p4ctl fabric apply reads it (duplicate addresses,
+    links to nodes or ports that are not there, ...), checked before
+    anything is made: p4ctl's own line on a Usage error."""
+    r = subprocess.run([p4ctl, 'fabric', 'apply', '--topology', topology, '--check'], capture_output=True, text=True)
+    if r.returncode == 2:
+        raise Usage(r.stderr.strip())
+    if r.returncode != 0:
+        raise Failure(r.stderr.strip() or 'p4ctl fabric apply --check: exit %d' % r.returncode)
 
 
 def free_port():
@@ -271,7 +289,7 @@ def make_credentials(directory):
              '-out', name + '.crt', '-days', '1', '-extfile', name + '.ext')
     policy = os.path.join(directory, 'policy.json')
     with open(policy, 'w') as f:
-        json.dump({'writers': [CONTROLLER]}, f)
+        json.dump({'writers': ['cn:' + CONTROLLER]}, f)
     d = lambda n: os.path.join(directory, n)
     return {'cacert': d('ca.crt'), 'switch_cert': d('switch.crt'), 'switch_key': d('switch.key'),
             'cert': d('controller.crt'), 'key': d('controller.key'), 'policy': policy}
@@ -389,6 +407,7 @@ def main():
     for binary in [args.p4ctl] + ([args.p4switch] if args.p4switch else []):
         if shutil.which(binary) is None:
             raise Usage('%s: no such program (give its path)' % binary)
+    check_fabric(args.p4ctl, args.topology)
     plan = plan_switches(spec, args.grpc_port_base)
     os.makedirs(args.out)
     tls = None
@@ -438,7 +457,8 @@ def main():
         apply = subprocess.run(apply_cmd, capture_output=True, text=True)
         print(apply.stdout, end='')
         if apply.returncode != 0:
-            raise Failure('p4ctl fabric apply: ' + (apply.stderr.strip() or 'exit %d' % apply.returncode))
+            # p4ctl's line names the command already.
+            raise Failure(apply.stderr.strip() or 'p4ctl fabric apply: exit %d' % apply.returncode)
         epoch = time.time_ns() + 500_000_000  # every agent up before the first flow
         for h in net.hosts:
             cmd = [args.p4ctl, 'host', '--topology', args.topology, '--host', h.name,
@@ -487,7 +507,7 @@ atexit_dirs = []
 
 if __name__ == '__main__':
     setLogLevel('warning')
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, on_signal)
     try:
         sys.exit(main())
@@ -498,5 +518,8 @@ if __name__ == '__main__':
         print('run.py: %s' % e, file=sys.stderr)
         sys.exit(1)
     except Interrupted as e:
-        print('run.py: interrupted (%s): the switches, agents and links it made are removed' % e, file=sys.stderr)
-        sys.exit(130)
+        if e.signum != signal.SIGPIPE:  # a word to a reader that is gone would be another
+            print('run.py: interrupted (%s): the switches, agents and links it made are removed' % e, file=sys.stderr)
+        # As a shell reports a command a signal ended, and p4ctl a run
+        # one stopped: 128 + the signal's number (130 for Ctrl-C).
+        sys.exit(128 + e.signum)

@@ -17,6 +17,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
@@ -32,9 +33,7 @@ const (
 // removes the lab when the test ends, failed or not.
 func newLab(t *testing.T, name string) *netlab.Lab {
 	t.Helper()
-	if err := netlab.Available(); err != nil {
-		t.Skipf("network lab not available: %v", err)
-	}
+	labtest.Require(t)
 	lab, err := netlab.New(name)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -388,7 +388,8 @@ func TestReplication(t *testing.T) {
 func TestPacketIO(t *testing.T) {
 	r := newRig(t)
 	r.allowData()
-	backup := connect(t, r.c, 0)
+	backup := openStream(t, r.c)
+	backup.send(nil) // no election ID: a backup
 	if code, _ := backup.arbitration(); code != codes.AlreadyExists {
 		t.Fatalf("second controller: %v, want AlreadyExists (backup)", code)
 	}
@@ -457,7 +458,8 @@ func TestDigestLists(t *testing.T) {
 	r := newRig(t)
 	r.allowData()
 	learn := r.id("learn_t")
-	backup := connect(t, r.c, 0)
+	backup := openStream(t, r.c)
+	backup.send(nil)
 	backup.arbitration()
 	isDigest := func(m *p4v1.StreamMessageResponse) bool { return m.GetDigest() != nil }
 	r.send(1, dataFrame(1, 0, 0, 6))

@@ -3,14 +3,12 @@ package p4rt_test
 import (
 	"bytes"
 	"context"
-	"net"
 	"testing"
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -91,54 +89,5 @@ func TestStreamCap(t *testing.T) {
 			t.Fatal("no stream taken after one of the 3 closed")
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// CapConnections: past n open connections a new one is closed before
-// it is served; once one closes, the next is.
-func TestConnectionCap(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := p4rt.New(p4rt.Config{DeviceID: device})
-	g := srv.NewGRPCServer()
-	go func() { _ = g.Serve(p4rt.CapConnections(lis, 2)) }()
-	t.Cleanup(g.Stop)
-	addr := lis.Addr().String()
-	dial := func() (p4v1.P4RuntimeClient, *grpc.ClientConn) {
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		return p4v1.NewP4RuntimeClient(conn), conn
-	}
-	a, ca := dial()
-	b, _ := dial()
-	for _, c := range []p4v1.P4RuntimeClient{a, b} {
-		if err := capabilities(c); err != nil {
-			t.Fatalf("one of the 2 connections: %v", err)
-		}
-	}
-	third, _ := dial()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	_, err = third.Capabilities(ctx, &p4v1.CapabilitiesRequest{})
-	cancel()
-	if status.Code(err) != codes.Unavailable {
-		t.Errorf("a third connection of 2: %v, want Unavailable", err)
-	}
-	ca.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := third.Capabilities(ctx, &p4v1.CapabilitiesRequest{}, grpc.WaitForReady(true))
-		cancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the third connection after one closed: %v", err)
-		}
 	}
 }

@@ -36,7 +36,7 @@ func serveWith(t testing.TB, cfg p4rt.Config) (*p4rt.Server, p4v1.P4RuntimeClien
 	}
 	srv := p4rt.New(cfg)
 	g := srv.NewGRPCServer()
-	go func() { _ = g.Serve(lis) }()
+	go func() { _ = g.Serve(srv.Listener(lis)) }()
 	t.Cleanup(g.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

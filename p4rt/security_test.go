@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
+	"github.com/p4rcm/p4rcm/internal/pki"
 	"github.com/p4rcm/p4rcm/p4rt"
 	"github.com/p4rcm/p4rcm/switchproc"
 )
@@ -60,14 +62,14 @@ func writePolicy(t testing.TB, writers ...string) string {
 // primary, a client the CA vouches for but the policy does not name
 // can neither take the role with the highest election ID there is (its
 // stream ends PERMISSION_DENIED, the primary keeps the role and its
-// writes) nor raise the ID the primary must beat; it follows as a
-// backup without an ID, reads, and its write in the primary's name is
-// refused. A controller named by a URI SAN (a SPIFFE ID) may be
+// writes) nor raise the ID the primary must beat; it may not follow as
+// a backup either (no stream at all), it reads, and its write in the
+// primary's name is refused. A controller named by a URI SAN (a SPIFFE ID) may be
 // primary too.
 func TestPolicy(t *testing.T) {
 	p := loadProgram(t, "tables")
 	l := newLab(t)
-	policyFile := writePolicy(t, "ctl-a", "spiffe://fabric.example/ctl-b")
+	policyFile := writePolicy(t, "cn:ctl-a", "uri:spiffe://fabric.example/ctl-b")
 	policy, err := p4rt.LoadPolicy(policyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +102,8 @@ func TestPolicy(t *testing.T) {
 
 	backup := openStream(t, intruder)
 	backup.send(nil)
-	if code, e := backup.arbitration(); code != codes.AlreadyExists || e != 2 {
-		t.Errorf("the intruder as a backup without an ID: %v %d, want AlreadyExists 2", code, e)
+	if err := streamEnd(t, backup); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("the intruder as a backup without an ID: %v, want PermissionDenied (streams are the policy's controllers')", err)
 	}
 	if got := readAll(t, intruder, entity(&p4v1.TableEntry{TableId: id(t, p.info, "IngressT.exact_t")})); len(got) != 1 {
 		t.Errorf("the intruder reads %d entries, want 1", len(got))
@@ -126,10 +128,54 @@ func TestPolicy(t *testing.T) {
 	}
 }
 
-// send sends an arbitration request with election (nil: none).
+// A policy entry says which kind of name it is and matches names of
+// that kind only: under "dns:ctl.fabric.example", a certificate whose
+// only name of that spelling is an e-mail address, a URI or its common
+// name may not be primary; one with the DNS name may. An entry without a
+// kind is refused, naming it.
+func TestPolicyNameKinds(t *testing.T) {
+	const name = "ctl.fabric.example"
+	l := newLab(t)
+	policy, err := p4rt.LoadPolicy(writePolicy(t, "dns:"+name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr := serveTLS(t, l, p4rt.Config{DeviceID: device, Policy: policy}, true)
+	for what, names := range map[string]pki.Names{
+		"an e-mail address": {CommonName: "mail", Emails: []string{name}},
+		"a URI":             {CommonName: "uri", URIs: []string{name}},
+		"a common name":     {CommonName: name},
+	} {
+		c, _ := dialTLS(t, addr, l.pool(), l.issue(t, names))
+		ct := openStream(t, c)
+		ct.send(&p4v1.Uint128{Low: 9})
+		if err := streamEnd(t, ct); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("%s spelt %s, under the policy's DNS name: %v, want PermissionDenied", what, name, err)
+		}
+	}
+	c, _ := dialTLS(t, addr, l.pool(), l.issue(t, pki.Names{CommonName: "dns", Hosts: []string{strings.ToUpper(name)}}))
+	if code, _ := connect(t, c, 1).arbitration(); code != codes.OK {
+		t.Errorf("the DNS name (in capitals, as DNS names compare): %v, want OK", code)
+	}
+
+	for body, want := range map[string]string{
+		`{"writers": ["` + name + `"]}`:      `writer "` + name + `" names no kind`,
+		`{"writers": ["fqdn:` + name + `"]}`: `writer "fqdn:` + name + `" names no kind`,
+		`{"writers": ["ip:not-an-address"]}`: "not a name of kind ip",
+	} {
+		f := filepath.Join(t.TempDir(), "p.json")
+		os.WriteFile(f, []byte(body), 0o644)
+		if _, err := p4rt.LoadPolicy(f); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("policy %s: %v, want an error saying %q", body, err, want)
+		}
+	}
+}
+
+// send sends an arbitration request with election (nil: none); as
+// arbitrate, a stream the server has ended already is seen on msgs.
 func (c *controller) send(election *p4v1.Uint128) {
 	if err := c.stream.Send(&p4v1.StreamMessageRequest{Update: &p4v1.StreamMessageRequest_Arbitration{
-		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: device, ElectionId: election}}}); err != nil {
+		Arbitration: &p4v1.MasterArbitrationUpdate{DeviceId: device, ElectionId: election}}}); err != nil && !errors.Is(err, io.EOF) {
 		c.t.Fatal(err)
 	}
 }
@@ -214,7 +260,7 @@ func TestTargetProcessMutualTLS(t *testing.T) {
 	grpcPort, thrift := free[0], free[1]
 	cfg := switchproc.Config{Name: "p4rt-tls", DeviceID: device, Target: switchproc.TargetGo, Binary: bin, ThriftPort: thrift,
 		GRPCAddr: fmt.Sprintf("127.0.0.1:%d", grpcPort), LogDir: dir,
-		TLS: &switchproc.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: writePolicy(t, "ctl")}}
+		TLS: &switchproc.ServerTLS{CACert: sf.CACert, Cert: sf.Cert, Key: sf.Key, ClientAuth: true, Policy: writePolicy(t, "cn:ctl")}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sw, err := switchproc.Start(ctx, cfg)

@@ -57,16 +57,25 @@ type Config struct {
 	Logger *slog.Logger
 
 	// Policy, if set, names the client identities (mutual TLS) that
-	// may be primary; the others only read.
+	// may be primary, and hold streams; the others only read.
 	Policy *Policy
-	// MaxRecvMsgSize is the largest request taken (0:
-	// DefaultMaxRecvMsgSize); MaxStreams the most StreamChannel
-	// streams at once (0: DefaultMaxStreams).
-	MaxRecvMsgSize int
-	MaxStreams     int
-	// KeepaliveTime and KeepaliveTimeout are the keepalive pings' (0:
-	// the defaults): see DefaultKeepaliveTime.
-	KeepaliveTime, KeepaliveTimeout time.Duration
+
+	// Limits on what clients may hold; 0 takes the default of the same
+	// name (DefaultMaxRecvMsgSize, ...), which says what each bounds.
+	MaxRecvMsgSize            int
+	MaxRequestBytes           int64
+	MaxStreams                int
+	MaxStreamsPerIdentity     int
+	MaxConnections            int
+	MaxConnectionsPerIdentity int
+	MaxHandshakes             int
+	MaxHandshakesPerAddr      int
+	HandshakeTimeout          time.Duration
+	IdleTimeout               time.Duration
+	// KeepaliveTime, KeepaliveTimeout and BusyTimeout are the
+	// keepalive's (0: the defaults): see DefaultKeepaliveTime and
+	// liveness.go.
+	KeepaliveTime, KeepaliveTimeout, BusyTimeout time.Duration
 }
 
 // Server is a P4Runtime server for one device.
@@ -87,16 +96,28 @@ type Server struct {
 	dig *digester
 
 	packetIns, packetInDrops atomic.Uint64
-	streams                  atomic.Int64 // StreamChannel streams open
+
+	lim   limits
+	guard *guard
+	// inFlight is the bytes of requests that may be read at once
+	// (MaxRequestBytes), which gated requests reserve.
+	inFlight *budget
+	// streamsMu guards the counts of StreamChannel streams open, in
+	// all and by client identity (under mutual TLS).
+	streamsMu sync.Mutex
+	streams   int
+	streamsBy map[string]int
 }
 
 // New returns a server with no pipeline: a controller sets one with
 // SetForwardingPipelineConfig, as with simple_switch_grpc.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, log: cfg.Logger}
+	s := &Server{cfg: cfg, log: cfg.Logger, lim: cfg.limits(), streamsBy: map[string]int{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.guard = newGuard(s.lim, s.log)
+	s.inFlight = newBudget(s.lim.maxRequestBytes)
 	s.arb = newArbiter(cfg.DeviceID, cfg.Policy)
 	s.dig = newDigester(s.arb)
 	return s

@@ -29,19 +29,29 @@ type program struct {
 
 func loadProgram(t testing.TB, name string) program {
 	t.Helper()
-	text, err := os.ReadFile("../p4/testdata/build/" + name + ".p4info.txtpb")
+	p, err := readProgram(name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return p
+}
+
+// readProgram is loadProgram for a test binary started as a helper
+// process, which has no test to fail.
+func readProgram(name string) (program, error) {
+	text, err := os.ReadFile("../p4/testdata/build/" + name + ".p4info.txtpb")
+	if err != nil {
+		return program{}, err
 	}
 	info := &p4configv1.P4Info{}
 	if err := (prototext.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(text, info); err != nil {
-		t.Fatal(err)
+		return program{}, err
 	}
 	js, err := os.ReadFile("../p4/testdata/build/" + name + ".json")
 	if err != nil {
-		t.Fatal(err)
+		return program{}, err
 	}
-	return program{info, js}
+	return program{info, js}, nil
 }
 
 // serve starts a server with no pipeline on a loopback port.
@@ -547,4 +557,39 @@ func TestTableSize(t *testing.T) {
 		}
 	}
 	fill("after emptying")
+}
+
+// An election ID of 0 is no controller's, as Stratum holds: arbitrating
+// with it ends the stream INVALID_ARGUMENT (it would otherwise be primary
+// of a role no one has held), and a write or pipeline change carrying it
+// is INVALID_ARGUMENT too. Without an election ID at all a controller
+// follows as a backup, as the spec says.
+func TestElectionZero(t *testing.T) {
+	p := loadProgram(t, "tables")
+	_, c := serve(t)
+	zero := openStream(t, c)
+	zero.send(&p4v1.Uint128{})
+	if err := streamEnd(t, zero); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("arbitration with election ID 0: %v, want InvalidArgument", err)
+	}
+	none := openStream(t, c)
+	none.send(nil)
+	if code, _ := none.arbitration(); code != codes.NotFound {
+		t.Errorf("arbitration without an election ID: %v, want NotFound (a backup, no primary)", code)
+	}
+	primary := connect(t, c, 1)
+	if code, _ := primary.arbitration(); code != codes.OK {
+		t.Fatalf("election ID 1: %v, want OK", code)
+	}
+	setPipeline(t, c, primary, p, 1)
+	asZero := &controller{t: t, election: &p4v1.Uint128{}}
+	if got := write(t, c, asZero, ins(exactEntry(t, p, 1))); got[0] != codes.InvalidArgument {
+		t.Errorf("a write with election ID 0 from the primary's connection: %v, want InvalidArgument", got)
+	}
+	_, err := c.SetForwardingPipelineConfig(context.Background(), &p4v1.SetForwardingPipelineConfigRequest{DeviceId: device,
+		ElectionId: &p4v1.Uint128{}, Action: p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT,
+		Config: &p4v1.ForwardingPipelineConfig{P4Info: p.info, P4DeviceConfig: p.json}})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a pipeline with election ID 0: %v, want InvalidArgument", err)
+	}
 }

@@ -69,6 +69,19 @@ func newArbiter(device uint64, policy *Policy) *arbiter {
 	return &arbiter{device: device, policy: policy, roles: map[string]*roleState{}}
 }
 
+// errZeroElection refuses an election ID of 0. The spec gives a
+// controller without an election ID the lowest rank, a backup that
+// never becomes primary; 0 set as a value would rank above it and could
+// make a primary of a client that meant to give none. Stratum refuses it
+// (INVALID_ARGUMENT, "Invalid election ID"), as this server does, in
+// arbitration, writes and pipeline changes alike.
+var errZeroElection = errorf(codes.InvalidArgument, "election ID 0 is no controller's: give 1 or more, or none at all to follow as a backup that never becomes primary")
+
+// isZero reports whether an election ID is given and is 0.
+func isZero(e *p4v1.Uint128) bool {
+	return e != nil && e.High == 0 && e.Low == 0
+}
+
 func cmp128(a, b *p4v1.Uint128) int {
 	switch {
 	case a.High != b.High:
@@ -105,6 +118,9 @@ func (a *arbiter) mayWrite(role string, election *p4v1.Uint128, from *peerConn) 
 	if r == nil && role != "" {
 		return errorf(codes.NotFound, "role %q: no controller has arbitrated for it on device %d", role, a.device)
 	}
+	if isZero(election) {
+		return errZeroElection
+	}
 	if election == nil || r == nil || r.primary == nil || cmp128(r.primary.election, election) != 0 {
 		return errorf(codes.PermissionDenied, "not the primary controller of device %d, role %q", a.device, role)
 	}
@@ -114,6 +130,23 @@ func (a *arbiter) mayWrite(role string, election *p4v1.Uint128, from *peerConn) 
 			election.High, election.Low, a.device, role)
 	}
 	return nil
+}
+
+// holdsPrimary reports whether a request from pc may be a primary's: pc
+// carries a primary's stream (of any role), or is authenticated as the
+// identity of one, or is the switch's own.
+func (a *arbiter) holdsPrimary(pc *peerConn) bool {
+	if pc == nil || pc.local {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range a.roles {
+		if p := r.primary; p != nil && (p.peer == pc || p.peer != nil && p.peer.identity.same(pc.identity)) {
+			return true
+		}
+	}
+	return false
 }
 
 // isPrimaryStream reports whether c is its role's primary.
@@ -155,6 +188,9 @@ func (a *arbiter) arbitrate(c *conn, m *p4v1.MasterArbitrationUpdate) error {
 		}
 	} else if m.DeviceId != a.device {
 		return errorf(codes.NotFound, "no device %d here (this server serves device %d)", m.DeviceId, a.device)
+	}
+	if isZero(m.ElectionId) {
+		return errZeroElection
 	}
 	// Under a policy only the identities it names may be primary: the
 	// others may follow as backups for good, without an election ID,
@@ -252,20 +288,20 @@ func (a *arbiter) notify(role string, r *roleState, c *conn) {
 // arbitration notices to it.
 //
 // At most Config.MaxStreams streams are open at once (PI's 16 by
-// default): one past them ends at once with RESOURCE_EXHAUSTED, as the
+// default), and MaxStreamsPerIdentity of one client identity under
+// mutual TLS: one past them ends at once with RESOURCE_EXHAUSTED, as the
 // spec has a stream past the supported limit end, so that a client
-// opening streams without end costs the switch nothing.
+// opening streams without end costs the switch nothing and leaves room
+// for other controllers. Under a policy, only the identities it names
+// open streams at all (tap).
 func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error {
-	limit := s.cfg.MaxStreams
-	if limit <= 0 {
-		limit = DefaultMaxStreams
+	pc := connOf(stream.Context())
+	release, err := s.openStream(pc)
+	if err != nil {
+		return err
 	}
-	if n := s.streams.Add(1); n > int64(limit) {
-		s.streams.Add(-1)
-		return errorf(codes.ResourceExhausted, "%d streams are open, the most this server keeps: close one first", limit)
-	}
-	defer s.streams.Add(-1)
-	c := &conn{out: make(chan *p4v1.StreamMessageResponse, outBuffer), done: make(chan struct{}), peer: connOf(stream.Context())}
+	defer release()
+	c := &conn{out: make(chan *p4v1.StreamMessageResponse, outBuffer), done: make(chan struct{}), peer: pc}
 	sendErr := make(chan error, 1)
 	go func() {
 		for {
@@ -329,6 +365,38 @@ func (s *Server) StreamChannel(stream p4v1.P4Runtime_StreamChannelServer) error 
 			c.send(streamError(errorf(codes.Unimplemented, "stream message %T", m.Update), &p4v1.StreamError{}))
 		}
 	}
+}
+
+// openStream counts a stream of pc's, or refuses it past the caps;
+// release gives its place back.
+func (s *Server) openStream(pc *peerConn) (release func(), err error) {
+	key := ""
+	if pc != nil && !pc.local {
+		key = pc.identity.key()
+	}
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
+	switch {
+	case s.streams >= s.lim.maxStreams:
+		return nil, errorf(codes.ResourceExhausted, "%d streams are open, the most this server keeps: close one first", s.lim.maxStreams)
+	case key != "" && s.streamsBy[key] >= s.lim.streamsPerID:
+		return nil, errorf(codes.ResourceExhausted, "client %s holds %d streams, the most one identity may (--grpc-max-streams-per-identity): close one first",
+			pc.identity, s.lim.streamsPerID)
+	}
+	s.streams++
+	if key != "" {
+		s.streamsBy[key]++
+	}
+	return func() {
+		s.streamsMu.Lock()
+		defer s.streamsMu.Unlock()
+		s.streams--
+		if key != "" {
+			if s.streamsBy[key]--; s.streamsBy[key] == 0 {
+				delete(s.streamsBy, key)
+			}
+		}
+	}, nil
 }
 
 // streamError reports a failed stream message back to its sender.

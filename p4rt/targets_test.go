@@ -38,6 +38,13 @@ func startTarget(tb testing.TB, target switchproc.Target) p4v1.P4RuntimeClient {
 // startTargetProcess is startTarget that also returns the process, for
 // benchmarks that charge it with its CPU time.
 func startTargetProcess(tb testing.TB, target switchproc.Target) (p4v1.P4RuntimeClient, int) {
+	c, sw := startTargetSwitch(tb, target)
+	return c, sw.PID()
+}
+
+// startTargetSwitch is startTarget that also returns the switch: its
+// process and address.
+func startTargetSwitch(tb testing.TB, target switchproc.Target) (p4v1.P4RuntimeClient, *switchproc.Switch) {
 	tb.Helper()
 	cfg := switchproc.Config{Name: "p4rt-" + string(target), DeviceID: device, Target: target}
 	switch target {
@@ -66,7 +73,7 @@ func startTargetProcess(tb testing.TB, target switchproc.Target) (p4v1.P4Runtime
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = sw.Stop() })
-	return dial(tb, cfg.GRPCAddr), sw.PID()
+	return dial(tb, cfg.GRPCAddr), sw
 }
 
 // dial is a P4Runtime client of addr, closed when tb ends.

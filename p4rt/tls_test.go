@@ -45,7 +45,13 @@ func newLab(t testing.TB) *lab {
 // client is a certificate for a controller called cn.
 func (l *lab) client(t testing.TB, cn string, uris ...string) *pki.Leaf {
 	t.Helper()
-	c, err := l.ca.Issue(pki.Names{CommonName: cn, URIs: uris})
+	return l.issue(t, pki.Names{CommonName: cn, URIs: uris})
+}
+
+// issue is a certificate with the names n.
+func (l *lab) issue(t testing.TB, n pki.Names) *pki.Leaf {
+	t.Helper()
+	c, err := l.ca.Issue(n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +79,7 @@ func serveTLS(t testing.TB, l *lab, cfg p4rt.Config, clientAuth bool) (*p4rt.Ser
 	}
 	srv := p4rt.New(cfg)
 	g := srv.NewGRPCServer(grpc.Creds(credentials.NewTLS(tc)))
-	go func() { _ = g.Serve(lis) }()
+	go func() { _ = g.Serve(srv.Listener(lis)) }()
 	t.Cleanup(g.Stop)
 	return srv, lis.Addr().String()
 }
@@ -159,12 +165,18 @@ func TestTLS(t *testing.T) {
 func first(c p4v1.P4RuntimeClient, _ *grpc.ClientConn) p4v1.P4RuntimeClient { return c }
 
 func plainClient(t testing.TB, addr string) p4v1.P4RuntimeClient {
+	return p4v1.NewP4RuntimeClient(plainClientConn(t, addr))
+}
+
+// plainClientConn is plainClient's connection, which the test may close.
+func plainClientConn(t testing.TB, addr string) *grpc.ClientConn {
+	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return p4v1.NewP4RuntimeClient(conn)
+	return conn
 }
 
 // p4runtime-go-client, unchanged, over mutual TLS: it is only handed a

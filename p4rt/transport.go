@@ -2,53 +2,24 @@ package p4rt
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
-	"os"
 	"runtime"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
 )
 
-// Defaults of the gRPC server NewGRPCServer builds.
-const (
-	// DefaultMaxRecvMsgSize is the largest request the server takes:
-	// PI's (simple_switch_grpc's) 256 MiB, where gRPC's own 4 MiB
-	// refuses a pipeline of a few thousand table entries' worth of
-	// JSON (rcm.json is 2.4 MB) or a large write batch.
-	DefaultMaxRecvMsgSize = 256 << 20
-	// DefaultMaxStreams is how many StreamChannel streams (controllers)
-	// the server keeps at once, as PI's server caps them.
-	DefaultMaxStreams = 16
-	// DefaultKeepaliveTime is how long a client may stay silent before
-	// the server pings it, and DefaultKeepaliveTimeout how long it then
-	// waits for the answer before it drops the connection: a primary
-	// whose process stops answering (SIGSTOP, a hung host, a cut cable)
-	// loses its stream, and the role, within their sum after the last
-	// frame it sent. gRPC pings no more often than once a second.
-	DefaultKeepaliveTime    = time.Second
-	DefaultKeepaliveTimeout = 2 * time.Second
-)
-
 // NewGRPCServer returns a gRPC server serving this P4Runtime server,
 // with the options it relies on: each connection tagged (a write is tied
 // to the connection, or the client certificate, of the primary's
-// stream), the receive limit, the cap on streams, and keepalive pings
-// that drop a client which stops answering. extra adds options, the
-// transport credentials (TLS) first among them.
+// stream) and counted once authenticated (Listener), requests checked
+// at their headers (tap), the receive limit, the handshake deadline,
+// idle connections closed, and keepalive pings that drop a client which
+// stops answering. extra adds options, the transport credentials (TLS)
+// first among them.
 func (s *Server) NewGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 	return s.newGRPCServer(false, extra)
 }
@@ -61,24 +32,22 @@ func (s *Server) NewLocalGRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 }
 
 func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Server {
-	kt, kto := s.cfg.KeepaliveTime, s.cfg.KeepaliveTimeout
-	if kt <= 0 {
-		kt = DefaultKeepaliveTime
-	}
-	if kto <= 0 {
-		kto = DefaultKeepaliveTimeout
-	}
-	size := s.cfg.MaxRecvMsgSize
-	if size <= 0 {
-		size = DefaultMaxRecvMsgSize
-	}
+	l := s.lim
 	opts := []grpc.ServerOption{
-		grpc.StatsHandler(&connTagger{local: local}),
-		grpc.MaxRecvMsgSize(size),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: kt, Timeout: kto}),
+		grpc.StatsHandler(&connTagger{s: s, local: local}),
+		grpc.InTapHandle(s.tap),
+		grpc.MaxRecvMsgSize(l.maxRecv),
+		// gRPC gives a connection 120 s for its handshake: a socket
+		// that sends nothing held its place that long.
+		grpc.ConnectionTimeout(l.handshake),
+		// gRPC pings a client silent for KeepaliveTime, and drops it
+		// when no answer comes within the timeout: the guard's own,
+		// shorter, for one that carries no request (liveness.go), and
+		// gRPC's as the backstop.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: l.keepalive, Timeout: grpcKeepaliveTimeout(l), MaxConnectionIdle: l.idle}),
 		// Clients may ping too (p4runtime-shell's gRPC does when told
 		// to), but not more often than the server would.
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: min(kt, 5*time.Second), PermitWithoutStream: true}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: min(l.keepalive, 5*time.Second), PermitWithoutStream: true}),
 		// RPCs run on a few long-lived goroutines instead of a new
 		// one each, whose stack grew to a Write's depth once: a
 		// profile of one update per request had 9% of p4switch's CPU
@@ -91,8 +60,17 @@ func (s *Server) newGRPCServer(local bool, extra []grpc.ServerOption) *grpc.Serv
 		grpc.ForceServerCodecV2(newWriteCodec()),
 	}
 	g := grpc.NewServer(append(opts, extra...)...)
-	p4v1.RegisterP4RuntimeServer(g, s)
+	g.RegisterService(s.serviceDesc(), s)
 	return g
+}
+
+// grpcKeepaliveTimeout is gRPC's keepalive timeout: BusyTimeout where
+// the guard judges liveness itself, KeepaliveTimeout where it cannot.
+func grpcKeepaliveTimeout(l limits) time.Duration {
+	if tcpTimesWork {
+		return l.busy
+	}
+	return l.keepaliveWait
 }
 
 // peerConn is one client connection, tagged when it opens; its
@@ -103,148 +81,69 @@ type peerConn struct {
 	identity *Identity
 	// local is a connection of the switch's own (NewLocalGRPCServer).
 	local bool
+	// refused says why the connection may not stay (the caps on
+	// authenticated connections): its requests are refused with it
+	// until it is closed.
+	refused string
+	// gc is the connection as the guard counts it; nil if it came on
+	// a listener the guard does not watch.
+	gc *guardedConn
 }
 
 type connKey struct{}
 
 // connTagger is a stats.Handler that gives every connection its
-// peerConn, which the RPCs served on it find in their context.
-type connTagger struct{ local bool }
+// peerConn, which the RPCs served on it find in their context, and
+// counts it among the authenticated connections: gRPC tags a
+// connection once its transport is up, the TLS handshake done.
+type connTagger struct {
+	s     *Server
+	local bool
+}
 
-func (h *connTagger) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+func (h *connTagger) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
 	pc := &peerConn{local: h.local}
 	if p, ok := peer.FromContext(ctx); ok {
 		pc.identity = identityOf(p.AuthInfo)
 	}
+	if !h.local {
+		pc.gc, pc.refused = h.s.guard.authenticated(info.LocalAddr, info.RemoteAddr, pc.identity)
+	}
 	return context.WithValue(ctx, connKey{}, pc)
 }
-func (h *connTagger) HandleConn(context.Context, stats.ConnStats)                     {}
-func (h *connTagger) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (h *connTagger) HandleRPC(context.Context, stats.RPCStats)                       {}
+func (h *connTagger) HandleConn(context.Context, stats.ConnStats) {}
+
+type busyKey struct{}
+
+// TagRPC marks the RPCs that make their connection busy: every one but
+// a StreamChannel, which is open for the controller's life.
+func (h *connTagger) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	if info.FullMethodName == methodStreamChannel {
+		return ctx
+	}
+	return context.WithValue(ctx, busyKey{}, true)
+}
+
+// HandleRPC counts a connection's busy RPCs in progress, from their
+// beginning to their end, for liveness.
+func (h *connTagger) HandleRPC(ctx context.Context, st stats.RPCStats) {
+	pc := connOf(ctx)
+	if pc == nil || pc.gc == nil || ctx.Value(busyKey{}) == nil {
+		return
+	}
+	switch st.(type) {
+	case *stats.Begin:
+		pc.gc.busy.Add(1)
+	case *stats.End:
+		pc.gc.busy.Add(-1)
+	}
+}
 
 // connOf is the connection an RPC came on; nil on a gRPC server that
 // NewGRPCServer did not build.
 func connOf(ctx context.Context) *peerConn {
 	pc, _ := ctx.Value(connKey{}).(*peerConn)
 	return pc
-}
-
-// Identity is who a client is, by its certificate, verified against the
-// CA the server trusts (mutual TLS).
-type Identity struct {
-	// Subject is the certificate's subject, as "CN=ctl,O=ops".
-	Subject string
-	// Names are every name a policy may give for the client: the
-	// subject, its common name, and the subject alternative names (DNS
-	// names, URIs such as SPIFFE IDs, IP addresses, e-mail addresses).
-	Names []string
-}
-
-func (id *Identity) String() string {
-	if id == nil {
-		return "no client certificate"
-	}
-	var others []string
-	for _, n := range id.Names {
-		if n != id.Subject {
-			others = append(others, n)
-		}
-	}
-	return fmt.Sprintf("%q (%s)", id.Subject, strings.Join(others, ", "))
-}
-
-// same reports whether a and b are the same identity: the same names.
-func (a *Identity) same(b *Identity) bool {
-	return a != nil && b != nil && slices.Equal(a.Names, b.Names)
-}
-
-// identityOf is the identity a TLS handshake verified, nil if none.
-func identityOf(auth credentials.AuthInfo) *Identity {
-	ti, ok := auth.(credentials.TLSInfo)
-	if !ok || len(ti.State.VerifiedChains) == 0 || len(ti.State.VerifiedChains[0]) == 0 {
-		return nil
-	}
-	return certIdentity(ti.State.VerifiedChains[0][0])
-}
-
-func certIdentity(c *x509.Certificate) *Identity {
-	id := &Identity{Subject: c.Subject.String()}
-	add := func(n string) {
-		if n != "" && !slices.Contains(id.Names, n) {
-			id.Names = append(id.Names, n)
-		}
-	}
-	add(id.Subject)
-	add(c.Subject.CommonName)
-	for _, n := range c.DNSNames {
-		add(n)
-	}
-	for _, u := range c.URIs {
-		add(u.String())
-	}
-	for _, ip := range c.IPAddresses {
-		add(ip.String())
-	}
-	for _, e := range c.EmailAddresses {
-		add(e)
-	}
-	return id
-}
-
-// Policy says which client identities may be primary, and so write and
-// set pipelines: the others, authenticated by mutual TLS all the same,
-// may read, and may keep a stream as backups that never become primary
-// (no election ID). It is p4switch's --grpc-server-policy file:
-//
-//	{"writers": ["controller.fabric.example", "spiffe://fabric.example/ctl", "CN=ctl-2,O=ops"]}
-//
-// An entry names a client by any of its certificate's names: the whole
-// subject as Go prints it, its common name, or a subject alternative
-// name (DNS, URI, IP or e-mail), compared exactly.
-type Policy struct {
-	// Path is the file the policy was read from, for messages.
-	Path    string
-	Writers []string `json:"writers"`
-}
-
-// LoadPolicy reads a policy file.
-func LoadPolicy(path string) (*Policy, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	p := &Policy{}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("%s: %v (want {\"writers\": [\"NAME\", ...]})", path, err)
-	}
-	if len(p.Writers) == 0 {
-		return nil, fmt.Errorf("%s: no writers: name the client identities that may be primary", path)
-	}
-	for _, w := range p.Writers {
-		if strings.TrimSpace(w) == "" {
-			return nil, fmt.Errorf("%s: an empty name among the writers", path)
-		}
-	}
-	p.Path = path
-	return p, nil
-}
-
-// mayWrite reports whether the client of pc may be primary.
-func (p *Policy) mayWrite(pc *peerConn) bool {
-	if p == nil || (pc != nil && pc.local) {
-		return true
-	}
-	if pc == nil || pc.identity == nil {
-		return false
-	}
-	for _, n := range pc.identity.Names {
-		if slices.Contains(p.Writers, n) {
-			return true
-		}
-	}
-	return false
 }
 
 // errNoConn is a write on a gRPC server NewGRPCServer did not build:
@@ -256,52 +155,4 @@ func (pc *peerConn) identityText() string {
 		return "with no connection tag"
 	}
 	return pc.identity.String()
-}
-
-// DefaultMaxConnections is how many client connections CapConnections
-// keeps open by default: room for every stream's connection, readers
-// beside them, and connections still in their handshake.
-const DefaultMaxConnections = 64
-
-// CapConnections returns lis, closing at once each connection it accepts
-// while n others are open: readers need no stream, so the cap on
-// streams alone would leave connections, and each one's buffers and
-// TLS handshake, without bound. A client refused so sees its connection
-// closed before the server's first frame (gRPC's UNAVAILABLE) and may
-// try again once one has closed.
-func CapConnections(lis net.Listener, n int) net.Listener {
-	return &capListener{Listener: lis, max: int64(n)}
-}
-
-type capListener struct {
-	net.Listener
-	open atomic.Int64
-	max  int64
-}
-
-func (l *capListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.open.Add(1) > l.max {
-			l.open.Add(-1)
-			c.Close()
-			continue
-		}
-		return &countedConn{Conn: c, l: l}, nil
-	}
-}
-
-// countedConn gives its place back when closed, once.
-type countedConn struct {
-	net.Conn
-	l    *capListener
-	once sync.Once
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() { c.l.open.Add(-1) })
-	return c.Conn.Close()
 }

@@ -320,3 +320,51 @@ func TestPins(t *testing.T) {
 		t.Error("collision: the newer pin must win the slot")
 	}
 }
+
+// TestWindowDefaultPacesFinely: with the default W (8 KB) harmful packets
+// go in runs of a few frames, so that others never wait long behind
+// them. The window counts what the port sent since it started: a flow
+// that had the link alone for 4 us leaves a large W_nc behind it, and
+// harmful packets arriving then may catch up to W_c/W of everything the
+// window counted at once. With W = 8 KB the window restarts every eight
+// frames and the catch-up is at most W_c; with a window of 64 KB (5 us
+// at 100 Gb/s) it lets 16 harmful frames through back to back while the
+// other flow waits.
+func TestWindowDefaultPacesFinely(t *testing.T) {
+	p := Defaults()
+	x := NewWindow(&p, p.RefRate)
+	x.Cut(0, 0, 0.25) // W_c = W/4
+	// Frames of 1000 bytes, each 80 ns on a 100 Gb/s link.
+	const frame, gap = 1000.0, int64(80_000)
+	now := int64(0)
+	for range 50 { // the other flow alone
+		x.MayHarmful(now)
+		x.OnSent(frame, false)
+		now += gap
+	}
+	// Both waiting from now on, for 4 us.
+	run, longest, harmful := 0, 0, 0
+	var first16 int
+	for i := range 50 {
+		h := x.MayHarmful(now) && x.PreferHarmful()
+		x.OnSent(frame, h)
+		if h {
+			harmful++
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+		if i == 15 {
+			first16 = harmful
+		}
+		now += gap
+	}
+	if longest > 3 || first16 > 6 {
+		t.Errorf("W = %g bytes: harmful runs of up to %d frames, %d of the first 16 frames harmful; want runs of at most 3 (W_c = 2 KB, the last frame starting below it) and about a quarter of the link from the start",
+			p.Window, longest, first16)
+	}
+	if got := float64(harmful) / 50; got < 0.2 || got > 0.3 {
+		t.Errorf("harmful share %.2f over 4 us; want W_c/W = 0.25", got)
+	}
+}

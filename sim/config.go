@@ -67,6 +67,8 @@ type Config struct {
 	// RTO is the retransmission timeout of go-back-N, needed only when
 	// packets can be lost (PFC off).
 	RTO int64
+	// Wire sizes the frames on the links and gives the ideal FCT.
+	Wire Wire
 
 	// Switches.
 
@@ -118,6 +120,11 @@ type Config struct {
 	// goroutine). The results do not depend on it. Network.Threads says
 	// how many parts the network was split into, which can be fewer.
 	Threads int
+	// Adapt lets a run of several parts take them all on the calling
+	// goroutine, one after the other in each window, while that is the
+	// faster on the machine as it is: it tries both ways in turn as it
+	// goes (see pacer). The results do not depend on it either.
+	Adapt bool
 
 	// Monitoring.
 
@@ -203,6 +210,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AckInterval <= 0 {
 		bad("ack_interval", "must be positive, got %d", c.AckInterval)
+	}
+	if int(c.Wire) >= len(WireNames) {
+		bad("wire", "unknown wire %d", c.Wire)
 	}
 	switch c.CC {
 	case "dcqcn":

@@ -204,7 +204,7 @@ func (h *host) dataPacket(now int64, f *flow) *dataplane.Packet {
 	p := h.part.pool.get()
 	*p = dataplane.Packet{
 		Kind: dataplane.Data, Prio: f.prio, ECN: n.dataECN,
-		Size: payload + dataplane.RoCEHeaders + dataplane.EthOverhead,
+		Size: payload + n.cfg.Wire.dataOverhead(),
 		Flow: f.id, Src: int32(f.src.id), Dst: int32(f.dst.id), SPort: f.sport, DPort: f.dport,
 		Hash: f.hash, Seq: f.sndNxt, Payload: payload,
 	}
@@ -414,7 +414,7 @@ func (h *host) sendAck(now int64, rx *rxFlow, d *dataplane.Packet, kind dataplan
 	n := h.net
 	p := h.part.pool.get()
 	*p = dataplane.Packet{
-		Kind: kind, Prio: rx.prio, Size: dataplane.AckFrame + dataplane.EthOverhead + n.ack.extra,
+		Kind: kind, Prio: rx.prio, Size: n.cfg.Wire.ackSize(n.ack.extra),
 		Flow: d.Flow, Src: rx.dst, Dst: rx.src, SPort: rx.dport, DPort: rx.sport,
 		Hash: rx.ackHash, Seq: rx.expected,
 		// The ns-3 simulator's NP: every ACK of a marked packet carries the

@@ -58,11 +58,16 @@ type port struct {
 	part       *part             // the part the port's node is in, which runs its wake-ups
 	dp         *dataplane.Switch // the switch model behind this port, nil for a host
 
-	sw   *switchNode // the owner: a switch,
-	host *host       // or a host
-	peer *port       // the other end
-	rate float64
-	_    [32]byte // to three whole lines
+	// The third line is set up once and only read, by this port's part:
+	// copies of what the first holds, so that the transmitter never
+	// reads the line the arrivals write.
+	sw      *switchNode // the owner: a switch,
+	host    *host       // or a host
+	peer    *port       // the other end
+	rate    float64
+	wakeRef event.Ref // ref, for the wake-ups
+	rxPart  int32     // rx's id, for the outbox
+	_       [24]byte  // to three whole lines
 }
 
 // serTime is the serialisation time of size bytes at rate, picoseconds,
@@ -153,7 +158,7 @@ func (p *port) wake(t int64) {
 		return
 	}
 	p.wakeAt = t
-	p.part.q.At(t, p.ref, evWake)
+	p.part.q.At(t, p.wakeRef, evWake)
 }
 
 // Handle runs the port's events: wake-ups in the port's part, arrivals in

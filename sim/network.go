@@ -187,6 +187,7 @@ func New(cfg Config) (*Network, error) {
 			pt := n.parts[n.plan.Of[nd.ID]]
 			p := &port{part: pt, local: int32(i), rate: l.Rate, psPerByte: psPerByte(l.Rate), delay: l.Delay}
 			p.ref = reg.Register(p)
+			p.wakeRef = p.ref
 			n.ports[nd.ID][i] = p
 		}
 	}
@@ -197,6 +198,7 @@ func New(cfg Config) (*Network, error) {
 			// Frames arrive in the peer's part: across a cut, the peer's
 			// part holds the wire and runs the arrivals.
 			p.rx = p.peer.part
+			p.rxPart = int32(p.rx.id)
 			p.cut = p.rx != p.part
 		}
 	}
@@ -221,7 +223,7 @@ func New(cfg Config) (*Network, error) {
 		}
 	}
 	n.lossless = lossless
-	frame := float64(cfg.MTU + dataplane.RoCEHeaders + dataplane.EthOverhead)
+	frame := float64(int32(cfg.MTU) + cfg.Wire.dataOverhead())
 	xon := cfg.XONOffset
 	if xon == 0 {
 		xon = 2 * frame

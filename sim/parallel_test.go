@@ -201,7 +201,7 @@ func TestCacheLines(t *testing.T) {
 	// A port's arrival side and its transmitter in separate lines.
 	var p port
 	if unsafe.Sizeof(p)%cacheLine != 0 || unsafe.Offsetof(p.peerHost) >= cacheLine || unsafe.Offsetof(p.busyUntil) != cacheLine ||
-		unsafe.Offsetof(p.dp) >= 2*cacheLine {
+		unsafe.Offsetof(p.dp) >= 2*cacheLine || unsafe.Offsetof(p.wakeRef) < 2*cacheLine || unsafe.Offsetof(p.rxPart) < 2*cacheLine {
 		t.Errorf("port: %d bytes, peerHost at %d, busyUntil at %d, dp at %d", unsafe.Sizeof(p), unsafe.Offsetof(p.peerHost),
 			unsafe.Offsetof(p.busyUntil), unsafe.Offsetof(p.dp))
 	}
@@ -279,5 +279,91 @@ func TestGateRounds(t *testing.T) {
 	<-finished
 	if early > 0 {
 		t.Errorf("the worker started %d of %d rounds before the coordinator's signal", early, rounds)
+	}
+}
+
+// TestAdaptGivesTheSameResults runs split networks whose pacer's clock
+// moves 60 ms a window, so that each trial is a window and the parts
+// take turns on one thread and on their own: the results are those of
+// one part.
+func TestAdaptGivesTheSameResults(t *testing.T) {
+	clock := time.Unix(0, 0)
+	paceNow = func() time.Time { clock = clock.Add(60 * time.Millisecond); return clock }
+	defer func() { paceNow = time.Now }()
+	for _, cc := range []string{"dcqcn", "rcm", "hpcc"} {
+		cfg := crossTraffic(t, cc)
+		first, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{2, 3} {
+			cfg := crossTraffic(t, cc)
+			cfg.Threads, cfg.Adapt = threads, true
+			n, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Run()
+			st := n.ParallelStats()
+			if st.OneThread == 0 || st.OneThread == st.Windows {
+				t.Errorf("%s, %d threads: %d of %d windows on one thread, want some of each", cc, threads, st.OneThread, st.Windows)
+			}
+			if d := diff(first, n.Results()); d != "" {
+				t.Errorf("%s, %d threads adapting differ from 1: %s", cc, threads, d)
+			}
+		}
+	}
+}
+
+// TestPacerKeepsTheFaster feeds the pacer trials of known speed: it
+// keeps the faster way, threads unless one thread wins by the margin,
+// and trusts a choice the trials repeat for longer.
+func TestPacerKeepsTheFaster(t *testing.T) {
+	start := time.Unix(0, 0)
+	p := newPacer(start)
+	now := start
+	// trial runs one trial of trialTime at perEvent ns an event and
+	// returns the way chosen after it.
+	trial := func(perEvent float64) bool {
+		now = now.Add(trialTime)
+		p.ran(uint64(float64(trialTime)/perEvent), now)
+		return p.oneThread
+	}
+	keep := func() {
+		now = now.Add(p.keep)
+		p.ran(1000, now)
+		if p.phase != trialThreads || p.oneThread {
+			t.Fatalf("after keeping: phase %d, one thread %v; want a trial on threads", p.phase, p.oneThread)
+		}
+	}
+	if p.oneThread || !trial(100) {
+		t.Fatal("the first trials run threads, then one thread")
+	}
+	if !trial(50) {
+		t.Error("one thread twice as fast: threads kept")
+	}
+	if p.keep != keepTime {
+		t.Errorf("a new choice kept %v, want %v", p.keep, keepTime)
+	}
+	keep()
+	trial(100)
+	if !trial(50) || p.keep != 2*keepTime {
+		t.Errorf("the same choice again: one thread %v, kept %v; want one thread for %v", p.oneThread, p.keep, 2*keepTime)
+	}
+	keep()
+	trial(100)
+	if trial(99) {
+		t.Error("one thread 1% faster, within the margin: chose one thread")
+	}
+	if p.keep != keepTime {
+		t.Errorf("a changed choice kept %v, want %v", p.keep, keepTime)
+	}
+	for i := 0; i < 10; i++ {
+		keep()
+		trial(50)
+		trial(100)
+	}
+	if p.oneThread || p.keep != maxKeep {
+		t.Errorf("threads twice as fast ten times: one thread %v, kept %v; want threads for %v", p.oneThread, p.keep, maxKeep)
 	}
 }

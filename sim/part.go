@@ -93,7 +93,7 @@ const maxTime = int64(^uint64(0) >> 1)
 // at at, into the outbox of the current window.
 func (pt *part) send(p *port, pkt *dataplane.Packet, at int64) {
 	w := pt.win & 1
-	dst := p.rx.id
+	dst := p.rxPart
 	c := crossing{port: p, at: at, pkt: *pkt}
 	if pkt.Kind == dataplane.CN {
 		// The body moves with the frame, from this part's store.

@@ -166,7 +166,7 @@ func (n *Network) Results() *Results {
 			r.Retransmits += f.retransmits
 			r.RetransmitFlows++
 		}
-		rec.Ideal = IdealFCT(n.routes, spec.Src, spec.Dst, f.size, n.cfg.MTU)
+		rec.Ideal = n.cfg.Wire.IdealFCT(n.routes, spec.Src, spec.Dst, f.size, n.cfg.MTU)
 		if f.finish != 0 {
 			rec.Finish = f.finish
 			rec.FCT = f.finish - f.start
@@ -222,22 +222,6 @@ func (n *Network) Results() *Results {
 		r.Faults = append(r.Faults, "packets dropped on a lossless priority with PFC on: a simulator fault (headroom or thresholds too small for this configuration)")
 	}
 	return r
-}
-
-// IdealFCT is a flow's completion time alone in the network: the base
-// RTT (propagation both ways plus one full frame's serialisation at every
-// hop, as the ns-3 simulator counts it) plus the flow's bytes on the wire
-// over the path's bottleneck, for packets of mtu bytes of payload.
-func IdealFCT(routes *topo.Routes, src, dst int, size int64, mtu int) int64 {
-	frame := int32(mtu + dataplane.RoCEHeaders + dataplane.EthOverhead)
-	pi := routes.PathInfo(src, dst)
-	base := 2 * pi.Delay
-	for _, rate := range pi.Rates {
-		base += serTime(frame, rate)
-	}
-	packets := (size + int64(mtu) - 1) / int64(mtu)
-	wire := float64(size) + float64(packets)*float64(dataplane.RoCEHeaders+dataplane.EthOverhead)
-	return base + int64(math.Ceil(wire*8e12/pi.MinRate))
 }
 
 // sampler takes samples at fixed intervals. Samples are taken between

@@ -137,6 +137,9 @@ type ParallelStats struct {
 	// Wait is the wall time the first part's thread spent waiting for the
 	// others at the ends of windows.
 	Wait time.Duration `json:"wait_ns"`
+	// OneThread is the windows run with every part on one thread
+	// (Config.Adapt).
+	OneThread int64 `json:"one_thread_windows"`
 }
 
 // ParallelStats returns the run's figures; zero with one part.
@@ -309,14 +312,25 @@ func (n *Network) runParallel() {
 			pt.next = at
 		}
 	}
+	var pace *pacer
+	if n.cfg.Adapt {
+		pace = newPacer(paceNow())
+	}
 	for w := int64(0); ; w++ {
 		end := n.nextStop()
 		if t := n.earliest(); t < maxTime {
 			end = min(end, t+n.window-1)
 		}
 		end = min(end, endAt)
+		if pace != nil {
+			r.alone = pace.oneThread
+		}
 		r.run(w, end)
+		if r.alone {
+			st.OneThread++
+		}
 		var most uint64
+		var ran uint64
 		var longest time.Duration
 		for _, pt := range n.parts {
 			st.Busy += pt.busy
@@ -325,9 +339,13 @@ func (n *Network) runParallel() {
 			lastEnd = max(lastEnd, pt.lastEnd)
 			pt.announced = 0
 			st.Events[pt.id] += pt.ran
+			ran += pt.ran
 			most = max(most, pt.ran)
 			st.Crossings += pt.crossed
 			pt.crossed = 0
+		}
+		if pace != nil {
+			pace.ran(ran, paceNow())
 		}
 		st.Windows++
 		st.Critical += most
@@ -388,6 +406,77 @@ func (pt *part) runWindow(w, end int64) {
 	}
 }
 
+// pacer decides, for a run with Config.Adapt, whether the parts run
+// on threads of their own or all on one. Which is faster depends less on
+// the run than on the machine: on some two-core machines two threads
+// that pass frames between them take twice as long per event as one,
+// while two separate processes each run at full speed; and on any machine
+// other work can take a core at any time. So it measures both in turn, a
+// trial of trialTime each compared by wall time per event, and keeps the
+// faster for a while: keepTime, doubled each time the trials agree with
+// the last, up to maxKeep. One thread must win by oneThreadMargin, since
+// trials a few windows apart see somewhat different traffic.
+type pacer struct {
+	oneThread bool
+	// phase is trialThreads, trialOne or keeping.
+	phase    int
+	since    time.Time
+	events   uint64
+	perEvent [2]float64 // ns per event in the trials, by phase
+	// kept is the way the last trials chose, keep how long it holds.
+	kept bool
+	keep time.Duration
+}
+
+const (
+	trialThreads = iota
+	trialOne
+	keeping
+)
+
+const (
+	trialTime       = 50 * time.Millisecond
+	keepTime        = 2 * time.Second
+	maxKeep         = 16 * time.Second
+	oneThreadMargin = 0.97
+)
+
+// paceNow is the pacer's clock; a test runs it faster.
+var paceNow = time.Now
+
+func newPacer(now time.Time) *pacer { return &pacer{since: now, keep: keepTime} }
+
+// ran takes the events of a window that ended at now.
+func (p *pacer) ran(events uint64, now time.Time) {
+	p.events += events
+	d := now.Sub(p.since)
+	switch p.phase {
+	case trialThreads, trialOne:
+		if d < trialTime {
+			return
+		}
+		p.perEvent[p.phase] = float64(d) / float64(max(p.events, 1))
+		p.phase++
+		if p.phase == trialOne {
+			p.oneThread = true
+			break
+		}
+		one := p.perEvent[trialOne] < oneThreadMargin*p.perEvent[trialThreads]
+		if one == p.kept {
+			p.keep = min(2*p.keep, maxKeep)
+		} else {
+			p.keep = keepTime
+		}
+		p.oneThread, p.kept = one, one
+	default:
+		if d < p.keep {
+			return
+		}
+		p.phase, p.oneThread = trialThreads, false
+	}
+	p.since, p.events = now, 0
+}
+
 // runner runs the parts' windows: the first part on the calling
 // goroutine, each other on one of its own.
 type runner struct {
@@ -396,6 +485,9 @@ type runner struct {
 	win, end int64
 	quit     bool
 	start    []gate // per part (the first unused): a window to run
+	// alone runs the next window's parts one after the other on the
+	// calling goroutine, leaving the others waiting.
+	alone    bool
 	left     atomic.Int32
 	done     gate // the last part to finish lets the first know
 	doneSeen uint64
@@ -431,6 +523,12 @@ func (r *runner) work(pt *part) {
 
 // run runs window w to end in every part and returns when all are done.
 func (r *runner) run(w, end int64) {
+	if r.alone {
+		for _, pt := range r.parts {
+			pt.runWindow(w, end)
+		}
+		return
+	}
 	r.win, r.end = w, end
 	r.left.Store(int32(len(r.parts) - 1))
 	for i := 1; i < len(r.parts); i++ {

@@ -139,7 +139,7 @@ func runCommandBlock(t *testing.T, b commandBlock, dir string, env []string) {
 	script = append(script, "echo @@end")
 	for i, c := range b.commands {
 		if c.background() {
-			script = append(script, fmt.Sprintf("kill -INT -$BG%d; wait $BG%d || true", i, i))
+			script = append(script, fmt.Sprintf("kill -INT -$BG%d 2>/dev/null || true; wait $BG%d || true", i, i))
 		}
 	}
 	script = append(script, "for p in /proc/[0-9]*; do [ $p = /proc/$$ ] || [ $p = /proc/self ] || cat $p/comm 2>/dev/null || true; done",

@@ -3,6 +3,7 @@
 package test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -220,9 +221,12 @@ func TestMininetPortTaken(t *testing.T) {
 }
 
 // run.py's wrong inputs are one line each, exit 2, before anything is
-// made; SIGINT, SIGTERM or SIGHUP in the middle of a run stop it with
-// exit 130 and one line, everything it made removed: no Python
-// traceback anywhere.
+// made: a topology fabric apply would refuse (two hosts with one
+// address) is checked with p4ctl before a network is built, and told in
+// p4ctl's one line; SIGINT, SIGTERM or SIGHUP in the middle of a run stop
+// it with exit 128 + the signal's number (130 for Ctrl-C, as p4ctl's)
+// and one line, everything it made removed: no Python traceback
+// anywhere.
 func TestMininetBadInputAndSignals(t *testing.T) {
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
@@ -237,6 +241,12 @@ func TestMininetBadInputAndSignals(t *testing.T) {
 	dir := t.TempDir()
 	badJSON := filepath.Join(dir, "bad.json")
 	os.WriteFile(badJSON, []byte("{\"hosts\": {},\n \"switches\": {\n"), 0o644)
+	dumbbell, err := os.ReadFile("../mininet/dumbbell.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dupIP := filepath.Join(dir, "dup.json")
+	os.WriteFile(dupIP, bytes.Replace(dumbbell, []byte(`"10.0.1.2/24"`), []byte(`"10.0.1.1/24"`), 1), 0o644)
 	runPy := func(args ...string) *exec.Cmd {
 		return exec.Command("/usr/bin/python3", append([]string{"../mininet/run.py", "--p4ctl", p4ctl}, args...)...)
 	}
@@ -252,9 +262,14 @@ func TestMininetBadInputAndSignals(t *testing.T) {
 			"run.py: --flows ../mininet/dumbbell.json:1: want the number of flows"},
 		{[]string{"--topology", "../mininet/no-such.json", "--flows", "../mininet/dumbbell-flows.txt", "--out", filepath.Join(dir, "x")},
 			"run.py: --topology ../mininet/no-such.json: No such file or directory"},
+		{[]string{"--topology", dupIP, "--flows", "../mininet/dumbbell-flows.txt", "--out", filepath.Join(dir, "x")},
+			"run.py: p4ctl fabric apply: --topology " + dupIP + ": hosts.h2.ip: 10.0.1.1 is hosts.h1's address too"},
 	} {
 		out, err := runPy(c.args...).CombinedOutput()
 		var ee *exec.ExitError
+		if strings.Count(string(out), "p4ctl fabric apply:") > 1 || strings.Count(strings.TrimSpace(string(out)), "\n") > 0 {
+			t.Errorf("run.py %s: %q, want one line, p4ctl's prefix once", strings.Join(c.args, " "), out)
+		}
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "Traceback") {
 			t.Errorf("run.py %s: %v, %q; want exit 2 and %q", strings.Join(c.args, " "), err, out, c.want)
 		}
@@ -287,7 +302,7 @@ func TestMininetBadInputAndSignals(t *testing.T) {
 			cmd.Process.Signal(sig)
 			err := cmd.Wait()
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(buf.String(), "run.py: interrupted") || strings.Contains(buf.String(), "Traceback") {
+			if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) || !strings.Contains(buf.String(), "run.py: interrupted") || strings.Contains(buf.String(), "Traceback") {
 				t.Errorf("after %v: %v:\n%s", sig, err, buf.String())
 			}
 			if after := leftovers(t) + running(t, p4ctl); after != before {

@@ -36,12 +36,16 @@ func p4ctlBinary(t *testing.T, dir string) string {
 	return bin
 }
 
-// Ctrl-C (SIGINT), SIGTERM (kill, timeout, CI) and SIGHUP (a closed
-// terminal) stop `p4ctl emulate` with exit 1, saying it was
-// interrupted, and everything it made is removed: its namespaces,
-// links, switch processes and their temporary directories; no output
-// directory is written. Each signal comes at a point where all of these
-// exist: while the switches are programmed, or while the agents run.
+// Ctrl-C (SIGINT), SIGTERM (kill, timeout, CI), SIGHUP (a closed
+// terminal) and SIGPIPE (the reader of its output gone, as `| head`
+// goes) stop `p4ctl emulate` with exit 128 + the signal's number (130
+// for Ctrl-C), saying it was interrupted (but to a reader that is gone),
+// and everything it made is removed: its namespaces, links, switch
+// processes and their temporary directories; no output directory is
+// written. Each signal comes at a point where all of these exist: while
+// the switches are programmed, or while the agents run. SIGPIPE comes
+// as `p4ctl emulate 2>&1 | head -2` makes it: the reader of its output
+// closes the pipe after the line, and emulate's next line finds it gone.
 func TestEmulateSignalsLeaveNothing(t *testing.T) {
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
@@ -59,6 +63,8 @@ func TestEmulateSignalsLeaveNothing(t *testing.T) {
 		{syscall.SIGHUP, "flows on"},
 		{syscall.SIGTERM, "flows on"},
 		{syscall.SIGHUP, "programming"},
+		// Before the flows start, while emulate still has lines to write.
+		{syscall.SIGPIPE, "programming"},
 	} {
 		t.Run(fmt.Sprintf("%v after %q", c.sig, c.after), func(t *testing.T) {
 			// Short: a Unix socket's path (the switches' control sockets
@@ -73,11 +79,16 @@ func TestEmulateSignalsLeaveNothing(t *testing.T) {
 			// The switches' temporary directories go here, where this
 			// test can see that none is left.
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-			stderr, err := cmd.StderrPipe()
+			// Its output, stdout and stderr, into one pipe, as 2>&1 |.
+			stderr, w, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := cmd.Start(); err != nil {
+			defer stderr.Close()
+			cmd.Stdout, cmd.Stderr = w, w
+			err = cmd.Start()
+			w.Close()
+			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() {
@@ -99,18 +110,30 @@ func TestEmulateSignalsLeaveNothing(t *testing.T) {
 			if len(pids) == 0 || len(made.ns) == 0 || len(made.links) == 0 {
 				t.Fatalf("before the signal: switches %v, namespaces %v, links %v; want some of each:\n%s", pids, made.ns, made.links, log)
 			}
-			if err := cmd.Process.Signal(c.sig); err != nil {
+			if c.sig == syscall.SIGPIPE {
+				// As head does once it has its lines.
+				stderr.Close()
+			} else if err := cmd.Process.Signal(c.sig); err != nil {
 				t.Fatal(err)
 			}
+			ended := make(chan error, 1)
+			go func() { ended <- cmd.Wait() }()
 			select {
-			case <-eof: // the process has ended, or closed its stderr
+			case err = <-ended:
 			case <-time.After(30 * time.Second):
 				t.Fatalf("emulate still running 30 s after %v:\n%s", c.sig, log)
 			}
-			err = cmd.Wait()
+			if c.sig != syscall.SIGPIPE {
+				// Its last words, once the pipe's writers are gone.
+				select {
+				case <-eof:
+				case <-time.After(10 * time.Second):
+				}
+			}
 			var ee *exec.ExitError
-			if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(log.String(), "interrupted") {
-				t.Errorf("after %v: %v, want exit 1 saying it was interrupted:\n%s", c.sig, err, log)
+			said := c.sig == syscall.SIGPIPE || strings.Contains(log.String(), "interrupted ("+c.sig.String()+")")
+			if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 128+int(c.sig) || !said {
+				t.Errorf("after %v: %v, want exit %d saying it was interrupted:\n%s", c.sig, err, 128+int(c.sig), log)
 			}
 			left := madeBy(t, cmd.Process.Pid, made.labs)
 			if len(left.ns)+len(left.links) > 0 {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -103,6 +104,7 @@ func newSimBenchCmd() *cobra.Command {
 	var compare []string
 	var threadsList []int
 	var refSeconds float64
+	var refTimeFile string
 	cmd := &cobra.Command{
 		Use:   "bench [SCENARIO.yaml]",
 		Short: "Time the simulator on the ns-3 benchmark (320 hosts, 6,706 web-search flows)",
@@ -135,6 +137,15 @@ scheme's: how much RCM adds to the simulator's work.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runs < 1 {
 				return usageErrorf("--runs must be at least 1")
+			}
+			if refTimeFile != "" {
+				if refSeconds > 0 {
+					return usageErrorf("give --reference-seconds or --reference-time, not both")
+				}
+				var err error
+				if refSeconds, err = readTimeV(refTimeFile); err != nil {
+					return usageErrorf("--reference-time: %v", err)
+				}
 			}
 			s, err := o.load(cmd, args)
 			if err != nil {
@@ -196,9 +207,10 @@ scheme's: how much RCM adds to the simulator's work.`,
 	o.addThreadsFlag(cmd)
 	cmd.Flags().IntVar(&runs, "runs", 1, "how many times to run; the fastest is reported")
 	cmd.Flags().Var(&parsedValue[[]int]{dst: &threadsList, parse: parseThreadsList, typ: "list"}, "threads-compare",
-		"time the scenario at each of these numbers of threads, runs interleaved, and report each one's speed-up over the first (e.g. 1,2)")
+		"time the scenario at each of these numbers of threads, runs interleaved, and report each one's speed-up over the first (e.g. 1,2,auto; auto: the default's choice, free to take its parts on one thread)")
 	cmd.Flags().Var(&parsedValue[float64]{dst: &refSeconds, parse: parsePositive, typ: "seconds"}, "reference-seconds",
 		"the reference simulator's wall time on the benchmark measured on this machine, seconds (default: the recorded figure, from another machine)")
+	cmd.Flags().StringVar(&refTimeFile, "reference-time", "", "the reference simulator's wall time on this machine, read from what /usr/bin/time -v wrote of its run")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringSliceVar(&compare, "compare", nil, "time these schemes on the same scenario, runs interleaved, and report each one's cost against the first's (e.g. dcqcn,rcm)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "also write the fastest run's results (what 'p4ctl sim run' writes, fct.txt included) into this directory; with --compare, one directory per scheme in it")
@@ -235,7 +247,7 @@ func (b *benchRuns) run(cmd *cobra.Command, s *scenario.Scenario, o *simOptions,
 	p := newProgress(cmd.ErrOrStderr(), quiet)
 	cfg.Threads = threads
 	if threads == 0 {
-		cfg.Threads = o.threadsFor(cfg)
+		o.setThreads(&cfg)
 	}
 	userBefore := userCPU()
 	start := time.Now()
@@ -549,6 +561,7 @@ func writeBench(cmd *cobra.Command, b BenchResult) error {
 
 // ThreadsCost is one line of `p4ctl sim bench --threads-compare`.
 type ThreadsCost struct {
+	// Threads is the number asked for; 0 is auto, the default's choice.
 	Threads int         `json:"threads"`
 	Bench   BenchResult `json:"bench"`
 	// Speedup and SpeedupMedian are the first line's fastest and median
@@ -574,7 +587,11 @@ func benchThreads(cmd *cobra.Command, s *scenario.Scenario, o *simOptions, threa
 	}
 	if dir != nil {
 		for i := range all {
-			if err := all[i].write(filepath.Join(dir.Path(), fmt.Sprintf("threads%d", threads[i]))); err != nil {
+			name := "threads" + strconv.Itoa(threads[i])
+			if threads[i] == 0 {
+				name = "threads-auto"
+			}
+			if err := all[i].write(filepath.Join(dir.Path(), name)); err != nil {
 				return err
 			}
 		}
@@ -600,12 +617,13 @@ func benchThreads(cmd *cobra.Command, s *scenario.Scenario, o *simOptions, threa
 	pr.f("benchmark %s: %d flows; %d interleaved run(s) per number of threads, fastest and median; results identical in all (sha256 %x)\n\n",
 		s.Name, base.Flows, runs, base.digest[:8])
 	tw := tabwriter.NewWriter(pr, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "threads\twall s\tmedian s\tspeed-up\tmedian speed-up\tuser CPU s\tevents\twindows\tevents per window\tbalance\tframes between parts\tbusy s\tcritical s\twait s\n")
+	fmt.Fprintf(tw, "threads\twall s\tmedian s\tspeed-up\tmedian speed-up\tuser CPU s\tevents\twindows\ton one thread\tevents per window\tbalance\tframes between parts\tbusy s\tcritical s\twait s\n")
 	for _, c := range costs {
 		b := c.Bench
-		windows, perWindow, balance, crossings, busy, critical, wait := "-", "-", "-", "-", "-", "-", "-"
+		windows, alone, perWindow, balance, crossings, busy, critical, wait := "-", "-", "-", "-", "-", "-", "-", "-"
 		if p := b.Parallel; p != nil && p.Windows > 0 {
 			windows = fmt.Sprintf("%d", p.Windows)
+			alone = fmt.Sprintf("%.0f%%", 100*float64(p.OneThread)/float64(p.Windows))
 			perWindow = fmt.Sprintf("%.0f", float64(b.Events)/float64(p.Windows))
 			balance = fmt.Sprintf("%.3f", float64(b.Events)/float64(p.Critical)/float64(p.Parts))
 			crossings = fmt.Sprintf("%.1f M", float64(p.Crossings)/1e6)
@@ -613,13 +631,14 @@ func benchThreads(cmd *cobra.Command, s *scenario.Scenario, o *simOptions, threa
 			critical = fmt.Sprintf("%.2f", p.CriticalBusy.Seconds())
 			wait = fmt.Sprintf("%.2f", p.Wait.Seconds())
 		}
-		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.1f M\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Threads, b.WallSeconds, b.WallMedian, c.Speedup, c.SpeedupMedian,
-			b.UserSeconds, float64(b.Events)/1e6, windows, perWindow, balance, crossings, busy, critical, wait)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.1f M\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", threadsLabel(c), b.WallSeconds, b.WallMedian, c.Speedup, c.SpeedupMedian,
+			b.UserSeconds, float64(b.Events)/1e6, windows, alone, perWindow, balance, crossings, busy, critical, wait)
 	}
 	tw.Flush()
 	pr.f("\nbalance: the events over the parts' share of the busiest part's, window by window (1 is perfect);\n")
 	pr.f("busy: the parts' time in their windows, summed; critical: the longest part's, summed over windows;\n")
-	pr.f("wait: the first part's time waiting for the others (all of the fastest run)\n")
+	pr.f("wait: the first part's time waiting for the others; on one thread: the windows auto ran with every part on one thread\n")
+	pr.f("(all of the fastest run)\n")
 	if m := speedupModel(costs); m != nil {
 		pr.f("\nmodel of the run on a core per part, from this one: %.1f ns per event (1 thread), %.1f ns per frame between parts and %.1f us per window (2 threads)\n",
 			m.eventNs, m.crossingNs, m.windowUs)
@@ -642,12 +661,53 @@ func benchThreads(cmd *cobra.Command, s *scenario.Scenario, o *simOptions, threa
 			}
 		}
 	}
+	if v := autoVerdict(costs); v != "" {
+		pr.f("%s\n", v)
+	}
 	for _, c := range costs {
 		for _, f := range c.Bench.Faults {
-			pr.f("FAULT (%d threads): %s\n", c.Threads, f)
+			pr.f("FAULT (%s threads): %s\n", threadsLabel(c), f)
 		}
 	}
 	return pr.err
+}
+
+// minAutoShare is how near auto must come to the faster of 1 and 2
+// threads: its trials of the slower way cost a little.
+const minAutoShare = 0.95
+
+// autoVerdict holds auto against the faster of 1 and 2 threads, where
+// the comparison has all three; else "".
+func autoVerdict(costs []ThreadsCost) string {
+	var one, two, auto float64
+	for _, c := range costs {
+		switch {
+		case c.Threads == 1:
+			one = c.Bench.WallSeconds
+		case c.Threads == 2 && c.Bench.Threads == 2:
+			two = c.Bench.WallSeconds
+		case c.Threads == 0:
+			auto = c.Bench.WallSeconds
+		}
+	}
+	if one == 0 || two == 0 || auto == 0 {
+		return ""
+	}
+	share := min(one, two) / auto
+	verdict := "MET"
+	if share < minAutoShare {
+		verdict = "NOT MET"
+	}
+	return fmt.Sprintf("target: auto at least %.2fx the speed of the faster of 1 and 2 threads: %.3f, %s", minAutoShare, share, verdict)
+}
+
+// threadsLabel is a line's number of threads as asked: auto, with the
+// parts it gave, or the number.
+func threadsLabel(c ThreadsCost) string {
+	if c.Threads == 0 {
+		return fmt.Sprintf("auto (%d)", c.Bench.Threads)
+	}
+	return strconv.Itoa(c.Threads)
 }
 
 // modelRow is the modelled run on a core per part.
@@ -676,9 +736,9 @@ func speedupModel(costs []ThreadsCost) *model {
 	for i := range costs {
 		b := &costs[i].Bench
 		switch {
-		case b.Threads == 1 && one == nil:
+		case costs[i].Threads == 1 && one == nil:
 			one = b
-		case b.Threads == 2 && b.Parallel != nil && two == nil:
+		case costs[i].Threads == 2 && b.Threads == 2 && b.Parallel != nil && two == nil:
 			two = b
 		}
 	}
@@ -704,10 +764,15 @@ func speedupModel(costs []ThreadsCost) *model {
 	return m
 }
 
-// parseThreadsList reads a comma-separated list of thread counts.
+// parseThreadsList reads a comma-separated list of thread counts, auto
+// (the default's choice, sim.Config.Adapt included) read as 0.
 func parseThreadsList(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
+		if f == "auto" {
+			out = append(out, 0)
+			continue
+		}
 		n, err := parseCount(f)
 		if err != nil {
 			return nil, err
@@ -733,4 +798,33 @@ func peakRSSMiB() float64 {
 		return 0
 	}
 	return float64(ru.Maxrss) / 1024
+}
+
+// readTimeV reads the wall time /usr/bin/time -v reports, "Elapsed (wall
+// clock) time (h:mm:ss or m:ss): 20:21.79", in seconds.
+func readTimeV(name string) (float64, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return 0, err
+	}
+	const key = "Elapsed (wall clock) time (h:mm:ss or m:ss):"
+	for i, line := range strings.Split(string(data), "\n") {
+		_, v, ok := strings.Cut(line, key)
+		if !ok {
+			continue
+		}
+		secs := 0.0
+		for _, part := range strings.Split(strings.TrimSpace(v), ":") {
+			f, err := strconv.ParseFloat(part, 64)
+			if err != nil || f < 0 {
+				return 0, fmt.Errorf("%s:%d: %q is not h:mm:ss or m:ss", name, i+1, strings.TrimSpace(v))
+			}
+			secs = secs*60 + f
+		}
+		if secs <= 0 {
+			return 0, fmt.Errorf("%s:%d: a wall time of 0", name, i+1)
+		}
+		return secs, nil
+	}
+	return 0, fmt.Errorf("%s: no %q line (the output of /usr/bin/time -v)", name, key)
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,7 +48,9 @@ DCQCN timers, RCM intervals, link delays) multiplied by K, every size in
 bytes kept. The results are written as 'p4ctl sim run' writes them, with
 times divided by K again, so that they compare with a simulation of the
 same scenario. It needs root (namespaces and packet sockets), and removes
-everything it created when it ends, on Ctrl-C, SIGTERM and SIGHUP too.
+everything it created when it ends, on Ctrl-C, SIGTERM, SIGHUP and
+SIGPIPE (its output piped to a reader that is gone, as '| head' goes)
+too, exiting 128 + the signal's number (130 for Ctrl-C).
 
 A scenario larger than one machine emulates (more than 16 hosts or 20
 switches, a host with more than one link) is refused before anything is
@@ -133,6 +134,9 @@ created.`,
 				switchCPU += c
 			}
 			fmt.Fprintf(w, "CPU: switches %.2f s, agents %.2f s, in %.2f s of traffic\n", switchCPU.Seconds(), res.AgentsCPU.Seconds(), res.Wall.Seconds())
+			if why, behind := res.FellBehind(); behind {
+				fmt.Fprintf(w, "not to be trusted: the machine fell behind the emulation's schedule (%s): the figures above measure the machine as much as the scheme; emulate at a lower --rate, or on an idle machine\n", why)
+			}
 			fmt.Fprintf(w, "wall time %.1f s (traffic %.1f s); results in %s (%s)\n", time.Since(start).Seconds(), res.Wall.Seconds(), out, strings.Join(baseNames(files), ", "))
 			// Flows cut off by the scenario's stop time are reported, as
 			// sim run reports them; flows that outlived --timeout are a
@@ -152,12 +156,10 @@ created.`,
 	return cmd
 }
 
-// interruptedErr says so when err comes from a Ctrl-C.
+// interruptedErr says so when err comes from a signal that stopped the
+// run (exit 128 + its number).
 func interruptedErr(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return errors.New("interrupted: what the run made (namespaces, veths, switch processes) is removed, and nothing is written")
-	}
-	return err
+	return stoppedErr(ctx, err, "what the run made (namespaces, veths, switch processes) is removed, and nothing is written")
 }
 
 // emulateFlags are the flags of emulate and emulate compare that say how
@@ -258,16 +260,18 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			ctx, stop := interrupted(cmd.Context())
 			defer stop()
 			var queues *intQueues
-			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Repeat: repeat, Jobs: 1, Version: versionString(),
+			var sched schedule
+			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Repeat: repeat, Jobs: 1, Version: versionString(), Emulated: true,
 				Runner: func(ctx context.Context, cfg sim.Config) (*sim.Results, error) {
 					res, err := emulate.Run(ctx, cfg, opts)
 					if err != nil {
 						return nil, err
 					}
 					queues.add(&cfg, res)
+					why := sched.add(res)
 					if !o.quiet {
-						fmt.Fprintf(errOut, "emulate: %d of %d flows in %.1f s at %.1f Mb/s (time stretched %.0fx)\n",
-							res.Results.Completed, len(cfg.Flows), res.Wall.Seconds(), res.Rate/1e6, res.K)
+						fmt.Fprintf(errOut, "emulate: %d of %d flows in %.1f s at %.1f Mb/s (time stretched %.0fx)%s\n",
+							res.Results.Completed, len(cfg.Flows), res.Wall.Seconds(), res.Rate/1e6, res.K, why)
 					}
 					return res.Results, nil
 				}}
@@ -304,10 +308,24 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			if err != nil {
 				return interruptedErr(ctx, err)
 			}
-			if err := writeExperiment(cmd, dir, out, res, asJSON, "emulated on "+string(opts.Target)); err != nil || asJSON {
+			if err := sched.write(dir.Path()); err != nil {
 				return err
 			}
-			return queues.write(cmd.OutOrStdout())
+			err = writeExperiment(cmd, dir, out, res, asJSON, "emulated on "+string(opts.Target))
+			if err == nil && !asJSON {
+				err = queues.write(cmd.OutOrStdout())
+			}
+			if warning := sched.warning(); warning != "" {
+				// After the table, and on stderr beside --json's
+				// output: a comparison of figures the machine made is no
+				// comparison of the schemes.
+				w := cmd.OutOrStdout()
+				if asJSON {
+					w = cmd.ErrOrStderr()
+				}
+				fmt.Fprintln(w, warning)
+			}
+			return err
 		},
 	}
 	o.addFlags(cmd, "emulate-incast")
@@ -323,4 +341,62 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON (comparison.json) instead of the table")
 	e.addFlags(fs)
 	return cmd
+}
+
+// schedule is how the machine kept the emulation's time in each run of
+// a comparison (emulate.Outcome.FellBehind).
+type schedule struct {
+	runs   []scheduleRun
+	behind int
+}
+
+type scheduleRun struct {
+	wall     time.Duration
+	behind   time.Duration // the worst host's
+	maxLate  time.Duration
+	fell     bool
+	wordsWhy string
+}
+
+// add records a run and returns what to add to its progress line.
+func (s *schedule) add(o *emulate.Outcome) string {
+	r := scheduleRun{wall: o.Wall}
+	for _, a := range o.Agents {
+		r.behind, r.maxLate = max(r.behind, a.Behind), max(r.maxLate, a.MaxLate)
+	}
+	r.wordsWhy, r.fell = o.FellBehind()
+	s.runs = append(s.runs, r)
+	if !r.fell {
+		return ""
+	}
+	s.behind++
+	return "; the machine fell behind: " + r.wordsWhy
+}
+
+// write puts schedule.csv in dir: each run's lateness, and whether the
+// machine fell behind in it (the comparison's figures then not to be
+// trusted).
+func (s *schedule) write(dir string) error {
+	var b strings.Builder
+	b.WriteString("run,wall_ns,behind_ns,max_late_ns,fell_behind\n")
+	for i, r := range s.runs {
+		fmt.Fprintf(&b, "%d,%d,%d,%d,%t\n", i+1, r.wall.Nanoseconds(), r.behind.Nanoseconds(), r.maxLate.Nanoseconds(), r.fell)
+	}
+	return os.WriteFile(filepath.Join(dir, "schedule.csv"), []byte(b.String()), 0o644)
+}
+
+// warning is the line that marks the comparison not to be trusted, ""
+// when the machine kept the schedule in every run.
+func (s *schedule) warning() string {
+	if s.behind == 0 {
+		return ""
+	}
+	worst := s.runs[0]
+	for _, r := range s.runs {
+		if float64(r.behind)/float64(max(r.wall, 1)) > float64(worst.behind)/float64(max(worst.wall, 1)) {
+			worst = r
+		}
+	}
+	return fmt.Sprintf("not to be trusted: the machine fell behind the emulation's schedule in %d of %d runs (at worst %s; schedule.csv has each run): the comparison above measures the machine as much as the schemes; emulate at a lower --rate, or on an idle machine",
+		s.behind, len(s.runs), worst.wordsWhy)
 }

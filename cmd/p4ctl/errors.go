@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/p4rcm/p4rcm/internal/stopsig"
 )
 
 // Exit codes.
@@ -27,11 +31,36 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// interruptedError is a command stopped by a signal before its work
+// was done; it exits 128 plus the signal's number (130 for Ctrl-C).
+type interruptedError struct {
+	*stopsig.Stopped
+	// what says what became of the work.
+	what string
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("interrupted (%v): %s", e.Signal, e.what)
+}
+
+// stoppedErr is err, or, if a signal ended ctx, an interruptedError
+// saying what, for a command whose work the signal cut short.
+func stoppedErr(ctx context.Context, err error, what string) error {
+	if s, ok := stopsig.Of(ctx); ok {
+		return &interruptedError{Stopped: s, what: what}
+	}
+	return err
+}
+
 // exitCode classifies an error returned by a command.
 func exitCode(err error) int {
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var ie *interruptedError
+	switch {
+	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, &ie):
+		return ie.ExitCode()
 	}
 	return exitRuntime
 }
@@ -88,6 +117,21 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// needCommand is the RunE of a command that groups others, called
+// without one: wrong usage (exit 2), naming them, as an unknown one is.
+func needCommand(cmd *cobra.Command, args []string) error {
+	if err := noArgs(cmd, args); err != nil {
+		return err
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return usageErrorf("name a command: %s; see '%s --help'", strings.Join(names, ", "), cmd.CommandPath())
 }
 
 // noArgs rejects positional arguments as a usage error.

@@ -26,7 +26,7 @@ func newFabricCmd() *cobra.Command {
 		Use:   "fabric",
 		Short: "Program every switch of a fabric running rcm.p4 from the simulator's topology and parameters",
 		Args:  noArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE:  needCommand,
 	}
 	cmd.AddCommand(newFabricApplyCmd())
 	return cmd
@@ -38,7 +38,7 @@ func newFabricApplyCmd() *cobra.Command {
 	var intRate float64
 	var portBase int
 	var deviceBase uint64
-	var dryRun, replace bool
+	var dryRun, replace, check bool
 	var parallel int
 	var timeout, keep time.Duration
 	var tf tlsFlags
@@ -119,7 +119,16 @@ still programmed).`,
 				if targets, err = readTargets(switchesFile, tlsCfg); err != nil {
 					return usageErrorf("--switches %v", err)
 				}
-			} else {
+			}
+			if check {
+				n := 0
+				for _, in := range intents {
+					n += len(in.Entries)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "fabric of %d switches checked: %d entries planned; no switch contacted\n", len(intents), n)
+				return nil
+			}
+			if switchesFile == "" {
 				names := f.SwitchNames()
 				if last := portBase + len(names) - 1; portBase < 1 || last > 65535 {
 					return usageErrorf("--grpc-port-base %d: the %d switches' ports run to %d; want ports 1 to 65535", portBase, len(names), last)
@@ -181,6 +190,7 @@ still programmed).`,
 	fs.Uint64Var(&deviceBase, "device-id-base", 0, "device ID of the first switch; the i-th is this + i")
 	fs.StringVar(&election, "election-id", "0,1", "this controller's election ID, HIGH,LOW or LOW")
 	fs.BoolVar(&dryRun, "dry-run", false, "print what would change on each switch, write nothing")
+	fs.BoolVar(&check, "check", false, "check the scenario or topology and the switches file and plan every switch's entries, contacting no switch (mininet/run.py's check before it builds a network)")
 	fs.BoolVar(&replace, "replace", false, "program switches that run another pipeline (another fabric's, or one set by hand) too: their tables are emptied")
 	fs.IntVar(&parallel, "parallel", 8, "switches programmed at once")
 	fs.DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for each switch to answer")

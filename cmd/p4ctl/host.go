@@ -257,6 +257,12 @@ zero of the flows' start times.`,
 			port.Close()
 			s := a.Stats()
 			write(hostRecord{Stats: &s})
+			// A host runs until it is stopped (it keeps receiving): that
+			// is its end once its own flows are done, and an interruption
+			// before.
+			if n := a.Pending(); n > 0 {
+				return stoppedErr(ctx, err, fmt.Sprintf("%d of its flows not done", n))
+			}
 			return err
 		},
 	}

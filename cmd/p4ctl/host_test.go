@@ -5,8 +5,11 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,5 +117,54 @@ func TestHostNeedsAnEthernetInterface(t *testing.T) {
 	code, _, errOut := p4ctl("host", "--topology", "../../fabric/testdata/triangle.json", "--host", "h1", "--iface", "lo", "--cc", "none")
 	if code != 2 || !strings.Contains(errOut, "--iface lo has no Ethernet address") {
 		t.Errorf("exit %d, %q", code, errOut)
+	}
+}
+
+// A host stopped before its own flows are done was interrupted: exit
+// 130 after Ctrl-C, saying how many flows were left; stopped once they
+// are done (or with none, above) it ends as it should, exit 0.
+func TestHostInterruptedWithFlowsPending(t *testing.T) {
+	if err := netlab.Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	bin := p4ctlBin(t)
+	lab, err := netlab.New("p4i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lab.Close()
+	h, err := lab.Host("h1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lab.Link(h, "eth0", net.HardwareAddr{8, 0, 0, 0, 1, 0x11}); err != nil {
+		t.Fatal(err)
+	}
+	flows := filepath.Join(t.TempDir(), "flows.txt")
+	// h1 (node 0) to h2 (node 1), whom no one answers for.
+	if err := os.WriteFile(flows, []byte("1\n0 1 3 4791 1000000 0.000000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "host", "--topology", "../../fabric/testdata/triangle.json", "--host", "h1",
+		"--iface", "eth0", "--cc", "none", "--flows", flows, "-o", filepath.Join(t.TempDir(), "h1.jsonl"))
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := h.Do(cmd.Start); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(errOut.String(), "interrupted (interrupt): 1 of its flows not done") {
+		t.Errorf("host stopped with its flow not done: %v, %q; want exit 130 saying so", err, errOut.String())
 	}
 }

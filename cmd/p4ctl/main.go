@@ -3,7 +3,9 @@
 //
 // Exit status: 0 on success, 1 when a command fails at run time, 2 when it
 // was called wrongly (unknown command or flag, malformed or out-of-range
-// value). Errors are one line on stderr that says what to do.
+// value, a flag it would ignore), 128 + N when signal N stopped a run
+// before its work was done (docs/exit-status.md). Errors are one line on
+// stderr that says what to do.
 package main
 
 import (

@@ -17,7 +17,7 @@ func newPipelineCmd() *cobra.Command {
 		Use:   "pipeline",
 		Short: "Install or read the P4 program a running switch runs",
 		Args:  noArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE:  needCommand,
 	}
 	cmd.AddCommand(newPipelineSetCmd(), newPipelineGetCmd())
 	return cmd

@@ -37,7 +37,7 @@ func setCmd(name, short string, set *cobra.Command) *cobra.Command {
 		Use:   name,
 		Short: short,
 		Args:  noArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE:  needCommand,
 	}
 	cmd.AddCommand(set)
 	return cmd
@@ -181,6 +181,19 @@ The port's CN settings ('p4ctl rcm set') are kept.`,
 					return usageErrorf("--off turns PFC off on the port: %s would set nothing; give one or the other", strings.Join(with, ", "))
 				}
 			}
+			if !off && xoff != "auto" {
+				// The switch's description is --xoff auto's: with the
+				// thresholds given it would set nothing.
+				var with []string
+				for _, name := range autoOnly {
+					if cmd.Flags().Changed(name) {
+						with = append(with, "--"+name)
+					}
+				}
+				if len(with) > 0 {
+					return usageErrorf("%s describe the switch that --xoff auto computes the thresholds for; with --xoff %s given they would set nothing: leave them out (--rate sets the length of a pause quantum)", strings.Join(with, ", "), xoff)
+				}
+			}
 			switch {
 			case off:
 			case xoff == "auto":
@@ -238,6 +251,10 @@ The port's CN settings ('p4ctl rcm set') are kept.`,
 	return setCmd("pfc", "Set PFC on a running switch's ports", cmd)
 }
 
+// autoOnly are the flags of 'pfc set' that describe the switch for
+// --xoff auto, and nothing else.
+var autoOnly = []string{"preset", "ports", "priorities", "buffer", "mtu", "headroom", "cable", "ns-per-meter", "interface-bits", "response-quanta"}
+
 func newRCMCmd() *cobra.Command {
 	var sf *switchFlags
 	var rate, mtu float64
@@ -284,6 +301,15 @@ link would idle (the simulator's work_conserving: false).`,
 			for _, d := range defaults {
 				if !fs.Changed(d.flag) {
 					d.set()
+				}
+			}
+			if !cn {
+				// CN timings without CNs would set nothing; --cn=false
+				// turns them off, and alone says so.
+				for _, name := range []string{"cn-interval", "cn-hold", "cn-ingress"} {
+					if fs.Changed(name) {
+						return usageErrorf("--%s sets how CNs go to the neighbour on PORT, and CNs are off without --cn: give --cn too (the neighbour is a switch), or leave it out", name)
+					}
 				}
 			}
 			if rateLimit {

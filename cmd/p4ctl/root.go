@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,11 +22,11 @@ func newRootCmd(out, errOut io.Writer) *cobra.Command {
 		Long: `p4ctl drives p4rcm: P4 switches with RED/ECN, PFC and Regional Congestion
 Mitigation, DCQCN host agents, and the simulator that compares them.
 
-Exit status: 0 success, 1 failure at run time, 2 wrong usage.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmd.Help()
-		},
+Exit status: 0 success, 1 failure at run time, 2 wrong usage, 128 + N
+when signal N stopped a run before its work was done (130 for Ctrl-C);
+docs/exit-status.md.`,
+		Args:          noArgs,
+		RunE:          needCommand,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -56,6 +58,12 @@ func run(args []string, out, errOut io.Writer) int {
 	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
+	}
+	var ie *interruptedError
+	if errors.As(err, &ie) && ie.Signal == syscall.SIGPIPE {
+		// The reader of the output is gone: a word to it would be
+		// another SIGPIPE.
+		return exitCode(err)
 	}
 	fmt.Fprintf(errOut, "%s: %s\n", cmd.CommandPath(), statusText(err))
 	return exitCode(err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/p4rcm/p4rcm/sim/scenario"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -27,9 +29,7 @@ func newSimCmd() *cobra.Command {
 		Use:   "sim",
 		Short: "Run the packet-level simulator (PFC, RED/ECN, DCQCN, HPCC, TIMELY, DCTCP, RCM, LDCP at datacenter scale)",
 		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmd.Help()
-		},
+		RunE:  needCommand,
 	}
 	cmd.AddCommand(newSimRunCmd(), newSimPresetsCmd(), newSimBenchCmd(), newSimCompareCmd())
 	return cmd
@@ -77,20 +77,23 @@ func (o *simOptions) addThreadsFlag(cmd *cobra.Command) {
 			strconv.Itoa(sim.MinParallelHosts)+" hosts or more, else 1)")
 }
 
-// threadsFor is how many threads a run of cfg gets: --threads, else
+// setThreads gives a run of cfg its threads: --threads, else
 // sim.DefaultThreads on the machine's idle cores, looked at once per
-// command (a command's later runs would see its own earlier ones).
-func (o *simOptions) threadsFor(cfg sim.Config) int {
+// command (a command's later runs would see its own earlier ones), with
+// the run free to take its parts on one thread where that is faster
+// (sim.Config.Adapt).
+func (o *simOptions) setThreads(cfg *sim.Config) {
 	if o.threads > 0 {
-		return o.threads
+		cfg.Threads, cfg.Adapt = o.threads, false
+		return
 	}
 	if o.defaultThreads == 0 {
 		o.defaultThreads = 1
-		if sim.DefaultThreads(cfg, runtime.NumCPU()) > 1 {
-			o.defaultThreads = sim.DefaultThreads(cfg, idleCores())
+		if sim.DefaultThreads(*cfg, runtime.NumCPU()) > 1 {
+			o.defaultThreads = sim.DefaultThreads(*cfg, idleCores())
 		}
 	}
-	return o.defaultThreads
+	cfg.Threads, cfg.Adapt = o.defaultThreads, o.defaultThreads > 1
 }
 
 // threadsNote says, on w, why n runs on fewer threads than asked for.
@@ -167,17 +170,18 @@ func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario
 	flag("scheme", "scheme", o.scheme)
 	flag("dcqcn", "dcqcn.preset", o.dcqcn)
 	flag("ldcp", "ldcp.preset", o.ldcp)
-	first := func(key string) string {
-		if s.Workload == nil && len(s.Workloads) > 0 {
-			return "workloads.0." + key
+	for _, name := range []string{"load", "workload"} {
+		if f.Changed(name) {
+			if err := takesLoad(s, name); err != nil {
+				return nil, err
+			}
 		}
-		return "workload." + key
 	}
-	flag("load", first("load"), strconv.FormatFloat(o.loadFrac, 'g', -1, 64))
+	flag("load", "workload.load", strconv.FormatFloat(o.loadFrac, 'g', -1, 64))
 	if f.Changed("workload") && strings.TrimSpace(o.cdf) == "" {
 		return nil, usageErrorf("--workload: want a flow-size distribution (websearch, datamining, fbhadoop, alistorage, googlerpc) or a CDF file")
 	}
-	flag("workload", first("cdf"), o.cdf)
+	flag("workload", "workload.cdf", o.cdf)
 	if f.Changed("k") && f.Changed("hosts") {
 		return nil, usageErrorf("give --k or --hosts, not both")
 	}
@@ -202,7 +206,64 @@ func (o *simOptions) load(cmd *cobra.Command, args []string) (*scenario.Scenario
 			return nil, usageErrorf("%v", err)
 		}
 	}
+	if err := checkSchemeFlags(f, s); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// takesLoad refuses --load and --workload (the flow-size distribution)
+// where the scenario has no single workload they set: its flows given
+// another way (an incast, a list, a file), or its workloads a list (set
+// the first's in the file).
+func takesLoad(s *scenario.Scenario, flag string) error {
+	what := map[string]string{"load": "load", "workload": "flow sizes (cdf)"}[flag]
+	first := s.Workload
+	if first == nil && len(s.Workloads) > 0 {
+		first = &s.Workloads[0]
+	}
+	switch {
+	case first == nil:
+		return usageErrorf("--%s sets the scenario's workload, and scenario %s has none: leave it out", flag, s.Name)
+	case first.Kind != "poisson" && first.Kind != "hotspot":
+		return usageErrorf("--%s sets a poisson or hotspot workload's %s, and scenario %s's first workload is of kind %s, which takes none: leave it out",
+			flag, what, s.Name, first.Kind)
+	case s.Workload == nil:
+		return usageErrorf("--%s sets a scenario's single workload, and scenario %s lists %d workloads: give the first's %s in the file instead",
+			flag, s.Name, len(s.Workloads), what)
+	}
+	return nil
+}
+
+// schemeHosts is the congestion control each scheme runs at the hosts
+// where a flag sets its parameters (sim/scenario's Build: the other
+// schemes run none of these).
+var schemeHosts = map[string]string{"dcqcn": "dcqcn", "lossy": "dcqcn", "rcm": "dcqcn", "rcm-rcc": "dcqcn",
+	"ldcp": "ldcp", "ldcp-rate": "ldcp"}
+
+// checkSchemeFlags refuses --dcqcn and --ldcp where no scheme the command
+// runs (--scheme, or --schemes for a comparison) uses them: taken, they
+// would change nothing, without a word.
+func checkSchemeFlags(f *pflag.FlagSet, s *scenario.Scenario) error {
+	schemes := []string{schemeOf(s)}
+	if l := f.Lookup("schemes"); l != nil {
+		schemes = strings.Split(l.Value.String(), ",")
+	}
+	for _, cc := range []string{"dcqcn", "ldcp"} {
+		if !f.Changed(cc) || slices.ContainsFunc(schemes, func(sc string) bool { return schemeHosts[sc] == cc }) {
+			continue
+		}
+		var users []string
+		for _, sc := range scenario.Schemes {
+			if schemeHosts[sc] == cc {
+				users = append(users, sc)
+			}
+		}
+		return usageErrorf("--%s sets %s's parameters, and no host runs %s under %s %s: leave it out, or give a scheme that runs it (%s)",
+			cc, strings.ToUpper(cc), strings.ToUpper(cc), map[bool]string{true: "--schemes", false: "--scheme"}[len(schemes) > 1 || f.Lookup("schemes") != nil],
+			strings.Join(schemes, ","), strings.Join(users, ", "))
+	}
+	return nil
 }
 
 // fatTreeK is the arity of the fat tree with n hosts (k^3/4, k even).
@@ -428,7 +489,7 @@ fault and exits 1.`,
 			}
 			p := newProgress(cmd.ErrOrStderr(), o.quiet)
 			start := time.Now()
-			cfg.Threads = o.threadsFor(cfg)
+			o.setThreads(&cfg)
 			if trace != nil && cfg.Threads > 1 {
 				// The trace is written in the order RCM decides, which only
 				// one thread gives.

@@ -447,7 +447,7 @@ func TestSimBenchReferenceAndThreads(t *testing.T) {
 	if code, _, stderr := p4ctl("sim", "bench", scen, "-q", "--reference-seconds", "100"); code != exitUsage || !strings.Contains(stderr, "--reference-seconds") {
 		t.Errorf("--reference-seconds on another scenario: exit %d, stderr %q", code, stderr)
 	}
-	code, out, stderr = p4ctl("sim", "bench", scen, "-q", "--threads-compare", "1,2", "--runs", "1", "--json")
+	code, out, stderr = p4ctl("sim", "bench", scen, "-q", "--threads-compare", "1,2,auto", "--runs", "1", "--json")
 	if code != 0 {
 		t.Fatalf("--threads-compare: exit %d: %s", code, stderr)
 	}
@@ -455,9 +455,13 @@ func TestSimBenchReferenceAndThreads(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &costs); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(costs) != 2 || costs[0].Bench.Threads != 1 || costs[1].Bench.Threads != 2 || costs[1].Bench.Parallel == nil ||
-		costs[1].Bench.Parallel.Windows == 0 || costs[0].Bench.Events != costs[1].Bench.Events {
+	if len(costs) != 3 || costs[0].Bench.Threads != 1 || costs[1].Bench.Threads != 2 || costs[1].Bench.Parallel == nil ||
+		costs[1].Bench.Parallel.Windows == 0 || costs[0].Bench.Events != costs[1].Bench.Events ||
+		costs[2].Threads != 0 || costs[2].Bench.Events != costs[0].Bench.Events {
 		t.Errorf("costs %+v", costs)
+	}
+	if code, _, stderr := p4ctl("sim", "bench", scen, "-q", "--threads-compare", "1,many"); code != exitUsage || !strings.Contains(stderr, "--threads-compare") {
+		t.Errorf("--threads-compare 1,many: exit %d, stderr %q", code, stderr)
 	}
 }
 
@@ -649,5 +653,28 @@ func TestSimCompare(t *testing.T) {
 	bad := writeFile(t, dir, "bad.txt", "0b000001 0b000101 10000 100 1000 2000000000 2000\n")
 	if code, _, stderr := p4ctl("sim", "compare", run, bad); code != exitUsage || !strings.Contains(stderr, "bad.txt:1: 7 fields") {
 		t.Errorf("malformed: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestReadTimeV reads a wall time as /usr/bin/time -v writes it, and
+// names the file and line of one it cannot read.
+func TestReadTimeV(t *testing.T) {
+	dir := t.TempDir()
+	for text, want := range map[string]float64{
+		"\tCommand being timed: \"third\"\n\tElapsed (wall clock) time (h:mm:ss or m:ss): 20:21.79\n": 1221.79,
+		"\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:02:03\n":                                    3723,
+	} {
+		p := writeFile(t, dir, "ok.time", text)
+		if got, err := readTimeV(p); err != nil || math.Abs(got-want) > 1e-9 {
+			t.Errorf("%q: %v, %v; want %v", text, got, err, want)
+		}
+	}
+	bad := writeFile(t, dir, "bad.time", "x\n\tElapsed (wall clock) time (h:mm:ss or m:ss): soon\n")
+	if _, err := readTimeV(bad); err == nil || !strings.Contains(err.Error(), "bad.time:2:") {
+		t.Errorf("a bad time: %v", err)
+	}
+	none := writeFile(t, dir, "none.time", "nothing\n")
+	if _, err := readTimeV(none); err == nil {
+		t.Error("no time line: no error")
 	}
 }

@@ -83,7 +83,7 @@ func newCounterCmd() *cobra.Command {
 	read.Flags().Int64Var(&index, "index", 0, "read this cell only")
 	read.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd := &cobra.Command{Use: "counter", Short: "Read counters on a running switch", Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() }}
+		RunE: needCommand}
 	cmd.AddCommand(read)
 	return cmd
 }
@@ -286,6 +286,9 @@ and --role "" puts it among the default role's controllers.`,
   p4ctl watch --count 10`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if count < 0 {
+				return usageErrorf("--count %d: want how many events to print before stopping, 1 or more, or 0 for until Ctrl-C", count)
+			}
 			ctx, stop := interrupted(cmd.Context())
 			defer stop()
 			r, err := sf.read(ctx)
@@ -358,14 +361,21 @@ and --role "" puts it among the default role's controllers.`,
 					fmt.Fprintln(out, describePacketIn(p))
 					seen++
 				case <-tick.C:
+					// Each tick asks the switch something, within
+					// --timeout: a switch that stops answering (stopped,
+					// hung) keeps its connection open, and the stream
+					// alone would wait on it for ever.
+					if len(cnCounters) == 0 {
+						if err := sf.answers(ctx, r.Ping); err != nil {
+							return err
+						}
+					}
 					for _, c := range cnCounters {
-						cells, err := r.Counters(ctx, c)
-						if ctx.Err() != nil {
-							return nil
-						}
-						if status.Code(err) == codes.Unavailable {
-							return sf.gone(err)
-						}
+						var cells []controlplane.CounterCell
+						err := sf.answers(ctx, func(ctx context.Context) (err error) {
+							cells, err = r.Counters(ctx, c)
+							return err
+						})
 						if err != nil {
 							return err
 						}
@@ -457,6 +467,26 @@ func watchStream(ctx context.Context, cmd *cobra.Command, sf *switchFlags, role 
 	}
 	fmt.Fprintf(errOut, "watch: device %d at %s, %s, election ID %v: %s, until Ctrl-C\n", sf.deviceID, sf.addr, name, s.Election(), what)
 	return s, nil
+}
+
+// answers runs a request to the switch within --timeout and words its
+// failure for watch: nil also when ctx ended (Ctrl-C), the switch gone
+// away or stopped answering.
+func (f *switchFlags) answers(ctx context.Context, ask func(context.Context) error) error {
+	actx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	err := ask(actx)
+	switch {
+	case ctx.Err() != nil:
+		return nil
+	case err == nil:
+		return nil
+	case actx.Err() != nil || status.Code(err) == codes.DeadlineExceeded:
+		return f.stoppedAnswering()
+	case status.Code(err) == codes.Unavailable:
+		return f.gone(err)
+	}
+	return err
 }
 
 // enableDigests adopts the switch's pipeline on s, a primary, and has the

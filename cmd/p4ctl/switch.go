@@ -5,14 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/internal/stopsig"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
@@ -110,7 +108,7 @@ func (f *switchFlags) electionID() (controlplane.ElectionID, error) {
 		return controlplane.ElectionID{}, usageErrorf("--election-id %q: want HIGH,LOW or LOW, whole numbers", f.election)
 	}
 	if h == 0 && l == 0 {
-		return controlplane.ElectionID{}, usageErrorf("--election-id 0: P4Runtime reserves 0; give 1 or more")
+		return controlplane.ElectionID{}, usageErrorf("--election-id 0: 0 is no controller's election ID, and switches refuse it; give 1 or more")
 	}
 	return controlplane.ElectionID{High: h, Low: l}, nil
 }
@@ -158,13 +156,24 @@ func (f *switchFlags) gone(why error) error {
 	if why == nil {
 		return fmt.Errorf("the switch at %s went away", f.addr)
 	}
-	// The status itself, not gRPC's wording of the errors wrapped round it.
+	// The status itself, not gRPC's wording of the errors wrapped round
+	// it, nor its transport's ("error reading from server: EOF").
 	var st interface{ GRPCStatus() *status.Status }
 	msg := why.Error()
 	if errors.As(why, &st) {
 		msg = st.GRPCStatus().Message()
+		if st.GRPCStatus().Code() == codes.Unavailable {
+			msg = "its connection closed"
+		}
 	}
 	return fmt.Errorf("the switch at %s went away (%s)", f.addr, msg)
+}
+
+// stoppedAnswering is the error for a switch that keeps its connection
+// but answers nothing within --timeout: a switch process stopped
+// (SIGSTOP), or hung.
+func (f *switchFlags) stoppedAnswering() error {
+	return fmt.Errorf("the switch at %s stopped answering: nothing came back within %v (--timeout); is it stopped or hung?", f.addr, f.timeout)
 }
 
 // dialReader opens a reader: no stream, no arbitration.
@@ -306,13 +315,13 @@ func statusText(err error) string {
 }
 
 // interrupted is a context that ends on Ctrl-C (SIGINT), SIGTERM (kill,
-// timeout, CI) or SIGHUP (a closed terminal or SSH session), for the
-// commands that run until stopped or make what must be removed: each
-// then cleans up and returns, where the signal's default action would
-// kill the process and leave its namespaces, links and switch processes
-// behind.
+// timeout, CI), SIGHUP (a closed terminal or SSH session) or SIGPIPE
+// (the reader of its output gone, as `| head` goes), for the commands
+// that run until stopped or make what must be removed: each then cleans
+// up and returns, where the signal's default action would kill the
+// process and leave its namespaces, links and switch processes behind.
 func interrupted(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	return stopsig.Context(ctx)
 }
 
 // changedAny reports whether any of the named flags was given.

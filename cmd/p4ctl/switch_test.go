@@ -459,6 +459,40 @@ func TestWatchSwitchStops(t *testing.T) {
 	t.Logf("%s", got)
 }
 
+// A switch that stops answering but keeps its connection open (its
+// process stopped) ends watch within --timeout: exit 1, one line saying
+// the switch stopped answering, in p4ctl's words, not gRPC's. A
+// negative --count is wrong usage.
+func TestWatchFrozenSwitch(t *testing.T) {
+	addr, sw := startTarget(t)
+	ok(t, addr, "pipeline", "set")
+	watch, errOut := startCtl(t, addr, watchReady(sw), "watch", "--interval", "100ms", "--timeout", "2s")
+	if err := sw.Process().Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Process().Signal(syscall.SIGCONT)
+	frozen := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- watch.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("watch: %v, want exit 1", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("watch still runs 20 s after the switch froze: %s", errOut)
+	}
+	t.Logf("watch ended %v after the switch froze: %s", time.Since(frozen).Round(time.Millisecond), errOut)
+	got := errOut.String()
+	want := "p4ctl watch: the switch at " + addr + " stopped answering: nothing came back within 2s"
+	if !strings.Contains(got, want) || strings.Contains(got, "rpc error") || strings.Count(strings.TrimSpace(got[strings.Index(got, "p4ctl watch:"):]), "\n") > 0 {
+		t.Errorf("watch said %q, want one line %q", got, want)
+	}
+	sw.Process().Signal(syscall.SIGCONT)
+	fails(t, addr, 2, []string{"--count -1: want how many events"}, "watch", "--count", "-1")
+}
+
 // The switch cannot be reached, or is another device: exit 1, saying so;
 // a malformed address or timeout: exit 2. Each is told at once, for what
 // it is, not after the timeout as "no answer".

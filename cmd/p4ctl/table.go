@@ -30,7 +30,7 @@ Values are decimal, 0x hex, dotted IPv4, colon MAC or IPv6. Tables, fields
 and actions may be named in full ("RcmIngress.ipv4_lpm") or by a unique
 suffix ("ipv4_lpm", "dst_addr").`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE: needCommand,
 	}
 	cmd.AddCommand(newTableListCmd(), newTableDumpCmd(), newTableWriteCmd("add"), newTableWriteCmd("modify"), newTableWriteCmd("delete"))
 	return cmd

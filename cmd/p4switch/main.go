@@ -9,8 +9,8 @@
 //
 //	p4switch --group fabric.json
 //
-// Exit status: 0 after SIGINT, SIGTERM or SIGHUP, 1 when the switch fails while
-// running, 2 when it was started wrongly (bad flag, a JSON it cannot run,
+// Exit status: 0 after SIGINT, SIGTERM, SIGHUP or SIGPIPE (a switch
+// runs until it is stopped), 1 when the switch fails while running, 2 when it was started wrongly (bad flag, a JSON it cannot run,
 // an interface that does not exist, bad entries). Nothing is left
 // changed on the interfaces. The command itself is package
 // cmd/internal/p4switch, which p4ctl runs too ('p4ctl p4switch').
@@ -20,10 +20,9 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/p4rcm/p4rcm/cmd/internal/p4switch"
+	"github.com/p4rcm/p4rcm/internal/stopsig"
 )
 
 // Exit statuses, as the tests name them.
@@ -37,7 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := stopsig.Context(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -255,6 +255,10 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"--no-p4", "--", "--grpc-server-ssl", "--grpc-server-cert", filepath.Join(dir, "missing.crt"), "--grpc-server-key", "s.key"}, "missing.crt"},
 		{[]string{"--no-p4", "--", "--grpc-keepalive-time", "100ms"}, "want 1s or more"},
 		{[]string{"--no-p4", "--", "--grpc-max-streams", "0"}, "--grpc-max-streams 0"},
+		{[]string{"--no-p4", "--", "--grpc-max-streams-per-identity", "0"}, "--grpc-max-streams-per-identity 0: want 1 or more"},
+		{[]string{"--no-p4", "--", "--grpc-handshake-timeout", "0s"}, "--grpc-handshake-timeout 0s: want more than 0"},
+		{[]string{"--no-p4", "--", "--grpc-max-request-bytes", "1000"}, "--grpc-max-request-bytes 1000: want at least --grpc-max-recv-message-size"},
+		{[]string{"--no-p4", "--", "--grpc-keepalive-busy-timeout", "1s"}, "--grpc-keepalive-busy-timeout 1s: want at least --grpc-keepalive-timeout (2s)"},
 		{[]string{"--no-p4", "--exit-with-fd", "999"}, "--exit-with-fd 999: bad file descriptor"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -362,4 +366,62 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// The control socket answers every line it is sent, and refuses what it
+// cannot take with the reason: port_stats with an argument (told its
+// usage, not that it is unknown), a line past 64 KiB (an error, the rest
+// of the line skipped, the connection still served), and values past
+// the largest a setting takes (1e308 bits per second). The same values
+// on the command line are a wrong start.
+func TestControlSocketRefusals(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "p4switch.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"--no-p4", "--control", sock, "--", "--grpc-server-addr", "127.0.0.1:0"}, &stdout, &stderr)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var conn net.Conn
+	for deadline := time.Now().Add(20 * time.Second); conn == nil && time.Now().Before(deadline); {
+		conn, _ = net.Dial("unix", sock)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if conn == nil {
+		t.Fatalf("no control socket: %s", stderr.String())
+	}
+	defer conn.Close()
+	replies := bufio.NewScanner(conn)
+	for _, c := range []struct{ cmd, want string }{
+		{"port_stats 1", "error: usage: port_stats (no arguments"},
+		{strings.Repeat("x", 70001), "error: a line of more than 65536 bytes"},
+		{"set_port_rate 1e308", "error: port rate 1e+308: want 0 to 1e+13"},
+		{"set_port_rate 1e308 1", "error: port rate 1e+308"},
+		{"set_port_rate NaN", "error: port rate NaN"},
+		{"set_queue_rate 1e308", "error: queue rate 1e+308"},
+		{"set_recirculation_rate 1e308", "error: recirculation rate 1e+308"},
+		{"set_port_delay 1000000h", "error: port delay 3.6e+09"},
+		{"set_queue_depth 99999999999", "error: queue depth 9.9999999999e+10"},
+		{"set_port_rate 1e9", "ok"},
+		{"port_stats", "ok"},
+	} {
+		fmt.Fprintln(conn, c.cmd)
+		if !replies.Scan() || !strings.HasPrefix(replies.Text(), c.want) {
+			t.Errorf("%.40s: %q, want %q", c.cmd, replies.Text(), c.want)
+		}
+	}
+	for _, args := range [][]string{{"--port-rate", "1e308"}, {"--queue-rate", "2:1e308"}, {"--recirculation-rate", "1e308"},
+		{"--port-delay", "1000000h"}, {"--queue-depth", "99999999999"}} {
+		var out, errOut bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		code := run(ctx, append([]string{"--no-p4"}, args...), &out, &errOut)
+		cancel()
+		if code != exitUsage || !strings.Contains(errOut.String(), args[0]) {
+			t.Errorf("%v: exit %d, %q; want exit 2 naming %s", args, code, errOut.String(), args[0])
+		}
+	}
 }

@@ -69,6 +69,7 @@ type simBench struct {
 	SecondsPerSimMs float64 `json:"wall_seconds_per_simulated_ms"`
 	SpeedupVsRef    float64 `json:"speedup_vs_reference"`
 	ReferenceWall   float64 `json:"reference_wall_seconds"`
+	Threads         int     `json:"threads"` // the parts the run took
 }
 
 // simCompare is one line of `p4ctl sim bench --compare ... --json` or

@@ -73,6 +73,20 @@ func ns3Rows() []row {
 	return rows
 }
 
+// threadsCommand times the benchmark at 1 and 2 threads and auto, the
+// default's choice.
+const threadsCommand = "p4ctl sim bench -q --json --threads-compare 1,2,auto --runs 3"
+
+// threadsLines runs threadsCommand's like, whose three lines are 1, 2 and
+// auto.
+func threadsLines(e *env, command string) ([]simCompare, error) {
+	var lines []simCompare
+	if err := e.json(command, &lines); err != nil || len(lines) != 3 {
+		return nil, fmt.Errorf("want 1, 2 and auto threads: %v", err)
+	}
+	return lines, nil
+}
+
 // areas are BENCHMARKS.md's tables, in its order.
 var areas = []area{
 	{
@@ -84,7 +98,7 @@ var areas = []area{
 			"The speed is wall seconds per simulated millisecond up to the last completion, ns-3 and p4rcm run one after the other " +
 			"on the same machine. `make bench NS3=DIR` runs ns-3 from DIR, a build of alibaba-edu/High-Precision-Congestion-Control " +
 			"(its optimised profile) whose `simulation/mix/config_fat320_ws30_*.txt` run the benchmark's topology and flow files " +
-			"(`../shared/peers/ns3-rdma/build.sh` makes them); without it the rows say so.",
+			"(`ns3/build.sh` builds it so); without it the rows say so.",
 		Rows: ns3Rows(),
 	},
 	{
@@ -109,18 +123,56 @@ var areas = []area{
 				}, nil
 			},
 		}, {
-			What:    "Two threads against one",
-			Command: "p4ctl sim bench -q --json --threads-compare 1,2 --runs 3",
-			Target:  "at least 1.7x on 2 cores",
+			What:    "HPCC's, TIMELY's and DCTCP's cost over DCQCN",
+			Command: "p4ctl sim bench -q --json --compare dcqcn,hpcc,timely,dctcp --runs 3",
+			Target:  "at most 1.50x each",
 			Measure: func(e *env, r row) (result, error) {
 				var lines []simCompare
-				if err := e.json(r.Command, &lines); err != nil || len(lines) != 2 {
-					return result{}, fmt.Errorf("want two numbers of threads: %v", err)
+				if err := e.json(r.Command, &lines); err != nil || len(lines) != 4 {
+					return result{}, fmt.Errorf("want four schemes: %v", err)
+				}
+				var figs []string
+				worst := 0.0
+				for _, l := range lines[1:] {
+					figs = append(figs, fmt.Sprintf("%s %.2f s: **%.2fx**", l.Scheme, l.Bench.WallSeconds, l.Cost))
+					worst = max(worst, l.Cost)
+				}
+				return result{
+					Baseline: fmt.Sprintf("dcqcn %.2f s", lines[0].Bench.WallSeconds),
+					Figure:   strings.Join(figs, ", "),
+					Verdict:  verdict(worst <= 1.50),
+				}, nil
+			},
+		}, {
+			What:    "Two threads against one",
+			Command: threadsCommand,
+			Target:  "at least 1.7x on 2 cores",
+			Measure: func(e *env, r row) (result, error) {
+				lines, err := threadsLines(e, r.Command)
+				if err != nil {
+					return result{}, err
 				}
 				return result{
 					Baseline: fmt.Sprintf("1 thread %.2f s", lines[0].Bench.WallSeconds),
 					Figure:   fmt.Sprintf("2 threads %.2f s: **%.2fx**", lines[1].Bench.WallSeconds, lines[1].Speedup),
 					Verdict:  verdict(lines[1].Speedup >= 1.7),
+				}, nil
+			},
+		}, {
+			What:    "The default threads (auto: a thread per idle core, one while that is faster)",
+			Command: threadsCommand,
+			Target:  "at least 0.95x the faster of 1 and 2 threads",
+			Measure: func(e *env, r row) (result, error) {
+				lines, err := threadsLines(e, r.Command)
+				if err != nil {
+					return result{}, err
+				}
+				best := min(lines[0].Bench.WallSeconds, lines[1].Bench.WallSeconds)
+				share := best / lines[2].Bench.WallSeconds
+				return result{
+					Baseline: fmt.Sprintf("the faster of 1 and 2 threads %.2f s", best),
+					Figure:   fmt.Sprintf("auto %.2f s (%d part(s)): **%.2fx**", lines[2].Bench.WallSeconds, lines[2].Bench.Threads, share),
+					Verdict:  verdict(share >= 0.95),
 				}, nil
 			},
 		}, {

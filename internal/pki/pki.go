@@ -55,6 +55,8 @@ type Names struct {
 	Hosts []string
 	// URIs become URI SANs (SPIFFE IDs, for instance).
 	URIs []string
+	// Emails become e-mail address SANs.
+	Emails []string
 }
 
 func serial() (*big.Int, error) {
@@ -114,6 +116,7 @@ func (ca *CA) Issue(n Names) (*Leaf, error) {
 		}
 		tmpl.URIs = append(tmpl.URIs, p)
 	}
+	tmpl.EmailAddresses = n.Emails
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
 	if err != nil {
 		return nil, err

@@ -89,8 +89,9 @@ type Spec struct {
 	// Threads is how many threads each simulated run gets (sim.Config's
 	// Threads); 0 shares the cores among the runs that go at once: each
 	// gets runtime.NumCPU() / min(Jobs, runs), if its network is large
-	// enough to gain from more than one (sim.DefaultThreads). The results
-	// do not depend on it.
+	// enough to gain from more than one (sim.DefaultThreads), free to take
+	// them on one where that is faster (sim.Config.Adapt). The results do
+	// not depend on it.
 	Threads int
 	// Shard, if Count is set, runs only the shard's share of the runs
 	// (see Shard); the Study then holds those runs and no comparison, to
@@ -101,8 +102,11 @@ type Spec struct {
 	Version string
 	// Runner runs one configuration (sim.Run if nil): p4ctl emulate
 	// compare gives the emulation's, so that emulated runs are compared
-	// and reported as simulated ones are.
-	Runner func(ctx context.Context, cfg sim.Config) (*sim.Results, error)
+	// and reported as simulated ones are; Emulated says so, for the
+	// report (on real packets the machine, not the seed, is the noise,
+	// and repetitions, not seeds, give intervals).
+	Runner   func(ctx context.Context, cfg sim.Config) (*sim.Results, error)
+	Emulated bool
 	// Progress, if set, is called after each run ends and, while runs are
 	// under way, every ProgressInterval. Calls come one at a time, from
 	// the goroutine that called Run.
@@ -253,7 +257,9 @@ type About struct {
 	Variants    []Variant `json:"variants,omitempty"`
 	Seeds       []uint64  `json:"seeds"`
 	Repeat      int       `json:"repeat,omitempty"`
-	Baseline    string    `json:"baseline"`
+	// Emulated says the runs were on real packets (Spec.Emulated).
+	Emulated bool   `json:"emulated,omitempty"`
+	Baseline string `json:"baseline"`
 	// Level is the confidence level of the intervals and tests.
 	Level float64 `json:"confidence"`
 	// ID identifies the study: a hash of the scenario (with every
@@ -406,6 +412,7 @@ type runPlan struct {
 	jobs     int
 	threads  int
 	shard    Shard
+	emulated bool
 	src      *scenario.Scenario // the caller's; each run works on a Clone
 }
 
@@ -428,7 +435,8 @@ func plan(spec Spec) (*runPlan, error) {
 	}
 	p := &runPlan{vary: slices.Clone(spec.Vary), schemes: slices.Clone(spec.Schemes), seeds: slices.Clone(spec.Seeds),
 		repeat: max(1, spec.Repeat), baseline: spec.Baseline, level: spec.Level, jobs: spec.Jobs, threads: spec.Threads, shard: spec.Shard,
-		src: spec.Scenario, variants: map[string]Variant{}}
+		emulated: spec.Emulated,
+		src:      spec.Scenario, variants: map[string]Variant{}}
 	for _, v := range spec.Variants {
 		if _, ok := p.variants[v.Name]; ok {
 			return nil, fmt.Errorf("experiment: variant %q given twice", v.Name)
@@ -624,7 +632,7 @@ func (p *runPlan) newStudy(version string) (*Study, error) {
 	}
 	st, err := studyOf(About{ID: id, Version: version, Scenario: p.src.Name, Description: p.src.Description,
 		Vary: p.vary, Schemes: p.schemes, Variants: p.variantList(), Seeds: p.seeds, Repeat: repeat, Baseline: p.baseline,
-		Level: p.level})
+		Level: p.level, Emulated: p.emulated})
 	if err != nil {
 		return nil, err
 	}
@@ -910,6 +918,7 @@ func runOne(ctx context.Context, p *runPlan, point, cores int, runner func(conte
 	cfg.Threads = p.threads
 	if cfg.Threads == 0 {
 		cfg.Threads = sim.DefaultThreads(cfg, cores)
+		cfg.Adapt = cfg.Threads > 1
 	}
 	if runner == nil {
 		runner = func(_ context.Context, cfg sim.Config) (*sim.Results, error) { return sim.Run(cfg) }

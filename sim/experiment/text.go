@@ -204,7 +204,13 @@ func writeTables(buf *bytes.Buffer, r *Result) error {
 		p("flows counts the completed flows, whose FCTs these are; the incomplete ones (greedy, or cut off by stop) have none: each run's flows.csv gives the bytes they delivered and, when rates are sampled, rates.csv and the throughput plot their rate over time\n")
 	}
 	if runsPerScheme(r) < 2 {
-		p("one run per scheme: no interval or significance can be given (they need at least 2 seeds; give --seeds 5 or more for intervals narrow enough to decide)\n")
+		if r.Emulated {
+			// On real packets two runs of one seed differ as much as
+			// two schemes may: repetitions are the samples.
+			p("one run per scheme: no interval or significance can be given (they need at least 2 runs; on real packets the machine, not the seed, is the noise: give --repeat 5 or more for intervals narrow enough to decide)\n")
+		} else {
+			p("one run per scheme: no interval or significance can be given (they need at least 2 seeds; give --seeds 5 or more for intervals narrow enough to decide)\n")
+		}
 	}
 
 	if len(r.FlowClasses) > 0 {
@@ -354,21 +360,33 @@ func changeText(row Row, baseline string, m *MetricStats) string {
 	if verdict == string(stats.Same) {
 		verdict = "n.s."
 	}
-	return fmt.Sprintf("%s [%s, %s] %s", s, signed(*c.PctLo), signed(*c.PctHi), verdict)
+	return fmt.Sprintf("%s %s %s", s, interval(*c.PctLo, *c.PctHi), verdict)
 }
 
-// signed is a percentage bound, "+1.2" or "-3.4". One that would round to
-// zero shows three decimals ("+0.012"), so that a bound just past zero
-// does not read as zero beside a verdict it decides; below a thousandth
-// of a percent, floating-point noise of equal runs, it is "0.0".
-func signed(x float64) string {
-	switch r := math.Round(x*10) / 10; {
-	case r != 0:
-		return fmt.Sprintf("%+.1f", r)
-	case math.Abs(x) >= 0.001:
-		return fmt.Sprintf("%+.3f", x)
+// interval is a change's interval in percent, "[-14.0, -10.6]", both
+// bounds with one decimal, or three where a bound would round to zero
+// with one ("[-12.900, +0.013]"), so that a bound just past zero does
+// not read as zero beside a verdict it decides, and the two read alike.
+// A bound below a thousandth of a percent, floating-point noise of equal
+// runs, is "0.0" (or "0.000").
+func interval(lo, hi float64) string {
+	decimals := 1
+	for _, x := range []float64{lo, hi} {
+		if math.Round(x*10) == 0 && math.Abs(x) >= 0.001 {
+			decimals = 3
+		}
 	}
-	return "0.0"
+	return "[" + signed(lo, decimals) + ", " + signed(hi, decimals) + "]"
+}
+
+// signed is a percentage bound with its sign and that many decimals,
+// unsigned when it rounds to zero.
+func signed(x float64, decimals int) string {
+	scale := math.Pow(10, float64(decimals))
+	if math.Round(x*scale) == 0 {
+		return fmt.Sprintf("%.*f", decimals, 0.0)
+	}
+	return fmt.Sprintf("%+.*f", decimals, x)
 }
 
 // classText shows a flow class label, "(none)" for flows without one.

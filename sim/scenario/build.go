@@ -13,6 +13,7 @@ import (
 	"github.com/p4rcm/p4rcm/dcqcn"
 	"github.com/p4rcm/p4rcm/dctcp"
 	"github.com/p4rcm/p4rcm/hpcc"
+	"github.com/p4rcm/p4rcm/internal/preset"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/rcm"
 	"github.com/p4rcm/p4rcm/sim"
@@ -80,6 +81,14 @@ func (s *Scenario) build(withFlows bool) (sim.Config, error) {
 	}
 	if cfg.RTO == 0 {
 		cfg.RTO = DefaultRTO
+	}
+	switch s.Host.Wire {
+	case "", "ethernet":
+		cfg.Wire = sim.WireEthernet
+	case "ns3":
+		cfg.Wire = sim.WireNS3
+	default:
+		return cfg, s.errorf("host.wire", "unknown wire %q (ethernet, ns3)", s.Host.Wire)
 	}
 	t, err := s.buildTopology()
 	if err != nil {
@@ -425,11 +434,7 @@ func (s *Scenario) buildHPCC() (hpcc.Params, error) {
 	overrideBool(&p.MultiRate, o.MultiRate)
 	override(&p.INTMulti, o.INTMulti)
 	if err := p.Validate(); err != nil {
-		var pe *hpcc.ParamError
-		if errors.As(err, &pe) {
-			return p, s.errorf("hpcc."+pe.Field, "%s", pe.Msg)
-		}
-		return p, s.errorf("hpcc", "%v", err)
+		return p, s.paramError("hpcc", err)
 	}
 	return p, nil
 }
@@ -452,11 +457,7 @@ func (s *Scenario) buildTIMELY() (timely.Params, error) {
 	override(&p.RefRate, o.RefRate)
 	overrideBool(&p.ScaleWithRate, o.ScaleWithRate)
 	if err := p.Validate(); err != nil {
-		var pe *timely.ParamError
-		if errors.As(err, &pe) {
-			return p, s.errorf("timely."+pe.Field, "%s", pe.Msg)
-		}
-		return p, s.errorf("timely", "%v", err)
+		return p, s.paramError("timely", err)
 	}
 	return p, nil
 }
@@ -475,13 +476,19 @@ func (s *Scenario) buildDCTCP() (dctcp.Params, error) {
 	override(&p.PMax, o.PMax)
 	override(&p.RefRate, o.RefRate)
 	if err := p.Validate(); err != nil {
-		var pe *dctcp.ParamError
-		if errors.As(err, &pe) {
-			return p, s.errorf("dctcp."+pe.Field, "%s", pe.Msg)
-		}
-		return p, s.errorf("dctcp", "%v", err)
+		return p, s.paramError("dctcp", err)
 	}
 	return p, nil
+}
+
+// paramError places the error of a section's Validate at the value it
+// names.
+func (s *Scenario) paramError(section string, err error) error {
+	var pe *preset.ParamError
+	if errors.As(err, &pe) {
+		return s.errorf(section+"."+pe.Field, "%s", pe.Msg)
+	}
+	return s.errorf(section, "%v", err)
 }
 
 // applyNIC sets the sending window and the ACKs' priority at the NIC: as

@@ -285,6 +285,9 @@ func (im *ns3Import) host() error {
 	if err := im.set("PACKET_PAYLOAD_SIZE", "host.mtu", strconv.Itoa(int(payload))); err != nil {
 		return err
 	}
+	if err := im.s.SetFrom(im.path+": ns-3's frames", "host.wire", "ns3"); err != nil {
+		return err
+	}
 	ack, err := im.num("L2_ACK_INTERVAL")
 	if err != nil {
 		return err

@@ -116,7 +116,7 @@ func diffConfigs(a, b sim.Config) string {
 		name string
 		same bool
 	}{
-		{"cc", a.CC == b.CC}, {"mtu", a.MTU == b.MTU}, {"ack_interval", a.AckInterval == b.AckInterval},
+		{"cc", a.CC == b.CC}, {"mtu", a.MTU == b.MTU}, {"ack_interval", a.AckInterval == b.AckInterval}, {"wire", a.Wire == b.Wire},
 		{"dcqcn", a.CC != "dcqcn" || a.DCQCN == b.DCQCN}, {"hpcc", a.CC != "hpcc" || a.HPCC == b.HPCC},
 		{"timely", a.CC != "timely" || a.TIMELY == b.TIMELY}, {"dctcp", a.CC != "dctcp" || a.DCTCP == b.DCTCP},
 		{"window", a.Window == b.Window}, {"ack_in_data", a.AckInData == b.AckInData}, {"ack_obeys_pfc", a.AckObeysPFC == b.AckObeysPFC},

@@ -268,6 +268,9 @@ type Host struct {
 	// by default false for hpcc and dctcp, as its run.py runs them, true
 	// otherwise.
 	AckHighPrio *bool `yaml:"ack_high_prio" ns3:"ACK_HIGH_PRIO"`
+	// Wire sizes frames: ethernet (RoCEv2 over Ethernet, the default) or
+	// ns3 (as the ns-3 RDMA simulator does, its ideal FCT included).
+	Wire string `yaml:"wire"`
 }
 
 // Window is the ns-3 simulator's sending window (sim.Window).

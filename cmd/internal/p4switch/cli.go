@@ -62,15 +62,23 @@ type options struct {
 
 	// After "--", as simple_switch_grpc, with p4switch's own gRPC
 	// options.
-	grpcAddr       string
-	cpuPort        int
-	priorityQueues int
-	sec            grpcSecurity
-	maxStreams     int
-	maxConns       int
-	maxRecv        int
-	keepalive      time.Duration
-	keepaliveWait  time.Duration
+	grpcAddr             string
+	cpuPort              int
+	priorityQueues       int
+	sec                  grpcSecurity
+	maxStreams           int
+	maxStreamsPerID      int
+	maxConns             int
+	maxConnsPerID        int
+	maxHandshakes        int
+	maxHandshakesPerAddr int
+	handshakeTimeout     time.Duration
+	idleTimeout          time.Duration
+	maxRecv              int
+	maxRequestBytes      int64
+	keepalive            time.Duration
+	keepaliveWait        time.Duration
+	busyWait             time.Duration
 }
 
 // Run is the p4switch command: it parses args (p4switch's command line,
@@ -167,9 +175,12 @@ After "--", simple_switch_grpc's TLS options serve P4Runtime over TLS
 (--grpc-server-ssl --grpc-server-cert F --grpc-server-key F) or mutual
 TLS (--grpc-server-with-client-auth --grpc-server-cacert F), and
 p4switch's own --grpc-server-policy F names the client identities that
-may be primary; --grpc-max-streams, --grpc-max-connections,
---grpc-max-recv-message-size, --grpc-keepalive-time and
---grpc-keepalive-timeout bound what clients may hold (docs/p4runtime.md).
+may be primary; --grpc-max-streams, --grpc-max-connections, their
+-per-identity forms, --grpc-max-handshakes, --grpc-handshake-timeout,
+--grpc-idle-timeout, --grpc-max-recv-message-size,
+--grpc-max-request-bytes, --grpc-keepalive-time, --grpc-keepalive-timeout
+and --grpc-keepalive-busy-timeout bound what clients may hold
+(docs/p4runtime.md).
 
 With --group FILE, one process runs several switches, each as its own
 p4switch would (its P4Runtime server, device id, control socket, ports,
@@ -245,10 +256,18 @@ func (o *options) targetFlags(args []string) error {
 	fs.BoolVar(&o.sec.clientAuth, "grpc-server-with-client-auth", false, "require clients to present a certificate the CA signed (mutual TLS)")
 	fs.StringVar(&o.sec.policy, "grpc-server-policy", "", "p4switch's own: JSON file of the client identities that may be primary")
 	fs.IntVar(&o.maxStreams, "grpc-max-streams", p4rt.DefaultMaxStreams, "p4switch's own: StreamChannel streams at once")
-	fs.IntVar(&o.maxConns, "grpc-max-connections", p4rt.DefaultMaxConnections, "p4switch's own: client connections at once")
+	fs.IntVar(&o.maxStreamsPerID, "grpc-max-streams-per-identity", p4rt.DefaultMaxStreamsPerIdentity, "p4switch's own: streams of one client certificate's identity (mutual TLS)")
+	fs.IntVar(&o.maxConns, "grpc-max-connections", p4rt.DefaultMaxConnections, "p4switch's own: authenticated client connections at once")
+	fs.IntVar(&o.maxConnsPerID, "grpc-max-connections-per-identity", p4rt.DefaultMaxConnectionsPerIdentity, "p4switch's own: connections of one client certificate's identity (mutual TLS)")
+	fs.IntVar(&o.maxHandshakes, "grpc-max-handshakes", p4rt.DefaultMaxHandshakes, "p4switch's own: connections in their handshake at once, past which a newcomer displaces the oldest")
+	fs.IntVar(&o.maxHandshakesPerAddr, "grpc-max-handshakes-per-address", p4rt.DefaultMaxHandshakesPerAddr, "p4switch's own: connections in their handshake from one peer address")
+	fs.DurationVar(&o.handshakeTimeout, "grpc-handshake-timeout", p4rt.DefaultHandshakeTimeout, "p4switch's own: close a connection whose handshake has not finished after this long")
+	fs.DurationVar(&o.idleTimeout, "grpc-idle-timeout", p4rt.DefaultIdleTimeout, "p4switch's own: close a connection that carried no request this long")
 	fs.IntVar(&o.maxRecv, "grpc-max-recv-message-size", p4rt.DefaultMaxRecvMsgSize, "p4switch's own: largest request, bytes")
+	fs.Int64Var(&o.maxRequestBytes, "grpc-max-request-bytes", 0, "p4switch's own: bytes of Write and pipeline requests received at once, each counted at the largest request (default twice --grpc-max-recv-message-size)")
 	fs.DurationVar(&o.keepalive, "grpc-keepalive-time", p4rt.DefaultKeepaliveTime, "p4switch's own: ping a client silent this long")
 	fs.DurationVar(&o.keepaliveWait, "grpc-keepalive-timeout", p4rt.DefaultKeepaliveTimeout, "p4switch's own: drop a client whose ping answer is this late")
+	fs.DurationVar(&o.busyWait, "grpc-keepalive-busy-timeout", p4rt.DefaultBusyTimeout, "p4switch's own: the same for a client with a request in progress (sending it, waiting for its answer, reading it), which may be slow to answer, not frozen")
 	if err := fs.Parse(args); err != nil {
 		return usage("after --: %v", err)
 	}
@@ -258,17 +277,31 @@ func (o *options) targetFlags(args []string) error {
 	if o.priorityQueues < 1 || o.priorityQueues > 8 {
 		return usage("--priority-queues %d: want 1 to 8", o.priorityQueues)
 	}
+	for name, n := range map[string]int{"grpc-max-streams": o.maxStreams, "grpc-max-streams-per-identity": o.maxStreamsPerID,
+		"grpc-max-connections-per-identity": o.maxConnsPerID, "grpc-max-handshakes": o.maxHandshakes,
+		"grpc-max-handshakes-per-address": o.maxHandshakesPerAddr} {
+		if n < 1 {
+			return usage("after --: --%s %d: want 1 or more", name, n)
+		}
+	}
+	for name, d := range map[string]time.Duration{"grpc-handshake-timeout": o.handshakeTimeout, "grpc-idle-timeout": o.idleTimeout} {
+		if d <= 0 {
+			return usage("after --: --%s %v: want more than 0, such as 5s", name, d)
+		}
+	}
 	switch {
-	case o.maxStreams < 1:
-		return usage("after --: --grpc-max-streams %d: want 1 or more", o.maxStreams)
 	case o.maxConns < o.maxStreams:
 		return usage("after --: --grpc-max-connections %d: want at least --grpc-max-streams (%d), a connection per stream", o.maxConns, o.maxStreams)
 	case o.maxRecv < 4<<20:
 		return usage("after --: --grpc-max-recv-message-size %d: want 4 MiB (%d) or more", o.maxRecv, 4<<20)
+	case o.maxRequestBytes != 0 && o.maxRequestBytes < int64(o.maxRecv):
+		return usage("after --: --grpc-max-request-bytes %d: want at least --grpc-max-recv-message-size (%d), room for one request", o.maxRequestBytes, o.maxRecv)
 	case o.keepalive < time.Second:
 		return usage("after --: --grpc-keepalive-time %v: want 1s or more (gRPC pings no more often)", o.keepalive)
 	case o.keepaliveWait <= 0:
 		return usage("after --: --grpc-keepalive-timeout %v: want more than 0", o.keepaliveWait)
+	case o.busyWait < o.keepaliveWait:
+		return usage("after --: --grpc-keepalive-busy-timeout %v: want at least --grpc-keepalive-timeout (%v)", o.busyWait, o.keepaliveWait)
 	}
 	return o.sec.check()
 }

@@ -113,27 +113,47 @@ func (c *control) serve(ctx context.Context) {
 	}
 }
 
+// maxLine is the longest command line the socket takes: a longer one
+// is answered with an error, and skipped.
+const maxLine = 64 << 10
+
 func (c *control) session(conn net.Conn) {
 	defer conn.Close()
-	sc := bufio.NewScanner(conn)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+	r := bufio.NewReaderSize(conn, maxLine)
+	for {
+		raw, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Skip to the end of the line; answer once.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			fmt.Fprintf(conn, "error: a line of more than %d bytes: one command a line\n", maxLine)
+			if err != nil {
+				return
+			}
 			continue
 		}
-		if line == "port_stats" && c.stats != nil {
-			// One line per port, then ok.
-			for _, l := range c.stats() {
+		if err != nil && len(raw) == 0 {
+			return
+		}
+		line := strings.TrimSpace(string(raw))
+		if line == "" || strings.HasPrefix(line, "#") {
+			if err != nil {
+				return
+			}
+			continue
+		}
+		if out, err := c.run(line); err != nil {
+			fmt.Fprintf(conn, "error: %v\n", err)
+		} else {
+			for _, l := range out {
 				fmt.Fprintln(conn, l)
 			}
 			fmt.Fprintln(conn, "ok")
-			continue
 		}
-		if err := c.run(line); err != nil {
-			fmt.Fprintf(conn, "error: %v\n", err)
-			continue
+		if err != nil {
+			return
 		}
-		fmt.Fprintln(conn, "ok")
 	}
 }
 
@@ -153,9 +173,25 @@ func valueAndPort(f []string, usage string) (string, int, error) {
 	return f[1], port, nil
 }
 
-// run carries out one command.
-func (c *control) run(line string) error {
+// run carries out one command and returns the lines it answers before
+// "ok".
+func (c *control) run(line string) ([]string, error) {
 	f := strings.Fields(line)
+	if f[0] == "port_stats" {
+		// One line per port.
+		if len(f) > 1 {
+			return nil, errors.New("usage: port_stats (no arguments: a line for every port)")
+		}
+		if c.stats == nil {
+			return nil, nil
+		}
+		return c.stats(), nil
+	}
+	return nil, c.set(f)
+}
+
+// set carries out a command that changes a setting.
+func (c *control) set(f []string) error {
 	ints := func(args []string) ([]int, error) {
 		var out []int
 		for _, a := range args {
@@ -188,10 +224,16 @@ func (c *control) run(line string) error {
 			if err != nil {
 				return fmt.Errorf("%q is not a rate in packets per second", f[1])
 			}
+			if err := inRange("queue rate", pps); err != nil {
+				return err
+			}
 			return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueRate(port, prio, pps) })
 		}
 		depth, err := ints(f[1:2])
 		if err != nil {
+			return err
+		}
+		if err := inRange("queue depth", float64(depth[0])); err != nil {
 			return err
 		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueDepth(port, prio, depth[0]) })
@@ -204,6 +246,9 @@ func (c *control) run(line string) error {
 		if err != nil {
 			return fmt.Errorf("%q is not a rate in bits per second", val)
 		}
+		if err := inRange("port rate", bps); err != nil {
+			return err
+		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetPortRate(port, bps) })
 	case "set_port_delay":
 		val, port, err := valueAndPort(f, "usage: set_port_delay <duration, e.g. 5ms> [<port>]")
@@ -214,6 +259,9 @@ func (c *control) run(line string) error {
 		if err != nil {
 			return fmt.Errorf("%q is not a duration such as 5ms", val)
 		}
+		if err := inRange("port delay", d.Seconds()); err != nil {
+			return err
+		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetPortDelay(port, d) })
 	case "set_recirculation_rate":
 		if len(f) != 2 {
@@ -222,6 +270,9 @@ func (c *control) run(line string) error {
 		pps, err := strconv.ParseFloat(f[1], 64)
 		if err != nil {
 			return fmt.Errorf("%q is not a rate in packets per second", f[1])
+		}
+		if err := inRange("recirculation rate", pps); err != nil {
+			return err
 		}
 		return c.dp.setting(func(sw *v1model.Switch) error { return sw.SetRecirculationRate(pps) })
 	case "mirroring_add":

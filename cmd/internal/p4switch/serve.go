@@ -152,12 +152,18 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		if err != nil {
 			return err
 		}
+		if err := inRange("queue rate", v); err != nil {
+			return usage("--queue-rate %s: %v", s, err)
+		}
 		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueRate(p, -1, v) })
 	}
 	for _, s := range o.portRate {
 		p, v, err := portSetting("port-rate", s)
 		if err != nil {
 			return err
+		}
+		if err := inRange("port rate", v); err != nil {
+			return usage("--port-rate %s: %v", s, err)
 		}
 		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetPortRate(p, v) })
 	}
@@ -166,10 +172,13 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		if err != nil {
 			return err
 		}
+		if err := inRange("port delay", d.Seconds()); err != nil {
+			return usage("--port-delay %s: %v", s, err)
+		}
 		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetPortDelay(p, d) })
 	}
-	if o.recircRate < 0 {
-		return usage("--recirculation-rate %v: want packets per second, 0 or more", o.recircRate)
+	if err := inRange("recirculation rate", o.recircRate); err != nil {
+		return usage("--recirculation-rate: %v", err)
 	}
 	if o.recircRate > 0 {
 		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetRecirculationRate(o.recircRate) })
@@ -179,8 +188,8 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		if err != nil {
 			return err
 		}
-		if v != float64(int(v)) || v < 1 {
-			return usage("--queue-depth %s: want a whole number of packets, 1 or more", s)
+		if v != float64(int(v)) || v < 1 || inRange("queue depth", v) != nil {
+			return usage("--queue-depth %s: want a whole number of packets, 1 to %d", s, int(settingRanges["queue depth"].max))
 		}
 		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueDepth(p, -1, int(v)) })
 	}
@@ -264,7 +273,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 	}
 	rtCfg := p4rt.Config{DeviceID: o.deviceID, Switch: swCfg, Logger: log,
 		Commit: func(sw *v1model.Switch) { dp.replace(ctx, sw) }, Policy: policy,
-		MaxStreams: o.maxStreams, MaxRecvMsgSize: o.maxRecv, KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait}
+		MaxStreams: o.maxStreams, MaxStreamsPerIdentity: o.maxStreamsPerID, MaxRecvMsgSize: o.maxRecv, MaxRequestBytes: o.maxRequestBytes,
+		MaxConnections: o.maxConns, MaxConnectionsPerIdentity: o.maxConnsPerID, MaxHandshakes: o.maxHandshakes,
+		MaxHandshakesPerAddr: o.maxHandshakesPerAddr, HandshakeTimeout: o.handshakeTimeout, IdleTimeout: o.idleTimeout,
+		KeepaliveTime: o.keepalive, KeepaliveTimeout: o.keepaliveWait, BusyTimeout: o.busyWait}
 	if o.cpuPort != 0 {
 		rtCfg.PacketOut = func(sw *v1model.Switch, frame []byte) error {
 			err := sw.ReceiveBatch(o.cpuPort, [][]byte{frame}, emitFor(sw))
@@ -312,7 +324,7 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			fmt.Fprint(stdout, plainTextWarning(lis.Addr()))
 		}
 	}
-	go func() { _ = gs.Serve(p4rt.CapConnections(lis, o.maxConns)) }()
+	go func() { _ = gs.Serve(srv.Listener(lis)) }()
 	defer gs.Stop()
 	if sw != nil {
 		dp.replace(ctx, sw)
