@@ -315,6 +315,13 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			if err == nil && !asJSON {
 				err = queues.write(cmd.OutOrStdout())
 			}
+			if err == nil && !asJSON {
+				var model *experiment.Study
+				if model, err = modelStudy(ctx, spec); err != nil {
+					return interruptedErr(ctx, fmt.Errorf("the model: %w", err))
+				}
+				err = writeModel(cmd.OutOrStdout(), schemes, res, model)
+			}
 			if warning := sched.warning(); warning != "" {
 				// After the table, and on stderr beside --json's
 				// output: a comparison of figures the machine made is no
