@@ -3,15 +3,17 @@
 // each paced by DCQCN's reaction point (dcqcn.RP) in wall-clock time, and
 // receives the flows sent to it, acknowledging them and returning CNPs
 // through DCQCN's notification point (dcqcn.NP). Instead of DCQCN it may
-// run LDCP's window sender and receiver (ldcp.Sender, ldcp.Receiver). It honours 802.1Qbb
-// PAUSE for the priority its data uses and recovers losses by go-back-N
-// (a NAK at the first gap, a timeout otherwise), so it runs with PFC on or
-// off.
+// run LDCP's window sender and receiver (ldcp.Sender, ldcp.Receiver), or
+// HPCC (from the in-band telemetry its ACKs echo), TIMELY (from the RTTs
+// it measures) or DCTCP (from the CE marks its ACKs echo): hpcc.Sender,
+// timely.Sender, dctcp.Sender. It honours 802.1Qbb PAUSE for the priority
+// its data uses and recovers losses by go-back-N (a NAK at the first gap,
+// a timeout otherwise), so it runs with PFC on or off.
 //
 // The algorithms are the simulator's own state machines; the agent owns
-// the clock (time since Config.Epoch, in picoseconds for dcqcn) and the
-// I/O. Scale gives the DCQCN settings for a link slower than the 100 Gb/s
-// they were designed for.
+// the clock (time since Config.Epoch, in picoseconds) and the I/O. Scale,
+// ScaleLDCP, ScaleHPCC, ScaleTIMELY and ScaleDCTCP give the settings for a
+// link slower than the 100 Gb/s they were designed for.
 package agent
 
 import (
@@ -23,9 +25,12 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/dctcp"
 	"github.com/p4rcm/p4rcm/flow"
+	"github.com/p4rcm/p4rcm/hpcc"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/roce"
+	"github.com/p4rcm/p4rcm/timely"
 )
 
 // Port is the host's network interface: afpacket.Port is one. Send and
@@ -57,10 +62,12 @@ type Config struct {
 	// DSCP marks data frames; the switches take DSCP >> 3 as the PFC
 	// priority (26: priority 3, RoCE's usual). ACKs, NAKs and CNPs go on
 	// ControlDSCP (48 if 0: priority 6), which the data's PAUSEs do not
-	// hold.
+	// hold. Neither may have bit roce.INTDSCP: under HPCC the agent sets
+	// it on its data itself.
 	DSCP, ControlDSCP uint8
-	// DCQCN and LDCP are the congestion controls, at most one of them
-	// set; with neither every flow goes at line rate (PFC alone).
+	// DCQCN, LDCP, HPCC, TIMELY and DCTCP are the congestion controls,
+	// at most one of them set; with none every flow goes at line rate
+	// (PFC alone).
 	//
 	// DCQCN paces each flow by DCQCN's reaction point, and the receiver
 	// returns CNPs for CE-marked packets.
@@ -72,12 +79,33 @@ type Config struct {
 	// (m = AckEvery of LDCP, not Config.AckEvery), echoing CE in the ACK's
 	// BTH BECN bit; no CNPs. Its time settings must be for LineRate
 	// (ScaleLDCP).
-	DCQCN *dcqcn.Params
-	LDCP  *ldcp.Params
+	//
+	// HPCC, TIMELY and DCTCP pace each flow at the rate of its
+	// hpcc.Sender, timely.Sender or dctcp.Sender, fed from its ACKs
+	// (ackcc.go): HPCC's data asks the switches for INT, which the
+	// receivers echo; TIMELY's RTTs are the sender's own measurements;
+	// DCTCP's receivers echo CE in the ACK's BECN bit. Their rates must
+	// be for LineRate (ScaleHPCC, ScaleTIMELY, ScaleDCTCP).
+	DCQCN  *dcqcn.Params
+	LDCP   *ldcp.Params
+	HPCC   *hpcc.Params
+	TIMELY *timely.Params
+	DCTCP  *dctcp.Params
 	// BaseRTT is the unloaded round trip to a destination host, for LDCP:
 	// with LineRate, the path's BDP (so the initial window) and the
-	// sub-packet timer's RTT. Required with LDCP.
+	// sub-packet timer's RTT; for HPCC, T. Required with LDCP and HPCC.
 	BaseRTT func(dst int) time.Duration
+	// BDP is the bytes of a destination's path: HPCC's W, and the
+	// window's. Required with HPCC and Window.
+	BDP func(dst int) float64
+	// AskINT has every data packet ask the switches for INT, whatever the
+	// scheme (HPCC's always do): the receivers then measure the queue
+	// each packet found at its last switch (Stats.INTQueue).
+	AskINT bool
+	// Window bounds each flow's bytes in flight by the ns-3 simulator's
+	// window (sim.Window), as HPCC and DCTCP run there: the BDP, or with
+	// VariableWindow the BDP times the flow's rate over the line rate.
+	Window, VariableWindow bool
 	// AckEvery is how many in-order packets one ACK covers at most (1 if
 	// 0); a flow's last packet and a packet asking for one are always
 	// acknowledged at once.
@@ -138,6 +166,18 @@ type Stats struct {
 	Timeouts int64         `json:"timeouts"`
 	// Ignored counts frames that were not for this host or not RoCEv2.
 	Ignored int64 `json:"ignored"`
+	// INTMalformed counts frames dropped for an INT stack no host can
+	// read (roce.ErrMalformedINT): data that asked for INT and ACKs that
+	// echo it. NoINT counts the ACKs of HPCC's flows that echoed none (no
+	// switch on the path pushes INT), INTExceeded those whose stack had
+	// no room for a switch's record; HPCC takes neither's telemetry.
+	INTMalformed int64 `json:"int_malformed"`
+	NoINT        int64 `json:"no_int"`
+	INTExceeded  int64 `json:"int_exceeded"`
+	// INTQueue is the queue the data packets received with INT found
+	// behind them at their last switch's egress port, the one facing
+	// this host (the last record pushed).
+	INTQueue QueueStats `json:"int_queue"`
 	// Behind is how long the send loop woke past its schedule, beyond
 	// the 2 ms a sender catches up at once, in all; MaxLate the most it
 	// woke late at once. A machine that cannot keep the emulation's
@@ -147,12 +187,42 @@ type Stats struct {
 	MaxLate time.Duration `json:"max_late_ns"`
 }
 
+// QueueStats summarises queue lengths seen, bytes.
+type QueueStats struct {
+	Samples int64 `json:"samples"`
+	Sum     int64 `json:"sum_bytes"`
+	Max     int64 `json:"max_bytes"`
+}
+
+// Add counts a queue of q bytes.
+func (s *QueueStats) Add(q int64) {
+	s.Samples++
+	s.Sum += q
+	s.Max = max(s.Max, q)
+}
+
+// Merge adds what o counted.
+func (s *QueueStats) Merge(o QueueStats) {
+	s.Samples += o.Samples
+	s.Sum += o.Sum
+	s.Max = max(s.Max, o.Max)
+}
+
+// Mean is the mean queue, bytes (0 without samples).
+func (s QueueStats) Mean() float64 {
+	if s.Samples == 0 {
+		return 0
+	}
+	return float64(s.Sum) / float64(s.Samples)
+}
+
 // Agent is one host's NIC.
 type Agent struct {
-	cfg  Config
-	port Port
-	mtu  int
-	prio int // the data's PFC priority
+	cfg    Config
+	port   Port
+	mtu    int
+	prio   int // the data's PFC priority
+	scheme scheme
 
 	mu    sync.Mutex
 	send  []*sendFlow // by start time, then ID
@@ -200,8 +270,15 @@ func New(cfg Config, port Port, flows []flow.Flow) (*Agent, error) {
 		return nil, fmt.Errorf("host %d: MTU %d: want 1 to 9000 bytes of payload", cfg.Host, cfg.MTU)
 	case cfg.DSCP >= 64 || cfg.ControlDSCP >= 64:
 		return nil, fmt.Errorf("host %d: DSCP %d and %d: want 0 to 63", cfg.Host, cfg.DSCP, cfg.ControlDSCP)
+	case cfg.DSCP&roce.INTDSCP != 0 || cfg.ControlDSCP&roce.INTDSCP != 0:
+		return nil, fmt.Errorf("host %d: DSCP %d and %d: bit %d asks the switches for INT, which the agent sets itself under HPCC; want it clear",
+			cfg.Host, cfg.DSCP, cfg.ControlDSCP, roce.INTDSCP)
 	case cfg.Addr == nil:
 		return nil, fmt.Errorf("host %d: no address book (Config.Addr)", cfg.Host)
+	}
+	sch, err := schemeOf(&cfg)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.DCQCN != nil {
 		if err := cfg.DCQCN.Validate(); err != nil {
@@ -209,17 +286,17 @@ func New(cfg Config, port Port, flows []flow.Flow) (*Agent, error) {
 		}
 	}
 	if cfg.LDCP != nil {
-		switch {
-		case cfg.DCQCN != nil:
-			return nil, fmt.Errorf("host %d: both DCQCN and LDCP set (Config.DCQCN, Config.LDCP): choose one", cfg.Host)
-		case cfg.BaseRTT == nil:
+		if cfg.BaseRTT == nil {
 			return nil, fmt.Errorf("host %d: LDCP without a base RTT (Config.BaseRTT)", cfg.Host)
 		}
 		if err := cfg.LDCP.Validate(); err != nil {
 			return nil, fmt.Errorf("host %d: %w", cfg.Host, err)
 		}
 	}
-	a := &Agent{cfg: cfg, port: port, mtu: cfg.MTU, prio: int(cfg.DSCP >> 3),
+	if err := checkAckCC(&cfg); err != nil {
+		return nil, fmt.Errorf("host %d: %w", cfg.Host, err)
+	}
+	a := &Agent{cfg: cfg, port: port, mtu: cfg.MTU, prio: int(cfg.DSCP >> 3), scheme: sch,
 		byQP: map[uint32]*sendFlow{}, recv: map[recvKey]*recvFlow{},
 		pausedFrom: -1, wake: make(chan struct{}, 1)}
 	for _, f := range flows {
@@ -320,7 +397,7 @@ const WireExtra = 4 + 8 + 12
 // wireTime is how long a frame of n bytes takes at rate, ps.
 func wireTime(n int, rate float64) int64 { return int64(float64(n+WireExtra) * 8 / rate * 1e12) }
 
-// frameLen is a data frame's length for payload n.
+// frameLen is a data frame's length for payload n, without INT.
 func frameLen(n int) int { return roce.Overhead + n }
 
 // ip4 copies an IPv4 address.

@@ -66,6 +66,22 @@ func newRig(t *testing.T, cc *dcqcn.Params, flows []flow.Flow, alt alter) *rig {
 // newRigWith is newRig with each agent's Config changed by set.
 func newRigWith(t *testing.T, set func(*Config), flows []flow.Flow, alt alter) *rig {
 	t.Helper()
+	return newRigRewrite(t, set, flows, func(from int, f []byte) []byte {
+		if alt == nil || alt(from, f) {
+			return f
+		}
+		return nil
+	})
+}
+
+// rewrite sees each frame the forwarder passes, going from host `from`,
+// and returns the frame to pass on (f, changed or not, or a frame of its
+// own, which may be longer), or nil to drop it.
+type rewrite func(from int, f []byte) []byte
+
+// newRigRewrite is newRigWith with a forwarder that may rewrite frames.
+func newRigRewrite(t *testing.T, set func(*Config), flows []flow.Flow, rw rewrite) *rig {
+	t.Helper()
 	labtest.Require(t)
 	lab, err := netlab.New("agent")
 	if err != nil {
@@ -124,8 +140,8 @@ func newRigWith(t *testing.T, set func(*Config), flows []flow.Flow, alt alter) *
 				}
 				out := fs[:0]
 				for _, f := range fs {
-					if alt == nil || alt(i, f) {
-						out = append(out, f)
+					if g := rw(i, f); g != nil {
+						out = append(out, g)
 					}
 				}
 				_ = r.ports[1-i].Send(out...)

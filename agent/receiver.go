@@ -24,12 +24,14 @@ type recvFlow struct {
 	expected uint64 // the next packet in order (its PSN: psn24)
 	nakSent  bool   // a NAK went out for the current gap
 	sinceAck int    // in-order packets since the last ACK
+	ceSince  bool   // a CE mark since the last ACK, for DCTCP's echo
 	np       dcqcn.NP
 	lr       ldcp.Receiver // with Config.LDCP
 }
 
-// controlLen is the largest control frame (an ACK).
-const controlLen = roce.EthLen + roce.IPv4Len + roce.UDPLen + roce.BTHLen + roce.CNPPad + roce.ICRCLen
+// controlLen is the largest control frame: an ACK echoing a full INT
+// stack.
+const controlLen = roce.EthLen + roce.IPv4Len + roce.UDPLen + roce.BTHLen + roce.AETHLen + roce.MaxINTLen + roce.ICRCLen
 
 // receiveLoop takes the frames the port receives until it is closed.
 func (a *Agent) receiveLoop() error {
@@ -78,7 +80,14 @@ func (a *Agent) handle(now int64, f []byte, p *roce.Packet, done *[]Result, repl
 		a.onPause(now, pause)
 		return
 	}
-	if roce.Parse(f, p) != nil || p.DstIP != ip4(a.cfg.IP) {
+	if err := roce.Parse(f, p); err != nil || p.DstIP != ip4(a.cfg.IP) {
+		if errors.Is(err, roce.ErrMalformedINT) {
+			// Dropped: where its payload starts, or what its echo says,
+			// is not known. The sender recovers data by go-back-N; a
+			// later ACK acknowledges what this one did.
+			a.stats.INTMalformed++
+			return
+		}
 		a.stats.Ignored++
 		return
 	}
@@ -136,6 +145,10 @@ func (a *Agent) onData(now int64, p *roce.Packet, reply func(*roce.Packet)) {
 	if p.ECN == roce.CE {
 		a.stats.Marked++
 		a.onMarked(now, rf, reply)
+		rf.ceSince = true
+	}
+	if p.HasINT && p.INT.N > 0 {
+		a.stats.INTQueue.Add(int64(p.INT.Hops[0].QLen))
 	}
 	if a.cfg.LDCP != nil {
 		a.ldcpData(now, rf, p, reply)
@@ -144,6 +157,12 @@ func (a *Agent) onData(now int64, p *roce.Packet, reply func(*roce.Packet)) {
 	ack := func(syndrome uint8, psn uint32) {
 		r := a.replyTo(rf, roce.OpAck, psn)
 		r.Syndrome = syndrome
+		// The telemetry the packet gathered goes back to its sender, and
+		// under DCTCP the marks since the last ACK.
+		r.HasINT, r.INT = p.HasINT, p.INT
+		if a.scheme == schemeDCTCP {
+			r.BECN, rf.ceSince = rf.ceSince, false
+		}
 		reply(&r)
 	}
 	switch i := unwrap(p.PSN, rf.expected); {
@@ -265,6 +284,9 @@ func (a *Agent) onAck(now int64, p *roce.Packet) (Result, bool) {
 		if a.cfg.LDCP != nil {
 			a.ldcpAck(f, now, una, i, true, false)
 		}
+		if a.scheme.ackDriven() {
+			a.ackFeedback(f, now, i, p, true)
+		}
 		a.kick()
 		return Result{}, false
 	}
@@ -276,10 +298,18 @@ func (a *Agent) onAck(now int64, p *roce.Packet) (Result, bool) {
 	}
 	f.una, f.progress = i+1, now
 	f.next = max(f.next, f.una)
+	if a.scheme.ackDriven() {
+		a.ackFeedback(f, now, i+1, p, false)
+	} else if f.ack != nil {
+		a.kick() // the window may have opened
+	}
 	if f.una < f.packets {
 		return Result{}, false
 	}
 	f.done = true
+	if f.ack != nil {
+		f.ack.sent = nil
+	}
 	f.res.Finish = time.Duration(now / 1000)
 	f.res.Delivered = f.size
 	if a.cfg.DCQCN != nil {

@@ -32,6 +32,7 @@ type sendFlow struct {
 	nextAt, progress int64
 	rp               dcqcn.RP
 	lw               ldcp.Sender // LDCP's window, with Config.LDCP
+	ack              *ackFlow    // with HPCC, TIMELY, DCTCP or a window
 	mss              int64       // the MTU: a packet's LSN is its index times mss
 	done             bool
 	res              Result
@@ -70,15 +71,24 @@ func (a *Agent) newSendFlow(f flow.Flow) (*sendFlow, error) {
 			return nil, fmt.Errorf("flow %d: %w", f.ID, err)
 		}
 	}
+	if a.scheme.ackDriven() || a.cfg.Window {
+		var err error
+		if sf.ack, err = a.newAckFlow(sf); err != nil {
+			return nil, fmt.Errorf("flow %d: %w", f.ID, err)
+		}
+	}
 	return sf, nil
 }
 
 // rate is the flow's sending rate now, b/s.
 func (a *Agent) rate(f *sendFlow, now int64) float64 {
-	if a.cfg.DCQCN == nil {
-		return a.cfg.LineRate
+	switch a.scheme {
+	case schemeDCQCN:
+		return min(f.rp.Rate(now), a.cfg.LineRate)
+	case schemeHPCC, schemeTIMELY, schemeDCTCP:
+		return min(a.ackRate(f), a.cfg.LineRate)
 	}
-	return min(f.rp.Rate(now), a.cfg.LineRate)
+	return a.cfg.LineRate
 }
 
 // payload is the payload of packet i.
@@ -103,7 +113,7 @@ const batch = 32
 func (a *Agent) sendLoop(ctx context.Context) error {
 	bufs := make([][]byte, batch)
 	for i := range bufs {
-		bufs[i] = make([]byte, frameLen(a.mtu))
+		bufs[i] = make([]byte, frameLen(a.mtu)+roce.INTShimLen)
 	}
 	frames := make([][]byte, 0, batch)
 	// The next packet is often a fraction of a millisecond away, which
@@ -173,6 +183,9 @@ func (a *Agent) fill(now int64, bufs, frames [][]byte) ([][]byte, int64) {
 			f.rp.OnSent(now, n)
 		}
 		f.nextAt = max(f.nextAt, now-slack) + wireTime(n, rate)
+		if f.ack != nil {
+			a.ackSent(f, f.next, n, now, f.next < f.high)
+		}
 		if f.next < f.high {
 			f.res.Retransmits++
 			a.stats.Retransmits++
@@ -225,6 +238,10 @@ func (a *Agent) pick(now int64, wait *int64) *sendFlow {
 			continue
 		case a.cfg.LDCP != nil && a.ldcpBlocked(f, now, wait):
 			continue
+		case a.cfg.Window && a.windowBound(f, now):
+			// Until an ACK, or the RTO.
+			*wait = min(*wait, f.progress+int64(a.cfg.RTO)*1000-now)
+			continue
 		}
 		a.rr = i + 1
 		return f
@@ -250,6 +267,11 @@ func (a *Agent) dataFrame(buf []byte, f *sendFlow, now int64) []byte {
 		Payload: f.payload(f.next, a.mtu)}
 	if a.cfg.LDCP != nil {
 		a.ldcpMarks(f, now, &p)
+	}
+	if a.scheme == schemeHPCC || a.cfg.AskINT {
+		// Ask every switch on the path for its record.
+		p.DSCP |= roce.INTDSCP
+		p.HasINT, p.INT = true, roce.INT{Remaining: roce.MaxINTHops}
 	}
 	frame, err := roce.Build(buf, &p)
 	if err != nil {

@@ -35,7 +35,9 @@ import (
 	"github.com/p4rcm/p4rcm/agent"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/dctcp"
 	"github.com/p4rcm/p4rcm/fabric"
+	"github.com/p4rcm/p4rcm/hpcc"
 	"github.com/p4rcm/p4rcm/internal/pki"
 	"github.com/p4rcm/p4rcm/internal/proccpu"
 	"github.com/p4rcm/p4rcm/ldcp"
@@ -45,6 +47,7 @@ import (
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/topo"
 	"github.com/p4rcm/p4rcm/switchproc"
+	"github.com/p4rcm/p4rcm/timely"
 )
 
 // Limits of one 2-core machine: each host is an agent that paces its
@@ -80,6 +83,11 @@ type Options struct {
 	// process with the links between switches in memory (the Go target
 	// only). Empty: ProcessShared on the Go target, ProcessEach on BMv2.
 	Processes Processes
+	// INT has every switch port push INT and every agent's data ask for
+	// it, whatever the scheme (under hpcc it always is): the receivers
+	// then measure the queue their packets found at the port facing them
+	// (Outcome.Agents' INTQueue; LastHopQueue).
+	INT bool
 	// TLS runs P4Runtime over mutual TLS with credentials made for the
 	// run (a CA, the switches' certificate, the controller's) and
 	// removed with it; on the Go target only the run's controller may
@@ -218,6 +226,17 @@ type Outcome struct {
 	AgentsCPU time.Duration
 }
 
+// LastHopQueue is the queue the run's data packets found at the switch
+// port facing their receiver, from the INT their last switch pushed
+// (with Options.INT, or under hpcc): every receiver's, merged.
+func (o *Outcome) LastHopQueue() agent.QueueStats {
+	var q agent.QueueStats
+	for _, s := range o.Agents {
+		q.Merge(s.INTQueue)
+	}
+	return q
+}
+
 // BehindLimit is the share of a run's wall time a host's sender may
 // spend behind its schedule (agent.Stats.Behind) before the run is said
 // to have fallen behind: past it, the machine did not keep the
@@ -306,11 +325,11 @@ func Check(cfg *sim.Config, o Options) error {
 		}
 	}
 	switch cfg.CC {
-	case "dcqcn", "ldcp", "none":
+	case "dcqcn", "ldcp", "hpcc", "timely", "dctcp", "none":
 	case "ldcp-rate":
-		return errors.New("congestion control ldcp-rate: the agents run dcqcn, ldcp (the window sender) or none; LDCP's rate variant is the simulator's only")
+		return errors.New("congestion control ldcp-rate: the agents run dcqcn, ldcp (the window sender), hpcc, timely, dctcp or none; LDCP's rate variant is the simulator's only")
 	default:
-		return fmt.Errorf("congestion control %q: the agents run dcqcn, ldcp or none", cfg.CC)
+		return fmt.Errorf("congestion control %q: the agents run dcqcn, ldcp, hpcc, timely, dctcp or none", cfg.CC)
 	}
 	return nil
 }
@@ -350,6 +369,7 @@ func Run(ctx context.Context, cfg sim.Config, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	f.PriorityQueues = priorityQueues(o.Target)
+	f.INT = o.INT
 	intents, err := f.Plan(&scaled)
 	if err != nil {
 		return nil, err
@@ -622,16 +642,39 @@ func (e *emulation) traffic(ctx context.Context) (*Outcome, error) {
 	cfg := e.cfg
 	var cc *dcqcn.Params
 	var lc *ldcp.Params
+	var hc *hpcc.Params
+	var tc *timely.Params
+	var dc *dctcp.Params
 	var baseRTT func(src, dst int) time.Duration
+	var bdp func(src, dst int) float64
+	var err error
 	switch cfg.CC {
 	case "dcqcn":
 		cc = &cfg.DCQCN
 	case "ldcp":
 		lc = &cfg.LDCP
-		var err error
 		if baseRTT, err = baseRTTs(cfg); err != nil {
 			return nil, err
 		}
+	case "hpcc":
+		hc = &cfg.HPCC
+	case "timely":
+		tc = &cfg.TIMELY
+	case "dctcp":
+		dc = &cfg.DCTCP
+	}
+	if cfg.CC == "hpcc" || cfg.Window.Enabled {
+		if baseRTT, bdp, err = ns3Paths(cfg); err != nil {
+			return nil, err
+		}
+	}
+	// ACKs go ahead of the data unless the scenario holds them with it
+	// (as the ns-3 simulator's HPCC and DCTCP runs do): then they take
+	// the data's priority, which the switches' PAUSEs hold.
+	const dataDSCP = 26
+	var ackDSCP uint8
+	if cfg.AckObeysPFC {
+		ackDSCP = dataDSCP
 	}
 	rate := e.o.Rate
 	total := len(cfg.Flows)
@@ -646,9 +689,11 @@ func (e *emulation) traffic(ctx context.Context) (*Outcome, error) {
 	for _, h := range hosts {
 		a, err := agent.New(agent.Config{Host: h, MAC: fabric.HostMAC(h), IP: fabric.HostIP(h), Gateway: e.gateways[h],
 			Addr:     func(n int) (net.IP, bool) { ip, ok := e.f.HostIP[n]; return ip, ok },
-			LineRate: rate, MTU: cfg.MTU, DSCP: 26, DCQCN: cc, LDCP: lc, AckEvery: cfg.AckInterval,
-			BaseRTT: func(dst int) time.Duration { return baseRTT(h, dst) },
-			RTO:     time.Duration(cfg.RTO / 1000), Epoch: epoch, OnDone: func(r agent.Result) { done <- r }},
+			LineRate: rate, MTU: cfg.MTU, DSCP: dataDSCP, ControlDSCP: ackDSCP,
+			DCQCN: cc, LDCP: lc, HPCC: hc, TIMELY: tc, DCTCP: dc, AckEvery: cfg.AckInterval,
+			Window: cfg.Window.Enabled, VariableWindow: cfg.Window.Variable, AskINT: e.o.INT,
+			BaseRTT: fromHost(baseRTT, h), BDP: fromHost(bdp, h),
+			RTO: time.Duration(cfg.RTO / 1000), Epoch: epoch, OnDone: func(r agent.Result) { done <- r }},
 			e.hosts[h], cfg.Flows)
 		if err != nil {
 			return nil, err
@@ -763,6 +808,51 @@ func baseRTTs(cfg *sim.Config) (func(src, dst int) time.Duration, error) {
 		}
 		return time.Duration(ps / 1000)
 	}, nil
+}
+
+// fromHost is f from host h to each destination, or nil without f.
+func fromHost[T any](f func(src, dst int) T, h int) func(dst int) T {
+	if f == nil {
+		return nil
+	}
+	return func(dst int) T { return f(h, dst) }
+}
+
+// ns3Paths gives the base RTT and BDP between two hosts of the (scaled)
+// scenario as the simulator gives HPCC's senders and the ns-3 NIC's
+// window (sim.Network's pathRTT and longestPath): propagation both ways
+// and a payload of MTU bytes serialised at every hop, and that RTT at the
+// path's slowest link in whole bytes; without Window.PerPath, the
+// largest of each over every pair of hosts, for every flow.
+func ns3Paths(cfg *sim.Config) (func(src, dst int) time.Duration, func(src, dst int) float64, error) {
+	routes, err := topo.ComputeRoutes(cfg.Topology)
+	if err != nil {
+		return nil, nil, err
+	}
+	path := func(src, dst int) (rtt int64, bdp float64) {
+		pi := routes.PathInfo(src, dst)
+		rtt = 2 * pi.Delay
+		for _, r := range pi.Rates {
+			rtt += int64(math.Ceil(float64(cfg.MTU) * 8e12 / r))
+		}
+		return rtt, math.Floor(float64(rtt) * pi.MinRate / 8e12)
+	}
+	if cfg.Window.PerPath {
+		return func(src, dst int) time.Duration { r, _ := path(src, dst); return time.Duration(r / 1000) },
+			func(src, dst int) float64 { _, b := path(src, dst); return b }, nil
+	}
+	var rtt int64
+	var bdp float64
+	hosts := cfg.Topology.Hosts()
+	for _, a := range hosts {
+		for _, b := range hosts {
+			if a != b {
+				r, w := path(a, b)
+				rtt, bdp = max(rtt, r), math.Max(bdp, w)
+			}
+		}
+	}
+	return func(int, int) time.Duration { return time.Duration(rtt / 1000) }, func(int, int) float64 { return bdp }, nil
 }
 
 // cpu is the CPU time of every switch process, by name, and of this

@@ -161,6 +161,57 @@ scheme: ldcp
 	}
 }
 
+// Under hpcc, timely and dctcp Scale scales each scheme's settings by the
+// agents' rule, Check takes them, and HPCC's senders get the simulator's
+// T and W: on the dumbbell, 2 x 3 links of 2 us and 1,000 bytes at 100,
+// 50 and 100 Gb/s, 12.32 us, and that at the 50 Gb/s bottleneck, 77,000
+// bytes; scaled, T stretches by k and W stays.
+func TestScaleAckSchemes(t *testing.T) {
+	const topology = `
+name: s
+topology: {kind: dumbbell, left: 1, right: 1, host_rate: 100G, bottleneck_rate: 50G, delay: 2us}
+workload:
+  kind: flows
+  flows: [{src: 0, dst: 1, size: 1MB}]
+`
+	for _, scheme := range []string{"hpcc", "timely", "dctcp"} {
+		cfg := build(t, topology+"scheme: "+scheme+"\n")
+		s, k, err := Scale(cfg, 100e6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Check(&s, Options{Rate: 100e6}); err != nil {
+			t.Errorf("%s refused: %v", scheme, err)
+		}
+		switch scheme {
+		case "hpcc":
+			if s.HPCC.RefRate != cfg.HPCC.RefRate/k || s.HPCC.MinRate != cfg.HPCC.MinRate/k {
+				t.Errorf("HPCC %+v from %+v", s.HPCC, cfg.HPCC)
+			}
+			rtt, bdp, err := ns3Paths(&cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rtt(0, 1) != 12320*time.Nanosecond || bdp(0, 1) != 77000 {
+				t.Errorf("T %v, W %g bytes; want 12.32us and 77000", rtt(0, 1), bdp(0, 1))
+			}
+			srtt, sbdp, _ := ns3Paths(&s)
+			if got := srtt(0, 1); got < 12320*time.Microsecond-time.Microsecond || got > 12320*time.Microsecond+time.Microsecond || sbdp(0, 1) != 77000 {
+				t.Errorf("scaled: T %v, W %g bytes; want 12.32 ms and 77000", got, sbdp(0, 1))
+			}
+		case "timely":
+			if s.TIMELY.THigh != cfg.TIMELY.THigh*1000 || s.TIMELY.RAI != cfg.TIMELY.RAI/k {
+				t.Errorf("TIMELY %+v from %+v", s.TIMELY, cfg.TIMELY)
+			}
+		case "dctcp":
+			r, or := s.Topology.Links[0].Rate, cfg.Topology.Links[0].Rate
+			if m, om := s.Marking(r, r), cfg.Marking(or, or); m.KMin != om.KMin || m.KMin == 0 || s.DCTCP.RAI != cfg.DCTCP.RAI/k {
+				t.Errorf("DCTCP: marking %+v, unscaled %+v; RAI %g from %g", m, om, s.DCTCP.RAI, cfg.DCTCP.RAI)
+			}
+		}
+	}
+}
+
 // RateFor keeps the target's default rate for up to two switches and
 // shares it out over more.
 func TestRateFor(t *testing.T) {

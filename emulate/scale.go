@@ -19,7 +19,10 @@ import (
 // sampling intervals stretch; flow sizes, buffers, PFC and ECN thresholds
 // and RCM's byte figures stay. LDCP's settings follow agent.ScaleLDCP:
 // its reference rate shrinks, its timers stretch, its switch thresholds
-// (K_min, K_max, K, buf_max) stay in bytes. It returns the scaled configuration and k.
+// (K_min, K_max, K, buf_max) stay in bytes. HPCC's, TIMELY's and DCTCP's
+// follow agent.ScaleHPCC, ScaleTIMELY and ScaleDCTCP: their rates shrink,
+// TIMELY's thresholds stretch, bytes stay. It returns the scaled
+// configuration and k.
 // The topology and flows are copied; cfg is not changed.
 func Scale(cfg sim.Config, rate float64) (sim.Config, float64, error) {
 	t := cfg.Topology
@@ -55,6 +58,17 @@ func Scale(cfg sim.Config, rate float64) (sim.Config, float64, error) {
 		if cfg.LDCP, err = agent.ScaleLDCP(cfg.LDCP, cfg.LDCP.RefRate/k); err != nil {
 			return cfg, 0, err
 		}
+	}
+	switch cfg.CC {
+	case "hpcc":
+		cfg.HPCC, err = agent.ScaleHPCC(cfg.HPCC, cfg.HPCC.RefRate/k)
+	case "timely":
+		cfg.TIMELY, err = agent.ScaleTIMELY(cfg.TIMELY, cfg.TIMELY.RefRate/k)
+	case "dctcp":
+		cfg.DCTCP, err = agent.ScaleDCTCP(cfg.DCTCP, cfg.DCTCP.RefRate/k)
+	}
+	if err != nil {
+		return cfg, 0, err
 	}
 	if cfg.ECN != nil {
 		e := *cfg.ECN

@@ -40,6 +40,13 @@ type Fabric struct {
 	// queue 1, the model's work-conserving window; with one, RCC only
 	// counts them.
 	PriorityQueues int
+	// INT installs INT on every port whatever the scheme (HPCC's always
+	// has it), so that hosts that ask measure the queues on their paths.
+	INT bool
+	// INTRate is the rate every port's INT records carry, b/s,
+	// where the switches' ports run at another rate than the topology's
+	// links (p4switch --queue-rate under Mininet); 0: each link's rate.
+	INTRate float64
 }
 
 // HostIP is a simulator host's address: 10.0.0.0 plus its node ID plus 1.

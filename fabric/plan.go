@@ -200,7 +200,8 @@ func (p *planner) route(h int, hops []int32) (controlplane.Entry, error) {
 	return e, nil
 }
 
-// port is link end i's per-port entries: set_port, set_red, set_rcm.
+// port is link end i's per-port entries: set_port, set_red, set_rcm,
+// set_int.
 func (p *planner) port(i int) ([]controlplane.Entry, error) {
 	t, cfg := p.f.Topology, p.cfg
 	end := p.adj[p.sw][i]
@@ -278,6 +279,20 @@ func (p *planner) port(i int) ([]controlplane.Entry, error) {
 		e, err := rs.Entry(port)
 		if err != nil {
 			return nil, fmt.Errorf("RCM: %w", err)
+		}
+		out = append(out, e)
+	}
+
+	if cfg.CC == "hpcc" || p.f.INT {
+		// HPCC's senders read every hop's telemetry: each port pushes
+		// its record, with the link's rate.
+		rate := link.Rate
+		if p.f.INTRate > 0 {
+			rate = p.f.INTRate
+		}
+		e, err := settings.INT{Rate: rate}.Entry(port)
+		if err != nil {
+			return nil, fmt.Errorf("INT: %w", err)
 		}
 		out = append(out, e)
 	}

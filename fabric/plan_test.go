@@ -248,6 +248,34 @@ func TestPlanLDCP(t *testing.T) {
 	}
 }
 
+// Under hpcc every switch port pushes INT with its link's rate (a k=4
+// fat tree at 100 Gb/s: 100,000,000 kb/s); under the other schemes no
+// port does. rcm-hpcc keeps RCM's entries beside INT.
+func TestPlanHPCC(t *testing.T) {
+	for _, scheme := range []string{"hpcc", "rcm-hpcc", "dcqcn", "dctcp"} {
+		cfg, intents := planFatTree(t, scheme)
+		for _, in := range intents {
+			n := 0
+			for _, e := range in.Entries {
+				if e.Table != p4.TableINTConfig {
+					continue
+				}
+				n++
+				if got := param(e, "rate_kbps"); got != 100_000_000 {
+					t.Errorf("%s: %s: INT rate %d kb/s, want 100000000", scheme, in.Name, got)
+				}
+			}
+			want := 0
+			if cfg.CC == "hpcc" {
+				want = len(cfg.Topology.Adjacency()[in.Node])
+			}
+			if n != want {
+				t.Errorf("%s: %s: %d int_config entries, want %d (one a port under HPCC)", scheme, in.Name, n, want)
+			}
+		}
+	}
+}
+
 // LongestTime names the longest time the plan gives the switches, and a
 // pin past what rcm.p4 holds (32-bit nanoseconds) is refused, not cut
 // to its low 32 bits (a k=4 fat tree: its ECMP groups get SAR's pins).

@@ -381,7 +381,10 @@ def main():
     ap.add_argument('--queue-depth', type=int, default=4096,
                     help='switch egress queue depth, packets (p4switch): deeper than PFC lets a queue grow, '
                          'so that PFC, not a full queue, holds the senders')
-    ap.add_argument('--cc', default='dcqcn', choices=['dcqcn', 'none'])
+    ap.add_argument('--scheme', '--cc', dest='scheme', default='dcqcn',
+                    choices=['dcqcn', 'ldcp', 'hpcc', 'timely', 'dctcp', 'none'],
+                    help='congestion control of the agents, and what fabric apply gives the switches for it '
+                         '(hpcc: INT on every port; dctcp: its ECN threshold; ldcp: WRED and buf_max, PFC off)')
     ap.add_argument('--grpc-port-base', type=int, default=None,
                     help='P4Runtime port of the first switch, the next ones following, each of which must be free '
                          '(default: free ports the kernel picks)')
@@ -394,6 +397,9 @@ def main():
     # Everything that can be checked before anything is made.
     if os.geteuid() != 0:
         raise Usage('needs root: Mininet makes network namespaces and links')
+    if args.scheme == 'hpcc' and args.switch != 'go':
+        raise Usage('--scheme hpcc needs --switch go: its INT records carry the rate the ports run at, which '
+                    'p4switch\'s --queue-rate sets and run.py does not set on BMv2')
     spec = load_topology(args.topology)
     total = count_flows(args.flows)
     if os.path.exists(args.out):
@@ -441,8 +447,14 @@ def main():
         with open(targets, 'w') as f:
             json.dump({name: dict({'addr': '127.0.0.1:%d' % p['grpc_port'], 'device_id': p['device_id']}, **reach)
                        for name, p in plan.items()}, f, indent=1)
-        apply = subprocess.run([args.p4ctl, 'fabric', 'apply', '--topology', args.topology, '--switches', targets],
-                               capture_output=True, text=True)
+        apply_cmd = [args.p4ctl, 'fabric', 'apply', '--topology', args.topology, '--switches', targets,
+                     '--scheme', {'none': 'pfc'}.get(args.scheme, args.scheme)]
+        if args.scheme == 'hpcc':
+            # The records carry the rate the ports run at, the queue rate's
+            # full frames (1,000-byte payloads, 1,086 bytes on the wire),
+            # not the topology's link rates.
+            apply_cmd += ['--int-rate', '%dbps' % (args.queue_rate * FRAME_WIRE_BYTES * 8)]
+        apply = subprocess.run(apply_cmd, capture_output=True, text=True)
         print(apply.stdout, end='')
         if apply.returncode != 0:
             # p4ctl's line names the command already.
@@ -450,7 +462,7 @@ def main():
         epoch = time.time_ns() + 500_000_000  # every agent up before the first flow
         for h in net.hosts:
             cmd = [args.p4ctl, 'host', '--topology', args.topology, '--host', h.name,
-                   '--iface', h.intfList()[0].name, '--flows', args.flows, '--cc', args.cc,
+                   '--iface', h.intfList()[0].name, '--flows', args.flows, '--scheme', args.scheme,
                    '--epoch', str(epoch), '--out', os.path.join(args.out, h.name + '.jsonl')]
             if args.rate:
                 cmd += ['--rate', args.rate]
@@ -484,6 +496,10 @@ def main():
         for d in atexit_dirs:
             shutil.rmtree(d, ignore_errors=True)
 
+
+# A full data frame on the wire: 1,000 bytes of payload, RoCEv2's 62 bytes
+# of headers, and 24 of FCS, preamble and gap (agent.WireExtra).
+FRAME_WIRE_BYTES = 1086
 
 # Directories the run made and removes at its end (its TLS credentials).
 atexit_dirs = []

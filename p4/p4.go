@@ -88,8 +88,18 @@ const (
 	// CounterBufMaxDrops counts packets of priorities without PFC
 	// dropped past the port's buf_max (LDCP's switches).
 	CounterBufMaxDrops = "RcmEgress.buf_max_drops"
+	// INT for HPCC (egress): the ports that count their bytes and push a
+	// hop record, with their rates; hop records pushed, packets whose
+	// stack had no room (flagged exceeded), and packets with a stack no
+	// switch can account for, dropped (ingress).
+	TableINTConfig      = "RcmEgress.int_config"
+	ActionSetINT        = "RcmEgress.set_int"
+	CounterINTHops      = "RcmEgress.int_hops"
+	CounterINTExceeded  = "RcmEgress.int_exceeded"
+	CounterINTMalformed = "RcmIngress.int_malformed"
 	// Registers (state only: BMv2 cannot read them over P4Runtime).
 	RegisterQueueBytes = "queue_bytes"
+	RegisterINTTxBytes = "int_tx_bytes"
 )
 
 // Ports is the size of every per-port counter and register: BMv2's port

@@ -2,13 +2,17 @@ package p4
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+
+	"github.com/p4rcm/p4rcm/roce"
 )
 
 // The committed P4Info holds every name the Go code uses, with the match
@@ -25,6 +29,7 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 		TableIngressPortConfig: {{"standard_metadata.ingress_port", 9}},
 		TableRCMConfig:         {{"standard_metadata.egress_spec", 9}},
 		TableREDConfig:         {{"standard_metadata.egress_port", 9}},
+		TableINTConfig:         {{"standard_metadata.egress_port", 9}},
 	}
 	actions := map[string][]field{
 		ActionSetNexthop:   {{"port", 9}, {"src_mac", 48}, {"dst_mac", 48}},
@@ -38,10 +43,12 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 		ActionSetRCM: {{"sample_every", 16}, {"qeq_bytes", 32}, {"wq_shift", 8}, {"fb_shift", 8},
 			{"cam_min_hits", 8}, {"window_bytes", 32}, {"window_ns", 32}, {"high_priority", 3}, {"low_priority", 3}},
 		ActionSetRED: {{"kmin_bytes", 32}, {"kmax_bytes", 32}, {"pmax_slope", 32}, {"wred_k_bytes", 32}, {"buf_max_bytes", 32}},
+		ActionSetINT: {{"rate_kbps", 32}},
 	}
 	counters := []string{CounterRxFrames, CounterNoRoute, CounterDetours, CounterPausesSent, CounterResumesSent, CounterResumesReceived,
 		CounterPausesReceived, CounterCNsSent, CounterCNsReceived, CounterHeld, CounterCAMHits,
-		CounterWindowHolds, CounterLimitHolds, CounterECNMarks, CounterWREDDrops, CounterBufMaxDrops}
+		CounterWindowHolds, CounterLimitHolds, CounterECNMarks, CounterWREDDrops, CounterBufMaxDrops,
+		CounterINTHops, CounterINTExceeded, CounterINTMalformed}
 
 	for name, want := range tables {
 		got := fieldsOf(info.Tables, name, (*p4configv1.Table).GetPreamble, func(x *p4configv1.Table) (f []field) {
@@ -70,12 +77,14 @@ func TestP4InfoHoldsWhatGoUses(t *testing.T) {
 			t.Errorf("counter %s (%d ports) missing", name, Ports)
 		}
 	}
-	found := false
-	for _, r := range info.Registers {
-		found = found || r.Preamble.Name == RegisterQueueBytes && r.Size == Ports
-	}
-	if !found {
-		t.Errorf("register %s missing", RegisterQueueBytes)
+	for _, name := range []string{RegisterQueueBytes, RegisterINTTxBytes} {
+		found := false
+		for _, r := range info.Registers {
+			found = found || r.Preamble.Name == name && r.Size == Ports
+		}
+		if !found {
+			t.Errorf("register %s missing", name)
+		}
 	}
 
 	// The CAM and named-flows digests: the port, then the entries.
@@ -200,6 +209,44 @@ func TestTestdataBuildMatchesSource(t *testing.T) {
 			if !bytes.Equal(got, committed) {
 				t.Errorf("testdata/build/%s differs from what %s.p4 compiles to: run make -C p4/testdata and commit", f, name)
 			}
+		}
+	}
+}
+
+// The INT headers the program parses and pushes are the ones the agents
+// write and read (package roce): the shim's fields, a record's four
+// 32-bit words, the hop bound.
+func TestINTFormatMatchesAgents(t *testing.T) {
+	var doc struct {
+		HeaderTypes []struct {
+			Name   string  `json:"name"`
+			Fields [][]any `json:"fields"`
+		} `json:"header_types"`
+		HeaderStacks []struct {
+			Name      string `json:"name"`
+			HeaderIDs []int  `json:"header_ids"`
+		} `json:"header_stacks"`
+	}
+	if err := json.Unmarshal(DeviceConfig(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	layout := map[string]string{}
+	for _, h := range doc.HeaderTypes {
+		var s []string
+		for _, f := range h.Fields {
+			s = append(s, fmt.Sprintf("%v/%v", f[0], f[1]))
+		}
+		layout[h.Name] = strings.Join(s, " ")
+	}
+	if got, want := layout["int_shim_t"], "version/4 exceeded/1 reserved1/3 hop_count/8 remaining/8 reserved2/8"; got != want {
+		t.Errorf("int_shim_t: %s, want %s (%d bytes, roce.INTShimLen)", got, want, roce.INTShimLen)
+	}
+	if got, want := layout["int_hop_t"], "ts_ns/32 tx_bytes/32 qlen_bytes/32 rate_kbps/32"; got != want {
+		t.Errorf("int_hop_t: %s, want %s (%d bytes, roce.INTHopLen)", got, want, roce.INTHopLen)
+	}
+	for _, s := range doc.HeaderStacks {
+		if s.Name == "int_hops" && len(s.HeaderIDs) != roce.MaxINTHops {
+			t.Errorf("int_hops holds %d records, the agents %d", len(s.HeaderIDs), roce.MaxINTHops)
 		}
 	}
 }

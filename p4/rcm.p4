@@ -1,10 +1,12 @@
 /* p4rcm's switch program for BMv2's v1model. It mirrors the Go switch
  * model (dataplane): IPv4 forwarding with ECMP, RED/ECN and WRED marking
  * at egress, PFC emulated with PAUSE frames the program builds itself,
- * and RCM: congestion region detection (CRD), a CAM of flow IDs per port
+ * RCM: congestion region detection (CRD), a CAM of flow IDs per port
  * (CFR), CNs between neighbours, windowed pacing of harmful flows (RCC)
- * and adaptive routing around a congested region (SAR). The tables,
- * registers and counters are described in p4/README.md. */
+ * and adaptive routing around a congested region (SAR); and HPCC's
+ * in-band telemetry (INT), a record per hop pushed into the data packets
+ * that ask for it. The tables, registers and counters are described in
+ * p4/README.md. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -126,6 +128,10 @@ struct metadata_t {
     @field_list(FL_HELD)
     bit<32> before;      /* packets its flow put in the other RCC queue before it */
     bool    lim_ok;      /* LIM_TAKE: the rate limit let the packet go */
+
+    /* INT, as the parser leaves it. */
+    bit<8>  int_left;      /* hop records still to read */
+    bool    int_malformed; /* another version, or more than MAX_INT_HOPS */
 }
 
 /* The 5-tuple hashed into a flow ID; a CN's flow entries hash the same
@@ -240,6 +246,11 @@ register<bit<1>>(NUM_PORTS) cn_raised;
  * to (offset + 1; 0: the hash's). */
 register<bit<64>>(PIN_SLOTS) pin_seen_ns;
 register<bit<8>>(PIN_SLOTS) pin_member;
+/* INT: the bytes each port has sent, on the wire (every frame, its
+ * length, at least a minimum frame's, plus WIRE_EXTRA), modulo 2^32; a
+ * hop record carries the count before its packet. Counted on the ports
+ * int_config names. */
+register<bit<32>>(NUM_PORTS) int_tx_bytes;
 
 /* W_c in bytes: W less the share wc_cut cut off. */
 bit<32> wc_of(in bit<32> w, in bit<16> cut) {
@@ -333,6 +344,7 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
     counter(NUM_PORTS, CounterType.packets) cam_hits;
     counter(NUM_PORTS, CounterType.packets) detours;
     counter(NUM_PORTS, CounterType.packets) window_holds;
+    counter(NUM_PORTS, CounterType.packets) int_malformed;
 
     action drop() {
         mark_to_drop(standard_metadata);
@@ -721,6 +733,19 @@ control RcmIngress(inout headers_t hdr, inout metadata_t meta,
             return;
         }
 
+        /* INT no switch can account for: a stack of another version, of
+         * more than MAX_INT_HOPS hops, or one the frame ends inside. A
+         * hop pushed onto it would be read against the wrong hops (or
+         * the payload), so the packet goes no further; the sender's
+         * go-back-N recovers it as any loss. */
+        if (meta.int_malformed ||
+            (hdr.bth.isValid() && hdr.ipv4.dscp[0:0] == 1 &&
+             standard_metadata.parser_error != error.NoError)) {
+            int_malformed.count((bit<32>)standard_metadata.ingress_port);
+            drop();
+            return;
+        }
+
         if (!hdr.ipv4.isValid() || hdr.ipv4.ttl <= 1) {
             drop();
             return;
@@ -1025,6 +1050,8 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
     counter(NUM_PORTS, CounterType.packets) limit_holds;
     counter(NUM_PORTS, CounterType.packets) pauses_sent;
     counter(NUM_PORTS, CounterType.packets) resumes_sent;
+    counter(NUM_PORTS, CounterType.packets) int_hops;
+    counter(NUM_PORTS, CounterType.packets) int_exceeded;
 
     bit<32> kmin = 0;
     bit<32> kmax = 0;
@@ -1049,6 +1076,48 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
         wred_k = wred_k_bytes;
         buf_max = buf_max_bytes;
         red_on = true;
+    }
+
+    bool int_on = false;
+    bit<32> int_rate = 0;
+    bit<32> int_sent = 0;
+
+    /* INT on an egress port: the port counts the bytes it sends and
+     * pushes a hop record into each packet that asks, with its rate as
+     * the controller sets it here (kb/s). A port without an entry counts
+     * nothing and pushes nothing: packets pass it untouched. */
+    action set_int(bit<32> rate_kbps) {
+        int_on = true;
+        int_rate = rate_kbps;
+    }
+
+    table int_config {
+        key = { standard_metadata.egress_port: exact; }
+        actions = { set_int; NoAction; }
+        default_action = NoAction();
+        size = NUM_PORTS;
+    }
+
+    /* A frame of len bytes leaves a port int_config names: int_sent is
+     * what the port had sent before it, on the wire (a frame shorter than
+     * the minimum is padded to it). */
+#define INT_COUNT(len) \
+        { \
+            bit<32> wire = ((len) < PFC_FRAME_BYTES ? PFC_FRAME_BYTES : (len)) + WIRE_EXTRA; \
+            @atomic { \
+                int_tx_bytes.read(int_sent, (bit<32>)standard_metadata.egress_port); \
+                int_tx_bytes.write((bit<32>)standard_metadata.egress_port, int_sent + wire); \
+            } \
+        }
+
+    /* Hides a clone's INT: PAUSEs and CNs carry none. */
+    action int_strip() {
+        hdr.int_shim.setInvalid();
+        hdr.int_hops[0].setInvalid();
+        hdr.int_hops[1].setInvalid();
+        hdr.int_hops[2].setInvalid();
+        hdr.int_hops[3].setInvalid();
+        hdr.int_hops[4].setInvalid();
     }
 
     table red_config {
@@ -1079,6 +1148,7 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
         hdr.ipv4.setInvalid();
         hdr.udp.setInvalid();
         hdr.bth.setInvalid();
+        int_strip();
         /* A minimum frame; what follows the PAUSE is the clone's old
          * payload, which receivers ignore. */
         truncate(PFC_FRAME_BYTES);
@@ -1105,12 +1175,15 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
         hdr.ipv4.setInvalid();
         hdr.udp.setInvalid();
         hdr.bth.setInvalid();
+        int_strip();
         truncate(RCM_CN_BYTES + RCM_FLOW_BYTES);
     }
 
     apply {
+        int_config.apply();
         if (standard_metadata.instance_type == INSTANCE_INGRESS_CLONE ||
             standard_metadata.instance_type == INSTANCE_EGRESS_CLONE) {
+            bit<32> built = PFC_FRAME_BYTES;
             if (meta.emit == EMIT_PAUSE) {
                 build_pause(meta.emit_quanta);
                 pauses_sent.count((bit<32>)standard_metadata.egress_port);
@@ -1119,8 +1192,13 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
                 resumes_sent.count((bit<32>)standard_metadata.egress_port);
             } else if (meta.emit == EMIT_CN) {
                 build_cn();
+                built = RCM_CN_BYTES + RCM_FLOW_BYTES;
             } else {
                 mark_to_drop(standard_metadata);
+                return;
+            }
+            if (int_on) {
+                INT_COUNT(built)
             }
             return;
         }
@@ -1313,11 +1391,13 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
          * queue's in particular, so that harmful packets keep going low
          * behind it and CRD keeps leaving it out. */
         bit<32> q;
+        bit<32> behind; /* the port's queue behind the packet, for INT */
         bit<32> waiting;
         bit<32> limiting;
         @atomic {
             queue_bytes.read(q, (bit<32>)egress);
             queue_bytes.write((bit<32>)egress, q > len ? q - len : 0);
+            behind = q > len ? q - len : 0;
             low_bytes.read(waiting, (bit<32>)egress);
             if (meta.low) {
                 low_bytes.write((bit<32>)egress, waiting > len ? waiting - len : 0);
@@ -1376,15 +1456,18 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
          * while its priority was paused) was admitted on its first pass,
          * and its PFC settings do not come round with it. */
         bool lossless = meta.pfc_on && meta.pfc_class == meta.pfc_priority;
+        bool dropped = false;
         if (red_on && hdr.ipv4.isValid() && buf_max != 0 && q > buf_max && !lossless &&
             standard_metadata.instance_type != INSTANCE_RECIRC) {
             buf_max_drops.count((bit<32>)egress);
             mark_to_drop(standard_metadata);
+            dropped = true;
         } else if (red_on && hdr.ipv4.isValid()) {
             if (hdr.ipv4.ecn == 0) {
                 if (wred_k != 0 && q >= wred_k) {
                     wred_drops.count((bit<32>)egress);
                     mark_to_drop(standard_metadata);
+                    dropped = true;
                 }
             } else if (q >= kmax) {
                 hdr.ipv4.ecn = 3;
@@ -1396,6 +1479,38 @@ control RcmEgress(inout headers_t hdr, inout metadata_t meta,
                     hdr.ipv4.ecn = 3;
                     ecn_marks.count((bit<32>)egress);
                 }
+            }
+        }
+
+        /* INT: the packet leaves the port now (held packets went round
+         * above and push nothing until they leave). A port int_config
+         * names counts its bytes, and pushes its hop record onto the
+         * stack of a packet that asks, at the front (the stack is the
+         * last switch's first), while the stack has room: fewer than
+         * MAX_INT_HOPS records and remaining above 0. A packet that
+         * finds none leaves with its stack as it came, flagged exceeded. */
+        if (!dropped && int_on) {
+            bool push = hdr.int_shim.isValid() && hdr.int_shim.hop_count < MAX_INT_HOPS &&
+                        hdr.int_shim.remaining != 0;
+            INT_COUNT(push ? len + INT_HOP_BYTES : len)
+            if (push) {
+                hdr.int_hops.push_front(1);
+                hdr.int_hops[0].setValid();
+                hdr.int_hops[0].ts_ns = (bit<32>)now;
+                hdr.int_hops[0].tx_bytes = int_sent;
+                hdr.int_hops[0].qlen_bytes = behind;
+                hdr.int_hops[0].rate_kbps = int_rate;
+                hdr.int_shim.hop_count = hdr.int_shim.hop_count + 1;
+                hdr.int_shim.remaining = hdr.int_shim.remaining - 1;
+                hdr.ipv4.total_len = hdr.ipv4.total_len + (bit<16>)INT_HOP_BYTES;
+                hdr.udp.length = hdr.udp.length + (bit<16>)INT_HOP_BYTES;
+                /* RoCEv2 sends UDP's checksum as 0, and a record added
+                 * would void any other. */
+                hdr.udp.checksum = 0;
+                int_hops.count((bit<32>)egress);
+            } else if (hdr.int_shim.isValid()) {
+                hdr.int_shim.exceeded = 1;
+                int_exceeded.count((bit<32>)egress);
             }
         }
     }

@@ -1,9 +1,10 @@
 // Package roce writes and reads the frames a RoCEv2 NIC exchanges, as the
 // host agents put them on the wire: data (Ethernet, IPv4 with the ECN
 // bits, UDP to port 4791, the InfiniBand base transport header, payload,
-// ICRC), acknowledgements (BTH and AETH, with LDCP's CE echo in the BTH's
-// BECN bit), congestion notification packets
-// (BTH opcode 0x81), and the 802.1Qbb PAUSE frames a switch sends back.
+// ICRC), acknowledgements (BTH and AETH, with LDCP's and DCTCP's CE echo
+// in the BTH's BECN bit), congestion notification packets (BTH opcode
+// 0x81), the in-band telemetry HPCC's data packets gather and their ACKs
+// echo (int.go), and the 802.1Qbb PAUSE frames a switch sends back.
 //
 // Frames are written into the caller's buffer and read into the caller's
 // struct: nothing is allocated per frame.
@@ -95,7 +96,17 @@ type Packet struct {
 	MSN      uint32 // 24 bits
 	// Payload is the number of payload bytes (their content is zeros).
 	Payload int
+	// HasINT says the frame carries an INT stack: a data packet's after
+	// its BTH (its DSCP then has the INTDSCP bit), an ACK's or NAK's echo
+	// after its AETH.
+	HasINT bool
+	INT    INT
 }
+
+// asksINT reports whether a packet of opcode op may ask for INT: a
+// switch reads a stack after the BTH of any packet whose DSCP asks, so
+// ACKs (whose AETH comes there) and CNPs never do.
+func asksINT(op uint8) bool { return op != OpAck && op != OpCNP }
 
 // Len is the frame's length in bytes.
 func (p *Packet) Len() int {
@@ -107,6 +118,9 @@ func (p *Packet) Len() int {
 		n += CNPPad
 	default:
 		n += p.Payload
+	}
+	if p.HasINT {
+		n += p.INT.Len()
 	}
 	return n
 }
@@ -122,6 +136,19 @@ func Build(buf []byte, p *Packet) ([]byte, error) {
 	}
 	if p.DestQP >= 1<<24 || p.PSN >= 1<<24 || p.MSN >= 1<<24 || p.DSCP >= 64 || p.ECN > 3 {
 		return nil, fmt.Errorf("field out of range: QP %d, PSN %d, MSN %d, DSCP %d, ECN %d", p.DestQP, p.PSN, p.MSN, p.DSCP, p.ECN)
+	}
+	// The switches read an INT stack after the BTH of any packet whose
+	// DSCP asks: a packet carries one there exactly when it asks.
+	asks := p.DSCP&INTDSCP != 0
+	switch {
+	case asksINT(p.Opcode) && asks != p.HasINT:
+		return nil, fmt.Errorf("DSCP %d with INT %v: a packet carries an INT stack after its BTH exactly when its DSCP has bit %d", p.DSCP, p.HasINT, INTDSCP)
+	case !asksINT(p.Opcode) && asks:
+		return nil, fmt.Errorf("DSCP %d on opcode %#x: ACKs and CNPs never ask for INT (DSCP bit %d)", p.DSCP, p.Opcode, INTDSCP)
+	case p.HasINT && p.Opcode == OpCNP:
+		return nil, fmt.Errorf("INT on a CNP: only data packets and ACKs carry a stack")
+	case p.HasINT && (p.INT.N < 0 || p.INT.N > MaxINTHops):
+		return nil, fmt.Errorf("INT of %d hops: want 0 to %d", p.INT.N, MaxINTHops)
 	}
 	f := buf[:n]
 	clear(f)
@@ -162,6 +189,13 @@ func Build(buf []byte, p *Packet) ([]byte, error) {
 	if p.Opcode == OpAck {
 		binary.BigEndian.PutUint32(bth[BTHLen:], uint32(p.Syndrome)<<24|p.MSN)
 	}
+	if p.HasINT {
+		at := BTHLen
+		if p.Opcode == OpAck {
+			at += AETHLen
+		}
+		putINT(bth[at:], &p.INT)
+	}
 	return f, nil
 }
 
@@ -170,8 +204,9 @@ func Build(buf []byte, p *Packet) ([]byte, error) {
 var ErrNotRoCE = errors.New("not a RoCEv2 frame")
 
 // Parse reads a RoCEv2 frame into p. A frame that is not RoCEv2 gives
-// ErrNotRoCE; one that is but is cut short or inconsistent gives another
-// error saying what is wrong.
+// ErrNotRoCE; one whose INT stack is malformed, ErrMalformedINT (wrapped);
+// one that is cut short or inconsistent otherwise, another error saying
+// what is wrong.
 func Parse(f []byte, p *Packet) error {
 	if len(f) < EthLen || binary.BigEndian.Uint16(f[12:]) != etherTypeIPv4 {
 		return ErrNotRoCE
@@ -204,17 +239,37 @@ func Parse(f []byte, p *Packet) error {
 	p.BECN = bth[4]&becnBit != 0
 	p.AckReq = bth[8]&0x80 != 0
 	p.PSN = binary.BigEndian.Uint32(bth[8:]) & 0xffffff
-	p.Syndrome, p.MSN, p.Payload = 0, 0, 0
+	p.Syndrome, p.MSN, p.Payload, p.HasINT = 0, 0, 0, false
 	rest := total - ihl - UDPLen - BTHLen - ICRCLen
+	after := bth[BTHLen : BTHLen+rest]
+	if !asksINT(p.Opcode) && p.DSCP&INTDSCP != 0 {
+		// A switch took its AETH or padding for a stack, and dropped it.
+		return fmt.Errorf("%w: DSCP %d asks for INT on opcode %#x", ErrMalformedINT, p.DSCP, p.Opcode)
+	}
 	switch p.Opcode {
 	case OpAck:
 		if rest < AETHLen {
 			return fmt.Errorf("ACK without its AETH (%d bytes after the BTH)", rest)
 		}
-		aeth := binary.BigEndian.Uint32(bth[BTHLen:])
+		aeth := binary.BigEndian.Uint32(after)
 		p.Syndrome, p.MSN = uint8(aeth>>24), aeth&0xffffff
+		if rest > AETHLen {
+			// An echo: exactly a stack, nothing after it.
+			if _, err := readINT(after[AETHLen:], &p.INT, true); err != nil {
+				return fmt.Errorf("ACK's echo: %w", err)
+			}
+			p.HasINT = true
+		}
 	case OpCNP:
 	default:
+		if p.DSCP&INTDSCP != 0 {
+			n, err := readINT(after, &p.INT, false)
+			if err != nil {
+				return fmt.Errorf("data packet's INT: %w", err)
+			}
+			p.HasINT = true
+			rest -= n
+		}
 		p.Payload = rest
 	}
 	return nil

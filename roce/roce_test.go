@@ -226,6 +226,16 @@ func FuzzParse(f *testing.F) {
 		b, _ = Build(make([]byte, 2048), &p)
 		f.Add(b)
 	}
+	// Data packets with INT stacks and an ACK echoing one.
+	for _, n := range []int{0, 2, MaxINTHops} {
+		p := intSample(n)
+		b, _ := Build(make([]byte, 2048), &p)
+		f.Add(b)
+		a := sample(OpAck)
+		a.HasINT, a.INT = true, p.INT
+		b, _ = Build(make([]byte, 2048), &a)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p Packet
 		if Parse(b, &p) != nil {

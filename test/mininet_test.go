@@ -5,6 +5,7 @@ package test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -47,9 +48,37 @@ func TestMininetDumbbell(t *testing.T) {
 	for _, ssl := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "ssl"}[ssl], func(t *testing.T) { mininetDumbbell(t, p4ctl, ssl) })
 	}
+	// HPCC: fabric apply gives every port INT at the queue rate, the
+	// agents' data asks for it, their ACKs bring it back.
+	t.Run("hpcc", func(t *testing.T) {
+		out := mininetDumbbell(t, p4ctl, false, "--scheme", "hpcc")
+		for _, h := range []string{"h1", "h2", "h3", "h4"} {
+			b, _ := os.ReadFile(filepath.Join(out, h+".jsonl"))
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			var rec struct {
+				Stats struct {
+					NoINT    int64 `json:"no_int"`
+					INTQueue struct {
+						Samples int64 `json:"samples"`
+					} `json:"int_queue"`
+					DataReceived int64 `json:"data_received"`
+					DataSent     int64 `json:"data_sent"`
+				} `json:"stats"`
+			}
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+				t.Fatalf("%s: %v", h, err)
+			}
+			st := rec.Stats
+			if st.NoINT != 0 || st.INTQueue.Samples != st.DataReceived || (st.DataSent == 0 && st.DataReceived == 0) {
+				t.Errorf("%s: %d ACKs without INT, %d of %d data packets received with a record", h, st.NoINT, st.INTQueue.Samples, st.DataReceived)
+			}
+		}
+	})
 }
 
-func mininetDumbbell(t *testing.T, p4ctl string, ssl bool) {
+// mininetDumbbell runs run.py on the dumbbell with args added and
+// returns its output directory.
+func mininetDumbbell(t *testing.T, p4ctl string, ssl bool, extra ...string) string {
 	before := leftovers(t) + running(t, p4ctl)
 	outDir := filepath.Join(t.TempDir(), "run")
 	args := []string{"../mininet/run.py", "--topology", "../mininet/dumbbell.json",
@@ -57,6 +86,7 @@ func mininetDumbbell(t *testing.T, p4ctl string, ssl bool) {
 	if ssl {
 		args = append(args, "--ssl")
 	}
+	args = append(args, extra...)
 	cmd := exec.Command("/usr/bin/python3", args...)
 	var buf strings.Builder
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -87,6 +117,7 @@ func mininetDumbbell(t *testing.T, p4ctl string, ssl bool) {
 	if links := mininetLinks(t, cmd.Process.Pid); links != nil {
 		t.Errorf("left behind: Mininet's links %v", links)
 	}
+	return outDir
 }
 
 // mininetLinks lists the interfaces of the switches run.py, as process

@@ -21,7 +21,8 @@ import (
 // too loaded for the rate does, made certain), so that its hosts'
 // senders wake up late; the comparison's text ends with the warning, and
 // schedule.csv holds each run's lateness. A comparison of one run per
-// scheme says that --repeat, not --seeds, gives its intervals.
+// scheme says that --repeat, not --seeds, gives its intervals; the
+// model's figures stand beside the emulated ones.
 func TestEmulateCompareFallingBehind(t *testing.T) {
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
@@ -59,7 +60,8 @@ stalls:
 		t.Fatalf("emulate compare: %v\n%s", err, stderr.String())
 	}
 	text := stdout.String()
-	for _, want := range []string{"not to be trusted: the machine fell behind the emulation's schedule in ", "give --repeat 5 or more"} {
+	for _, want := range []string{"not to be trusted: the machine fell behind the emulation's schedule in ", "give --repeat 5 or more",
+		"the model beside it: mean FCT of all flows", "\ndcqcn  "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the comparison lacks %q:\n%s", want, text)
 		}

@@ -5,8 +5,8 @@ package v1model
 import endian "encoding/binary"
 
 func init() {
-	generatedControls["a195bc101dd594e815b1bb07e2c742993d19eefcdf315909d1cf83af757a9e75"] = controla195bc101dd5
-	generatedControls["70b7f333309404d56e08031e495c0f805476178bf673d5916488e3795ce11618"] = control70b7f3333094
+	generatedControls["c9489ffd0de9fad3fc5f35f00934eb8fbb50358f71b6214e3c7e6942bd73bd9a"] = controlc9489ffd0de9
+	generatedControls["390cd80c7c5f5a8ab145409c9ba513db852849d2206b1810659e017ae39dd4b1"] = control390cd80c7c5f
 	generatedControls["79c1427359a99b0633add55b995aa85fa55bd5d579b30f12472da785fa9a24d2"] = control79c1427359a9
 	generatedControls["e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"] = controle3b0c44298fc
 	generatedCodecs["8cfae424a34ba7cc93bde9d23f386c215c776e1484b53f71ab80f8abb62a850a"] = &genCodec{extract8cfae424a34b, pack8cfae424a34b}
@@ -15,29 +15,31 @@ func init() {
 	generatedCodecs["d1a44390e660732a5b376dba22d1d01a9188e92b5851a178d2bad095b831c873"] = &genCodec{extractd1a44390e660, packd1a44390e660}
 	generatedCodecs["a1c726fbd07c0aa8c84ca2aff5b1e258e19e6a2b75fda479a08d4fd2e3a37fc8"] = &genCodec{extracta1c726fbd07c, packa1c726fbd07c}
 	generatedCodecs["225913cf4f633f257aaad329b2ee4798b3a2c0b8a5781b6ea0cd53e94d793146"] = &genCodec{extract225913cf4f63, pack225913cf4f63}
+	generatedCodecs["3305179a0ef55071b33d758ea2c056a8e8cfcf2c68bec6135e236171bb7a7ac3"] = &genCodec{extract3305179a0ef5, pack3305179a0ef5}
 	generatedCodecs["67a90c75869535123119d1889f5bfd6b29a5ce64ea48b7581a291eb2b9e2dee2"] = &genCodec{extract67a90c758695, pack67a90c758695}
-	generatedParsers["42b29f5ac43bccbd56c7f717d9a5935cd27012c977308b5033f9402d50a8d76f"] = parser42b29f5ac43b
+	generatedCodecs["65cdc85219f3b6cb335dadc4abf9c48c51dfaa0c7db12601fb00ece427e08651"] = &genCodec{extract65cdc85219f3, pack65cdc85219f3}
+	generatedParsers["046fbf1c4c99c5d7c4a7b35099d879b71a3c87f48d355371a097ae4930c751b0"] = parser046fbf1c4c99
 	generatedParsers["ec6aeab18d35944a8ca399e7e8786d14a0da0e502cbc7bf29131ee78e9dcaa8a"] = parserec6aeab18d35
 }
 
-// controla195bc101dd5 is ingress of ../p4/build/rcm.json.
-func controla195bc101dd5(p *packet, g *genState) {
+// controlc9489ffd0de9 is ingress of ../p4/build/rcm.json.
+func controlc9489ffd0de9(p *packet, g *genState) {
 	f := p.f
-	_ = f[602]
+	_ = f[629]
 	valid := p.valid
-	_ = valid[15]
+	_ = valid[16]
 	p.adata = nil
-	f[438] = uint64((int64(f[506]) * int64(1000)))
-	if f[500] != 0x4 {
+	f[457] = uint64((int64(f[527]) * int64(1000)))
+	if f[521] != 0x4 {
 		goto n3
 	}
 	p.adata = nil
-	f[498] = f[485] & 0x1ff
-	f[512] = f[488] & 0x7
+	f[519] = f[504] & 0x1ff
+	f[533] = f[507] & 0x7
 	return
 n3:
 	p.adata = nil
-	f[151] = f[497] & 0xffffffff
+	f[152] = f[518] & 0xffffffff
 	if g.calls[0](p); p.exited {
 		return
 	}
@@ -45,152 +47,152 @@ n3:
 		return
 	}
 	p.adata = nil
-	f[484] = f[497] & 0x1ff
+	f[503] = f[518] & 0x1ff
 	if !valid[3] {
 		goto n10
 	}
-	if f[517] != 0x101 {
+	if f[538] != 0x101 {
 		goto n9
 	}
 	p.adata = nil
-	if !(f[519]&0x1 == 0x1) {
+	if !(f[540]&0x1 == 0x1) {
 		goto a8_7
 	}
-	if !(f[520] == 0x0) {
+	if !(f[541] == 0x0) {
 		goto a8_4
 	}
-	f[297] = 0x0
+	f[299] = 0x0
 	goto a8_5
 a8_4:
-	f[297] = uint64((int64(f[438]) + (int64(f[520]) * int64(f[443]))))
+	f[299] = uint64((int64(f[457]) + (int64(f[541]) * int64(f[462]))))
 a8_5:
-	f[101] = uint64(shl(int64(f[497]), int64(3))) & 0xffffffff
-	if j := f[101]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[297]
-	}
-a8_7:
-	if !(b2i((shrU(int64(f[519]), int64(1))&int64(1)) == int64(1)) != 0) {
-		goto a8_14
-	}
-	if !(f[521] == 0x0) {
-		goto a8_11
-	}
-	f[298] = 0x0
-	goto a8_12
-a8_11:
-	f[298] = uint64((int64(f[438]) + (int64(f[521]) * int64(f[443]))))
-a8_12:
-	f[102] = uint64(int64(f[497])*8+(1)) & 0xffffffff
+	f[102] = uint64(shl(int64(f[518]), int64(3))) & 0xffffffff
 	if j := f[102]; j < uint64(len(g.cells[0])) {
-		g.cells[0][j] = f[298]
-	}
-a8_14:
-	if !(b2i((shrU(int64(f[519]), int64(2))&int64(1)) == int64(1)) != 0) {
-		goto a8_21
-	}
-	if !(f[522] == 0x0) {
-		goto a8_18
-	}
-	f[299] = 0x0
-	goto a8_19
-a8_18:
-	f[299] = uint64((int64(f[438]) + (int64(f[522]) * int64(f[443]))))
-a8_19:
-	f[103] = uint64(int64(f[497])*8+(2)) & 0xffffffff
-	if j := f[103]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[299]
 	}
-a8_21:
-	if !(b2i((shrU(int64(f[519]), int64(3))&int64(1)) == int64(1)) != 0) {
-		goto a8_28
+a8_7:
+	if !(b2i((shrU(int64(f[540]), int64(1))&int64(1)) == int64(1)) != 0) {
+		goto a8_14
 	}
-	if !(f[523] == 0x0) {
-		goto a8_25
+	if !(f[542] == 0x0) {
+		goto a8_11
 	}
 	f[300] = 0x0
-	goto a8_26
-a8_25:
-	f[300] = uint64((int64(f[438]) + (int64(f[523]) * int64(f[443]))))
-a8_26:
-	f[104] = uint64(int64(f[497])*8+(3)) & 0xffffffff
-	if j := f[104]; j < uint64(len(g.cells[0])) {
+	goto a8_12
+a8_11:
+	f[300] = uint64((int64(f[457]) + (int64(f[542]) * int64(f[462]))))
+a8_12:
+	f[103] = uint64(int64(f[518])*8+(1)) & 0xffffffff
+	if j := f[103]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[300]
 	}
-a8_28:
-	if !(b2i((shrU(int64(f[519]), int64(4))&int64(1)) == int64(1)) != 0) {
-		goto a8_35
+a8_14:
+	if !(b2i((shrU(int64(f[540]), int64(2))&int64(1)) == int64(1)) != 0) {
+		goto a8_21
 	}
-	if !(f[524] == 0x0) {
-		goto a8_32
+	if !(f[543] == 0x0) {
+		goto a8_18
 	}
 	f[301] = 0x0
-	goto a8_33
-a8_32:
-	f[301] = uint64((int64(f[438]) + (int64(f[524]) * int64(f[443]))))
-a8_33:
-	f[105] = uint64(int64(f[497])*8+(4)) & 0xffffffff
-	if j := f[105]; j < uint64(len(g.cells[0])) {
+	goto a8_19
+a8_18:
+	f[301] = uint64((int64(f[457]) + (int64(f[543]) * int64(f[462]))))
+a8_19:
+	f[104] = uint64(int64(f[518])*8+(2)) & 0xffffffff
+	if j := f[104]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[301]
 	}
-a8_35:
-	if !(b2i((shrU(int64(f[519]), int64(5))&int64(1)) == int64(1)) != 0) {
-		goto a8_42
+a8_21:
+	if !(b2i((shrU(int64(f[540]), int64(3))&int64(1)) == int64(1)) != 0) {
+		goto a8_28
 	}
-	if !(f[525] == 0x0) {
-		goto a8_39
+	if !(f[544] == 0x0) {
+		goto a8_25
 	}
 	f[302] = 0x0
-	goto a8_40
-a8_39:
-	f[302] = uint64((int64(f[438]) + (int64(f[525]) * int64(f[443]))))
-a8_40:
-	f[106] = uint64(int64(f[497])*8+(5)) & 0xffffffff
-	if j := f[106]; j < uint64(len(g.cells[0])) {
+	goto a8_26
+a8_25:
+	f[302] = uint64((int64(f[457]) + (int64(f[544]) * int64(f[462]))))
+a8_26:
+	f[105] = uint64(int64(f[518])*8+(3)) & 0xffffffff
+	if j := f[105]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[302]
 	}
-a8_42:
-	if !(b2i((shrU(int64(f[519]), int64(6))&int64(1)) == int64(1)) != 0) {
-		goto a8_49
+a8_28:
+	if !(b2i((shrU(int64(f[540]), int64(4))&int64(1)) == int64(1)) != 0) {
+		goto a8_35
 	}
-	if !(f[526] == 0x0) {
-		goto a8_46
+	if !(f[545] == 0x0) {
+		goto a8_32
 	}
 	f[303] = 0x0
-	goto a8_47
-a8_46:
-	f[303] = uint64((int64(f[438]) + (int64(f[526]) * int64(f[443]))))
-a8_47:
-	f[107] = uint64(int64(f[497])*8+(6)) & 0xffffffff
-	if j := f[107]; j < uint64(len(g.cells[0])) {
+	goto a8_33
+a8_32:
+	f[303] = uint64((int64(f[457]) + (int64(f[545]) * int64(f[462]))))
+a8_33:
+	f[106] = uint64(int64(f[518])*8+(4)) & 0xffffffff
+	if j := f[106]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[303]
 	}
-a8_49:
-	if !(b2i((shrU(int64(f[519]), int64(7))&int64(1)) == int64(1)) != 0) {
-		goto a8_56
+a8_35:
+	if !(b2i((shrU(int64(f[540]), int64(5))&int64(1)) == int64(1)) != 0) {
+		goto a8_42
 	}
-	if !(f[527] == 0x0) {
-		goto a8_53
+	if !(f[546] == 0x0) {
+		goto a8_39
 	}
 	f[304] = 0x0
-	goto a8_54
-a8_53:
-	f[304] = uint64((int64(f[438]) + (int64(f[527]) * int64(f[443]))))
-a8_54:
-	f[108] = uint64(int64(f[497])*8+(7)) & 0xffffffff
-	if j := f[108]; j < uint64(len(g.cells[0])) {
+	goto a8_40
+a8_39:
+	f[304] = uint64((int64(f[457]) + (int64(f[546]) * int64(f[462]))))
+a8_40:
+	f[107] = uint64(int64(f[518])*8+(5)) & 0xffffffff
+	if j := f[107]; j < uint64(len(g.cells[0])) {
 		g.cells[0][j] = f[304]
 	}
+a8_42:
+	if !(b2i((shrU(int64(f[540]), int64(6))&int64(1)) == int64(1)) != 0) {
+		goto a8_49
+	}
+	if !(f[547] == 0x0) {
+		goto a8_46
+	}
+	f[305] = 0x0
+	goto a8_47
+a8_46:
+	f[305] = uint64((int64(f[457]) + (int64(f[547]) * int64(f[462]))))
+a8_47:
+	f[108] = uint64(int64(f[518])*8+(6)) & 0xffffffff
+	if j := f[108]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[305]
+	}
+a8_49:
+	if !(b2i((shrU(int64(f[540]), int64(7))&int64(1)) == int64(1)) != 0) {
+		goto a8_56
+	}
+	if !(f[548] == 0x0) {
+		goto a8_53
+	}
+	f[306] = 0x0
+	goto a8_54
+a8_53:
+	f[306] = uint64((int64(f[457]) + (int64(f[548]) * int64(f[462]))))
+a8_54:
+	f[109] = uint64(int64(f[518])*8+(7)) & 0xffffffff
+	if j := f[109]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[306]
+	}
 a8_56:
-	if !(b2i(b2i(b2i(b2i(b2i(b2i(b2i(b2i(f[519]&0x1 == 0x0 || f[520] == 0x0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(1))&int64(1)) == int64(0)) != 0 || b2i(f[521] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(2))&int64(1)) == int64(0)) != 0 || b2i(f[522] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(3))&int64(1)) == int64(0)) != 0 || b2i(f[523] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(4))&int64(1)) == int64(0)) != 0 || b2i(f[524] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(5))&int64(1)) == int64(0)) != 0 || b2i(f[525] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(6))&int64(1)) == int64(0)) != 0 || b2i(f[526] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[519]), int64(7))&int64(1)) == int64(0)) != 0 || b2i(f[527] == 0x0) != 0) != 0) != 0) {
+	if !(b2i(b2i(b2i(b2i(b2i(b2i(b2i(b2i(f[540]&0x1 == 0x0 || f[541] == 0x0) != 0 && b2i(b2i((shrU(int64(f[540]), int64(1))&int64(1)) == int64(0)) != 0 || b2i(f[542] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[540]), int64(2))&int64(1)) == int64(0)) != 0 || b2i(f[543] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[540]), int64(3))&int64(1)) == int64(0)) != 0 || b2i(f[544] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[540]), int64(4))&int64(1)) == int64(0)) != 0 || b2i(f[545] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[540]), int64(5))&int64(1)) == int64(0)) != 0 || b2i(f[546] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[540]), int64(6))&int64(1)) == int64(0)) != 0 || b2i(f[547] == 0x0) != 0) != 0) != 0 && b2i(b2i((shrU(int64(f[540]), int64(7))&int64(1)) == int64(0)) != 0 || b2i(f[548] == 0x0) != 0) != 0) != 0) {
 		goto a8_60
 	}
-	f[109] = f[497] & 0xffffffff
+	f[110] = f[518] & 0xffffffff
 	if g.calls[1](p); p.exited {
 		return
 	}
 	goto a8_62
 a8_60:
-	f[110] = f[497] & 0xffffffff
+	f[111] = f[518] & 0xffffffff
 	if g.calls[2](p); p.exited {
 		return
 	}
@@ -207,300 +209,300 @@ n10:
 		goto n32
 	}
 	p.adata = nil
-	if !(f[530] == 0x0) {
+	if !(f[551] == 0x0) {
 		goto a11_3
 	}
-	f[305] = 0x0
+	f[307] = 0x0
 	goto a11_4
 a11_3:
-	f[305] = uint64((int64(f[438]) + int64(f[447])))
+	f[307] = uint64((int64(f[457]) + int64(f[466])))
 a11_4:
-	f[111] = f[497] & 0xffffffff
-	if j := f[111]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[305]
+	f[112] = f[518] & 0xffffffff
+	if j := f[112]; j < uint64(len(g.cells[1])) {
+		g.cells[1][j] = f[307]
 	}
-	f[112] = f[497] & 0xffffffff
-	if j := f[112]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[530] & 0xff
+	f[113] = f[518] & 0xffffffff
+	if j := f[113]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[551] & 0xff
 	}
-	f[113] = f[497] & 0xffffffff
+	f[114] = f[518] & 0xffffffff
 	if g.calls[4](p); p.exited {
 		return
 	}
-	if f[530] == 0x0 {
+	if f[551] == 0x0 {
 		goto n31
 	}
 	p.adata = nil
-	f[114] = f[497] & 0xffffffff
-	f[115] = uint64((int64(f[438]) + int64(f[447])))
-	if j := f[114]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[115]
+	f[115] = f[518] & 0xffffffff
+	f[116] = uint64((int64(f[457]) + int64(f[466])))
+	if j := f[115]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[116]
 	}
-	f[116] = f[497] & 0xffffffff
-	if j := f[116]; j < uint64(len(g.cells[4])) {
-		f[253] = g.cells[4][j] & 0xffff
+	f[117] = f[518] & 0xffffffff
+	if j := f[117]; j < uint64(len(g.cells[4])) {
+		f[255] = g.cells[4][j] & 0xffff
 	}
-	f[254] = uint64((int64(1024) - int64(f[253]))) & 0xffff
-	f[254] = uint64(((int64(1024) - int64(f[253])) - shrU(((((int64(1024)-int64(f[253]))&int64(65535))*int64(f[530]))&int64(4294967295)), int64(7)))) & 0xffff
-	if !(b2i(uint64((((int64(1024)-int64(f[253]))-shrU(((((int64(1024)-int64(f[253]))&int64(65535))*int64(f[530]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
+	f[256] = uint64((int64(1024) - int64(f[255]))) & 0xffff
+	f[256] = uint64(((int64(1024) - int64(f[255])) - shrU(((((int64(1024)-int64(f[255]))&int64(65535))*int64(f[551]))&int64(4294967295)), int64(7)))) & 0xffff
+	if !(b2i(uint64((((int64(1024)-int64(f[255]))-shrU(((((int64(1024)-int64(f[255]))&int64(65535))*int64(f[551]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
 		goto a13_9
 	}
-	f[254] = 0x40
+	f[256] = 0x40
 a13_9:
-	f[117] = f[497] & 0xffffffff
-	f[118] = uint64((int64(1024) - int64(f[254]))) & 0xffff
-	if j := f[117]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[118] & 0xffff
+	f[118] = f[518] & 0xffffffff
+	f[119] = uint64((int64(1024) - int64(f[256]))) & 0xffff
+	if j := f[118]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[119] & 0xffff
 	}
-	if !valid[8] {
+	if !valid[9] {
 		goto n16
 	}
 	p.adata = nil
-	f[152] = f[563] & 0xffffffff
-	f[153] = f[564] & 0xffffffff
-	f[154] = f[565] & 0xffff
-	f[155] = f[566] & 0xffff
-	f[156] = f[567] & 0xff
+	f[153] = f[590] & 0xffffffff
+	f[154] = f[591] & 0xffffffff
+	f[155] = f[592] & 0xffff
+	f[156] = f[593] & 0xffff
+	f[157] = f[594] & 0xff
 	if g.calls[5](p); p.exited {
 		return
 	}
-	f[119] = f[497] & 0xffffffff
-	if j := f[119]; j < uint64(len(g.cells[5])) {
-		f[256] = g.cells[5][j] & 0xff
+	f[120] = f[518] & 0xffffffff
+	if j := f[120]; j < uint64(len(g.cells[5])) {
+		f[258] = g.cells[5][j] & 0xff
 	}
-	f[120] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
-	if j := f[120]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[257] & 0xffffffff
+	f[121] = uint64(int64(f[518])*8+int64(f[258])) & 0xffffffff
+	if j := f[121]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[259] & 0xffffffff
 	}
-	f[121] = f[497] & 0xffffffff
-	f[122] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
-	if j := f[121]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[122] & 0xff
+	f[122] = f[518] & 0xffffffff
+	f[123] = uint64(((int64(f[258]) + 1) & int64(7))) & 0xff
+	if j := f[122]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[123] & 0xff
 	}
 n16:
-	if !valid[9] {
+	if !valid[10] {
 		goto n18
 	}
 	p.adata = nil
-	f[157] = f[568] & 0xffffffff
-	f[158] = f[569] & 0xffffffff
-	f[159] = f[570] & 0xffff
-	f[160] = f[571] & 0xffff
-	f[161] = f[572] & 0xff
+	f[158] = f[595] & 0xffffffff
+	f[159] = f[596] & 0xffffffff
+	f[160] = f[597] & 0xffff
+	f[161] = f[598] & 0xffff
+	f[162] = f[599] & 0xff
 	if g.calls[6](p); p.exited {
 		return
 	}
-	f[123] = f[497] & 0xffffffff
-	if j := f[123]; j < uint64(len(g.cells[5])) {
-		f[256] = g.cells[5][j] & 0xff
+	f[124] = f[518] & 0xffffffff
+	if j := f[124]; j < uint64(len(g.cells[5])) {
+		f[258] = g.cells[5][j] & 0xff
 	}
-	f[124] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
-	if j := f[124]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[258] & 0xffffffff
+	f[125] = uint64(int64(f[518])*8+int64(f[258])) & 0xffffffff
+	if j := f[125]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[260] & 0xffffffff
 	}
-	f[125] = f[497] & 0xffffffff
-	f[126] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
-	if j := f[125]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[126] & 0xff
+	f[126] = f[518] & 0xffffffff
+	f[127] = uint64(((int64(f[258]) + 1) & int64(7))) & 0xff
+	if j := f[126]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[127] & 0xff
 	}
 n18:
-	if !valid[10] {
+	if !valid[11] {
 		goto n20
 	}
 	p.adata = nil
-	f[162] = f[573] & 0xffffffff
-	f[163] = f[574] & 0xffffffff
-	f[164] = f[575] & 0xffff
-	f[165] = f[576] & 0xffff
-	f[166] = f[577] & 0xff
+	f[163] = f[600] & 0xffffffff
+	f[164] = f[601] & 0xffffffff
+	f[165] = f[602] & 0xffff
+	f[166] = f[603] & 0xffff
+	f[167] = f[604] & 0xff
 	if g.calls[7](p); p.exited {
 		return
 	}
-	f[127] = f[497] & 0xffffffff
-	if j := f[127]; j < uint64(len(g.cells[5])) {
-		f[256] = g.cells[5][j] & 0xff
+	f[128] = f[518] & 0xffffffff
+	if j := f[128]; j < uint64(len(g.cells[5])) {
+		f[258] = g.cells[5][j] & 0xff
 	}
-	f[128] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
-	if j := f[128]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[259] & 0xffffffff
+	f[129] = uint64(int64(f[518])*8+int64(f[258])) & 0xffffffff
+	if j := f[129]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[261] & 0xffffffff
 	}
-	f[129] = f[497] & 0xffffffff
-	f[130] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
-	if j := f[129]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[130] & 0xff
+	f[130] = f[518] & 0xffffffff
+	f[131] = uint64(((int64(f[258]) + 1) & int64(7))) & 0xff
+	if j := f[130]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[131] & 0xff
 	}
 n20:
-	if !valid[11] {
+	if !valid[12] {
 		goto n22
 	}
 	p.adata = nil
-	f[167] = f[578] & 0xffffffff
-	f[168] = f[579] & 0xffffffff
-	f[169] = f[580] & 0xffff
-	f[170] = f[581] & 0xffff
-	f[171] = f[582] & 0xff
+	f[168] = f[605] & 0xffffffff
+	f[169] = f[606] & 0xffffffff
+	f[170] = f[607] & 0xffff
+	f[171] = f[608] & 0xffff
+	f[172] = f[609] & 0xff
 	if g.calls[8](p); p.exited {
 		return
 	}
-	f[131] = f[497] & 0xffffffff
-	if j := f[131]; j < uint64(len(g.cells[5])) {
-		f[256] = g.cells[5][j] & 0xff
+	f[132] = f[518] & 0xffffffff
+	if j := f[132]; j < uint64(len(g.cells[5])) {
+		f[258] = g.cells[5][j] & 0xff
 	}
-	f[132] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
-	if j := f[132]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[260] & 0xffffffff
+	f[133] = uint64(int64(f[518])*8+int64(f[258])) & 0xffffffff
+	if j := f[133]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[262] & 0xffffffff
 	}
-	f[133] = f[497] & 0xffffffff
-	f[134] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
-	if j := f[133]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[134] & 0xff
+	f[134] = f[518] & 0xffffffff
+	f[135] = uint64(((int64(f[258]) + 1) & int64(7))) & 0xff
+	if j := f[134]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[135] & 0xff
 	}
 n22:
-	if !valid[12] {
+	if !valid[13] {
 		goto n24
 	}
 	p.adata = nil
-	f[172] = f[583] & 0xffffffff
-	f[173] = f[584] & 0xffffffff
-	f[174] = f[585] & 0xffff
-	f[175] = f[586] & 0xffff
-	f[176] = f[587] & 0xff
+	f[173] = f[610] & 0xffffffff
+	f[174] = f[611] & 0xffffffff
+	f[175] = f[612] & 0xffff
+	f[176] = f[613] & 0xffff
+	f[177] = f[614] & 0xff
 	if g.calls[9](p); p.exited {
 		return
 	}
-	f[135] = f[497] & 0xffffffff
-	if j := f[135]; j < uint64(len(g.cells[5])) {
-		f[256] = g.cells[5][j] & 0xff
+	f[136] = f[518] & 0xffffffff
+	if j := f[136]; j < uint64(len(g.cells[5])) {
+		f[258] = g.cells[5][j] & 0xff
 	}
-	f[136] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
-	if j := f[136]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[261] & 0xffffffff
+	f[137] = uint64(int64(f[518])*8+int64(f[258])) & 0xffffffff
+	if j := f[137]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[263] & 0xffffffff
 	}
-	f[137] = f[497] & 0xffffffff
-	f[138] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
-	if j := f[137]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[138] & 0xff
+	f[138] = f[518] & 0xffffffff
+	f[139] = uint64(((int64(f[258]) + 1) & int64(7))) & 0xff
+	if j := f[138]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[139] & 0xff
 	}
 n24:
-	if !valid[13] {
+	if !valid[14] {
 		goto n26
 	}
 	p.adata = nil
-	f[177] = f[588] & 0xffffffff
-	f[178] = f[589] & 0xffffffff
-	f[179] = f[590] & 0xffff
-	f[180] = f[591] & 0xffff
-	f[181] = f[592] & 0xff
+	f[178] = f[615] & 0xffffffff
+	f[179] = f[616] & 0xffffffff
+	f[180] = f[617] & 0xffff
+	f[181] = f[618] & 0xffff
+	f[182] = f[619] & 0xff
 	if g.calls[10](p); p.exited {
 		return
 	}
-	f[139] = f[497] & 0xffffffff
-	if j := f[139]; j < uint64(len(g.cells[5])) {
-		f[256] = g.cells[5][j] & 0xff
+	f[140] = f[518] & 0xffffffff
+	if j := f[140]; j < uint64(len(g.cells[5])) {
+		f[258] = g.cells[5][j] & 0xff
 	}
-	f[140] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
-	if j := f[140]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[262] & 0xffffffff
+	f[141] = uint64(int64(f[518])*8+int64(f[258])) & 0xffffffff
+	if j := f[141]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[264] & 0xffffffff
 	}
-	f[141] = f[497] & 0xffffffff
-	f[142] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
-	if j := f[141]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[142] & 0xff
+	f[142] = f[518] & 0xffffffff
+	f[143] = uint64(((int64(f[258]) + 1) & int64(7))) & 0xff
+	if j := f[142]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[143] & 0xff
 	}
 n26:
-	if !valid[14] {
+	if !valid[15] {
 		goto n28
 	}
 	p.adata = nil
-	f[182] = f[593] & 0xffffffff
-	f[183] = f[594] & 0xffffffff
-	f[184] = f[595] & 0xffff
-	f[185] = f[596] & 0xffff
-	f[186] = f[597] & 0xff
+	f[183] = f[620] & 0xffffffff
+	f[184] = f[621] & 0xffffffff
+	f[185] = f[622] & 0xffff
+	f[186] = f[623] & 0xffff
+	f[187] = f[624] & 0xff
 	if g.calls[11](p); p.exited {
 		return
 	}
-	f[143] = f[497] & 0xffffffff
-	if j := f[143]; j < uint64(len(g.cells[5])) {
-		f[256] = g.cells[5][j] & 0xff
+	f[144] = f[518] & 0xffffffff
+	if j := f[144]; j < uint64(len(g.cells[5])) {
+		f[258] = g.cells[5][j] & 0xff
 	}
-	f[144] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
-	if j := f[144]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[263] & 0xffffffff
+	f[145] = uint64(int64(f[518])*8+int64(f[258])) & 0xffffffff
+	if j := f[145]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[265] & 0xffffffff
 	}
-	f[145] = f[497] & 0xffffffff
-	f[146] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
-	if j := f[145]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[146] & 0xff
+	f[146] = f[518] & 0xffffffff
+	f[147] = uint64(((int64(f[258]) + 1) & int64(7))) & 0xff
+	if j := f[146]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[147] & 0xff
 	}
 n28:
-	if !valid[15] {
+	if !valid[16] {
 		goto n30
 	}
 	p.adata = nil
-	f[187] = f[598] & 0xffffffff
-	f[188] = f[599] & 0xffffffff
-	f[189] = f[600] & 0xffff
-	f[190] = f[601] & 0xffff
-	f[191] = f[602] & 0xff
+	f[188] = f[625] & 0xffffffff
+	f[189] = f[626] & 0xffffffff
+	f[190] = f[627] & 0xffff
+	f[191] = f[628] & 0xffff
+	f[192] = f[629] & 0xff
 	if g.calls[12](p); p.exited {
 		return
 	}
-	f[147] = f[497] & 0xffffffff
-	if j := f[147]; j < uint64(len(g.cells[5])) {
-		f[256] = g.cells[5][j] & 0xff
+	f[148] = f[518] & 0xffffffff
+	if j := f[148]; j < uint64(len(g.cells[5])) {
+		f[258] = g.cells[5][j] & 0xff
 	}
-	f[148] = uint64(int64(f[497])*8+int64(f[256])) & 0xffffffff
-	if j := f[148]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[264] & 0xffffffff
+	f[149] = uint64(int64(f[518])*8+int64(f[258])) & 0xffffffff
+	if j := f[149]; j < uint64(len(g.cells[6])) {
+		g.cells[6][j] = f[266] & 0xffffffff
 	}
-	f[149] = f[497] & 0xffffffff
-	f[150] = uint64(((int64(f[256]) + 1) & int64(7))) & 0xff
-	if j := f[149]; j < uint64(len(g.cells[5])) {
-		g.cells[5][j] = f[150] & 0xff
+	f[150] = f[518] & 0xffffffff
+	f[151] = uint64(((int64(f[258]) + 1) & int64(7))) & 0xff
+	if j := f[150]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[151] & 0xff
 	}
-	f[81] = uint64(shl(int64(f[497]), int64(3))) & 0xffffffff
-	if j := f[81]; j < uint64(len(g.cells[6])) {
-		f[468] = g.cells[6][j] & 0xffffffff
-	}
-	f[82] = uint64(int64(f[497])*8+(1)) & 0xffffffff
+	f[82] = uint64(shl(int64(f[518]), int64(3))) & 0xffffffff
 	if j := f[82]; j < uint64(len(g.cells[6])) {
-		f[469] = g.cells[6][j] & 0xffffffff
+		f[487] = g.cells[6][j] & 0xffffffff
 	}
-	f[83] = uint64(int64(f[497])*8+(2)) & 0xffffffff
+	f[83] = uint64(int64(f[518])*8+(1)) & 0xffffffff
 	if j := f[83]; j < uint64(len(g.cells[6])) {
-		f[470] = g.cells[6][j] & 0xffffffff
+		f[488] = g.cells[6][j] & 0xffffffff
 	}
-	f[84] = uint64(int64(f[497])*8+(3)) & 0xffffffff
+	f[84] = uint64(int64(f[518])*8+(2)) & 0xffffffff
 	if j := f[84]; j < uint64(len(g.cells[6])) {
-		f[471] = g.cells[6][j] & 0xffffffff
+		f[489] = g.cells[6][j] & 0xffffffff
 	}
-	f[85] = uint64(int64(f[497])*8+(4)) & 0xffffffff
+	f[85] = uint64(int64(f[518])*8+(3)) & 0xffffffff
 	if j := f[85]; j < uint64(len(g.cells[6])) {
-		f[472] = g.cells[6][j] & 0xffffffff
+		f[490] = g.cells[6][j] & 0xffffffff
 	}
-	f[86] = uint64(int64(f[497])*8+(5)) & 0xffffffff
+	f[86] = uint64(int64(f[518])*8+(4)) & 0xffffffff
 	if j := f[86]; j < uint64(len(g.cells[6])) {
-		f[473] = g.cells[6][j] & 0xffffffff
+		f[491] = g.cells[6][j] & 0xffffffff
 	}
-	f[87] = uint64(int64(f[497])*8+(6)) & 0xffffffff
+	f[87] = uint64(int64(f[518])*8+(5)) & 0xffffffff
 	if j := f[87]; j < uint64(len(g.cells[6])) {
-		f[474] = g.cells[6][j] & 0xffffffff
+		f[492] = g.cells[6][j] & 0xffffffff
 	}
-	f[88] = uint64(int64(f[497])*8+(7)) & 0xffffffff
+	f[88] = uint64(int64(f[518])*8+(6)) & 0xffffffff
 	if j := f[88]; j < uint64(len(g.cells[6])) {
-		f[475] = g.cells[6][j] & 0xffffffff
+		f[493] = g.cells[6][j] & 0xffffffff
 	}
-	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
-	f[89] = f[497] & 0x1ff
-	f[90] = f[468] & 0xffffffff
-	f[91] = f[469] & 0xffffffff
-	f[92] = f[470] & 0xffffffff
-	f[93] = f[471] & 0xffffffff
-	f[94] = f[472] & 0xffffffff
-	f[95] = f[473] & 0xffffffff
-	f[96] = f[474] & 0xffffffff
-	f[97] = f[475] & 0xffffffff
+	f[89] = uint64(int64(f[518])*8+(7)) & 0xffffffff
+	if j := f[89]; j < uint64(len(g.cells[6])) {
+		f[494] = g.cells[6][j] & 0xffffffff
+	}
+	f[495] = uint64(b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454])) & 0xff
+	f[90] = f[518] & 0x1ff
+	f[91] = f[487] & 0xffffffff
+	f[92] = f[488] & 0xffffffff
+	f[93] = f[489] & 0xffffffff
+	f[94] = f[490] & 0xffffffff
+	f[95] = f[491] & 0xffffffff
+	f[96] = f[492] & 0xffffffff
+	f[97] = f[493] & 0xffffffff
+	f[98] = f[494] & 0xffffffff
 	if g.calls[13](p); p.exited {
 		return
 	}
@@ -510,48 +512,48 @@ n28:
 	return
 n30:
 	p.adata = nil
-	f[81] = uint64(shl(int64(f[497]), int64(3))) & 0xffffffff
-	if j := f[81]; j < uint64(len(g.cells[6])) {
-		f[468] = g.cells[6][j] & 0xffffffff
-	}
-	f[82] = uint64(int64(f[497])*8+(1)) & 0xffffffff
+	f[82] = uint64(shl(int64(f[518]), int64(3))) & 0xffffffff
 	if j := f[82]; j < uint64(len(g.cells[6])) {
-		f[469] = g.cells[6][j] & 0xffffffff
+		f[487] = g.cells[6][j] & 0xffffffff
 	}
-	f[83] = uint64(int64(f[497])*8+(2)) & 0xffffffff
+	f[83] = uint64(int64(f[518])*8+(1)) & 0xffffffff
 	if j := f[83]; j < uint64(len(g.cells[6])) {
-		f[470] = g.cells[6][j] & 0xffffffff
+		f[488] = g.cells[6][j] & 0xffffffff
 	}
-	f[84] = uint64(int64(f[497])*8+(3)) & 0xffffffff
+	f[84] = uint64(int64(f[518])*8+(2)) & 0xffffffff
 	if j := f[84]; j < uint64(len(g.cells[6])) {
-		f[471] = g.cells[6][j] & 0xffffffff
+		f[489] = g.cells[6][j] & 0xffffffff
 	}
-	f[85] = uint64(int64(f[497])*8+(4)) & 0xffffffff
+	f[85] = uint64(int64(f[518])*8+(3)) & 0xffffffff
 	if j := f[85]; j < uint64(len(g.cells[6])) {
-		f[472] = g.cells[6][j] & 0xffffffff
+		f[490] = g.cells[6][j] & 0xffffffff
 	}
-	f[86] = uint64(int64(f[497])*8+(5)) & 0xffffffff
+	f[86] = uint64(int64(f[518])*8+(4)) & 0xffffffff
 	if j := f[86]; j < uint64(len(g.cells[6])) {
-		f[473] = g.cells[6][j] & 0xffffffff
+		f[491] = g.cells[6][j] & 0xffffffff
 	}
-	f[87] = uint64(int64(f[497])*8+(6)) & 0xffffffff
+	f[87] = uint64(int64(f[518])*8+(5)) & 0xffffffff
 	if j := f[87]; j < uint64(len(g.cells[6])) {
-		f[474] = g.cells[6][j] & 0xffffffff
+		f[492] = g.cells[6][j] & 0xffffffff
 	}
-	f[88] = uint64(int64(f[497])*8+(7)) & 0xffffffff
+	f[88] = uint64(int64(f[518])*8+(6)) & 0xffffffff
 	if j := f[88]; j < uint64(len(g.cells[6])) {
-		f[475] = g.cells[6][j] & 0xffffffff
+		f[493] = g.cells[6][j] & 0xffffffff
 	}
-	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
-	f[89] = f[497] & 0x1ff
-	f[90] = f[468] & 0xffffffff
-	f[91] = f[469] & 0xffffffff
-	f[92] = f[470] & 0xffffffff
-	f[93] = f[471] & 0xffffffff
-	f[94] = f[472] & 0xffffffff
-	f[95] = f[473] & 0xffffffff
-	f[96] = f[474] & 0xffffffff
-	f[97] = f[475] & 0xffffffff
+	f[89] = uint64(int64(f[518])*8+(7)) & 0xffffffff
+	if j := f[89]; j < uint64(len(g.cells[6])) {
+		f[494] = g.cells[6][j] & 0xffffffff
+	}
+	f[495] = uint64(b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454])) & 0xff
+	f[90] = f[518] & 0x1ff
+	f[91] = f[487] & 0xffffffff
+	f[92] = f[488] & 0xffffffff
+	f[93] = f[489] & 0xffffffff
+	f[94] = f[490] & 0xffffffff
+	f[95] = f[491] & 0xffffffff
+	f[96] = f[492] & 0xffffffff
+	f[97] = f[493] & 0xffffffff
+	f[98] = f[494] & 0xffffffff
 	if g.calls[15](p); p.exited {
 		return
 	}
@@ -566,1207 +568,1227 @@ n31:
 	}
 	return
 n32:
-	if !(!valid[5] || f[541] <= 0x1) {
+	if !(b2i(b2i(f[516] != 0x0) != 0 || b2i(valid[7] && f[556]&0x1 == 0x1 && f[532] != 0x0) != 0) != 0) {
 		goto n34
 	}
 	p.adata = nil
+	f[193] = f[518] & 0xffffffff
 	if g.calls[18](p); p.exited {
+		return
+	}
+	if g.calls[19](p); p.exited {
 		return
 	}
 	return
 n34:
-	if !valid[6] {
-		goto n148
+	if !(!valid[5] || f[562] <= 0x1) {
+		goto n36
 	}
 	p.adata = nil
-	f[436] = f[546] & 0xffff
-	f[437] = f[547] & 0xffff
-	f[244] = f[544] & 0xffffffff
-	f[245] = f[545] & 0xffffffff
-	f[246] = f[436] & 0xffff
-	f[247] = f[437] & 0xffff
-	f[248] = f[542] & 0xff
-	if g.calls[19](p); p.exited {
+	if g.calls[20](p); p.exited {
 		return
 	}
-	f[487] = f[435] & 0x3ff
+	return
 n36:
+	if !valid[6] {
+		goto n150
+	}
+	p.adata = nil
+	f[455] = f[567] & 0xffff
+	f[456] = f[568] & 0xffff
+	f[246] = f[565] & 0xffffffff
+	f[247] = f[566] & 0xffffffff
+	f[248] = f[455] & 0xffff
+	f[249] = f[456] & 0xffff
+	f[250] = f[563] & 0xff
+	if g.calls[21](p); p.exited {
+		return
+	}
+	f[506] = f[454] & 0x3ff
+n38:
 	if t := g.tables[1].apply(p); p.exited {
 		return
 	} else if t == g.nodes[0] {
-		goto n147
+		goto n149
 	}
-	if f[432] == 0x0 {
-		goto n48
+	if f[451] == 0x0 {
+		goto n50
 	}
 	if t := g.tables[2].apply(p); p.exited {
 		return
 	} else if t == g.nodes[1] {
-		goto n146
+		goto n148
 	}
 	p.adata = nil
-	f[306] = 0x1
-n40:
-	if f[306] == 0x0 {
-		goto n145
-	}
-	p.adata = nil
-	f[307] = uint64(b2i(f[458] != 0x0)) & 0x1
+	f[308] = 0x1
 n42:
-	if f[307] == 0x0 {
-		goto n47
+	if f[308] == 0x0 {
+		goto n147
 	}
 	p.adata = nil
-	f[194] = f[435] & 0x3ff
-	if j := f[194]; j < uint64(len(g.cells[7])) {
-		f[265] = g.cells[7][j]
-	}
-	f[195] = f[435] & 0x3ff
-	if j := f[195]; j < uint64(len(g.cells[8])) {
-		f[266] = g.cells[8][j] & 0xff
-	}
-	if !(b2i(b2i(f[265] != 0x0) != 0 && b2i(((int64(f[438])-int64(f[265]))&int64(-1)) < int64(f[459])) != 0) != 0) {
-		goto n116
-	}
-	if f[266] == 0x0 {
-		goto n115
+	f[309] = uint64(b2i(f[477] != 0x0)) & 0x1
+n44:
+	if f[309] == 0x0 {
+		goto n49
 	}
 	p.adata = nil
-	f[434] = (f[266] + 0xffff) & 0xffff
-	f[196] = f[435] & 0x3ff
+	f[196] = f[454] & 0x3ff
 	if j := f[196]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[438]
+		f[267] = g.cells[7][j]
 	}
-n47:
+	f[197] = f[454] & 0x3ff
+	if j := f[197]; j < uint64(len(g.cells[8])) {
+		f[268] = g.cells[8][j] & 0xff
+	}
+	if !(b2i(b2i(f[267] != 0x0) != 0 && b2i(((int64(f[457])-int64(f[267]))&int64(-1)) < int64(f[478])) != 0) != 0) {
+		goto n118
+	}
+	if f[268] == 0x0 {
+		goto n117
+	}
+	p.adata = nil
+	f[453] = (f[268] + 0xffff) & 0xffff
+	f[198] = f[454] & 0x3ff
+	if j := f[198]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[457]
+	}
+n49:
 	if g.tables[3].apply(p); p.exited {
 		return
 	}
-n48:
-	if f[431] == 0x0 {
+n50:
+	if f[450] == 0x0 {
 		return
 	}
 	p.adata = nil
-	f[270] = f[498] & 0x1ff
-	f[271] = 0x0
-	f[272] = 0x0
-	f[197] = f[498] & 0xffffffff
-	if j := f[197]; j < uint64(len(g.cells[9])) {
-		f[273] = g.cells[9][j] & 0xffffffff
+	f[272] = f[519] & 0x1ff
+	f[273] = 0x0
+	f[274] = 0x0
+	f[199] = f[519] & 0xffffffff
+	if j := f[199]; j < uint64(len(g.cells[9])) {
+		f[275] = g.cells[9][j] & 0xffffffff
 	}
-	f[198] = f[498] & 0xffffffff
-	f[199] = uint64((int64(f[273]) + int64(f[501]))) & 0xffffffff
-	if j := f[198]; j < uint64(len(g.cells[9])) {
-		g.cells[9][j] = f[199] & 0xffffffff
+	f[200] = f[519] & 0xffffffff
+	f[201] = uint64((int64(f[275]) + int64(f[522]))) & 0xffffffff
+	if j := f[200]; j < uint64(len(g.cells[9])) {
+		g.cells[9][j] = f[201] & 0xffffffff
 	}
 	if t := g.tables[4].apply(p); p.exited {
 		return
 	} else if t == g.nodes[2] {
+		goto n116
+	}
+	p.adata = nil
+	f[533] = f[475] & 0x7
+	f[202] = f[519] & 0xffffffff
+	if j := f[202]; j < uint64(len(g.cells[10])) {
+		f[276] = g.cells[10][j] & 0xffff
+	}
+	f[276] = (f[276] + 0x1) & 0xffff
+	if f[276] < f[468] {
+		goto n115
+	}
+	p.adata = nil
+	f[273] = 0x1
+	f[276] = 0x0
+	f[208] = f[519] & 0xffffffff
+	if j := f[208]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[276] & 0xffff
+	}
+n56:
+	if f[273] == 0x0 {
+		goto n66
+	}
+	p.adata = nil
+	f[203] = f[519] & 0xffffffff
+	if j := f[203]; j < uint64(len(g.cells[11])) {
+		f[277] = g.cells[11][j] & 0xffffffff
+	}
+	f[204] = f[519] & 0xffffffff
+	if j := f[204]; j < uint64(len(g.cells[12])) {
+		f[278] = g.cells[12][j] & 0xffffffff
+	}
+	if !(b2i(uint64(int64(f[275])) > uint64(((int64(f[277])+int64(f[278]))&int64(4294967295)))) != 0) {
 		goto n114
 	}
 	p.adata = nil
-	f[512] = f[456] & 0x7
-	f[200] = f[498] & 0xffffffff
-	if j := f[200]; j < uint64(len(g.cells[10])) {
-		f[274] = g.cells[10][j] & 0xffff
+	f[310] = uint64((int64(f[275]) - (int64(f[277]) + int64(f[278])))) & 0xffffffff
+	f[205] = f[519] & 0xffffffff
+	if j := f[205]; j < uint64(len(g.cells[13])) {
+		f[279] = g.cells[13][j] & 0xffffffff
 	}
-	f[274] = (f[274] + 0x1) & 0xffff
-	if f[274] < f[449] {
+	f[206] = f[519] & 0xffffffff
+	if j := f[206]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[310] & 0xffffffff
+	}
+	f[280] = f[310] & 0xffffffff
+	f[281] = f[469] & 0xffffffff
+n60:
+	if f[310] <= f[279] {
 		goto n113
 	}
 	p.adata = nil
-	f[271] = 0x1
-	f[274] = 0x0
-	f[206] = f[498] & 0xffffffff
-	if j := f[206]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[274] & 0xffff
-	}
-n54:
-	if f[271] == 0x0 {
-		goto n64
-	}
-	p.adata = nil
-	f[201] = f[498] & 0xffffffff
-	if j := f[201]; j < uint64(len(g.cells[11])) {
-		f[275] = g.cells[11][j] & 0xffffffff
-	}
-	f[202] = f[498] & 0xffffffff
-	if j := f[202]; j < uint64(len(g.cells[12])) {
-		f[276] = g.cells[12][j] & 0xffffffff
-	}
-	if !(b2i(uint64(int64(f[273])) > uint64(((int64(f[275])+int64(f[276]))&int64(4294967295)))) != 0) {
+	f[280] = uint64((int64(f[310]) + shl((int64(f[310])-int64(f[279])), int64(f[470])))) & 0xffffffff
+	f[282] = 0x0
+n62:
+	if f[280] <= f[281] {
 		goto n112
 	}
 	p.adata = nil
-	f[308] = uint64((int64(f[273]) - (int64(f[275]) + int64(f[276])))) & 0xffffffff
-	f[203] = f[498] & 0xffffffff
-	if j := f[203]; j < uint64(len(g.cells[13])) {
-		f[277] = g.cells[13][j] & 0xffffffff
-	}
-	f[204] = f[498] & 0xffffffff
-	if j := f[204]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[308] & 0xffffffff
-	}
-	f[278] = f[308] & 0xffffffff
-	f[279] = f[450] & 0xffffffff
-n58:
-	if f[308] <= f[277] {
-		goto n111
-	}
-	p.adata = nil
-	f[278] = uint64((int64(f[308]) + shl((int64(f[308])-int64(f[277])), int64(f[451])))) & 0xffffffff
-	f[280] = 0x0
-n60:
-	if f[278] <= f[279] {
+	f[282] = uint64(shrU(((int64(f[280])-int64(f[281]))&int64(4294967295)), int64(f[471]))) & 0xff
+	if !(b2i(uint64((shrU(((int64(f[280])-int64(f[281]))&int64(4294967295)), int64(f[471]))&int64(4294967295))) > uint64(int64(63))) != 0) {
 		goto n110
 	}
 	p.adata = nil
-	f[280] = uint64(shrU(((int64(f[278])-int64(f[279]))&int64(4294967295)), int64(f[452]))) & 0xff
-	if !(b2i(uint64((shrU(((int64(f[278])-int64(f[279]))&int64(4294967295)), int64(f[452]))&int64(4294967295))) > uint64(int64(63))) != 0) {
-		goto n108
+	f[282] = 0x3f
+	f[207] = f[519] & 0xffffffff
+	if j := f[207]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[282] & 0xff
 	}
+n66:
 	p.adata = nil
-	f[280] = 0x3f
-	f[205] = f[498] & 0xffffffff
-	if j := f[205]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[280] & 0xff
+	f[38] = f[272] & 0xffffffff
+	if j := f[38]; j < uint64(len(g.cells[14])) {
+		f[251] = g.cells[14][j] & 0xff
 	}
-n64:
-	p.adata = nil
-	f[37] = f[270] & 0xffffffff
-	if j := f[37]; j < uint64(len(g.cells[14])) {
-		f[249] = g.cells[14][j] & 0xff
+	f[39] = f[272] & 0xffffffff
+	if j := f[39]; j < uint64(len(g.cells[2])) {
+		f[252] = g.cells[2][j] & 0xff
 	}
-	f[38] = f[270] & 0xffffffff
-	if j := f[38]; j < uint64(len(g.cells[2])) {
-		f[250] = g.cells[2][j] & 0xff
+	f[40] = f[272] & 0xffffffff
+	if j := f[40]; j < uint64(len(g.cells[1])) {
+		f[253] = g.cells[1][j]
 	}
-	f[39] = f[270] & 0xffffffff
-	if j := f[39]; j < uint64(len(g.cells[1])) {
-		f[251] = g.cells[1][j]
+	if !(f[253] <= f[457]) {
+		goto a66_8
 	}
-	if !(f[251] <= f[438]) {
-		goto a64_8
+	f[252] = 0x0
+a66_8:
+	f[483] = uint64(b2i(f[251] != 0x0 || f[252] != 0x0)) & 0x1
+	f[486] = uint64(b2i(f[252] != 0x0)) & 0x1
+	f[484] = uint64(shrU(((int64(f[251])+int64(f[252]))&int64(511)), int64(1))) & 0xff
+	f[41] = f[272] & 0xffffffff
+	if j := f[41]; j < uint64(len(g.cells[3])) {
+		f[254] = g.cells[3][j]
 	}
-	f[250] = 0x0
-a64_8:
-	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
-	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
-	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
-	f[40] = f[270] & 0xffffffff
-	if j := f[40]; j < uint64(len(g.cells[3])) {
-		f[252] = g.cells[3][j]
+	f[485] = uint64(b2i(f[254] > f[457])) & 0x1
+	if !(f[254] > f[457]) {
+		goto a66_35
 	}
-	f[466] = uint64(b2i(f[252] > f[438])) & 0x1
-	if !(f[252] > f[438]) {
-		goto a64_35
-	}
-	f[41] = uint64(shl(int64(f[270]), int64(3))) & 0xffffffff
-	if j := f[41]; j < uint64(len(g.cells[6])) {
-		f[468] = g.cells[6][j] & 0xffffffff
-	}
-	f[42] = uint64(int64(f[270])*8+(1)) & 0xffffffff
+	f[42] = uint64(shl(int64(f[272]), int64(3))) & 0xffffffff
 	if j := f[42]; j < uint64(len(g.cells[6])) {
-		f[469] = g.cells[6][j] & 0xffffffff
+		f[487] = g.cells[6][j] & 0xffffffff
 	}
-	f[43] = uint64(int64(f[270])*8+(2)) & 0xffffffff
+	f[43] = uint64(int64(f[272])*8+(1)) & 0xffffffff
 	if j := f[43]; j < uint64(len(g.cells[6])) {
-		f[470] = g.cells[6][j] & 0xffffffff
+		f[488] = g.cells[6][j] & 0xffffffff
 	}
-	f[44] = uint64(int64(f[270])*8+(3)) & 0xffffffff
+	f[44] = uint64(int64(f[272])*8+(2)) & 0xffffffff
 	if j := f[44]; j < uint64(len(g.cells[6])) {
-		f[471] = g.cells[6][j] & 0xffffffff
+		f[489] = g.cells[6][j] & 0xffffffff
 	}
-	f[45] = uint64(int64(f[270])*8+(4)) & 0xffffffff
+	f[45] = uint64(int64(f[272])*8+(3)) & 0xffffffff
 	if j := f[45]; j < uint64(len(g.cells[6])) {
-		f[472] = g.cells[6][j] & 0xffffffff
+		f[490] = g.cells[6][j] & 0xffffffff
 	}
-	f[46] = uint64(int64(f[270])*8+(5)) & 0xffffffff
+	f[46] = uint64(int64(f[272])*8+(4)) & 0xffffffff
 	if j := f[46]; j < uint64(len(g.cells[6])) {
-		f[473] = g.cells[6][j] & 0xffffffff
+		f[491] = g.cells[6][j] & 0xffffffff
 	}
-	f[47] = uint64(int64(f[270])*8+(6)) & 0xffffffff
+	f[47] = uint64(int64(f[272])*8+(5)) & 0xffffffff
 	if j := f[47]; j < uint64(len(g.cells[6])) {
-		f[474] = g.cells[6][j] & 0xffffffff
+		f[492] = g.cells[6][j] & 0xffffffff
 	}
-	f[48] = uint64(int64(f[270])*8+(7)) & 0xffffffff
+	f[48] = uint64(int64(f[272])*8+(6)) & 0xffffffff
 	if j := f[48]; j < uint64(len(g.cells[6])) {
-		f[475] = g.cells[6][j] & 0xffffffff
+		f[493] = g.cells[6][j] & 0xffffffff
 	}
-	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
-	f[477] = uint64(b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0))) & 0x1
-	f[478] = uint64(b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0))) & 0x1
-	goto a64_56
-a64_35:
-	f[49] = uint64(shl(int64(f[270]), int64(3))) & 0xffffffff
-	if j := f[49]; j < uint64(len(g.cells[15])) {
-		f[468] = g.cells[15][j] & 0xffffffff
+	f[49] = uint64(int64(f[272])*8+(7)) & 0xffffffff
+	if j := f[49]; j < uint64(len(g.cells[6])) {
+		f[494] = g.cells[6][j] & 0xffffffff
 	}
-	f[50] = uint64(int64(f[270])*8+(1)) & 0xffffffff
+	f[495] = uint64(b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454])) & 0xff
+	f[496] = uint64(b2i(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255)) != int64(0))) & 0x1
+	f[497] = uint64(b2i(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255)) != int64(0))) & 0x1
+	goto a66_56
+a66_35:
+	f[50] = uint64(shl(int64(f[272]), int64(3))) & 0xffffffff
 	if j := f[50]; j < uint64(len(g.cells[15])) {
-		f[469] = g.cells[15][j] & 0xffffffff
+		f[487] = g.cells[15][j] & 0xffffffff
 	}
-	f[51] = uint64(int64(f[270])*8+(2)) & 0xffffffff
+	f[51] = uint64(int64(f[272])*8+(1)) & 0xffffffff
 	if j := f[51]; j < uint64(len(g.cells[15])) {
-		f[470] = g.cells[15][j] & 0xffffffff
+		f[488] = g.cells[15][j] & 0xffffffff
 	}
-	f[52] = uint64(int64(f[270])*8+(3)) & 0xffffffff
+	f[52] = uint64(int64(f[272])*8+(2)) & 0xffffffff
 	if j := f[52]; j < uint64(len(g.cells[15])) {
-		f[471] = g.cells[15][j] & 0xffffffff
+		f[489] = g.cells[15][j] & 0xffffffff
 	}
-	f[53] = uint64(int64(f[270])*8+(4)) & 0xffffffff
+	f[53] = uint64(int64(f[272])*8+(3)) & 0xffffffff
 	if j := f[53]; j < uint64(len(g.cells[15])) {
-		f[472] = g.cells[15][j] & 0xffffffff
+		f[490] = g.cells[15][j] & 0xffffffff
 	}
-	f[54] = uint64(int64(f[270])*8+(5)) & 0xffffffff
+	f[54] = uint64(int64(f[272])*8+(4)) & 0xffffffff
 	if j := f[54]; j < uint64(len(g.cells[15])) {
-		f[473] = g.cells[15][j] & 0xffffffff
+		f[491] = g.cells[15][j] & 0xffffffff
 	}
-	f[55] = uint64(int64(f[270])*8+(6)) & 0xffffffff
+	f[55] = uint64(int64(f[272])*8+(5)) & 0xffffffff
 	if j := f[55]; j < uint64(len(g.cells[15])) {
-		f[474] = g.cells[15][j] & 0xffffffff
+		f[492] = g.cells[15][j] & 0xffffffff
 	}
-	f[56] = uint64(int64(f[270])*8+(7)) & 0xffffffff
+	f[56] = uint64(int64(f[272])*8+(6)) & 0xffffffff
 	if j := f[56]; j < uint64(len(g.cells[15])) {
-		f[475] = g.cells[15][j] & 0xffffffff
+		f[493] = g.cells[15][j] & 0xffffffff
 	}
-	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
-	f[478] = uint64(b2i(b2i(b2i(f[249] != 0x0 || f[250] != 0x0) != 0 && b2i(uint64(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255))) >= uint64(int64(f[453]))) != 0) != 0 && b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0)) != 0)) & 0x1
-	f[477] = 0x0
-	if !(b2i(b2i(b2i(f[249] != 0x0 || f[250] != 0x0) != 0 && b2i(uint64(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255))) >= uint64(int64(f[453]))) != 0) != 0 && b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0)) != 0) != 0) {
-		goto a64_56
+	f[57] = uint64(int64(f[272])*8+(7)) & 0xffffffff
+	if j := f[57]; j < uint64(len(g.cells[15])) {
+		f[494] = g.cells[15][j] & 0xffffffff
 	}
-	f[477] = uint64(b2i(b2i(uint64(((((((((b2i(f[468] != 0x0)+b2i(f[469] != 0x0 && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+b2i(f[475] != 0x0 && f[475] != f[468] && f[475] != f[469] && f[475] != f[470] && f[475] != f[471] && f[475] != f[472] && f[475] != f[473] && f[475] != f[474]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))*((((((((b2i(f[468] != 0x0)+b2i(f[469] != 0x0 && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+b2i(f[475] != 0x0 && f[475] != f[468] && f[475] != f[469] && f[475] != f[470] && f[475] != f[471] && f[475] != f[472] && f[475] != f[473] && f[475] != f[474]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[468] != 0x0)+b2i(f[469] != 0x0)+b2i(f[470] != 0x0)+b2i(f[471] != 0x0)+b2i(f[472] != 0x0)+b2i(f[473] != 0x0)+b2i(f[474] != 0x0)+b2i(f[475] != 0x0))-(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))), int64(1))&int64(255)))) != 0)) & 0x1
-a64_56:
+	f[495] = uint64(b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454])) & 0xff
+	f[497] = uint64(b2i(b2i(b2i(f[251] != 0x0 || f[252] != 0x0) != 0 && b2i(uint64(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255))) >= uint64(int64(f[472]))) != 0) != 0 && b2i(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255)) != int64(0)) != 0)) & 0x1
+	f[496] = 0x0
+	if !(b2i(b2i(b2i(f[251] != 0x0 || f[252] != 0x0) != 0 && b2i(uint64(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255))) >= uint64(int64(f[472]))) != 0) != 0 && b2i(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255)) != int64(0)) != 0) != 0) {
+		goto a66_56
+	}
+	f[496] = uint64(b2i(b2i(uint64(((((((((b2i(f[487] != 0x0)+b2i(f[488] != 0x0 && f[488] != f[487]))+b2i(f[489] != 0x0 && f[489] != f[487] && f[489] != f[488]))+b2i(f[490] != 0x0 && f[490] != f[487] && f[490] != f[488] && f[490] != f[489]))+b2i(f[491] != 0x0 && f[491] != f[487] && f[491] != f[488] && f[491] != f[489] && f[491] != f[490]))+b2i(f[492] != 0x0 && f[492] != f[487] && f[492] != f[488] && f[492] != f[489] && f[492] != f[490] && f[492] != f[491]))+b2i(f[493] != 0x0 && f[493] != f[487] && f[493] != f[488] && f[493] != f[489] && f[493] != f[490] && f[493] != f[491] && f[493] != f[492]))+b2i(f[494] != 0x0 && f[494] != f[487] && f[494] != f[488] && f[494] != f[489] && f[494] != f[490] && f[494] != f[491] && f[494] != f[492] && f[494] != f[493]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))*((((((((b2i(f[487] != 0x0)+b2i(f[488] != 0x0 && f[488] != f[487]))+b2i(f[489] != 0x0 && f[489] != f[487] && f[489] != f[488]))+b2i(f[490] != 0x0 && f[490] != f[487] && f[490] != f[488] && f[490] != f[489]))+b2i(f[491] != 0x0 && f[491] != f[487] && f[491] != f[488] && f[491] != f[489] && f[491] != f[490]))+b2i(f[492] != 0x0 && f[492] != f[487] && f[492] != f[488] && f[492] != f[489] && f[492] != f[490] && f[492] != f[491]))+b2i(f[493] != 0x0 && f[493] != f[487] && f[493] != f[488] && f[493] != f[489] && f[493] != f[490] && f[493] != f[491] && f[493] != f[492]))+b2i(f[494] != 0x0 && f[494] != f[487] && f[494] != f[488] && f[494] != f[489] && f[494] != f[490] && f[494] != f[491] && f[494] != f[492] && f[494] != f[493]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[487] != 0x0)+b2i(f[488] != 0x0)+b2i(f[489] != 0x0)+b2i(f[490] != 0x0)+b2i(f[491] != 0x0)+b2i(f[492] != 0x0)+b2i(f[493] != 0x0)+b2i(f[494] != 0x0))-(b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))), int64(1))&int64(255)))) != 0)) & 0x1
+a66_56:
 	;
 	p.adata = nil
-	f[272] = uint64(b2i(f[478] != 0x0)) & 0x1
-	if f[477] == 0x0 {
-		goto n68
-	}
-	p.adata = nil
-	f[207] = f[498] & 0xffffffff
-	if g.calls[20](p); p.exited {
-		return
-	}
-n68:
-	if !(f[464] != 0x0 && f[271] != 0x0) {
+	f[274] = uint64(b2i(f[497] != 0x0)) & 0x1
+	if f[496] == 0x0 {
 		goto n70
 	}
 	p.adata = nil
-	f[60] = f[270] & 0xffffffff
-	if j := f[60]; j < uint64(len(g.cells[16])) {
-		f[255] = g.cells[16][j] & 0xff
-	}
-	f[61] = uint64(int64(f[270])*8+int64(f[255])) & 0xffffffff
-	if j := f[61]; j < uint64(len(g.cells[15])) {
-		g.cells[15][j] = f[435] & 0xffffffff
-	}
-	f[62] = f[270] & 0xffffffff
-	f[63] = uint64(((int64(f[255]) + 1) & int64(7))) & 0xff
-	if j := f[62]; j < uint64(len(g.cells[16])) {
-		g.cells[16][j] = f[63] & 0xff
-	}
-	f[64] = uint64(shl(int64(f[270]), int64(3))) & 0xffffffff
-	if j := f[64]; j < uint64(len(g.cells[15])) {
-		f[468] = g.cells[15][j] & 0xffffffff
-	}
-	f[65] = uint64(int64(f[270])*8+(1)) & 0xffffffff
-	if j := f[65]; j < uint64(len(g.cells[15])) {
-		f[469] = g.cells[15][j] & 0xffffffff
-	}
-	f[66] = uint64(int64(f[270])*8+(2)) & 0xffffffff
-	if j := f[66]; j < uint64(len(g.cells[15])) {
-		f[470] = g.cells[15][j] & 0xffffffff
-	}
-	f[67] = uint64(int64(f[270])*8+(3)) & 0xffffffff
-	if j := f[67]; j < uint64(len(g.cells[15])) {
-		f[471] = g.cells[15][j] & 0xffffffff
-	}
-	f[68] = uint64(int64(f[270])*8+(4)) & 0xffffffff
-	if j := f[68]; j < uint64(len(g.cells[15])) {
-		f[472] = g.cells[15][j] & 0xffffffff
-	}
-	f[69] = uint64(int64(f[270])*8+(5)) & 0xffffffff
-	if j := f[69]; j < uint64(len(g.cells[15])) {
-		f[473] = g.cells[15][j] & 0xffffffff
-	}
-	f[70] = uint64(int64(f[270])*8+(6)) & 0xffffffff
-	if j := f[70]; j < uint64(len(g.cells[15])) {
-		f[474] = g.cells[15][j] & 0xffffffff
-	}
-	f[71] = uint64(int64(f[270])*8+(7)) & 0xffffffff
-	if j := f[71]; j < uint64(len(g.cells[15])) {
-		f[475] = g.cells[15][j] & 0xffffffff
-	}
-	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
-	f[72] = f[270] & 0x1ff
-	f[73] = f[468] & 0xffffffff
-	f[74] = f[469] & 0xffffffff
-	f[75] = f[470] & 0xffffffff
-	f[76] = f[471] & 0xffffffff
-	f[77] = f[472] & 0xffffffff
-	f[78] = f[473] & 0xffffffff
-	f[79] = f[474] & 0xffffffff
-	f[80] = f[475] & 0xffffffff
-	if g.calls[21](p); p.exited {
-		return
-	}
-n70:
-	if !(b2i(b2i(f[271] != 0x0) != 0 && b2i(f[466] == 0x0 || f[467] == 0x0) != 0) != 0) {
-		goto n74
-	}
-	p.adata = nil
-	f[211] = f[498] & 0xffffffff
-	if j := f[211]; j < uint64(len(g.cells[14])) {
-		f[281] = g.cells[14][j] & 0xff
-	}
-	if !(f[466] == 0x0 && f[281] != 0x0) {
-		goto n107
-	}
-	p.adata = nil
-	f[57] = f[270] & 0xffffffff
-	if j := f[57]; j < uint64(len(g.cells[4])) {
-		f[253] = g.cells[4][j] & 0xffff
-	}
-	f[254] = uint64((int64(1024) - int64(f[253]))) & 0xffff
-	f[254] = uint64(((int64(1024) - int64(f[253])) - shrU(((((int64(1024)-int64(f[253]))&int64(65535))*int64(f[281]))&int64(4294967295)), int64(7)))) & 0xffff
-	if !(b2i(uint64((((int64(1024)-int64(f[253]))-shrU(((((int64(1024)-int64(f[253]))&int64(65535))*int64(f[281]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
-		goto a73_6
-	}
-	f[254] = 0x40
-a73_6:
-	f[58] = f[270] & 0xffffffff
-	f[59] = uint64((int64(1024) - int64(f[254]))) & 0xffff
-	if j := f[58]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[59] & 0xffff
-	}
-n74:
-	if !(f[466] != 0x0 && f[455] != 0x0) {
-		goto n98
-	}
-	if f[477] == 0x0 {
-		goto n97
-	}
-	p.adata = nil
-	f[493] = 0x1
-	f[212] = f[498] & 0xffffffff
-	if j := f[212]; j < uint64(len(g.cells[12])) {
-		f[283] = g.cells[12][j] & 0xffffffff
-	}
-	f[213] = f[498] & 0xffffffff
-	f[214] = uint64((int64(f[283]) + int64(f[501]))) & 0xffffffff
-	if j := f[213]; j < uint64(len(g.cells[12])) {
-		g.cells[12][j] = f[214] & 0xffffffff
-	}
-	f[224] = uint64((shl(int64(f[435]&0x3ff), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[224]; j < uint64(len(g.cells[17])) {
-		f[494] = g.cells[17][j] & 0xffffffff
-	}
-	f[225] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[225]; j < uint64(len(g.cells[17])) {
-		f[288] = g.cells[17][j] & 0xffffffff
-	}
-	f[226] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	f[227] = (f[288] + 0x1) & 0xffffffff
-	if j := f[226]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = f[227] & 0xffffffff
-	}
-	f[228] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[228]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = f[438]
-	}
-	f[488] = f[512] & 0x7
-	f[290] = 0x0
-	f[233] = f[484] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[19])) {
-		f[289] = g.cells[19][j] & 0xffffffff
-	}
-	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
-	f[234] = f[484] & 0xffffffff
-	if j := f[234]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[289] & 0xffffffff
-	}
-n77:
-	if !(f[439] != 0x0 && f[289] > f[440]) {
-		goto n81
-	}
-	p.adata = nil
-	f[231] = f[484] & 0xffffffff
-	if j := f[231]; j < uint64(len(g.cells[20])) {
-		f[291] = g.cells[20][j] & 0x1
-	}
-	f[232] = f[484] & 0xffffffff
-	if j := f[232]; j < uint64(len(g.cells[21])) {
-		f[292] = g.cells[21][j]
-	}
-	if !(b2i(b2i(f[291] == 0x0) != 0 || b2i(((int64(f[438])-int64(f[292]))&int64(-1)) > (shrU(((int64(f[442])*int64(f[443]))&int64(-1)), int64(1))&int64(-1))) != 0) != 0) {
-		goto n81
-	}
-	p.adata = nil
-	f[290] = 0x1
-	f[229] = f[484] & 0xffffffff
-	if j := f[229]; j < uint64(len(g.cells[20])) {
-		g.cells[20][j] = 0x1
-	}
-	f[230] = f[484] & 0xffffffff
-	if j := f[230]; j < uint64(len(g.cells[21])) {
-		g.cells[21][j] = f[438]
-	}
-n81:
-	if f[290] == 0x0 {
-		goto n83
-	}
-	p.adata = nil
-	f[481] = f[442] & 0xffff
-	f[479] = 0x1
-	f[98] = (f[497] + 0x1) & 0xffffffff
+	f[209] = f[519] & 0xffffffff
 	if g.calls[22](p); p.exited {
 		return
 	}
-	return
-n83:
-	if !(f[271] != 0x0 && f[272] != 0x0 && f[444] == 0x1 && f[289] > f[446]) {
-		goto n91
+n70:
+	if !(f[483] != 0x0 && f[273] != 0x0) {
+		goto n72
 	}
 	p.adata = nil
-	f[293] = 0x0
-	f[238] = f[484] & 0xffffffff
-	if j := f[238]; j < uint64(len(g.cells[22])) {
-		f[294] = g.cells[22][j]
+	f[61] = f[272] & 0xffffffff
+	if j := f[61]; j < uint64(len(g.cells[16])) {
+		f[257] = g.cells[16][j] & 0xff
 	}
-	if f[438] < f[294] {
-		goto n87
+	f[62] = uint64(int64(f[272])*8+int64(f[257])) & 0xffffffff
+	if j := f[62]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[454] & 0xffffffff
 	}
-	p.adata = nil
-	f[293] = 0x1
-	f[235] = f[484] & 0xffffffff
-	f[236] = uint64((int64(f[438]) + int64(f[445])))
-	if j := f[235]; j < uint64(len(g.cells[22])) {
-		g.cells[22][j] = f[236]
+	f[63] = f[272] & 0xffffffff
+	f[64] = uint64(((int64(f[257]) + 1) & int64(7))) & 0xff
+	if j := f[63]; j < uint64(len(g.cells[16])) {
+		g.cells[16][j] = f[64] & 0xff
 	}
-	f[237] = f[484] & 0xffffffff
-	if j := f[237]; j < uint64(len(g.cells[23])) {
-		g.cells[23][j] = 0x1
+	f[65] = uint64(shl(int64(f[272]), int64(3))) & 0xffffffff
+	if j := f[65]; j < uint64(len(g.cells[15])) {
+		f[487] = g.cells[15][j] & 0xffffffff
 	}
-n87:
-	if f[293] == 0x0 {
-		return
+	f[66] = uint64(int64(f[272])*8+(1)) & 0xffffffff
+	if j := f[66]; j < uint64(len(g.cells[15])) {
+		f[488] = g.cells[15][j] & 0xffffffff
 	}
-	if f[465] != 0x0 {
-		goto n90
+	f[67] = uint64(int64(f[272])*8+(2)) & 0xffffffff
+	if j := f[67]; j < uint64(len(g.cells[15])) {
+		f[489] = g.cells[15][j] & 0xffffffff
 	}
-	p.adata = nil
-	f[309] = 0x1
-	f[480] = f[309] & 0xff
-	f[479] = 0x3
-	f[99] = (f[497] + 0x1) & 0xffffffff
+	f[68] = uint64(int64(f[272])*8+(3)) & 0xffffffff
+	if j := f[68]; j < uint64(len(g.cells[15])) {
+		f[490] = g.cells[15][j] & 0xffffffff
+	}
+	f[69] = uint64(int64(f[272])*8+(4)) & 0xffffffff
+	if j := f[69]; j < uint64(len(g.cells[15])) {
+		f[491] = g.cells[15][j] & 0xffffffff
+	}
+	f[70] = uint64(int64(f[272])*8+(5)) & 0xffffffff
+	if j := f[70]; j < uint64(len(g.cells[15])) {
+		f[492] = g.cells[15][j] & 0xffffffff
+	}
+	f[71] = uint64(int64(f[272])*8+(6)) & 0xffffffff
+	if j := f[71]; j < uint64(len(g.cells[15])) {
+		f[493] = g.cells[15][j] & 0xffffffff
+	}
+	f[72] = uint64(int64(f[272])*8+(7)) & 0xffffffff
+	if j := f[72]; j < uint64(len(g.cells[15])) {
+		f[494] = g.cells[15][j] & 0xffffffff
+	}
+	f[495] = uint64(b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454])) & 0xff
+	f[73] = f[272] & 0x1ff
+	f[74] = f[487] & 0xffffffff
+	f[75] = f[488] & 0xffffffff
+	f[76] = f[489] & 0xffffffff
+	f[77] = f[490] & 0xffffffff
+	f[78] = f[491] & 0xffffffff
+	f[79] = f[492] & 0xffffffff
+	f[80] = f[493] & 0xffffffff
+	f[81] = f[494] & 0xffffffff
 	if g.calls[23](p); p.exited {
 		return
 	}
-	f[239] = f[484] & 0xffffffff
+n72:
+	if !(b2i(b2i(f[273] != 0x0) != 0 && b2i(f[485] == 0x0 || f[486] == 0x0) != 0) != 0) {
+		goto n76
+	}
+	p.adata = nil
+	f[213] = f[519] & 0xffffffff
+	if j := f[213]; j < uint64(len(g.cells[14])) {
+		f[283] = g.cells[14][j] & 0xff
+	}
+	if !(f[485] == 0x0 && f[283] != 0x0) {
+		goto n109
+	}
+	p.adata = nil
+	f[58] = f[272] & 0xffffffff
+	if j := f[58]; j < uint64(len(g.cells[4])) {
+		f[255] = g.cells[4][j] & 0xffff
+	}
+	f[256] = uint64((int64(1024) - int64(f[255]))) & 0xffff
+	f[256] = uint64(((int64(1024) - int64(f[255])) - shrU(((((int64(1024)-int64(f[255]))&int64(65535))*int64(f[283]))&int64(4294967295)), int64(7)))) & 0xffff
+	if !(b2i(uint64((((int64(1024)-int64(f[255]))-shrU(((((int64(1024)-int64(f[255]))&int64(65535))*int64(f[283]))&int64(4294967295)), int64(7)))&int64(65535))) < uint64(int64(64))) != 0) {
+		goto a75_6
+	}
+	f[256] = 0x40
+a75_6:
+	f[59] = f[272] & 0xffffffff
+	f[60] = uint64((int64(1024) - int64(f[256]))) & 0xffff
+	if j := f[59]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[60] & 0xffff
+	}
+n76:
+	if !(f[485] != 0x0 && f[474] != 0x0) {
+		goto n100
+	}
+	if f[496] == 0x0 {
+		goto n99
+	}
+	p.adata = nil
+	f[512] = 0x1
+	f[214] = f[519] & 0xffffffff
+	if j := f[214]; j < uint64(len(g.cells[12])) {
+		f[285] = g.cells[12][j] & 0xffffffff
+	}
+	f[215] = f[519] & 0xffffffff
+	f[216] = uint64((int64(f[285]) + int64(f[522]))) & 0xffffffff
+	if j := f[215]; j < uint64(len(g.cells[12])) {
+		g.cells[12][j] = f[216] & 0xffffffff
+	}
+	f[226] = uint64((shl(int64(f[454]&0x3ff), int64(1)) + pick(f[505] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[226]; j < uint64(len(g.cells[17])) {
+		f[513] = g.cells[17][j] & 0xffffffff
+	}
+	f[227] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[227]; j < uint64(len(g.cells[17])) {
+		f[290] = g.cells[17][j] & 0xffffffff
+	}
+	f[228] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	f[229] = (f[290] + 0x1) & 0xffffffff
+	if j := f[228]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[229] & 0xffffffff
+	}
+	f[230] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[230]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[457]
+	}
+	f[507] = f[533] & 0x7
+	f[292] = 0x0
+	f[235] = f[503] & 0xffffffff
+	if j := f[235]; j < uint64(len(g.cells[19])) {
+		f[291] = g.cells[19][j] & 0xffffffff
+	}
+	f[291] = uint64((int64(f[291]) + int64(f[522]))) & 0xffffffff
+	f[236] = f[503] & 0xffffffff
+	if j := f[236]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[291] & 0xffffffff
+	}
+n79:
+	if !(f[458] != 0x0 && f[291] > f[459]) {
+		goto n83
+	}
+	p.adata = nil
+	f[233] = f[503] & 0xffffffff
+	if j := f[233]; j < uint64(len(g.cells[20])) {
+		f[293] = g.cells[20][j] & 0x1
+	}
+	f[234] = f[503] & 0xffffffff
+	if j := f[234]; j < uint64(len(g.cells[21])) {
+		f[294] = g.cells[21][j]
+	}
+	if !(b2i(b2i(f[293] == 0x0) != 0 || b2i(((int64(f[457])-int64(f[294]))&int64(-1)) > (shrU(((int64(f[461])*int64(f[462]))&int64(-1)), int64(1))&int64(-1))) != 0) != 0) {
+		goto n83
+	}
+	p.adata = nil
+	f[292] = 0x1
+	f[231] = f[503] & 0xffffffff
+	if j := f[231]; j < uint64(len(g.cells[20])) {
+		g.cells[20][j] = 0x1
+	}
+	f[232] = f[503] & 0xffffffff
+	if j := f[232]; j < uint64(len(g.cells[21])) {
+		g.cells[21][j] = f[457]
+	}
+n83:
+	if f[292] == 0x0 {
+		goto n85
+	}
+	p.adata = nil
+	f[500] = f[461] & 0xffff
+	f[498] = 0x1
+	f[99] = (f[518] + 0x1) & 0xffffffff
 	if g.calls[24](p); p.exited {
 		return
 	}
 	return
-n90:
+n85:
+	if !(f[273] != 0x0 && f[274] != 0x0 && f[463] == 0x1 && f[291] > f[465]) {
+		goto n93
+	}
 	p.adata = nil
-	f[309] = f[465] & 0xff
-	f[480] = f[309] & 0xff
-	f[479] = 0x3
-	f[99] = (f[497] + 0x1) & 0xffffffff
+	f[295] = 0x0
+	f[240] = f[503] & 0xffffffff
+	if j := f[240]; j < uint64(len(g.cells[22])) {
+		f[296] = g.cells[22][j]
+	}
+	if f[457] < f[296] {
+		goto n89
+	}
+	p.adata = nil
+	f[295] = 0x1
+	f[237] = f[503] & 0xffffffff
+	f[238] = uint64((int64(f[457]) + int64(f[464])))
+	if j := f[237]; j < uint64(len(g.cells[22])) {
+		g.cells[22][j] = f[238]
+	}
+	f[239] = f[503] & 0xffffffff
+	if j := f[239]; j < uint64(len(g.cells[23])) {
+		g.cells[23][j] = 0x1
+	}
+n89:
+	if f[295] == 0x0 {
+		return
+	}
+	if f[484] != 0x0 {
+		goto n92
+	}
+	p.adata = nil
+	f[311] = 0x1
+	f[499] = f[311] & 0xff
+	f[498] = 0x3
+	f[100] = (f[518] + 0x1) & 0xffffffff
 	if g.calls[25](p); p.exited {
 		return
 	}
-	f[239] = f[484] & 0xffffffff
+	f[241] = f[503] & 0xffffffff
 	if g.calls[26](p); p.exited {
 		return
 	}
 	return
-n91:
-	if !(f[444] == 0x1 && f[289] <= f[446]) {
-		return
-	}
+n92:
 	p.adata = nil
-	f[295] = 0x0
-	f[241] = f[484] & 0xffffffff
-	if j := f[241]; j < uint64(len(g.cells[23])) {
-		f[296] = g.cells[23][j] & 0x1
-	}
-	if f[296] != 0x1 {
-		goto n95
-	}
-	p.adata = nil
-	f[295] = 0x1
-	f[240] = f[484] & 0xffffffff
-	if j := f[240]; j < uint64(len(g.cells[23])) {
-		g.cells[23][j] = 0x0
-	}
-n95:
-	if f[295] == 0x0 {
-		return
-	}
-	p.adata = nil
-	f[480] = 0x0
-	f[479] = 0x3
-	f[100] = (f[497] + 0x1) & 0xffffffff
+	f[311] = f[484] & 0xff
+	f[499] = f[311] & 0xff
+	f[498] = 0x3
+	f[100] = (f[518] + 0x1) & 0xffffffff
 	if g.calls[27](p); p.exited {
 		return
 	}
-	f[242] = f[484] & 0xffffffff
+	f[241] = f[503] & 0xffffffff
 	if g.calls[28](p); p.exited {
 		return
 	}
 	return
-n97:
+n93:
+	if !(f[463] == 0x1 && f[291] <= f[465]) {
+		return
+	}
 	p.adata = nil
-	f[224] = uint64((shl(int64(f[435]&0x3ff), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[224]; j < uint64(len(g.cells[17])) {
-		f[494] = g.cells[17][j] & 0xffffffff
+	f[297] = 0x0
+	f[243] = f[503] & 0xffffffff
+	if j := f[243]; j < uint64(len(g.cells[23])) {
+		f[298] = g.cells[23][j] & 0x1
 	}
-	f[225] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[225]; j < uint64(len(g.cells[17])) {
-		f[288] = g.cells[17][j] & 0xffffffff
-	}
-	f[226] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	f[227] = (f[288] + 0x1) & 0xffffffff
-	if j := f[226]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = f[227] & 0xffffffff
-	}
-	f[228] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[228]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = f[438]
-	}
-	f[488] = f[512] & 0x7
-	f[290] = 0x0
-	f[233] = f[484] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[19])) {
-		f[289] = g.cells[19][j] & 0xffffffff
-	}
-	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
-	f[234] = f[484] & 0xffffffff
-	if j := f[234]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[289] & 0xffffffff
-	}
-	goto n77
-n98:
-	if !(f[464] != 0x0 || f[466] != 0x0) {
+	if f[298] != 0x1 {
 		goto n97
 	}
 	p.adata = nil
-	f[223] = f[498] & 0xffffffff
-	if j := f[223]; j < uint64(len(g.cells[4])) {
-		f[284] = g.cells[4][j] & 0xffff
+	f[297] = 0x1
+	f[242] = f[503] & 0xffffffff
+	if j := f[242]; j < uint64(len(g.cells[23])) {
+		g.cells[23][j] = 0x0
 	}
-	f[218] = f[498] & 0xffffffff
-	if j := f[218]; j < uint64(len(g.cells[24])) {
-		f[285] = g.cells[24][j] & 0xffffffff
-	}
-	f[219] = f[498] & 0xffffffff
-	if j := f[219]; j < uint64(len(g.cells[25])) {
-		f[286] = g.cells[25][j] & 0xffffffff
-	}
-	f[220] = f[498] & 0xffffffff
-	if j := f[220]; j < uint64(len(g.cells[11])) {
-		f[287] = g.cells[11][j] & 0xffffffff
-	}
-	f[285] = uint64((int64(f[285]) + int64(f[501]))) & 0xffffffff
-	if f[477] == 0x0 {
-		goto n104
+n97:
+	if f[297] == 0x0 {
+		return
 	}
 	p.adata = nil
-	f[286] = uint64((int64(f[286]) + int64(f[501]))) & 0xffffffff
-	if !(b2i(b2i(uint64(int64(f[286])) > uint64(((int64(f[454])-shrU(((int64(f[454])*int64(f[284]))&int64(-1)), int64(10)))&int64(4294967295)))) != 0 || b2i(f[287] != 0x0) != 0) != 0) {
-		goto n104
-	}
-	p.adata = nil
-	f[486] = 0x1
-	f[512] = f[457] & 0x7
-	f[215] = f[498] & 0xffffffff
-	f[216] = uint64((int64(f[287]) + int64(f[501]))) & 0xffffffff
-	if j := f[215]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[216] & 0xffffffff
-	}
-	f[217] = f[498] & 0xffffffff
+	f[499] = 0x0
+	f[498] = 0x3
+	f[101] = (f[518] + 0x1) & 0xffffffff
 	if g.calls[29](p); p.exited {
 		return
 	}
-n104:
-	if f[285] < f[454] {
-		goto n106
-	}
-	p.adata = nil
-	f[285] = 0x0
-	f[286] = 0x0
-	f[221] = f[498] & 0xffffffff
-	if j := f[221]; j < uint64(len(g.cells[24])) {
-		g.cells[24][j] = f[285] & 0xffffffff
-	}
-	f[222] = f[498] & 0xffffffff
-	if j := f[222]; j < uint64(len(g.cells[25])) {
-		g.cells[25][j] = f[286] & 0xffffffff
-	}
-	f[224] = uint64((shl(int64(f[435]&0x3ff), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[224]; j < uint64(len(g.cells[17])) {
-		f[494] = g.cells[17][j] & 0xffffffff
-	}
-	f[225] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[225]; j < uint64(len(g.cells[17])) {
-		f[288] = g.cells[17][j] & 0xffffffff
-	}
-	f[226] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	f[227] = (f[288] + 0x1) & 0xffffffff
-	if j := f[226]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = f[227] & 0xffffffff
-	}
-	f[228] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[228]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = f[438]
-	}
-	f[488] = f[512] & 0x7
-	f[290] = 0x0
-	f[233] = f[484] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[19])) {
-		f[289] = g.cells[19][j] & 0xffffffff
-	}
-	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
-	f[234] = f[484] & 0xffffffff
-	if j := f[234]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[289] & 0xffffffff
-	}
-	goto n77
-n106:
-	p.adata = nil
-	f[221] = f[498] & 0xffffffff
-	if j := f[221]; j < uint64(len(g.cells[24])) {
-		g.cells[24][j] = f[285] & 0xffffffff
-	}
-	f[222] = f[498] & 0xffffffff
-	if j := f[222]; j < uint64(len(g.cells[25])) {
-		g.cells[25][j] = f[286] & 0xffffffff
-	}
-	f[224] = uint64((shl(int64(f[435]&0x3ff), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[224]; j < uint64(len(g.cells[17])) {
-		f[494] = g.cells[17][j] & 0xffffffff
-	}
-	f[225] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[225]; j < uint64(len(g.cells[17])) {
-		f[288] = g.cells[17][j] & 0xffffffff
-	}
-	f[226] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	f[227] = (f[288] + 0x1) & 0xffffffff
-	if j := f[226]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = f[227] & 0xffffffff
-	}
-	f[228] = uint64(int64(f[435]&0x3ff)*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[228]; j < uint64(len(g.cells[18])) {
-		g.cells[18][j] = f[438]
-	}
-	f[488] = f[512] & 0x7
-	f[290] = 0x0
-	f[233] = f[484] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[19])) {
-		f[289] = g.cells[19][j] & 0xffffffff
-	}
-	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
-	f[234] = f[484] & 0xffffffff
-	if j := f[234]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[289] & 0xffffffff
-	}
-	goto n77
-n107:
-	p.adata = nil
-	f[208] = f[498] & 0xffffffff
-	if j := f[208]; j < uint64(len(g.cells[4])) {
-		f[282] = g.cells[4][j] & 0xffff
-	}
-	f[209] = f[498] & 0xffffffff
-	f[210] = uint64(shrU(int64(f[282]), int64(1))) & 0xffff
-	if j := f[209]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[210] & 0xffff
-	}
-	goto n74
-n108:
-	if !(b2i((shrU(((int64(f[278])-int64(f[279]))&int64(4294967295)), int64(f[452]))&int64(4294967295)) == int64(0)) != 0) {
-		goto n110
-	}
-	p.adata = nil
-	f[280] = 0x1
-	f[205] = f[498] & 0xffffffff
-	if j := f[205]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[280] & 0xff
-	}
-	goto n64
-n110:
-	p.adata = nil
-	f[205] = f[498] & 0xffffffff
-	if j := f[205]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[280] & 0xff
-	}
-	goto n64
-n111:
-	p.adata = nil
-	f[279] = uint64((int64(f[450]) + shl((int64(f[277])-int64(f[308])), int64(f[451])))) & 0xffffffff
-	f[280] = 0x0
-	goto n60
-n112:
-	p.adata = nil
-	f[308] = 0x0
-	f[203] = f[498] & 0xffffffff
-	if j := f[203]; j < uint64(len(g.cells[13])) {
-		f[277] = g.cells[13][j] & 0xffffffff
-	}
-	f[204] = f[498] & 0xffffffff
-	if j := f[204]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[308] & 0xffffffff
-	}
-	f[278] = f[308] & 0xffffffff
-	f[279] = f[450] & 0xffffffff
-	goto n58
-n113:
-	p.adata = nil
-	f[206] = f[498] & 0xffffffff
-	if j := f[206]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[274] & 0xffff
-	}
-	goto n54
-n114:
-	p.adata = nil
-	f[488] = f[512] & 0x7
-	f[290] = 0x0
-	f[233] = f[484] & 0xffffffff
-	if j := f[233]; j < uint64(len(g.cells[19])) {
-		f[289] = g.cells[19][j] & 0xffffffff
-	}
-	f[289] = uint64((int64(f[289]) + int64(f[501]))) & 0xffffffff
-	f[234] = f[484] & 0xffffffff
-	if j := f[234]; j < uint64(len(g.cells[19])) {
-		g.cells[19][j] = f[289] & 0xffffffff
-	}
-	goto n77
-n115:
-	p.adata = nil
-	f[196] = f[435] & 0x3ff
-	if j := f[196]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[438]
-	}
-	goto n47
-n116:
-	p.adata = nil
-	f[267] = f[460] & 0x1ff
-	if f[434] != 0x1 {
-		goto n119
-	}
-	p.adata = nil
-	f[267] = f[461] & 0x1ff
-n119:
-	if f[434] != 0x2 {
-		goto n121
-	}
-	p.adata = nil
-	f[267] = f[462] & 0x1ff
-n121:
-	if f[434] != 0x3 {
-		goto n123
-	}
-	p.adata = nil
-	f[267] = f[463] & 0x1ff
-n123:
-	p.adata = nil
-	f[17] = f[267] & 0xffffffff
-	if j := f[17]; j < uint64(len(g.cells[14])) {
-		f[249] = g.cells[14][j] & 0xff
-	}
-	f[18] = f[267] & 0xffffffff
-	if j := f[18]; j < uint64(len(g.cells[2])) {
-		f[250] = g.cells[2][j] & 0xff
-	}
-	f[19] = f[267] & 0xffffffff
-	if j := f[19]; j < uint64(len(g.cells[1])) {
-		f[251] = g.cells[1][j]
-	}
-	if !(f[251] <= f[438]) {
-		goto a123_8
-	}
-	f[250] = 0x0
-a123_8:
-	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
-	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
-	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
-	f[20] = f[267] & 0xffffffff
-	if j := f[20]; j < uint64(len(g.cells[3])) {
-		f[252] = g.cells[3][j]
-	}
-	f[466] = uint64(b2i(f[252] > f[438])) & 0x1
-	if !(f[252] > f[438]) {
-		goto a123_35
-	}
-	f[21] = uint64(shl(int64(f[267]), int64(3))) & 0xffffffff
-	if j := f[21]; j < uint64(len(g.cells[6])) {
-		f[468] = g.cells[6][j] & 0xffffffff
-	}
-	f[22] = uint64(int64(f[267])*8+(1)) & 0xffffffff
-	if j := f[22]; j < uint64(len(g.cells[6])) {
-		f[469] = g.cells[6][j] & 0xffffffff
-	}
-	f[23] = uint64(int64(f[267])*8+(2)) & 0xffffffff
-	if j := f[23]; j < uint64(len(g.cells[6])) {
-		f[470] = g.cells[6][j] & 0xffffffff
-	}
-	f[24] = uint64(int64(f[267])*8+(3)) & 0xffffffff
-	if j := f[24]; j < uint64(len(g.cells[6])) {
-		f[471] = g.cells[6][j] & 0xffffffff
-	}
-	f[25] = uint64(int64(f[267])*8+(4)) & 0xffffffff
-	if j := f[25]; j < uint64(len(g.cells[6])) {
-		f[472] = g.cells[6][j] & 0xffffffff
-	}
-	f[26] = uint64(int64(f[267])*8+(5)) & 0xffffffff
-	if j := f[26]; j < uint64(len(g.cells[6])) {
-		f[473] = g.cells[6][j] & 0xffffffff
-	}
-	f[27] = uint64(int64(f[267])*8+(6)) & 0xffffffff
-	if j := f[27]; j < uint64(len(g.cells[6])) {
-		f[474] = g.cells[6][j] & 0xffffffff
-	}
-	f[28] = uint64(int64(f[267])*8+(7)) & 0xffffffff
-	if j := f[28]; j < uint64(len(g.cells[6])) {
-		f[475] = g.cells[6][j] & 0xffffffff
-	}
-	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
-	f[477] = uint64(b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0))) & 0x1
-	f[478] = uint64(b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0))) & 0x1
-	goto a123_56
-a123_35:
-	f[29] = uint64(shl(int64(f[267]), int64(3))) & 0xffffffff
-	if j := f[29]; j < uint64(len(g.cells[15])) {
-		f[468] = g.cells[15][j] & 0xffffffff
-	}
-	f[30] = uint64(int64(f[267])*8+(1)) & 0xffffffff
-	if j := f[30]; j < uint64(len(g.cells[15])) {
-		f[469] = g.cells[15][j] & 0xffffffff
-	}
-	f[31] = uint64(int64(f[267])*8+(2)) & 0xffffffff
-	if j := f[31]; j < uint64(len(g.cells[15])) {
-		f[470] = g.cells[15][j] & 0xffffffff
-	}
-	f[32] = uint64(int64(f[267])*8+(3)) & 0xffffffff
-	if j := f[32]; j < uint64(len(g.cells[15])) {
-		f[471] = g.cells[15][j] & 0xffffffff
-	}
-	f[33] = uint64(int64(f[267])*8+(4)) & 0xffffffff
-	if j := f[33]; j < uint64(len(g.cells[15])) {
-		f[472] = g.cells[15][j] & 0xffffffff
-	}
-	f[34] = uint64(int64(f[267])*8+(5)) & 0xffffffff
-	if j := f[34]; j < uint64(len(g.cells[15])) {
-		f[473] = g.cells[15][j] & 0xffffffff
-	}
-	f[35] = uint64(int64(f[267])*8+(6)) & 0xffffffff
-	if j := f[35]; j < uint64(len(g.cells[15])) {
-		f[474] = g.cells[15][j] & 0xffffffff
-	}
-	f[36] = uint64(int64(f[267])*8+(7)) & 0xffffffff
-	if j := f[36]; j < uint64(len(g.cells[15])) {
-		f[475] = g.cells[15][j] & 0xffffffff
-	}
-	f[476] = uint64(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435])) & 0xff
-	f[478] = uint64(b2i(b2i(b2i(f[249] != 0x0 || f[250] != 0x0) != 0 && b2i(uint64(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0)) != 0)) & 0x1
-	f[477] = 0x0
-	if !(b2i(b2i(b2i(f[249] != 0x0 || f[250] != 0x0) != 0 && b2i(uint64(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))&int64(255)) != int64(0)) != 0) != 0) {
-		goto a123_56
-	}
-	f[477] = uint64(b2i(b2i(uint64(((((((((b2i(f[468] != 0x0)+b2i(f[469] != 0x0 && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+b2i(f[475] != 0x0 && f[475] != f[468] && f[475] != f[469] && f[475] != f[470] && f[475] != f[471] && f[475] != f[472] && f[475] != f[473] && f[475] != f[474]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))*((((((((b2i(f[468] != 0x0)+b2i(f[469] != 0x0 && f[469] != f[468]))+b2i(f[470] != 0x0 && f[470] != f[468] && f[470] != f[469]))+b2i(f[471] != 0x0 && f[471] != f[468] && f[471] != f[469] && f[471] != f[470]))+b2i(f[472] != 0x0 && f[472] != f[468] && f[472] != f[469] && f[472] != f[470] && f[472] != f[471]))+b2i(f[473] != 0x0 && f[473] != f[468] && f[473] != f[469] && f[473] != f[470] && f[473] != f[471] && f[473] != f[472]))+b2i(f[474] != 0x0 && f[474] != f[468] && f[474] != f[469] && f[474] != f[470] && f[474] != f[471] && f[474] != f[472] && f[474] != f[473]))+b2i(f[475] != 0x0 && f[475] != f[468] && f[475] != f[469] && f[475] != f[470] && f[475] != f[471] && f[475] != f[472] && f[475] != f[473] && f[475] != f[474]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[468] != 0x0)+b2i(f[469] != 0x0)+b2i(f[470] != 0x0)+b2i(f[471] != 0x0)+b2i(f[472] != 0x0)+b2i(f[473] != 0x0)+b2i(f[474] != 0x0)+b2i(f[475] != 0x0))-(b2i(f[468] == f[435])+b2i(f[469] == f[435])+b2i(f[470] == f[435])+b2i(f[471] == f[435])+b2i(f[472] == f[435])+b2i(f[473] == f[435])+b2i(f[474] == f[435])+b2i(f[475] == f[435]))), int64(1))&int64(255)))) != 0)) & 0x1
-a123_56:
-	;
-	p.adata = nil
-	f[266] = 0x0
-	if !(f[464] != 0x0 && f[477] == 0x0) {
-		goto n144
-	}
-	p.adata = nil
-	f[268] = f[465] & 0xff
-	f[269] = f[434] & 0xffff
-	p.adata = nil
-	f[5] = f[460] & 0xffffffff
-	if j := f[5]; j < uint64(len(g.cells[14])) {
-		f[249] = g.cells[14][j] & 0xff
-	}
-	f[6] = f[460] & 0xffffffff
-	if j := f[6]; j < uint64(len(g.cells[2])) {
-		f[250] = g.cells[2][j] & 0xff
-	}
-	f[7] = f[460] & 0xffffffff
-	if j := f[7]; j < uint64(len(g.cells[1])) {
-		f[251] = g.cells[1][j]
-	}
-	if !(f[251] <= f[438]) {
-		goto a127_8
-	}
-	f[250] = 0x0
-a127_8:
-	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
-	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
-	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
-	if f[465] >= f[268] {
-		goto n130
-	}
-	p.adata = nil
-	f[268] = f[465] & 0xff
-	f[269] = 0x0
-n130:
-	if f[458] <= 0x1 {
-		goto n134
-	}
-	p.adata = nil
-	f[8] = f[461] & 0xffffffff
-	if j := f[8]; j < uint64(len(g.cells[14])) {
-		f[249] = g.cells[14][j] & 0xff
-	}
-	f[9] = f[461] & 0xffffffff
-	if j := f[9]; j < uint64(len(g.cells[2])) {
-		f[250] = g.cells[2][j] & 0xff
-	}
-	f[10] = f[461] & 0xffffffff
-	if j := f[10]; j < uint64(len(g.cells[1])) {
-		f[251] = g.cells[1][j]
-	}
-	if !(f[251] <= f[438]) {
-		goto a131_8
-	}
-	f[250] = 0x0
-a131_8:
-	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
-	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
-	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
-	if f[465] >= f[268] {
-		goto n134
-	}
-	p.adata = nil
-	f[268] = f[465] & 0xff
-	f[269] = 0x1
-n134:
-	if f[458] <= 0x2 {
-		goto n138
-	}
-	p.adata = nil
-	f[11] = f[462] & 0xffffffff
-	if j := f[11]; j < uint64(len(g.cells[14])) {
-		f[249] = g.cells[14][j] & 0xff
-	}
-	f[12] = f[462] & 0xffffffff
-	if j := f[12]; j < uint64(len(g.cells[2])) {
-		f[250] = g.cells[2][j] & 0xff
-	}
-	f[13] = f[462] & 0xffffffff
-	if j := f[13]; j < uint64(len(g.cells[1])) {
-		f[251] = g.cells[1][j]
-	}
-	if !(f[251] <= f[438]) {
-		goto a135_8
-	}
-	f[250] = 0x0
-a135_8:
-	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
-	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
-	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
-	if f[465] >= f[268] {
-		goto n138
-	}
-	p.adata = nil
-	f[268] = f[465] & 0xff
-	f[269] = 0x2
-n138:
-	if f[458] <= 0x3 {
-		goto n142
-	}
-	p.adata = nil
-	f[14] = f[463] & 0xffffffff
-	if j := f[14]; j < uint64(len(g.cells[14])) {
-		f[249] = g.cells[14][j] & 0xff
-	}
-	f[15] = f[463] & 0xffffffff
-	if j := f[15]; j < uint64(len(g.cells[2])) {
-		f[250] = g.cells[2][j] & 0xff
-	}
-	f[16] = f[463] & 0xffffffff
-	if j := f[16]; j < uint64(len(g.cells[1])) {
-		f[251] = g.cells[1][j]
-	}
-	if !(f[251] <= f[438]) {
-		goto a139_8
-	}
-	f[250] = 0x0
-a139_8:
-	f[464] = uint64(b2i(f[249] != 0x0 || f[250] != 0x0)) & 0x1
-	f[467] = uint64(b2i(f[250] != 0x0)) & 0x1
-	f[465] = uint64(shrU(((int64(f[249])+int64(f[250]))&int64(511)), int64(1))) & 0xff
-	if f[465] >= f[268] {
-		goto n142
-	}
-	p.adata = nil
-	f[269] = 0x3
-n142:
-	if f[269] == f[434] {
-		goto n144
-	}
-	p.adata = nil
-	f[434] = f[269] & 0xffff
-	f[266] = (f[269] + 0x1) & 0xff
-	f[192] = f[497] & 0xffffffff
+	f[244] = f[503] & 0xffffffff
 	if g.calls[30](p); p.exited {
 		return
 	}
-	f[193] = f[435] & 0x3ff
-	if j := f[193]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[266] & 0xff
-	}
-	f[196] = f[435] & 0x3ff
-	if j := f[196]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[438]
-	}
-	goto n47
-n144:
+	return
+n99:
 	p.adata = nil
-	f[193] = f[435] & 0x3ff
-	if j := f[193]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[266] & 0xff
+	f[226] = uint64((shl(int64(f[454]&0x3ff), int64(1)) + pick(f[505] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[226]; j < uint64(len(g.cells[17])) {
+		f[513] = g.cells[17][j] & 0xffffffff
 	}
-	f[196] = f[435] & 0x3ff
-	if j := f[196]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[438]
+	f[227] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[227]; j < uint64(len(g.cells[17])) {
+		f[290] = g.cells[17][j] & 0xffffffff
 	}
-	goto n47
-n145:
+	f[228] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	f[229] = (f[290] + 0x1) & 0xffffffff
+	if j := f[228]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[229] & 0xffffffff
+	}
+	f[230] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[230]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[457]
+	}
+	f[507] = f[533] & 0x7
+	f[292] = 0x0
+	f[235] = f[503] & 0xffffffff
+	if j := f[235]; j < uint64(len(g.cells[19])) {
+		f[291] = g.cells[19][j] & 0xffffffff
+	}
+	f[291] = uint64((int64(f[291]) + int64(f[522]))) & 0xffffffff
+	f[236] = f[503] & 0xffffffff
+	if j := f[236]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[291] & 0xffffffff
+	}
+	goto n79
+n100:
+	if !(f[483] != 0x0 || f[485] != 0x0) {
+		goto n99
+	}
 	p.adata = nil
-	f[307] = 0x0
-	goto n42
-n146:
+	f[225] = f[519] & 0xffffffff
+	if j := f[225]; j < uint64(len(g.cells[4])) {
+		f[286] = g.cells[4][j] & 0xffff
+	}
+	f[220] = f[519] & 0xffffffff
+	if j := f[220]; j < uint64(len(g.cells[24])) {
+		f[287] = g.cells[24][j] & 0xffffffff
+	}
+	f[221] = f[519] & 0xffffffff
+	if j := f[221]; j < uint64(len(g.cells[25])) {
+		f[288] = g.cells[25][j] & 0xffffffff
+	}
+	f[222] = f[519] & 0xffffffff
+	if j := f[222]; j < uint64(len(g.cells[11])) {
+		f[289] = g.cells[11][j] & 0xffffffff
+	}
+	f[287] = uint64((int64(f[287]) + int64(f[522]))) & 0xffffffff
+	if f[496] == 0x0 {
+		goto n106
+	}
 	p.adata = nil
-	f[306] = 0x0
-	goto n40
-n147:
+	f[288] = uint64((int64(f[288]) + int64(f[522]))) & 0xffffffff
+	if !(b2i(b2i(uint64(int64(f[288])) > uint64(((int64(f[473])-shrU(((int64(f[473])*int64(f[286]))&int64(-1)), int64(10)))&int64(4294967295)))) != 0 || b2i(f[289] != 0x0) != 0) != 0) {
+		goto n106
+	}
 	p.adata = nil
-	f[243] = f[497] & 0xffffffff
+	f[505] = 0x1
+	f[533] = f[476] & 0x7
+	f[217] = f[519] & 0xffffffff
+	f[218] = uint64((int64(f[289]) + int64(f[522]))) & 0xffffffff
+	if j := f[217]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[218] & 0xffffffff
+	}
+	f[219] = f[519] & 0xffffffff
 	if g.calls[31](p); p.exited {
 		return
 	}
-	return
-n148:
+n106:
+	if f[287] < f[473] {
+		goto n108
+	}
 	p.adata = nil
-	f[244] = f[544] & 0xffffffff
-	f[245] = f[545] & 0xffffffff
-	f[246] = f[436] & 0xffff
-	f[247] = f[437] & 0xffff
-	f[248] = f[542] & 0xff
+	f[287] = 0x0
+	f[288] = 0x0
+	f[223] = f[519] & 0xffffffff
+	if j := f[223]; j < uint64(len(g.cells[24])) {
+		g.cells[24][j] = f[287] & 0xffffffff
+	}
+	f[224] = f[519] & 0xffffffff
+	if j := f[224]; j < uint64(len(g.cells[25])) {
+		g.cells[25][j] = f[288] & 0xffffffff
+	}
+	f[226] = uint64((shl(int64(f[454]&0x3ff), int64(1)) + pick(f[505] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[226]; j < uint64(len(g.cells[17])) {
+		f[513] = g.cells[17][j] & 0xffffffff
+	}
+	f[227] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[227]; j < uint64(len(g.cells[17])) {
+		f[290] = g.cells[17][j] & 0xffffffff
+	}
+	f[228] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	f[229] = (f[290] + 0x1) & 0xffffffff
+	if j := f[228]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[229] & 0xffffffff
+	}
+	f[230] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[230]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[457]
+	}
+	f[507] = f[533] & 0x7
+	f[292] = 0x0
+	f[235] = f[503] & 0xffffffff
+	if j := f[235]; j < uint64(len(g.cells[19])) {
+		f[291] = g.cells[19][j] & 0xffffffff
+	}
+	f[291] = uint64((int64(f[291]) + int64(f[522]))) & 0xffffffff
+	f[236] = f[503] & 0xffffffff
+	if j := f[236]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[291] & 0xffffffff
+	}
+	goto n79
+n108:
+	p.adata = nil
+	f[223] = f[519] & 0xffffffff
+	if j := f[223]; j < uint64(len(g.cells[24])) {
+		g.cells[24][j] = f[287] & 0xffffffff
+	}
+	f[224] = f[519] & 0xffffffff
+	if j := f[224]; j < uint64(len(g.cells[25])) {
+		g.cells[25][j] = f[288] & 0xffffffff
+	}
+	f[226] = uint64((shl(int64(f[454]&0x3ff), int64(1)) + pick(f[505] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[226]; j < uint64(len(g.cells[17])) {
+		f[513] = g.cells[17][j] & 0xffffffff
+	}
+	f[227] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[227]; j < uint64(len(g.cells[17])) {
+		f[290] = g.cells[17][j] & 0xffffffff
+	}
+	f[228] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	f[229] = (f[290] + 0x1) & 0xffffffff
+	if j := f[228]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[229] & 0xffffffff
+	}
+	f[230] = uint64(int64(f[454]&0x3ff)*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[230]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = f[457]
+	}
+	f[507] = f[533] & 0x7
+	f[292] = 0x0
+	f[235] = f[503] & 0xffffffff
+	if j := f[235]; j < uint64(len(g.cells[19])) {
+		f[291] = g.cells[19][j] & 0xffffffff
+	}
+	f[291] = uint64((int64(f[291]) + int64(f[522]))) & 0xffffffff
+	f[236] = f[503] & 0xffffffff
+	if j := f[236]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[291] & 0xffffffff
+	}
+	goto n79
+n109:
+	p.adata = nil
+	f[210] = f[519] & 0xffffffff
+	if j := f[210]; j < uint64(len(g.cells[4])) {
+		f[284] = g.cells[4][j] & 0xffff
+	}
+	f[211] = f[519] & 0xffffffff
+	f[212] = uint64(shrU(int64(f[284]), int64(1))) & 0xffff
+	if j := f[211]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[212] & 0xffff
+	}
+	goto n76
+n110:
+	if !(b2i((shrU(((int64(f[280])-int64(f[281]))&int64(4294967295)), int64(f[471]))&int64(4294967295)) == int64(0)) != 0) {
+		goto n112
+	}
+	p.adata = nil
+	f[282] = 0x1
+	f[207] = f[519] & 0xffffffff
+	if j := f[207]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[282] & 0xff
+	}
+	goto n66
+n112:
+	p.adata = nil
+	f[207] = f[519] & 0xffffffff
+	if j := f[207]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[282] & 0xff
+	}
+	goto n66
+n113:
+	p.adata = nil
+	f[281] = uint64((int64(f[469]) + shl((int64(f[279])-int64(f[310])), int64(f[470])))) & 0xffffffff
+	f[282] = 0x0
+	goto n62
+n114:
+	p.adata = nil
+	f[310] = 0x0
+	f[205] = f[519] & 0xffffffff
+	if j := f[205]; j < uint64(len(g.cells[13])) {
+		f[279] = g.cells[13][j] & 0xffffffff
+	}
+	f[206] = f[519] & 0xffffffff
+	if j := f[206]; j < uint64(len(g.cells[13])) {
+		g.cells[13][j] = f[310] & 0xffffffff
+	}
+	f[280] = f[310] & 0xffffffff
+	f[281] = f[469] & 0xffffffff
+	goto n60
+n115:
+	p.adata = nil
+	f[208] = f[519] & 0xffffffff
+	if j := f[208]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[276] & 0xffff
+	}
+	goto n56
+n116:
+	p.adata = nil
+	f[507] = f[533] & 0x7
+	f[292] = 0x0
+	f[235] = f[503] & 0xffffffff
+	if j := f[235]; j < uint64(len(g.cells[19])) {
+		f[291] = g.cells[19][j] & 0xffffffff
+	}
+	f[291] = uint64((int64(f[291]) + int64(f[522]))) & 0xffffffff
+	f[236] = f[503] & 0xffffffff
+	if j := f[236]; j < uint64(len(g.cells[19])) {
+		g.cells[19][j] = f[291] & 0xffffffff
+	}
+	goto n79
+n117:
+	p.adata = nil
+	f[198] = f[454] & 0x3ff
+	if j := f[198]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[457]
+	}
+	goto n49
+n118:
+	p.adata = nil
+	f[269] = f[479] & 0x1ff
+	if f[453] != 0x1 {
+		goto n121
+	}
+	p.adata = nil
+	f[269] = f[480] & 0x1ff
+n121:
+	if f[453] != 0x2 {
+		goto n123
+	}
+	p.adata = nil
+	f[269] = f[481] & 0x1ff
+n123:
+	if f[453] != 0x3 {
+		goto n125
+	}
+	p.adata = nil
+	f[269] = f[482] & 0x1ff
+n125:
+	p.adata = nil
+	f[18] = f[269] & 0xffffffff
+	if j := f[18]; j < uint64(len(g.cells[14])) {
+		f[251] = g.cells[14][j] & 0xff
+	}
+	f[19] = f[269] & 0xffffffff
+	if j := f[19]; j < uint64(len(g.cells[2])) {
+		f[252] = g.cells[2][j] & 0xff
+	}
+	f[20] = f[269] & 0xffffffff
+	if j := f[20]; j < uint64(len(g.cells[1])) {
+		f[253] = g.cells[1][j]
+	}
+	if !(f[253] <= f[457]) {
+		goto a125_8
+	}
+	f[252] = 0x0
+a125_8:
+	f[483] = uint64(b2i(f[251] != 0x0 || f[252] != 0x0)) & 0x1
+	f[486] = uint64(b2i(f[252] != 0x0)) & 0x1
+	f[484] = uint64(shrU(((int64(f[251])+int64(f[252]))&int64(511)), int64(1))) & 0xff
+	f[21] = f[269] & 0xffffffff
+	if j := f[21]; j < uint64(len(g.cells[3])) {
+		f[254] = g.cells[3][j]
+	}
+	f[485] = uint64(b2i(f[254] > f[457])) & 0x1
+	if !(f[254] > f[457]) {
+		goto a125_35
+	}
+	f[22] = uint64(shl(int64(f[269]), int64(3))) & 0xffffffff
+	if j := f[22]; j < uint64(len(g.cells[6])) {
+		f[487] = g.cells[6][j] & 0xffffffff
+	}
+	f[23] = uint64(int64(f[269])*8+(1)) & 0xffffffff
+	if j := f[23]; j < uint64(len(g.cells[6])) {
+		f[488] = g.cells[6][j] & 0xffffffff
+	}
+	f[24] = uint64(int64(f[269])*8+(2)) & 0xffffffff
+	if j := f[24]; j < uint64(len(g.cells[6])) {
+		f[489] = g.cells[6][j] & 0xffffffff
+	}
+	f[25] = uint64(int64(f[269])*8+(3)) & 0xffffffff
+	if j := f[25]; j < uint64(len(g.cells[6])) {
+		f[490] = g.cells[6][j] & 0xffffffff
+	}
+	f[26] = uint64(int64(f[269])*8+(4)) & 0xffffffff
+	if j := f[26]; j < uint64(len(g.cells[6])) {
+		f[491] = g.cells[6][j] & 0xffffffff
+	}
+	f[27] = uint64(int64(f[269])*8+(5)) & 0xffffffff
+	if j := f[27]; j < uint64(len(g.cells[6])) {
+		f[492] = g.cells[6][j] & 0xffffffff
+	}
+	f[28] = uint64(int64(f[269])*8+(6)) & 0xffffffff
+	if j := f[28]; j < uint64(len(g.cells[6])) {
+		f[493] = g.cells[6][j] & 0xffffffff
+	}
+	f[29] = uint64(int64(f[269])*8+(7)) & 0xffffffff
+	if j := f[29]; j < uint64(len(g.cells[6])) {
+		f[494] = g.cells[6][j] & 0xffffffff
+	}
+	f[495] = uint64(b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454])) & 0xff
+	f[496] = uint64(b2i(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255)) != int64(0))) & 0x1
+	f[497] = uint64(b2i(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255)) != int64(0))) & 0x1
+	goto a125_56
+a125_35:
+	f[30] = uint64(shl(int64(f[269]), int64(3))) & 0xffffffff
+	if j := f[30]; j < uint64(len(g.cells[15])) {
+		f[487] = g.cells[15][j] & 0xffffffff
+	}
+	f[31] = uint64(int64(f[269])*8+(1)) & 0xffffffff
+	if j := f[31]; j < uint64(len(g.cells[15])) {
+		f[488] = g.cells[15][j] & 0xffffffff
+	}
+	f[32] = uint64(int64(f[269])*8+(2)) & 0xffffffff
+	if j := f[32]; j < uint64(len(g.cells[15])) {
+		f[489] = g.cells[15][j] & 0xffffffff
+	}
+	f[33] = uint64(int64(f[269])*8+(3)) & 0xffffffff
+	if j := f[33]; j < uint64(len(g.cells[15])) {
+		f[490] = g.cells[15][j] & 0xffffffff
+	}
+	f[34] = uint64(int64(f[269])*8+(4)) & 0xffffffff
+	if j := f[34]; j < uint64(len(g.cells[15])) {
+		f[491] = g.cells[15][j] & 0xffffffff
+	}
+	f[35] = uint64(int64(f[269])*8+(5)) & 0xffffffff
+	if j := f[35]; j < uint64(len(g.cells[15])) {
+		f[492] = g.cells[15][j] & 0xffffffff
+	}
+	f[36] = uint64(int64(f[269])*8+(6)) & 0xffffffff
+	if j := f[36]; j < uint64(len(g.cells[15])) {
+		f[493] = g.cells[15][j] & 0xffffffff
+	}
+	f[37] = uint64(int64(f[269])*8+(7)) & 0xffffffff
+	if j := f[37]; j < uint64(len(g.cells[15])) {
+		f[494] = g.cells[15][j] & 0xffffffff
+	}
+	f[495] = uint64(b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454])) & 0xff
+	f[497] = uint64(b2i(b2i(b2i(f[251] != 0x0 || f[252] != 0x0) != 0 && b2i(uint64(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255)) != int64(0)) != 0)) & 0x1
+	f[496] = 0x0
+	if !(b2i(b2i(b2i(f[251] != 0x0 || f[252] != 0x0) != 0 && b2i(uint64(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255))) >= uint64(int64(1))) != 0) != 0 && b2i(((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))&int64(255)) != int64(0)) != 0) != 0) {
+		goto a125_56
+	}
+	f[496] = uint64(b2i(b2i(uint64(((((((((b2i(f[487] != 0x0)+b2i(f[488] != 0x0 && f[488] != f[487]))+b2i(f[489] != 0x0 && f[489] != f[487] && f[489] != f[488]))+b2i(f[490] != 0x0 && f[490] != f[487] && f[490] != f[488] && f[490] != f[489]))+b2i(f[491] != 0x0 && f[491] != f[487] && f[491] != f[488] && f[491] != f[489] && f[491] != f[490]))+b2i(f[492] != 0x0 && f[492] != f[487] && f[492] != f[488] && f[492] != f[489] && f[492] != f[490] && f[492] != f[491]))+b2i(f[493] != 0x0 && f[493] != f[487] && f[493] != f[488] && f[493] != f[489] && f[493] != f[490] && f[493] != f[491] && f[493] != f[492]))+b2i(f[494] != 0x0 && f[494] != f[487] && f[494] != f[488] && f[494] != f[489] && f[494] != f[490] && f[494] != f[491] && f[494] != f[492] && f[494] != f[493]))&int64(255))) >= uint64(int64(2))) != 0 && b2i(uint64((((b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))*((((((((b2i(f[487] != 0x0)+b2i(f[488] != 0x0 && f[488] != f[487]))+b2i(f[489] != 0x0 && f[489] != f[487] && f[489] != f[488]))+b2i(f[490] != 0x0 && f[490] != f[487] && f[490] != f[488] && f[490] != f[489]))+b2i(f[491] != 0x0 && f[491] != f[487] && f[491] != f[488] && f[491] != f[489] && f[491] != f[490]))+b2i(f[492] != 0x0 && f[492] != f[487] && f[492] != f[488] && f[492] != f[489] && f[492] != f[490] && f[492] != f[491]))+b2i(f[493] != 0x0 && f[493] != f[487] && f[493] != f[488] && f[493] != f[489] && f[493] != f[490] && f[493] != f[491] && f[493] != f[492]))+b2i(f[494] != 0x0 && f[494] != f[487] && f[494] != f[488] && f[494] != f[489] && f[494] != f[490] && f[494] != f[491] && f[494] != f[492] && f[494] != f[493]))+int64(255)))&int64(255))) > uint64((shl(((b2i(f[487] != 0x0)+b2i(f[488] != 0x0)+b2i(f[489] != 0x0)+b2i(f[490] != 0x0)+b2i(f[491] != 0x0)+b2i(f[492] != 0x0)+b2i(f[493] != 0x0)+b2i(f[494] != 0x0))-(b2i(f[487] == f[454])+b2i(f[488] == f[454])+b2i(f[489] == f[454])+b2i(f[490] == f[454])+b2i(f[491] == f[454])+b2i(f[492] == f[454])+b2i(f[493] == f[454])+b2i(f[494] == f[454]))), int64(1))&int64(255)))) != 0)) & 0x1
+a125_56:
+	;
+	p.adata = nil
+	f[268] = 0x0
+	if !(f[483] != 0x0 && f[496] == 0x0) {
+		goto n146
+	}
+	p.adata = nil
+	f[270] = f[484] & 0xff
+	f[271] = f[453] & 0xffff
+	p.adata = nil
+	f[6] = f[479] & 0xffffffff
+	if j := f[6]; j < uint64(len(g.cells[14])) {
+		f[251] = g.cells[14][j] & 0xff
+	}
+	f[7] = f[479] & 0xffffffff
+	if j := f[7]; j < uint64(len(g.cells[2])) {
+		f[252] = g.cells[2][j] & 0xff
+	}
+	f[8] = f[479] & 0xffffffff
+	if j := f[8]; j < uint64(len(g.cells[1])) {
+		f[253] = g.cells[1][j]
+	}
+	if !(f[253] <= f[457]) {
+		goto a129_8
+	}
+	f[252] = 0x0
+a129_8:
+	f[483] = uint64(b2i(f[251] != 0x0 || f[252] != 0x0)) & 0x1
+	f[486] = uint64(b2i(f[252] != 0x0)) & 0x1
+	f[484] = uint64(shrU(((int64(f[251])+int64(f[252]))&int64(511)), int64(1))) & 0xff
+	if f[484] >= f[270] {
+		goto n132
+	}
+	p.adata = nil
+	f[270] = f[484] & 0xff
+	f[271] = 0x0
+n132:
+	if f[477] <= 0x1 {
+		goto n136
+	}
+	p.adata = nil
+	f[9] = f[480] & 0xffffffff
+	if j := f[9]; j < uint64(len(g.cells[14])) {
+		f[251] = g.cells[14][j] & 0xff
+	}
+	f[10] = f[480] & 0xffffffff
+	if j := f[10]; j < uint64(len(g.cells[2])) {
+		f[252] = g.cells[2][j] & 0xff
+	}
+	f[11] = f[480] & 0xffffffff
+	if j := f[11]; j < uint64(len(g.cells[1])) {
+		f[253] = g.cells[1][j]
+	}
+	if !(f[253] <= f[457]) {
+		goto a133_8
+	}
+	f[252] = 0x0
+a133_8:
+	f[483] = uint64(b2i(f[251] != 0x0 || f[252] != 0x0)) & 0x1
+	f[486] = uint64(b2i(f[252] != 0x0)) & 0x1
+	f[484] = uint64(shrU(((int64(f[251])+int64(f[252]))&int64(511)), int64(1))) & 0xff
+	if f[484] >= f[270] {
+		goto n136
+	}
+	p.adata = nil
+	f[270] = f[484] & 0xff
+	f[271] = 0x1
+n136:
+	if f[477] <= 0x2 {
+		goto n140
+	}
+	p.adata = nil
+	f[12] = f[481] & 0xffffffff
+	if j := f[12]; j < uint64(len(g.cells[14])) {
+		f[251] = g.cells[14][j] & 0xff
+	}
+	f[13] = f[481] & 0xffffffff
+	if j := f[13]; j < uint64(len(g.cells[2])) {
+		f[252] = g.cells[2][j] & 0xff
+	}
+	f[14] = f[481] & 0xffffffff
+	if j := f[14]; j < uint64(len(g.cells[1])) {
+		f[253] = g.cells[1][j]
+	}
+	if !(f[253] <= f[457]) {
+		goto a137_8
+	}
+	f[252] = 0x0
+a137_8:
+	f[483] = uint64(b2i(f[251] != 0x0 || f[252] != 0x0)) & 0x1
+	f[486] = uint64(b2i(f[252] != 0x0)) & 0x1
+	f[484] = uint64(shrU(((int64(f[251])+int64(f[252]))&int64(511)), int64(1))) & 0xff
+	if f[484] >= f[270] {
+		goto n140
+	}
+	p.adata = nil
+	f[270] = f[484] & 0xff
+	f[271] = 0x2
+n140:
+	if f[477] <= 0x3 {
+		goto n144
+	}
+	p.adata = nil
+	f[15] = f[482] & 0xffffffff
+	if j := f[15]; j < uint64(len(g.cells[14])) {
+		f[251] = g.cells[14][j] & 0xff
+	}
+	f[16] = f[482] & 0xffffffff
+	if j := f[16]; j < uint64(len(g.cells[2])) {
+		f[252] = g.cells[2][j] & 0xff
+	}
+	f[17] = f[482] & 0xffffffff
+	if j := f[17]; j < uint64(len(g.cells[1])) {
+		f[253] = g.cells[1][j]
+	}
+	if !(f[253] <= f[457]) {
+		goto a141_8
+	}
+	f[252] = 0x0
+a141_8:
+	f[483] = uint64(b2i(f[251] != 0x0 || f[252] != 0x0)) & 0x1
+	f[486] = uint64(b2i(f[252] != 0x0)) & 0x1
+	f[484] = uint64(shrU(((int64(f[251])+int64(f[252]))&int64(511)), int64(1))) & 0xff
+	if f[484] >= f[270] {
+		goto n144
+	}
+	p.adata = nil
+	f[271] = 0x3
+n144:
+	if f[271] == f[453] {
+		goto n146
+	}
+	p.adata = nil
+	f[453] = f[271] & 0xffff
+	f[268] = (f[271] + 0x1) & 0xff
+	f[194] = f[518] & 0xffffffff
 	if g.calls[32](p); p.exited {
 		return
 	}
-	f[487] = f[435] & 0x3ff
-	goto n36
+	f[195] = f[454] & 0x3ff
+	if j := f[195]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[268] & 0xff
+	}
+	f[198] = f[454] & 0x3ff
+	if j := f[198]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[457]
+	}
+	goto n49
+n146:
+	p.adata = nil
+	f[195] = f[454] & 0x3ff
+	if j := f[195]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[268] & 0xff
+	}
+	f[198] = f[454] & 0x3ff
+	if j := f[198]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[457]
+	}
+	goto n49
+n147:
+	p.adata = nil
+	f[309] = 0x0
+	goto n44
+n148:
+	p.adata = nil
+	f[308] = 0x0
+	goto n42
+n149:
+	p.adata = nil
+	f[245] = f[518] & 0xffffffff
+	if g.calls[33](p); p.exited {
+		return
+	}
+	return
+n150:
+	p.adata = nil
+	f[246] = f[565] & 0xffffffff
+	f[247] = f[566] & 0xffffffff
+	f[248] = f[455] & 0xffff
+	f[249] = f[456] & 0xffff
+	f[250] = f[563] & 0xff
+	if g.calls[34](p); p.exited {
+		return
+	}
+	f[506] = f[454] & 0x3ff
+	goto n38
 }
 
-// control70b7f3333094 is egress of ../p4/build/rcm.json.
-func control70b7f3333094(p *packet, g *genState) {
+// control390cd80c7c5f is egress of ../p4/build/rcm.json.
+func control390cd80c7c5f(p *packet, g *genState) {
 	f := p.f
-	_ = f[567]
+	_ = f[633]
 	valid := p.valid
-	_ = valid[6]
+	_ = valid[8]
 	p.adata = nil
-	f[428] = 0x0
-	f[372] = 0x0
-	f[373] = 0x0
-	f[374] = 0x0
-	f[375] = 0x0
-	f[376] = 0x0
-	f[377] = 0x0
-	if !(f[500] == 0x1 || f[500] == 0x2) {
-		goto n11
+	f[447] = 0x0
+	f[382] = 0x0
+	f[383] = 0x0
+	f[384] = 0x0
+	f[385] = 0x0
+	f[386] = 0x0
+	f[387] = 0x0
+	f[388] = 0x0
+	f[389] = 0x0
+	if g.tables[0].apply(p); p.exited {
+		return
 	}
-	if f[479] != 0x1 {
-		goto n5
+	if !(f[521] == 0x1 || f[521] == 0x2) {
+		goto n17
 	}
 	p.adata = nil
-	f[514] = 0x180c2000001
-	f[515] = f[483] & 0xffffffffffff
-	f[516] = 0x8808
+	f[391] = 0x3c
+	if f[498] != 0x1 {
+		goto n10
+	}
+	p.adata = nil
+	f[535] = 0x180c2000001
+	f[536] = f[502] & 0xffffffffffff
+	f[537] = 0x8808
 	if g.calls[0](p); p.exited {
 		return
 	}
-	f[517] = 0x101
-	f[518] = 0x0
-	f[519] = uint64(shl(int64(1), int64(f[482]))) & 0xff
-	if !(f[482] == 0x0) {
-		goto a3_10
+	f[538] = 0x101
+	f[539] = 0x0
+	f[540] = uint64(shl(int64(1), int64(f[501]))) & 0xff
+	if !(f[501] == 0x0) {
+		goto a5_10
 	}
-	f[410] = f[481] & 0xffff
-	goto a3_11
-a3_10:
-	f[410] = 0x0
-a3_11:
-	f[520] = f[410] & 0xffff
-	if !(f[482] == 0x1) {
-		goto a3_15
+	f[428] = f[500] & 0xffff
+	goto a5_11
+a5_10:
+	f[428] = 0x0
+a5_11:
+	f[541] = f[428] & 0xffff
+	if !(f[501] == 0x1) {
+		goto a5_15
 	}
-	f[411] = f[481] & 0xffff
-	goto a3_16
-a3_15:
-	f[411] = 0x0
-a3_16:
-	f[521] = f[411] & 0xffff
-	if !(f[482] == 0x2) {
-		goto a3_20
+	f[429] = f[500] & 0xffff
+	goto a5_16
+a5_15:
+	f[429] = 0x0
+a5_16:
+	f[542] = f[429] & 0xffff
+	if !(f[501] == 0x2) {
+		goto a5_20
 	}
-	f[412] = f[481] & 0xffff
-	goto a3_21
-a3_20:
-	f[412] = 0x0
-a3_21:
-	f[522] = f[412] & 0xffff
-	if !(f[482] == 0x3) {
-		goto a3_25
+	f[430] = f[500] & 0xffff
+	goto a5_21
+a5_20:
+	f[430] = 0x0
+a5_21:
+	f[543] = f[430] & 0xffff
+	if !(f[501] == 0x3) {
+		goto a5_25
 	}
-	f[413] = f[481] & 0xffff
-	goto a3_26
-a3_25:
-	f[413] = 0x0
-a3_26:
-	f[523] = f[413] & 0xffff
-	if !(f[482] == 0x4) {
-		goto a3_30
+	f[431] = f[500] & 0xffff
+	goto a5_26
+a5_25:
+	f[431] = 0x0
+a5_26:
+	f[544] = f[431] & 0xffff
+	if !(f[501] == 0x4) {
+		goto a5_30
 	}
-	f[414] = f[481] & 0xffff
-	goto a3_31
-a3_30:
-	f[414] = 0x0
-a3_31:
-	f[524] = f[414] & 0xffff
-	if !(f[482] == 0x5) {
-		goto a3_35
+	f[432] = f[500] & 0xffff
+	goto a5_31
+a5_30:
+	f[432] = 0x0
+a5_31:
+	f[545] = f[432] & 0xffff
+	if !(f[501] == 0x5) {
+		goto a5_35
 	}
-	f[415] = f[481] & 0xffff
-	goto a3_36
-a3_35:
-	f[415] = 0x0
-a3_36:
-	f[525] = f[415] & 0xffff
-	if !(f[482] == 0x6) {
-		goto a3_40
+	f[433] = f[500] & 0xffff
+	goto a5_36
+a5_35:
+	f[433] = 0x0
+a5_36:
+	f[546] = f[433] & 0xffff
+	if !(f[501] == 0x6) {
+		goto a5_40
 	}
-	f[416] = f[481] & 0xffff
-	goto a3_41
-a3_40:
-	f[416] = 0x0
-a3_41:
-	f[526] = f[416] & 0xffff
-	if !(f[482] == 0x7) {
-		goto a3_45
+	f[434] = f[500] & 0xffff
+	goto a5_41
+a5_40:
+	f[434] = 0x0
+a5_41:
+	f[547] = f[434] & 0xffff
+	if !(f[501] == 0x7) {
+		goto a5_45
 	}
-	f[417] = f[481] & 0xffff
-	goto a3_46
-a3_45:
-	f[417] = 0x0
-a3_46:
-	f[527] = f[417] & 0xffff
+	f[435] = f[500] & 0xffff
+	goto a5_46
+a5_45:
+	f[435] = 0x0
+a5_46:
+	f[548] = f[435] & 0xffff
 	if g.calls[1](p); p.exited {
 		return
 	}
@@ -1779,98 +1801,12 @@ a3_46:
 	if g.calls[4](p); p.exited {
 		return
 	}
-	p.adata = nil
-	f[310] = f[499] & 0xffffffff
 	if g.calls[5](p); p.exited {
 		return
 	}
-	return
-n5:
-	if f[479] != 0x2 {
-		goto n8
-	}
-	p.adata = nil
-	f[514] = 0x180c2000001
-	f[515] = f[483] & 0xffffffffffff
-	f[516] = 0x8808
 	if g.calls[6](p); p.exited {
 		return
 	}
-	f[517] = 0x101
-	f[518] = 0x0
-	f[519] = uint64(shl(int64(1), int64(f[482]))) & 0xff
-	if !(f[482] == 0x0) {
-		goto a6_10
-	}
-	f[410] = 0x0
-	goto a6_11
-a6_10:
-	f[410] = 0x0
-a6_11:
-	f[520] = f[410] & 0xffff
-	if !(f[482] == 0x1) {
-		goto a6_15
-	}
-	f[411] = 0x0
-	goto a6_16
-a6_15:
-	f[411] = 0x0
-a6_16:
-	f[521] = f[411] & 0xffff
-	if !(f[482] == 0x2) {
-		goto a6_20
-	}
-	f[412] = 0x0
-	goto a6_21
-a6_20:
-	f[412] = 0x0
-a6_21:
-	f[522] = f[412] & 0xffff
-	if !(f[482] == 0x3) {
-		goto a6_25
-	}
-	f[413] = 0x0
-	goto a6_26
-a6_25:
-	f[413] = 0x0
-a6_26:
-	f[523] = f[413] & 0xffff
-	if !(f[482] == 0x4) {
-		goto a6_30
-	}
-	f[414] = 0x0
-	goto a6_31
-a6_30:
-	f[414] = 0x0
-a6_31:
-	f[524] = f[414] & 0xffff
-	if !(f[482] == 0x5) {
-		goto a6_35
-	}
-	f[415] = 0x0
-	goto a6_36
-a6_35:
-	f[415] = 0x0
-a6_36:
-	f[525] = f[415] & 0xffff
-	if !(f[482] == 0x6) {
-		goto a6_40
-	}
-	f[416] = 0x0
-	goto a6_41
-a6_40:
-	f[416] = 0x0
-a6_41:
-	f[526] = f[416] & 0xffff
-	if !(f[482] == 0x7) {
-		goto a6_45
-	}
-	f[417] = 0x0
-	goto a6_46
-a6_45:
-	f[417] = 0x0
-a6_46:
-	f[527] = f[417] & 0xffff
 	if g.calls[7](p); p.exited {
 		return
 	}
@@ -1884,51 +1820,117 @@ a6_46:
 		return
 	}
 	p.adata = nil
-	f[311] = f[499] & 0xffffffff
+	f[312] = f[520] & 0xffffffff
 	if g.calls[11](p); p.exited {
 		return
 	}
-	return
-n8:
-	if f[479] != 0x3 {
-		goto n10
+n7:
+	if f[447] != 0x0 {
+		return
+	}
+	if f[388] == 0x0 {
+		return
 	}
 	p.adata = nil
+	f[314] = f[520] & 0xffffffff
+	if j := f[314]; j < uint64(len(g.cells[0])) {
+		f[390] = g.cells[0][j] & 0xffffffff
+	}
+	f[315] = f[520] & 0xffffffff
+	f[316] = uint64((int64(f[390]) + (pick(f[391] < 0x3c, int64(60), int64(f[391])) + int64(24)))) & 0xffffffff
+	if j := f[315]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[316] & 0xffffffff
+	}
+	return
+n10:
+	if f[498] != 0x2 {
+		goto n13
+	}
+	p.adata = nil
+	f[535] = 0x180c2000001
+	f[536] = f[502] & 0xffffffffffff
+	f[537] = 0x8808
 	if g.calls[12](p); p.exited {
 		return
 	}
-	f[528] = 0x1
-	f[529] = 0x0
-	f[530] = f[480] & 0xff
-	f[531] = 0x1
-	f[532] = 0x0
+	f[538] = 0x101
+	f[539] = 0x0
+	f[540] = uint64(shl(int64(1), int64(f[501]))) & 0xff
+	if !(f[501] == 0x0) {
+		goto a11_10
+	}
+	f[428] = 0x0
+	goto a11_11
+a11_10:
+	f[428] = 0x0
+a11_11:
+	f[541] = f[428] & 0xffff
+	if !(f[501] == 0x1) {
+		goto a11_15
+	}
+	f[429] = 0x0
+	goto a11_16
+a11_15:
+	f[429] = 0x0
+a11_16:
+	f[542] = f[429] & 0xffff
+	if !(f[501] == 0x2) {
+		goto a11_20
+	}
+	f[430] = 0x0
+	goto a11_21
+a11_20:
+	f[430] = 0x0
+a11_21:
+	f[543] = f[430] & 0xffff
+	if !(f[501] == 0x3) {
+		goto a11_25
+	}
+	f[431] = 0x0
+	goto a11_26
+a11_25:
+	f[431] = 0x0
+a11_26:
+	f[544] = f[431] & 0xffff
+	if !(f[501] == 0x4) {
+		goto a11_30
+	}
+	f[432] = 0x0
+	goto a11_31
+a11_30:
+	f[432] = 0x0
+a11_31:
+	f[545] = f[432] & 0xffff
+	if !(f[501] == 0x5) {
+		goto a11_35
+	}
+	f[433] = 0x0
+	goto a11_36
+a11_35:
+	f[433] = 0x0
+a11_36:
+	f[546] = f[433] & 0xffff
+	if !(f[501] == 0x6) {
+		goto a11_40
+	}
+	f[434] = 0x0
+	goto a11_41
+a11_40:
+	f[434] = 0x0
+a11_41:
+	f[547] = f[434] & 0xffff
+	if !(f[501] == 0x7) {
+		goto a11_45
+	}
+	f[435] = 0x0
+	goto a11_46
+a11_45:
+	f[435] = 0x0
+a11_46:
+	f[548] = f[435] & 0xffff
 	if g.calls[13](p); p.exited {
 		return
 	}
-	f[563] = f[544] & 0xffffffff
-	f[564] = f[545] & 0xffffffff
-	if !(valid[6]) {
-		goto a9_12
-	}
-	f[418] = f[546] & 0xffff
-	goto a9_13
-a9_12:
-	f[418] = 0x0
-a9_13:
-	f[565] = f[418] & 0xffff
-	if !(valid[6]) {
-		goto a9_17
-	}
-	f[419] = f[547] & 0xffff
-	goto a9_18
-a9_17:
-	f[419] = 0x0
-a9_18:
-	f[566] = f[419] & 0xffff
-	f[567] = f[542] & 0xff
-	f[514] = f[515] & 0xffffffffffff
-	f[515] = f[483] & 0xffffffffffff
-	f[516] = 0x88b5
 	if g.calls[14](p); p.exited {
 		return
 	}
@@ -1941,874 +1943,1033 @@ a9_18:
 	if g.calls[17](p); p.exited {
 		return
 	}
-	return
-n10:
-	p.adata = nil
 	if g.calls[18](p); p.exited {
 		return
 	}
-	return
-n11:
-	p.adata = nil
-	f[318] = uint64(int64(f[499])*8+int64(f[430])) & 0xffffffff
-	if j := f[318]; j < uint64(len(g.cells[0])) {
-		f[378] = g.cells[0][j]
-	}
-	f[379] = 0x0
-	f[312] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[312]; j < uint64(len(g.cells[1])) {
-		f[380] = g.cells[1][j] & 0xffffffff
-	}
-	f[313] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[313]; j < uint64(len(g.cells[2])) {
-		f[381] = g.cells[2][j] & 0xffffffff
-	}
-	f[314] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[314]; j < uint64(len(g.cells[3])) {
-		f[382] = g.cells[3][j]
-	}
-	if f[489] == 0x0 {
-		goto n131
-	}
-	if !(b2i(uint64(((int64(f[507])*int64(1000))&int64(-1))) < uint64(int64(f[378]))) != 0) {
-		goto n124
-	}
-	p.adata = nil
-	f[379] = 0x1
-	f[382] = uint64((int64(f[507]) * int64(1000)))
-	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[380] & 0xffffffff
-	}
-	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[381] & 0xffffffff
-	}
-	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[317]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[382]
-	}
-n15:
-	if f[379] == 0x0 {
-		goto n21
-	}
-	if !(b2i(b2i(uint64(((int64(f[507])*int64(1000))&int64(-1))) < uint64(int64(f[378]))) != 0 && b2i(f[486] == 0x0) != 0) != 0) {
-		goto n18
-	}
-	p.adata = nil
-	f[319] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)+(1)) & 0xffffffff
-	f[320] = uint64((int64(f[507]) * int64(1000)))
-	if j := f[319]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[320]
-	}
-n18:
-	if f[448] == 0x0 {
-		goto n20
-	}
-	p.adata = nil
-	f[321] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	f[322] = uint64((int64(f[507]) * int64(1000)))
-	if j := f[321]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[322]
-	}
-	f[485] = f[499] & 0x1ff
-	f[323] = f[499] & 0xffffffff
 	if g.calls[19](p); p.exited {
 		return
 	}
 	if g.calls[20](p); p.exited {
 		return
 	}
-	return
-n20:
-	p.adata = nil
-	f[485] = f[499] & 0x1ff
-	f[323] = f[499] & 0xffffffff
 	if g.calls[21](p); p.exited {
 		return
 	}
 	if g.calls[22](p); p.exited {
 		return
 	}
-	return
-n21:
-	if f[448] == 0x0 {
-		goto n46
-	}
 	p.adata = nil
-	f[383] = 0x0
-	if !(f[493] != 0x0 && f[455] != 0x0) {
-		goto n123
-	}
-	p.adata = nil
-	f[324] = f[499] & 0xffffffff
-	if j := f[324]; j < uint64(len(g.cells[5])) {
-		f[384] = g.cells[5][j]
-	}
-	f[383] = uint64(b2i(uint64(int64(f[384])) > uint64(((int64(f[507])*int64(1000))&int64(-1))))) & 0x1
-	f[328] = uint64((shl(int64(f[487]), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[328]; j < uint64(len(g.cells[6])) {
-		f[385] = g.cells[6][j] & 0xffffffff
-	}
-	f[386] = 0x0
-n25:
-	if !(b2i((shrU(((int64(f[385])-int64(f[494]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
-		goto n122
-	}
-	p.adata = nil
-	f[325] = uint64((shl(int64(f[487]), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[325]; j < uint64(len(g.cells[4])) {
-		f[387] = g.cells[4][j]
-	}
-	f[326] = f[499] & 0xffffffff
-	if j := f[326]; j < uint64(len(g.cells[7])) {
-		f[388] = g.cells[7][j] & 0xffffffff
-	}
-	f[327] = f[499] & 0xffffffff
-	if j := f[327]; j < uint64(len(g.cells[8])) {
-		f[389] = g.cells[8][j] & 0xffffffff
-	}
-	if f[486] == 0x0 {
-		goto n121
-	}
-	p.adata = nil
-	f[420] = uint64(b2i(f[389] > f[388])) & 0x1
-	f[386] = uint64(b2i(b2i(f[420] != 0x0) != 0 || b2i(((int64(f[507])*1000+int64(f[387])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
-	f[390] = 0x0
-	f[345] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[345]; j < uint64(len(g.cells[9])) {
-		f[391] = g.cells[9][j] & 0xffffffff
-	}
-	f[346] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[346]; j < uint64(len(g.cells[10])) {
-		f[392] = g.cells[10][j] & 0xffffffff
-	}
-n29:
-	if f[491] == 0x0 {
-		goto n100
-	}
-	p.adata = nil
-	f[334] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[334]; j < uint64(len(g.cells[11])) {
-		f[393] = g.cells[11][j] & 0xffffffff
-	}
-	if !(b2i(((int64(f[492])-int64(f[392]))&int64(4294967295)) == int64(0)) != 0) {
-		goto n95
-	}
-	p.adata = nil
-	f[495] = uint64(b2i(f[386] == 0x0)) & 0x1
-	if !(f[386] == 0x0 && f[383] != 0x0) {
-		goto n42
-	}
-	p.adata = nil
-	f[329] = f[499] & 0xffffffff
-	if j := f[329]; j < uint64(len(g.cells[12])) {
-		f[394] = g.cells[12][j] & 0xffff
-	}
-	f[330] = f[499] & 0xffffffff
-	if j := f[330]; j < uint64(len(g.cells[13])) {
-		f[395] = g.cells[13][j] & 0xffffffff
-	}
-	f[331] = f[499] & 0xffffffff
-	if j := f[331]; j < uint64(len(g.cells[14])) {
-		f[396] = g.cells[14][j]
-	}
-	f[397] = f[395]
-	if !(b2i(((int64(f[507])*1000+int64(f[396])*-1)&int64(-1)) >= ((int64(f[455])+int64(f[455]))&int64(-1))) != 0) {
-		goto n93
-	}
-	p.adata = nil
-	f[397] = uint64(((int64(f[395]) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[394]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[394]))&int64(-1)), int64(10))) & int64(4294967295))))
-	f[396] = uint64((int64(f[507]) * int64(1000)))
-n37:
-	if f[397] <= f[454] {
-		goto n92
-	}
-	p.adata = nil
-	f[397] = f[454]
-	f[395] = f[397] & 0xffffffff
-	f[495] = uint64(b2i(f[397]&0xffffffff != 0x0)) & 0x1
-n39:
-	if f[397]&0xffffffff == 0x0 {
-		goto n91
-	}
-	if f[397]&0xffffffff <= f[501] {
-		goto n90
-	}
-	p.adata = nil
-	f[421] = uint64((int64(f[397]) - int64(f[501]))) & 0xffffffff
-	f[395] = f[421] & 0xffffffff
-	f[332] = f[499] & 0xffffffff
-	if j := f[332]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[395] & 0xffffffff
-	}
-	f[333] = f[499] & 0xffffffff
-	if j := f[333]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[396]
-	}
-n42:
-	if f[495] == 0x0 {
-		goto n89
-	}
-	p.adata = nil
-	f[392] = (f[392] + 0x1) & 0xffffffff
-	f[393] = 0x0
-	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[392] & 0xffffffff
-	}
-	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[336]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[393] & 0xffffffff
-	}
-n44:
-	if f[390] == 0x0 {
-		goto n46
-	}
-	p.adata = nil
-	f[347] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	f[348] = uint64((int64(f[507]) * int64(1000)))
-	if j := f[347]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[348]
-	}
-	f[485] = f[499] & 0x1ff
-	f[349] = f[499] & 0xffffffff
+	f[313] = f[520] & 0xffffffff
 	if g.calls[23](p); p.exited {
 		return
 	}
+	goto n7
+n13:
+	if f[498] != 0x3 {
+		goto n16
+	}
+	p.adata = nil
 	if g.calls[24](p); p.exited {
 		return
 	}
-	f[428] = 0x1
-n46:
-	if f[428] != 0x0 {
-		return
-	}
-	p.adata = nil
-	f[350] = f[499] & 0xffffffff
-	if j := f[350]; j < uint64(len(g.cells[8])) {
-		f[402] = g.cells[8][j] & 0xffffffff
-	}
-	if f[402] <= f[501] {
-		goto n88
-	}
-	p.adata = nil
-	f[423] = uint64((int64(f[402]) - int64(f[501]))) & 0xffffffff
-	f[352] = f[499] & 0xffffffff
-	if j := f[352]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[423] & 0xffffffff
-	}
-	f[353] = f[499] & 0xffffffff
-	if j := f[353]; j < uint64(len(g.cells[7])) {
-		f[403] = g.cells[7][j] & 0xffffffff
-	}
-n50:
-	if f[486] == 0x0 {
-		goto n87
-	}
-	if f[403] <= f[501] {
-		goto n86
-	}
-	p.adata = nil
-	f[424] = uint64((int64(f[403]) - int64(f[501]))) & 0xffffffff
-	f[351] = f[499] & 0xffffffff
-	if j := f[351]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[424] & 0xffffffff
-	}
-	f[355] = f[499] & 0xffffffff
-	if j := f[355]; j < uint64(len(g.cells[15])) {
-		f[404] = g.cells[15][j] & 0xffffffff
-	}
-n53:
-	if f[493] == 0x0 {
-		goto n56
-	}
-	if f[404] <= f[501] {
-		goto n85
-	}
-	p.adata = nil
-	f[425] = uint64((int64(f[404]) - int64(f[501]))) & 0xffffffff
-	f[354] = f[499] & 0xffffffff
-	if j := f[354]; j < uint64(len(g.cells[15])) {
-		g.cells[15][j] = f[425] & 0xffffffff
-	}
-n56:
-	if f[448] == 0x0 {
-		goto n58
-	}
-	p.adata = nil
-	f[356] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[356]; j < uint64(len(g.cells[6])) {
-		f[405] = g.cells[6][j] & 0xffffffff
-	}
-	f[357] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	f[358] = (f[405] + 0x1) & 0xffffffff
-	if j := f[357]; j < uint64(len(g.cells[6])) {
-		g.cells[6][j] = f[358] & 0xffffffff
-	}
-	f[359] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	f[360] = uint64((int64(f[507]) * int64(1000)))
-	if j := f[359]; j < uint64(len(g.cells[4])) {
-		g.cells[4][j] = f[360]
-	}
-n58:
-	if !(f[448] != 0x0 && f[486] == 0x0) {
-		goto n60
-	}
-	p.adata = nil
-	f[361] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)+(1)) & 0xffffffff
-	f[362] = uint64((int64(f[507]) * int64(1000)))
-	if j := f[361]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[362]
-	}
-n60:
-	if !(f[486] == 0x0 && f[493] == 0x0) {
-		goto n84
-	}
-	if !(b2i(uint64(int64(f[402])) > uint64(((int64(f[403])+int64(f[404]))&int64(4294967295)))) != 0) {
-		goto n83
-	}
-	p.adata = nil
-	f[426] = uint64((int64(f[402]) - (int64(f[403]) + int64(f[404])))) & 0xffffffff
-	f[402] = f[426] & 0xffffffff
-	f[406] = 0x0
-	f[363] = f[484] & 0xffffffff
-	if j := f[363]; j < uint64(len(g.cells[16])) {
-		f[407] = g.cells[16][j] & 0xffffffff
-	}
-n63:
-	if f[407] <= f[501] {
-		goto n82
-	}
-	p.adata = nil
-	f[427] = uint64((int64(f[407]) - int64(f[501]))) & 0xffffffff
-	f[407] = f[427] & 0xffffffff
-	f[365] = f[484] & 0xffffffff
-	if j := f[365]; j < uint64(len(g.cells[16])) {
-		g.cells[16][j] = f[427] & 0xffffffff
-	}
-	f[366] = f[484] & 0xffffffff
-	if j := f[366]; j < uint64(len(g.cells[17])) {
-		f[408] = g.cells[17][j] & 0x1
-	}
-n65:
-	if !(f[408] == 0x1 && f[427] <= f[441]) {
-		goto n67
-	}
-	p.adata = nil
-	f[364] = f[484] & 0xffffffff
-	if j := f[364]; j < uint64(len(g.cells[17])) {
-		g.cells[17][j] = 0x0
-	}
-	f[406] = 0x1
-n67:
-	if f[406] == 0x0 {
-		goto n69
-	}
-	p.adata = nil
-	f[479] = 0x2
-	f[367] = (f[484] + 0x1) & 0xffffffff
+	f[549] = 0x1
+	f[550] = 0x0
+	f[551] = f[499] & 0xff
+	f[552] = 0x1
+	f[553] = 0x0
 	if g.calls[25](p); p.exited {
 		return
 	}
-n69:
-	if g.tables[0].apply(p); p.exited {
-		return
+	f[590] = f[565] & 0xffffffff
+	f[591] = f[566] & 0xffffffff
+	if !(valid[6]) {
+		goto a14_12
 	}
-	if !(b2i(b2i(b2i(f[377] != 0x0 && valid[5] && f[376] != 0x0 && f[402] > f[376]) != 0 && b2i(f[439] == 0x0 || f[430] != f[482]) != 0) != 0 && b2i(f[500] != 0x4) != 0) != 0) {
-		goto n72
+	f[436] = f[567] & 0xffff
+	goto a14_13
+a14_12:
+	f[436] = 0x0
+a14_13:
+	f[592] = f[436] & 0xffff
+	if !(valid[6]) {
+		goto a14_17
 	}
-	p.adata = nil
-	f[368] = f[499] & 0xffffffff
+	f[437] = f[568] & 0xffff
+	goto a14_18
+a14_17:
+	f[437] = 0x0
+a14_18:
+	f[593] = f[437] & 0xffff
+	f[594] = f[563] & 0xff
+	f[535] = f[536] & 0xffffffffffff
+	f[536] = f[502] & 0xffffffffffff
+	f[537] = 0x88b5
 	if g.calls[26](p); p.exited {
 		return
 	}
 	if g.calls[27](p); p.exited {
 		return
 	}
-	return
-n72:
-	if !(f[377] != 0x0 && valid[5]) {
-		return
-	}
-	if f[536] != 0x0 {
-		goto n76
-	}
-	if !(f[375] != 0x0 && f[402] >= f[375]) {
-		return
-	}
-	p.adata = nil
-	f[369] = f[499] & 0xffffffff
 	if g.calls[28](p); p.exited {
 		return
 	}
 	if g.calls[29](p); p.exited {
 		return
 	}
-	return
-n76:
-	if f[402] < f[373] {
-		goto n78
-	}
-	p.adata = nil
-	f[536] = 0x3
-	f[370] = f[499] & 0xffffffff
 	if g.calls[30](p); p.exited {
 		return
 	}
-	return
-n78:
-	if f[402] <= f[372] {
-		return
-	}
-	p.adata = nil
 	if g.calls[31](p); p.exited {
 		return
 	}
-	if !(b2i(uint64(int64(f[409])) < uint64((((int64(f[402])-int64(f[372]))*int64(f[374]))&int64(4294967295)))) != 0) {
-		return
-	}
-	p.adata = nil
-	f[536] = 0x3
-	f[371] = f[499] & 0xffffffff
 	if g.calls[32](p); p.exited {
 		return
 	}
+	if g.calls[33](p); p.exited {
+		return
+	}
+	if g.calls[34](p); p.exited {
+		return
+	}
+	if g.calls[35](p); p.exited {
+		return
+	}
+	p.adata = nil
+	f[391] = 0x1f
+	goto n7
+n16:
+	p.adata = nil
+	if g.calls[36](p); p.exited {
+		return
+	}
+	f[447] = 0x1
+	goto n7
+n17:
+	p.adata = nil
+	f[392] = f[520] & 0x1ff
+	f[393] = f[522] & 0xffffffff
+	f[323] = uint64(int64(f[520])*8+int64(f[449])) & 0xffffffff
+	if j := f[323]; j < uint64(len(g.cells[1])) {
+		f[394] = g.cells[1][j]
+	}
+	f[395] = uint64((int64(f[528]) * int64(1000)))
+	f[396] = 0x0
+	f[317] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[317]; j < uint64(len(g.cells[2])) {
+		f[397] = g.cells[2][j] & 0xffffffff
+	}
+	f[318] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[318]; j < uint64(len(g.cells[3])) {
+		f[398] = g.cells[3][j] & 0xffffffff
+	}
+	f[319] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[319]; j < uint64(len(g.cells[4])) {
+		f[399] = g.cells[4][j]
+	}
+	if f[508] == 0x0 {
+		goto n147
+	}
+	if !(b2i(uint64(((int64(f[528])*int64(1000))&int64(-1))) < uint64(int64(f[394]))) != 0) {
+		goto n140
+	}
+	p.adata = nil
+	f[396] = 0x1
+	f[399] = uint64((int64(f[528]) * int64(1000)))
+	f[320] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[320]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[397] & 0xffffffff
+	}
+	f[321] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[321]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[398] & 0xffffffff
+	}
+	f[322] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[322]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[399]
+	}
+n21:
+	if f[396] == 0x0 {
+		goto n27
+	}
+	if !(b2i(b2i(uint64(((int64(f[528])*int64(1000))&int64(-1))) < uint64(int64(f[394]))) != 0 && b2i(f[505] == 0x0) != 0) != 0) {
+		goto n24
+	}
+	p.adata = nil
+	f[324] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)+(1)) & 0xffffffff
+	f[325] = uint64((int64(f[528]) * int64(1000)))
+	if j := f[324]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[325]
+	}
+n24:
+	if f[467] == 0x0 {
+		goto n26
+	}
+	p.adata = nil
+	f[326] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	f[327] = uint64((int64(f[528]) * int64(1000)))
+	if j := f[326]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[327]
+	}
+	f[504] = f[520] & 0x1ff
+	f[328] = f[520] & 0xffffffff
+	if g.calls[37](p); p.exited {
+		return
+	}
+	if g.calls[38](p); p.exited {
+		return
+	}
 	return
-n82:
+n26:
 	p.adata = nil
-	f[427] = 0x0
-	f[407] = f[427] & 0xffffffff
-	f[365] = f[484] & 0xffffffff
-	if j := f[365]; j < uint64(len(g.cells[16])) {
-		g.cells[16][j] = f[427] & 0xffffffff
+	f[504] = f[520] & 0x1ff
+	f[328] = f[520] & 0xffffffff
+	if g.calls[39](p); p.exited {
+		return
 	}
-	f[366] = f[484] & 0xffffffff
-	if j := f[366]; j < uint64(len(g.cells[17])) {
-		f[408] = g.cells[17][j] & 0x1
+	if g.calls[40](p); p.exited {
+		return
 	}
-	goto n65
-n83:
-	p.adata = nil
-	f[426] = 0x0
-	f[402] = f[426] & 0xffffffff
-	f[406] = 0x0
-	f[363] = f[484] & 0xffffffff
-	if j := f[363]; j < uint64(len(g.cells[16])) {
-		f[407] = g.cells[16][j] & 0xffffffff
-	}
-	goto n63
-n84:
-	p.adata = nil
-	f[406] = 0x0
-	f[363] = f[484] & 0xffffffff
-	if j := f[363]; j < uint64(len(g.cells[16])) {
-		f[407] = g.cells[16][j] & 0xffffffff
-	}
-	goto n63
-n85:
-	p.adata = nil
-	f[425] = 0x0
-	f[354] = f[499] & 0xffffffff
-	if j := f[354]; j < uint64(len(g.cells[15])) {
-		g.cells[15][j] = f[425] & 0xffffffff
-	}
-	goto n56
-n86:
-	p.adata = nil
-	f[424] = 0x0
-	f[351] = f[499] & 0xffffffff
-	if j := f[351]; j < uint64(len(g.cells[7])) {
-		g.cells[7][j] = f[424] & 0xffffffff
-	}
-	f[355] = f[499] & 0xffffffff
-	if j := f[355]; j < uint64(len(g.cells[15])) {
-		f[404] = g.cells[15][j] & 0xffffffff
-	}
-	goto n53
-n87:
-	p.adata = nil
-	f[355] = f[499] & 0xffffffff
-	if j := f[355]; j < uint64(len(g.cells[15])) {
-		f[404] = g.cells[15][j] & 0xffffffff
-	}
-	goto n53
-n88:
-	p.adata = nil
-	f[423] = 0x0
-	f[352] = f[499] & 0xffffffff
-	if j := f[352]; j < uint64(len(g.cells[8])) {
-		g.cells[8][j] = f[423] & 0xffffffff
-	}
-	f[353] = f[499] & 0xffffffff
-	if j := f[353]; j < uint64(len(g.cells[7])) {
-		f[403] = g.cells[7][j] & 0xffffffff
-	}
-	goto n50
-n89:
-	p.adata = nil
-	f[390] = 0x1
-	f[393] = 0x0
-	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[392] & 0xffffffff
-	}
-	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[336]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[393] & 0xffffffff
-	}
-	goto n44
-n90:
-	p.adata = nil
-	f[421] = 0x0
-	f[395] = f[421] & 0xffffffff
-	f[332] = f[499] & 0xffffffff
-	if j := f[332]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[395] & 0xffffffff
-	}
-	f[333] = f[499] & 0xffffffff
-	if j := f[333]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[396]
-	}
-	goto n42
-n91:
-	p.adata = nil
-	f[332] = f[499] & 0xffffffff
-	if j := f[332]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[395] & 0xffffffff
-	}
-	f[333] = f[499] & 0xffffffff
-	if j := f[333]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[396]
-	}
-	goto n42
-n92:
-	p.adata = nil
-	f[395] = f[397] & 0xffffffff
-	f[495] = uint64(b2i(f[397]&0xffffffff != 0x0)) & 0x1
-	goto n39
-n93:
-	if !(b2i(((int64(f[507])*1000+int64(f[396])*-1)&int64(-1)) >= int64(f[455])) != 0) {
-		goto n37
+	return
+n27:
+	if f[467] == 0x0 {
+		goto n52
 	}
 	p.adata = nil
-	f[397] = uint64((int64(f[395]) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[394]))&int64(-1)), int64(10))) & int64(4294967295))))
-	f[396] = uint64((int64(f[396]) + int64(f[455])))
-	goto n37
-n95:
-	if !(b2i((shrU(((int64(f[492])-int64(f[392]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
-		goto n97
+	f[400] = 0x0
+	if !(f[512] != 0x0 && f[474] != 0x0) {
+		goto n139
 	}
 	p.adata = nil
-	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[392] & 0xffffffff
+	f[329] = f[520] & 0xffffffff
+	if j := f[329]; j < uint64(len(g.cells[6])) {
+		f[401] = g.cells[6][j]
 	}
-	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[336]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[393] & 0xffffffff
+	f[400] = uint64(b2i(uint64(int64(f[401])) > uint64(((int64(f[528])*int64(1000))&int64(-1))))) & 0x1
+	f[333] = uint64((shl(int64(f[506]), int64(1)) + pick(f[505] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[333]; j < uint64(len(g.cells[7])) {
+		f[402] = g.cells[7][j] & 0xffffffff
 	}
-	goto n44
-n97:
-	if !(b2i(uint64(int64(f[393])) > uint64(((shl((int64(f[391])-int64(f[392])), int64(2))+int64(16))&int64(4294967295)))) != 0) {
-		goto n99
-	}
-	p.adata = nil
-	f[392] = (f[492] + 0x1) & 0xffffffff
-	f[393] = 0x0
-	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[392] & 0xffffffff
-	}
-	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[336]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[393] & 0xffffffff
-	}
-	goto n44
-n99:
-	p.adata = nil
-	f[390] = 0x1
-	f[393] = (f[393] + 0x1) & 0xffffffff
-	f[335] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[335]; j < uint64(len(g.cells[10])) {
-		g.cells[10][j] = f[392] & 0xffffffff
-	}
-	f[336] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[336]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = f[393] & 0xffffffff
-	}
-	goto n44
-n100:
-	p.adata = nil
-	f[495] = 0x0
-	if f[391] != f[392] {
-		goto n113
+	f[403] = 0x0
+n31:
+	if !(b2i((shrU(((int64(f[402])-int64(f[513]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
+		goto n138
 	}
 	p.adata = nil
-	f[495] = uint64(b2i(f[386] == 0x0)) & 0x1
-	if !(f[386] == 0x0 && f[383] != 0x0) {
-		goto n112
+	f[330] = uint64((shl(int64(f[506]), int64(1)) + pick(f[505] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[330]; j < uint64(len(g.cells[5])) {
+		f[404] = g.cells[5][j]
+	}
+	f[331] = f[520] & 0xffffffff
+	if j := f[331]; j < uint64(len(g.cells[8])) {
+		f[405] = g.cells[8][j] & 0xffffffff
+	}
+	f[332] = f[520] & 0xffffffff
+	if j := f[332]; j < uint64(len(g.cells[9])) {
+		f[406] = g.cells[9][j] & 0xffffffff
+	}
+	if f[505] == 0x0 {
+		goto n137
 	}
 	p.adata = nil
-	f[337] = f[499] & 0xffffffff
-	if j := f[337]; j < uint64(len(g.cells[12])) {
-		f[398] = g.cells[12][j] & 0xffff
+	f[438] = uint64(b2i(f[406] > f[405])) & 0x1
+	f[403] = uint64(b2i(b2i(f[438] != 0x0) != 0 || b2i(((int64(f[528])*1000+int64(f[404])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
+	f[407] = 0x0
+	f[350] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[350]; j < uint64(len(g.cells[10])) {
+		f[408] = g.cells[10][j] & 0xffffffff
 	}
-	f[338] = f[499] & 0xffffffff
-	if j := f[338]; j < uint64(len(g.cells[13])) {
-		f[399] = g.cells[13][j] & 0xffffffff
+	f[351] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[351]; j < uint64(len(g.cells[11])) {
+		f[409] = g.cells[11][j] & 0xffffffff
 	}
-	f[339] = f[499] & 0xffffffff
-	if j := f[339]; j < uint64(len(g.cells[14])) {
-		f[400] = g.cells[14][j]
-	}
-	f[401] = f[399]
-	if !(b2i(((int64(f[507])*1000+int64(f[400])*-1)&int64(-1)) >= ((int64(f[455])+int64(f[455]))&int64(-1))) != 0) {
-		goto n119
-	}
-	p.adata = nil
-	f[401] = uint64(((int64(f[399]) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[398]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[398]))&int64(-1)), int64(10))) & int64(4294967295))))
-	f[400] = uint64((int64(f[507]) * int64(1000)))
-n107:
-	if f[401] <= f[454] {
-		goto n118
-	}
-	p.adata = nil
-	f[401] = f[454]
-	f[399] = f[401] & 0xffffffff
-	f[495] = uint64(b2i(f[401]&0xffffffff != 0x0)) & 0x1
-n109:
-	if f[401]&0xffffffff == 0x0 {
-		goto n117
-	}
-	if f[401]&0xffffffff <= f[501] {
+n35:
+	if f[510] == 0x0 {
 		goto n116
 	}
 	p.adata = nil
-	f[422] = uint64((int64(f[401]) - int64(f[501]))) & 0xffffffff
-	f[399] = f[422] & 0xffffffff
-	f[340] = f[499] & 0xffffffff
-	if j := f[340]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[399] & 0xffffffff
+	f[339] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[339]; j < uint64(len(g.cells[12])) {
+		f[410] = g.cells[12][j] & 0xffffffff
 	}
-	f[341] = f[499] & 0xffffffff
-	if j := f[341]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[400]
-	}
-n112:
-	if f[495] == 0x0 {
-		goto n115
-	}
-n113:
-	if f[495] != 0x0 {
-		goto n44
+	if !(b2i(((int64(f[511])-int64(f[409]))&int64(4294967295)) == int64(0)) != 0) {
+		goto n111
 	}
 	p.adata = nil
-	f[390] = 0x1
-	f[491] = 0x1
-	f[492] = f[391] & 0xffffffff
-	f[343] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	f[344] = (f[391] + 0x1) & 0xffffffff
-	if j := f[343]; j < uint64(len(g.cells[9])) {
-		g.cells[9][j] = f[344] & 0xffffffff
+	f[514] = uint64(b2i(f[403] == 0x0)) & 0x1
+	if !(f[403] == 0x0 && f[400] != 0x0) {
+		goto n48
 	}
-	goto n44
-n115:
 	p.adata = nil
-	f[342] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[342]; j < uint64(len(g.cells[11])) {
-		g.cells[11][j] = 0x0
+	f[334] = f[520] & 0xffffffff
+	if j := f[334]; j < uint64(len(g.cells[13])) {
+		f[411] = g.cells[13][j] & 0xffff
 	}
-	goto n113
-n116:
+	f[335] = f[520] & 0xffffffff
+	if j := f[335]; j < uint64(len(g.cells[14])) {
+		f[412] = g.cells[14][j] & 0xffffffff
+	}
+	f[336] = f[520] & 0xffffffff
+	if j := f[336]; j < uint64(len(g.cells[15])) {
+		f[413] = g.cells[15][j]
+	}
+	f[414] = f[412]
+	if !(b2i(((int64(f[528])*1000+int64(f[413])*-1)&int64(-1)) >= ((int64(f[474])+int64(f[474]))&int64(-1))) != 0) {
+		goto n109
+	}
 	p.adata = nil
-	f[422] = 0x0
-	f[399] = f[422] & 0xffffffff
-	f[340] = f[499] & 0xffffffff
-	if j := f[340]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[399] & 0xffffffff
+	f[414] = uint64(((int64(f[412]) + ((int64(f[473]) - shrU(((int64(f[473])*int64(f[411]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[473]) - shrU(((int64(f[473])*int64(f[411]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[413] = uint64((int64(f[528]) * int64(1000)))
+n43:
+	if f[414] <= f[473] {
+		goto n108
 	}
-	f[341] = f[499] & 0xffffffff
-	if j := f[341]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[400]
-	}
-	goto n112
-n117:
 	p.adata = nil
-	f[340] = f[499] & 0xffffffff
-	if j := f[340]; j < uint64(len(g.cells[13])) {
-		g.cells[13][j] = f[399] & 0xffffffff
-	}
-	f[341] = f[499] & 0xffffffff
-	if j := f[341]; j < uint64(len(g.cells[14])) {
-		g.cells[14][j] = f[400]
-	}
-	goto n112
-n118:
-	p.adata = nil
-	f[399] = f[401] & 0xffffffff
-	f[495] = uint64(b2i(f[401]&0xffffffff != 0x0)) & 0x1
-	goto n109
-n119:
-	if !(b2i(((int64(f[507])*1000+int64(f[400])*-1)&int64(-1)) >= int64(f[455])) != 0) {
+	f[414] = f[473]
+	f[412] = f[414] & 0xffffffff
+	f[514] = uint64(b2i(f[414]&0xffffffff != 0x0)) & 0x1
+n45:
+	if f[414]&0xffffffff == 0x0 {
 		goto n107
 	}
-	p.adata = nil
-	f[401] = uint64((int64(f[399]) + ((int64(f[454]) - shrU(((int64(f[454])*int64(f[398]))&int64(-1)), int64(10))) & int64(4294967295))))
-	f[400] = uint64((int64(f[400]) + int64(f[455])))
-	goto n107
-n121:
-	p.adata = nil
-	f[420] = uint64(b2i(f[388] != 0x0)) & 0x1
-	f[386] = uint64(b2i(b2i(f[420] != 0x0) != 0 || b2i(((int64(f[507])*1000+int64(f[387])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
-	f[390] = 0x0
-	f[345] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[345]; j < uint64(len(g.cells[9])) {
-		f[391] = g.cells[9][j] & 0xffffffff
-	}
-	f[346] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[346]; j < uint64(len(g.cells[10])) {
-		f[392] = g.cells[10][j] & 0xffffffff
-	}
-	goto n29
-n122:
-	p.adata = nil
-	f[390] = 0x0
-	f[345] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[345]; j < uint64(len(g.cells[9])) {
-		f[391] = g.cells[9][j] & 0xffffffff
-	}
-	f[346] = uint64(int64(f[487])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[346]; j < uint64(len(g.cells[10])) {
-		f[392] = g.cells[10][j] & 0xffffffff
-	}
-	goto n29
-n123:
-	p.adata = nil
-	f[328] = uint64((shl(int64(f[487]), int64(1)) + pick(f[486] != 0x0, int64(0), int64(1)))) & 0xffffffff
-	if j := f[328]; j < uint64(len(g.cells[6])) {
-		f[385] = g.cells[6][j] & 0xffffffff
-	}
-	f[386] = 0x0
-	goto n25
-n124:
-	if !(b2i(((int64(f[490])-int64(f[381]))&int64(4294967295)) == int64(0)) != 0) {
-		goto n126
+	if f[414]&0xffffffff <= f[522] {
+		goto n106
 	}
 	p.adata = nil
-	f[381] = (f[381] + 0x1) & 0xffffffff
-	f[382] = uint64((int64(f[507]) * int64(1000)))
-	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[380] & 0xffffffff
+	f[439] = uint64((int64(f[414]) - int64(f[522]))) & 0xffffffff
+	f[412] = f[439] & 0xffffffff
+	f[337] = f[520] & 0xffffffff
+	if j := f[337]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[412] & 0xffffffff
 	}
-	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[381] & 0xffffffff
+	f[338] = f[520] & 0xffffffff
+	if j := f[338]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[413]
 	}
-	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[317]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[382]
+n48:
+	if f[514] == 0x0 {
+		goto n105
 	}
-	goto n15
-n126:
-	if !(b2i((shrU(((int64(f[490])-int64(f[381]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
+	p.adata = nil
+	f[409] = (f[409] + 0x1) & 0xffffffff
+	f[410] = 0x0
+	f[340] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[340]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[409] & 0xffffffff
+	}
+	f[341] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[341]; j < uint64(len(g.cells[12])) {
+		g.cells[12][j] = f[410] & 0xffffffff
+	}
+n50:
+	if f[407] == 0x0 {
+		goto n52
+	}
+	p.adata = nil
+	f[352] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	f[353] = uint64((int64(f[528]) * int64(1000)))
+	if j := f[352]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[353]
+	}
+	f[504] = f[520] & 0x1ff
+	f[354] = f[520] & 0xffffffff
+	if g.calls[41](p); p.exited {
+		return
+	}
+	if g.calls[42](p); p.exited {
+		return
+	}
+	f[447] = 0x1
+n52:
+	if f[447] != 0x0 {
+		return
+	}
+	p.adata = nil
+	f[355] = f[520] & 0xffffffff
+	if j := f[355]; j < uint64(len(g.cells[9])) {
+		f[419] = g.cells[9][j] & 0xffffffff
+	}
+	if f[419] <= f[522] {
+		goto n104
+	}
+	p.adata = nil
+	f[441] = uint64((int64(f[419]) - int64(f[522]))) & 0xffffffff
+	f[356] = f[520] & 0xffffffff
+	if j := f[356]; j < uint64(len(g.cells[9])) {
+		g.cells[9][j] = f[441] & 0xffffffff
+	}
+n56:
+	if f[419] <= f[522] {
+		goto n103
+	}
+	p.adata = nil
+	f[442] = uint64((int64(f[419]) - int64(f[522]))) & 0xffffffff
+	f[358] = f[520] & 0xffffffff
+	if j := f[358]; j < uint64(len(g.cells[8])) {
+		f[420] = g.cells[8][j] & 0xffffffff
+	}
+n58:
+	if f[505] == 0x0 {
+		goto n102
+	}
+	if f[420] <= f[522] {
+		goto n101
+	}
+	p.adata = nil
+	f[443] = uint64((int64(f[420]) - int64(f[522]))) & 0xffffffff
+	f[357] = f[520] & 0xffffffff
+	if j := f[357]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[443] & 0xffffffff
+	}
+	f[360] = f[520] & 0xffffffff
+	if j := f[360]; j < uint64(len(g.cells[16])) {
+		f[421] = g.cells[16][j] & 0xffffffff
+	}
+n61:
+	if f[512] == 0x0 {
+		goto n64
+	}
+	if f[421] <= f[522] {
+		goto n100
+	}
+	p.adata = nil
+	f[444] = uint64((int64(f[421]) - int64(f[522]))) & 0xffffffff
+	f[359] = f[520] & 0xffffffff
+	if j := f[359]; j < uint64(len(g.cells[16])) {
+		g.cells[16][j] = f[444] & 0xffffffff
+	}
+n64:
+	if f[467] == 0x0 {
+		goto n66
+	}
+	p.adata = nil
+	f[361] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[361]; j < uint64(len(g.cells[7])) {
+		f[422] = g.cells[7][j] & 0xffffffff
+	}
+	f[362] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	f[363] = (f[422] + 0x1) & 0xffffffff
+	if j := f[362]; j < uint64(len(g.cells[7])) {
+		g.cells[7][j] = f[363] & 0xffffffff
+	}
+	f[364] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	f[365] = uint64((int64(f[528]) * int64(1000)))
+	if j := f[364]; j < uint64(len(g.cells[5])) {
+		g.cells[5][j] = f[365]
+	}
+n66:
+	if !(f[467] != 0x0 && f[505] == 0x0) {
+		goto n68
+	}
+	p.adata = nil
+	f[366] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)+(1)) & 0xffffffff
+	f[367] = uint64((int64(f[528]) * int64(1000)))
+	if j := f[366]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[367]
+	}
+n68:
+	if !(f[505] == 0x0 && f[512] == 0x0) {
+		goto n99
+	}
+	if !(b2i(uint64(int64(f[419])) > uint64(((int64(f[420])+int64(f[421]))&int64(4294967295)))) != 0) {
+		goto n98
+	}
+	p.adata = nil
+	f[445] = uint64((int64(f[419]) - (int64(f[420]) + int64(f[421])))) & 0xffffffff
+	f[419] = f[445] & 0xffffffff
+	f[423] = 0x0
+	f[368] = f[503] & 0xffffffff
+	if j := f[368]; j < uint64(len(g.cells[17])) {
+		f[424] = g.cells[17][j] & 0xffffffff
+	}
+n71:
+	if f[424] <= f[522] {
+		goto n97
+	}
+	p.adata = nil
+	f[446] = uint64((int64(f[424]) - int64(f[522]))) & 0xffffffff
+	f[424] = f[446] & 0xffffffff
+	f[370] = f[503] & 0xffffffff
+	if j := f[370]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[446] & 0xffffffff
+	}
+	f[371] = f[503] & 0xffffffff
+	if j := f[371]; j < uint64(len(g.cells[18])) {
+		f[425] = g.cells[18][j] & 0x1
+	}
+n73:
+	if !(f[425] == 0x1 && f[446] <= f[460]) {
+		goto n75
+	}
+	p.adata = nil
+	f[369] = f[503] & 0xffffffff
+	if j := f[369]; j < uint64(len(g.cells[18])) {
+		g.cells[18][j] = 0x0
+	}
+	f[423] = 0x1
+n75:
+	if f[423] == 0x0 {
+		goto n77
+	}
+	p.adata = nil
+	f[498] = 0x2
+	f[372] = (f[503] + 0x1) & 0xffffffff
+	if g.calls[43](p); p.exited {
+		return
+	}
+n77:
+	if g.tables[1].apply(p); p.exited {
+		return
+	}
+	p.adata = nil
+	f[426] = 0x0
+	if !(b2i(b2i(b2i(f[387] != 0x0 && valid[5] && f[386] != 0x0 && f[419] > f[386]) != 0 && b2i(f[458] == 0x0 || f[449] != f[501]) != 0) != 0 && b2i(f[521] != 0x4) != 0) != 0) {
+		goto n87
+	}
+	p.adata = nil
+	f[373] = f[520] & 0xffffffff
+	if g.calls[44](p); p.exited {
+		return
+	}
+	if g.calls[45](p); p.exited {
+		return
+	}
+	f[426] = 0x1
+n81:
+	if !(f[426] == 0x0 && f[388] != 0x0) {
+		return
+	}
+	p.adata = nil
+	f[377] = f[520] & 0xffffffff
+	if j := f[377]; j < uint64(len(g.cells[0])) {
+		f[390] = g.cells[0][j] & 0xffffffff
+	}
+	f[378] = f[520] & 0xffffffff
+	f[379] = uint64((int64(f[390]) + (pick(b2i(uint64(pick(valid[8] && f[587] < 0x5 && f[588] != 0x0, ((int64(f[393])+16)&int64(4294967295)), int64(f[393]))) < uint64(int64(60))) != 0, int64(60), pick(valid[8] && f[587] < 0x5 && f[588] != 0x0, ((int64(f[393])+16)&int64(4294967295)), int64(f[393]))) + int64(24)))) & 0xffffffff
+	if j := f[378]; j < uint64(len(g.cells[0])) {
+		g.cells[0][j] = f[379] & 0xffffffff
+	}
+	if !(valid[8] && f[587] < 0x5 && f[588] != 0x0) {
+		goto n85
+	}
+	p.adata = nil
+	if g.calls[46](p); p.exited {
+		return
+	}
+	if g.calls[47](p); p.exited {
+		return
+	}
+	f[630] = f[395] & 0xffffffff
+	f[631] = f[390] & 0xffffffff
+	f[632] = f[442] & 0xffffffff
+	f[633] = f[389] & 0xffffffff
+	f[587] = (f[587] + 0x1) & 0xff
+	f[588] = (f[588] + 0xff) & 0xff
+	f[558] = (f[558] + 0x10) & 0xffff
+	f[569] = (f[569] + 0x10) & 0xffff
+	f[570] = 0x0
+	f[380] = f[392] & 0xffffffff
+	if g.calls[48](p); p.exited {
+		return
+	}
+	return
+n85:
+	if !valid[8] {
+		return
+	}
+	p.adata = nil
+	f[585] = 0x1
+	f[381] = f[392] & 0xffffffff
+	if g.calls[49](p); p.exited {
+		return
+	}
+	return
+n87:
+	if !(f[387] != 0x0 && valid[5]) {
+		goto n81
+	}
+	if f[557] != 0x0 {
+		goto n91
+	}
+	if !(f[385] != 0x0 && f[419] >= f[385]) {
+		goto n81
+	}
+	p.adata = nil
+	f[374] = f[520] & 0xffffffff
+	if g.calls[50](p); p.exited {
+		return
+	}
+	if g.calls[51](p); p.exited {
+		return
+	}
+	f[426] = 0x1
+	goto n81
+n91:
+	if f[419] < f[383] {
+		goto n93
+	}
+	p.adata = nil
+	f[557] = 0x3
+	f[375] = f[520] & 0xffffffff
+	if g.calls[52](p); p.exited {
+		return
+	}
+	goto n81
+n93:
+	if f[419] <= f[382] {
+		goto n81
+	}
+	p.adata = nil
+	if g.calls[53](p); p.exited {
+		return
+	}
+	if !(b2i(uint64(int64(f[427])) < uint64((((int64(f[419])-int64(f[382]))*int64(f[384]))&int64(4294967295)))) != 0) {
+		goto n81
+	}
+	p.adata = nil
+	f[557] = 0x3
+	f[376] = f[520] & 0xffffffff
+	if g.calls[54](p); p.exited {
+		return
+	}
+	goto n81
+n97:
+	p.adata = nil
+	f[446] = 0x0
+	f[424] = f[446] & 0xffffffff
+	f[370] = f[503] & 0xffffffff
+	if j := f[370]; j < uint64(len(g.cells[17])) {
+		g.cells[17][j] = f[446] & 0xffffffff
+	}
+	f[371] = f[503] & 0xffffffff
+	if j := f[371]; j < uint64(len(g.cells[18])) {
+		f[425] = g.cells[18][j] & 0x1
+	}
+	goto n73
+n98:
+	p.adata = nil
+	f[445] = 0x0
+	f[419] = f[445] & 0xffffffff
+	f[423] = 0x0
+	f[368] = f[503] & 0xffffffff
+	if j := f[368]; j < uint64(len(g.cells[17])) {
+		f[424] = g.cells[17][j] & 0xffffffff
+	}
+	goto n71
+n99:
+	p.adata = nil
+	f[423] = 0x0
+	f[368] = f[503] & 0xffffffff
+	if j := f[368]; j < uint64(len(g.cells[17])) {
+		f[424] = g.cells[17][j] & 0xffffffff
+	}
+	goto n71
+n100:
+	p.adata = nil
+	f[444] = 0x0
+	f[359] = f[520] & 0xffffffff
+	if j := f[359]; j < uint64(len(g.cells[16])) {
+		g.cells[16][j] = f[444] & 0xffffffff
+	}
+	goto n64
+n101:
+	p.adata = nil
+	f[443] = 0x0
+	f[357] = f[520] & 0xffffffff
+	if j := f[357]; j < uint64(len(g.cells[8])) {
+		g.cells[8][j] = f[443] & 0xffffffff
+	}
+	f[360] = f[520] & 0xffffffff
+	if j := f[360]; j < uint64(len(g.cells[16])) {
+		f[421] = g.cells[16][j] & 0xffffffff
+	}
+	goto n61
+n102:
+	p.adata = nil
+	f[360] = f[520] & 0xffffffff
+	if j := f[360]; j < uint64(len(g.cells[16])) {
+		f[421] = g.cells[16][j] & 0xffffffff
+	}
+	goto n61
+n103:
+	p.adata = nil
+	f[442] = 0x0
+	f[358] = f[520] & 0xffffffff
+	if j := f[358]; j < uint64(len(g.cells[8])) {
+		f[420] = g.cells[8][j] & 0xffffffff
+	}
+	goto n58
+n104:
+	p.adata = nil
+	f[441] = 0x0
+	f[356] = f[520] & 0xffffffff
+	if j := f[356]; j < uint64(len(g.cells[9])) {
+		g.cells[9][j] = f[441] & 0xffffffff
+	}
+	goto n56
+n105:
+	p.adata = nil
+	f[407] = 0x1
+	f[410] = 0x0
+	f[340] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[340]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[409] & 0xffffffff
+	}
+	f[341] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[341]; j < uint64(len(g.cells[12])) {
+		g.cells[12][j] = f[410] & 0xffffffff
+	}
+	goto n50
+n106:
+	p.adata = nil
+	f[439] = 0x0
+	f[412] = f[439] & 0xffffffff
+	f[337] = f[520] & 0xffffffff
+	if j := f[337]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[412] & 0xffffffff
+	}
+	f[338] = f[520] & 0xffffffff
+	if j := f[338]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[413]
+	}
+	goto n48
+n107:
+	p.adata = nil
+	f[337] = f[520] & 0xffffffff
+	if j := f[337]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[412] & 0xffffffff
+	}
+	f[338] = f[520] & 0xffffffff
+	if j := f[338]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[413]
+	}
+	goto n48
+n108:
+	p.adata = nil
+	f[412] = f[414] & 0xffffffff
+	f[514] = uint64(b2i(f[414]&0xffffffff != 0x0)) & 0x1
+	goto n45
+n109:
+	if !(b2i(((int64(f[528])*1000+int64(f[413])*-1)&int64(-1)) >= int64(f[474])) != 0) {
+		goto n43
+	}
+	p.adata = nil
+	f[414] = uint64((int64(f[412]) + ((int64(f[473]) - shrU(((int64(f[473])*int64(f[411]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[413] = uint64((int64(f[413]) + int64(f[474])))
+	goto n43
+n111:
+	if !(b2i((shrU(((int64(f[511])-int64(f[409]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
+		goto n113
+	}
+	p.adata = nil
+	f[340] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[340]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[409] & 0xffffffff
+	}
+	f[341] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[341]; j < uint64(len(g.cells[12])) {
+		g.cells[12][j] = f[410] & 0xffffffff
+	}
+	goto n50
+n113:
+	if !(b2i(uint64(int64(f[410])) > uint64(((shl((int64(f[408])-int64(f[409])), int64(2))+int64(16))&int64(4294967295)))) != 0) {
+		goto n115
+	}
+	p.adata = nil
+	f[409] = (f[511] + 0x1) & 0xffffffff
+	f[410] = 0x0
+	f[340] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[340]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[409] & 0xffffffff
+	}
+	f[341] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[341]; j < uint64(len(g.cells[12])) {
+		g.cells[12][j] = f[410] & 0xffffffff
+	}
+	goto n50
+n115:
+	p.adata = nil
+	f[407] = 0x1
+	f[410] = (f[410] + 0x1) & 0xffffffff
+	f[340] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[340]; j < uint64(len(g.cells[11])) {
+		g.cells[11][j] = f[409] & 0xffffffff
+	}
+	f[341] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[341]; j < uint64(len(g.cells[12])) {
+		g.cells[12][j] = f[410] & 0xffffffff
+	}
+	goto n50
+n116:
+	p.adata = nil
+	f[514] = 0x0
+	if f[408] != f[409] {
+		goto n129
+	}
+	p.adata = nil
+	f[514] = uint64(b2i(f[403] == 0x0)) & 0x1
+	if !(f[403] == 0x0 && f[400] != 0x0) {
 		goto n128
 	}
-n127:
 	p.adata = nil
-	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[380] & 0xffffffff
+	f[342] = f[520] & 0xffffffff
+	if j := f[342]; j < uint64(len(g.cells[13])) {
+		f[415] = g.cells[13][j] & 0xffff
 	}
-	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[381] & 0xffffffff
+	f[343] = f[520] & 0xffffffff
+	if j := f[343]; j < uint64(len(g.cells[14])) {
+		f[416] = g.cells[14][j] & 0xffffffff
 	}
-	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[317]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[382]
+	f[344] = f[520] & 0xffffffff
+	if j := f[344]; j < uint64(len(g.cells[15])) {
+		f[417] = g.cells[15][j]
 	}
-	goto n15
-n128:
-	if !(b2i(((int64(f[507])*1000+int64(f[382])*-1)&int64(-1)) > int64(1000000000)) != 0) {
-		goto n130
-	}
-	p.adata = nil
-	f[381] = (f[490] + 0x1) & 0xffffffff
-	f[382] = uint64((int64(f[507]) * int64(1000)))
-	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[380] & 0xffffffff
-	}
-	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[381] & 0xffffffff
-	}
-	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[317]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[382]
-	}
-	goto n15
-n130:
-	p.adata = nil
-	f[379] = 0x1
-	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[380] & 0xffffffff
-	}
-	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[381] & 0xffffffff
-	}
-	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[317]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[382]
-	}
-	goto n15
-n131:
-	if !(b2i(b2i(uint64(((int64(f[507])*int64(1000))&int64(-1))) < uint64(int64(f[378]))) != 0 || b2i(f[380] != f[381]) != 0) != 0) {
-		goto n127
-	}
-	p.adata = nil
-	f[379] = 0x1
-	f[489] = 0x1
-	f[490] = f[380] & 0xffffffff
-	if f[380] != f[381] {
+	f[418] = f[416]
+	if !(b2i(((int64(f[528])*1000+int64(f[417])*-1)&int64(-1)) >= ((int64(f[474])+int64(f[474]))&int64(-1))) != 0) {
 		goto n135
 	}
 	p.adata = nil
-	f[382] = uint64((int64(f[507]) * int64(1000)))
-	f[380] = (f[380] + 0x1) & 0xffffffff
-	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[380] & 0xffffffff
+	f[418] = uint64(((int64(f[416]) + ((int64(f[473]) - shrU(((int64(f[473])*int64(f[415]))&int64(-1)), int64(10))) & int64(4294967295))) + ((int64(f[473]) - shrU(((int64(f[473])*int64(f[415]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[417] = uint64((int64(f[528]) * int64(1000)))
+n123:
+	if f[418] <= f[473] {
+		goto n134
 	}
-	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[381] & 0xffffffff
-	}
-	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[317]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[382]
-	}
-	goto n15
-n135:
 	p.adata = nil
-	f[380] = (f[380] + 0x1) & 0xffffffff
-	f[315] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[315]; j < uint64(len(g.cells[1])) {
-		g.cells[1][j] = f[380] & 0xffffffff
+	f[418] = f[473]
+	f[416] = f[418] & 0xffffffff
+	f[514] = uint64(b2i(f[418]&0xffffffff != 0x0)) & 0x1
+n125:
+	if f[418]&0xffffffff == 0x0 {
+		goto n133
 	}
-	f[316] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[316]; j < uint64(len(g.cells[2])) {
-		g.cells[2][j] = f[381] & 0xffffffff
+	if f[418]&0xffffffff <= f[522] {
+		goto n132
 	}
-	f[317] = uint64(int64(f[499])*16+int64(f[430])*2+b2i(f[486] != 0x0)) & 0xffffffff
-	if j := f[317]; j < uint64(len(g.cells[3])) {
-		g.cells[3][j] = f[382]
+	p.adata = nil
+	f[440] = uint64((int64(f[418]) - int64(f[522]))) & 0xffffffff
+	f[416] = f[440] & 0xffffffff
+	f[345] = f[520] & 0xffffffff
+	if j := f[345]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[416] & 0xffffffff
 	}
-	goto n15
+	f[346] = f[520] & 0xffffffff
+	if j := f[346]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[417]
+	}
+n128:
+	if f[514] == 0x0 {
+		goto n131
+	}
+n129:
+	if f[514] != 0x0 {
+		goto n50
+	}
+	p.adata = nil
+	f[407] = 0x1
+	f[510] = 0x1
+	f[511] = f[408] & 0xffffffff
+	f[348] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	f[349] = (f[408] + 0x1) & 0xffffffff
+	if j := f[348]; j < uint64(len(g.cells[10])) {
+		g.cells[10][j] = f[349] & 0xffffffff
+	}
+	goto n50
+n131:
+	p.adata = nil
+	f[347] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[347]; j < uint64(len(g.cells[12])) {
+		g.cells[12][j] = 0x0
+	}
+	goto n129
+n132:
+	p.adata = nil
+	f[440] = 0x0
+	f[416] = f[440] & 0xffffffff
+	f[345] = f[520] & 0xffffffff
+	if j := f[345]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[416] & 0xffffffff
+	}
+	f[346] = f[520] & 0xffffffff
+	if j := f[346]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[417]
+	}
+	goto n128
+n133:
+	p.adata = nil
+	f[345] = f[520] & 0xffffffff
+	if j := f[345]; j < uint64(len(g.cells[14])) {
+		g.cells[14][j] = f[416] & 0xffffffff
+	}
+	f[346] = f[520] & 0xffffffff
+	if j := f[346]; j < uint64(len(g.cells[15])) {
+		g.cells[15][j] = f[417]
+	}
+	goto n128
+n134:
+	p.adata = nil
+	f[416] = f[418] & 0xffffffff
+	f[514] = uint64(b2i(f[418]&0xffffffff != 0x0)) & 0x1
+	goto n125
+n135:
+	if !(b2i(((int64(f[528])*1000+int64(f[417])*-1)&int64(-1)) >= int64(f[474])) != 0) {
+		goto n123
+	}
+	p.adata = nil
+	f[418] = uint64((int64(f[416]) + ((int64(f[473]) - shrU(((int64(f[473])*int64(f[415]))&int64(-1)), int64(10))) & int64(4294967295))))
+	f[417] = uint64((int64(f[417]) + int64(f[474])))
+	goto n123
+n137:
+	p.adata = nil
+	f[438] = uint64(b2i(f[405] != 0x0)) & 0x1
+	f[403] = uint64(b2i(b2i(f[438] != 0x0) != 0 || b2i(((int64(f[528])*1000+int64(f[404])*-1)&int64(-1)) <= int64(1000000000)) != 0)) & 0x1
+	f[407] = 0x0
+	f[350] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[350]; j < uint64(len(g.cells[10])) {
+		f[408] = g.cells[10][j] & 0xffffffff
+	}
+	f[351] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[351]; j < uint64(len(g.cells[11])) {
+		f[409] = g.cells[11][j] & 0xffffffff
+	}
+	goto n35
+n138:
+	p.adata = nil
+	f[407] = 0x0
+	f[350] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[350]; j < uint64(len(g.cells[10])) {
+		f[408] = g.cells[10][j] & 0xffffffff
+	}
+	f[351] = uint64(int64(f[506])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[351]; j < uint64(len(g.cells[11])) {
+		f[409] = g.cells[11][j] & 0xffffffff
+	}
+	goto n35
+n139:
+	p.adata = nil
+	f[333] = uint64((shl(int64(f[506]), int64(1)) + pick(f[505] != 0x0, int64(0), int64(1)))) & 0xffffffff
+	if j := f[333]; j < uint64(len(g.cells[7])) {
+		f[402] = g.cells[7][j] & 0xffffffff
+	}
+	f[403] = 0x0
+	goto n31
+n140:
+	if !(b2i(((int64(f[509])-int64(f[398]))&int64(4294967295)) == int64(0)) != 0) {
+		goto n142
+	}
+	p.adata = nil
+	f[398] = (f[398] + 0x1) & 0xffffffff
+	f[399] = uint64((int64(f[528]) * int64(1000)))
+	f[320] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[320]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[397] & 0xffffffff
+	}
+	f[321] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[321]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[398] & 0xffffffff
+	}
+	f[322] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[322]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[399]
+	}
+	goto n21
+n142:
+	if !(b2i((shrU(((int64(f[509])-int64(f[398]))&int64(4294967295)), int64(31))&int64(1)) == int64(1)) != 0) {
+		goto n144
+	}
+n143:
+	p.adata = nil
+	f[320] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[320]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[397] & 0xffffffff
+	}
+	f[321] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[321]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[398] & 0xffffffff
+	}
+	f[322] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[322]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[399]
+	}
+	goto n21
+n144:
+	if !(b2i(((int64(f[528])*1000+int64(f[399])*-1)&int64(-1)) > int64(1000000000)) != 0) {
+		goto n146
+	}
+	p.adata = nil
+	f[398] = (f[509] + 0x1) & 0xffffffff
+	f[399] = uint64((int64(f[528]) * int64(1000)))
+	f[320] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[320]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[397] & 0xffffffff
+	}
+	f[321] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[321]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[398] & 0xffffffff
+	}
+	f[322] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[322]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[399]
+	}
+	goto n21
+n146:
+	p.adata = nil
+	f[396] = 0x1
+	f[320] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[320]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[397] & 0xffffffff
+	}
+	f[321] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[321]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[398] & 0xffffffff
+	}
+	f[322] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[322]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[399]
+	}
+	goto n21
+n147:
+	if !(b2i(b2i(uint64(((int64(f[528])*int64(1000))&int64(-1))) < uint64(int64(f[394]))) != 0 || b2i(f[397] != f[398]) != 0) != 0) {
+		goto n143
+	}
+	p.adata = nil
+	f[396] = 0x1
+	f[508] = 0x1
+	f[509] = f[397] & 0xffffffff
+	if f[397] != f[398] {
+		goto n151
+	}
+	p.adata = nil
+	f[399] = uint64((int64(f[528]) * int64(1000)))
+	f[397] = (f[397] + 0x1) & 0xffffffff
+	f[320] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[320]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[397] & 0xffffffff
+	}
+	f[321] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[321]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[398] & 0xffffffff
+	}
+	f[322] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[322]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[399]
+	}
+	goto n21
+n151:
+	p.adata = nil
+	f[397] = (f[397] + 0x1) & 0xffffffff
+	f[320] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[320]; j < uint64(len(g.cells[2])) {
+		g.cells[2][j] = f[397] & 0xffffffff
+	}
+	f[321] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[321]; j < uint64(len(g.cells[3])) {
+		g.cells[3][j] = f[398] & 0xffffffff
+	}
+	f[322] = uint64(int64(f[520])*16+int64(f[449])*2+b2i(f[505] != 0x0)) & 0xffffffff
+	if j := f[322]; j < uint64(len(g.cells[4])) {
+		g.cells[4][j] = f[399]
+	}
+	goto n21
 }
 
 // control79c1427359a9 is ingress of ../p4/testdata/build/l3.json.
@@ -2835,31 +2996,31 @@ n2:
 func controle3b0c44298fc(p *packet, g *genState) {
 }
 
-// parser42b29f5ac43b is the parser of ../p4/build/rcm.json.
-func parser42b29f5ac43b(p *packet, g *genState) int {
+// parser046fbf1c4c99 is the parser of ../p4/build/rcm.json.
+func parser046fbf1c4c99(p *packet, g *genState) int {
 	f := p.f
-	_ = f[562]
+	_ = f[589]
 	valid := p.valid
-	_ = valid[7]
+	_ = valid[8]
 	steps := 0
 	if steps == 1000 {
 		return 5
 	}
 	steps++
 	if p.n-p.payload >= 14 && p.payload+14 <= len(p.buf) {
-		extract8cfae424a34b(p.buf[p.payload:], f[514:517])
+		extract8cfae424a34b(p.buf[p.payload:], f[535:538])
 		valid[2] = true
 		p.payload += 14
 	} else if code := g.pops[0](p); code != 0 {
 		return code
 	}
-	switch k := f[516] & 0xffff; {
+	switch k := f[537] & 0xffff; {
 	case k&0xffff == 0x800:
 		goto s1
 	case k&0xffff == 0x8808:
-		goto s4
+		goto s7
 	case k&0xffff == 0x88b5:
-		goto s5
+		goto s8
 	}
 	return 0
 s1:
@@ -2868,7 +3029,7 @@ s1:
 	}
 	steps++
 	if p.n-p.payload >= 20 && p.payload+24 <= len(p.buf) {
-		extractd1a44390e660(p.buf[p.payload:], f[533:546])
+		extractd1a44390e660(p.buf[p.payload:], f[554:567])
 		valid[5] = true
 		p.payload += 20
 	} else if code := g.pops[1](p); code != 0 {
@@ -2877,7 +3038,7 @@ s1:
 	if code := g.pops[2](p); code != 0 {
 		return code
 	}
-	switch k := f[542] & 0xff; {
+	switch k := f[563] & 0xff; {
 	case k&0xff == 0x11:
 		goto s2
 	}
@@ -2888,13 +3049,13 @@ s2:
 	}
 	steps++
 	if p.n-p.payload >= 8 && p.payload+8 <= len(p.buf) {
-		extracta1c726fbd07c(p.buf[p.payload:], f[546:550])
+		extracta1c726fbd07c(p.buf[p.payload:], f[567:571])
 		valid[6] = true
 		p.payload += 8
 	} else if code := g.pops[3](p); code != 0 {
 		return code
 	}
-	switch k := f[547] & 0xffff; {
+	switch k := f[568] & 0xffff; {
 	case k&0xffff == 0x12b7:
 		goto s3
 	}
@@ -2903,34 +3064,30 @@ s3:
 	if steps == 1000 {
 		return 5
 	}
+	steps++
 	if p.n-p.payload >= 12 && p.payload+16 <= len(p.buf) {
-		extract225913cf4f63(p.buf[p.payload:], f[550:563])
+		extract225913cf4f63(p.buf[p.payload:], f[571:584])
 		valid[7] = true
 		p.payload += 12
 	} else if code := g.pops[4](p); code != 0 {
 		return code
+	}
+	if code := g.pops[5](p); code != 0 {
+		return code
+	}
+	switch k := f[0] & 0xff; {
+	case k&0xff == 0x1:
+		goto s4
 	}
 	return 0
 s4:
 	if steps == 1000 {
 		return 5
 	}
-	if p.n-p.payload >= 20 && p.payload+24 <= len(p.buf) {
-		extract8c9b2da3682b(p.buf[p.payload:], f[517:528])
-		valid[3] = true
-		p.payload += 20
-	} else if code := g.pops[5](p); code != 0 {
-		return code
-	}
-	return 0
-s5:
-	if steps == 1000 {
-		return 5
-	}
 	steps++
 	if p.n-p.payload >= 4 && p.payload+8 <= len(p.buf) {
-		extract743628d9fc4b(p.buf[p.payload:], f[528:533])
-		valid[4] = true
+		extract3305179a0ef5(p.buf[p.payload:], f[584:590])
+		valid[8] = true
 		p.payload += 4
 	} else if code := g.pops[6](p); code != 0 {
 		return code
@@ -2938,11 +3095,15 @@ s5:
 	if code := g.pops[7](p); code != 0 {
 		return code
 	}
-	switch k := f[531] & 0xff; {
-	case k&0xff == 0x0:
+	if t, code := g.pstates[0].choose(p); code != 0 {
+		return code
+	} else if t == nil {
 		return 0
+	} else if t == g.pstates[1] {
+		goto s5
 	}
-s6:
+	goto s6
+s5:
 	if steps == 1000 {
 		return 5
 	}
@@ -2953,11 +3114,66 @@ s6:
 	if code := g.pops[9](p); code != 0 {
 		return code
 	}
-	switch k := f[429] & 0xff; {
+	switch k := f[515] & 0xff; {
 	case k&0xff == 0x0:
 		return 0
 	}
-	goto s6
+	goto s5
+s6:
+	if steps == 1000 {
+		return 5
+	}
+	if code := g.pops[10](p); code != 0 {
+		return code
+	}
+	return 0
+s7:
+	if steps == 1000 {
+		return 5
+	}
+	if p.n-p.payload >= 20 && p.payload+24 <= len(p.buf) {
+		extract8c9b2da3682b(p.buf[p.payload:], f[538:549])
+		valid[3] = true
+		p.payload += 20
+	} else if code := g.pops[11](p); code != 0 {
+		return code
+	}
+	return 0
+s8:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if p.n-p.payload >= 4 && p.payload+8 <= len(p.buf) {
+		extract743628d9fc4b(p.buf[p.payload:], f[549:554])
+		valid[4] = true
+		p.payload += 4
+	} else if code := g.pops[12](p); code != 0 {
+		return code
+	}
+	if code := g.pops[13](p); code != 0 {
+		return code
+	}
+	switch k := f[552] & 0xff; {
+	case k&0xff == 0x0:
+		return 0
+	}
+s9:
+	if steps == 1000 {
+		return 5
+	}
+	steps++
+	if code := g.pops[14](p); code != 0 {
+		return code
+	}
+	if code := g.pops[15](p); code != 0 {
+		return code
+	}
+	switch k := f[448] & 0xff; {
+	case k&0xff == 0x0:
+		return 0
+	}
+	goto s9
 }
 
 // parserec6aeab18d35 is the parser of ../p4/testdata/build/l3.json.
@@ -3142,6 +3358,26 @@ func pack225913cf4f63(b []byte, vals []uint64) {
 	endian.BigEndian.PutUint64(b[8:], vals[10]&0x1<<63|vals[11]&0x7f<<56|vals[12]&0xffffff<<32)
 }
 
+// extract3305179a0ef5 extracts header type int_shim_t of ../p4/build/rcm.json.
+func extract3305179a0ef5(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[5]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 60 & 0xf
+	vals[1] = x0 >> 59 & 0x1
+	vals[2] = x0 >> 56 & 0x7
+	vals[3] = x0 >> 48 & 0xff
+	vals[4] = x0 >> 40 & 0xff
+	vals[5] = x0 >> 32 & 0xff
+}
+
+// pack3305179a0ef5 packs header type int_shim_t of ../p4/build/rcm.json.
+func pack3305179a0ef5(b []byte, vals []uint64) {
+	_ = b[7]
+	_ = vals[5]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xf<<60|vals[1]&0x1<<59|vals[2]&0x7<<56|vals[3]&0xff<<48|vals[4]&0xff<<40|vals[5]&0xff<<32)
+}
+
 // extract67a90c758695 extracts header type rcm_flow_t of ../p4/build/rcm.json.
 func extract67a90c758695(b []byte, vals []uint64) {
 	_ = b[15]
@@ -3161,4 +3397,24 @@ func pack67a90c758695(b []byte, vals []uint64) {
 	_ = vals[4]
 	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffffffff<<32|vals[1]&0xffffffff<<0)
 	endian.BigEndian.PutUint64(b[8:], vals[2]&0xffff<<48|vals[3]&0xffff<<32|vals[4]&0xff<<24)
+}
+
+// extract65cdc85219f3 extracts header type int_hop_t of ../p4/build/rcm.json.
+func extract65cdc85219f3(b []byte, vals []uint64) {
+	_ = b[15]
+	_ = vals[3]
+	x0 := endian.BigEndian.Uint64(b[0:])
+	vals[0] = x0 >> 32 & 0xffffffff
+	vals[1] = x0 >> 0 & 0xffffffff
+	x8 := endian.BigEndian.Uint64(b[8:])
+	vals[2] = x8 >> 32 & 0xffffffff
+	vals[3] = x8 >> 0 & 0xffffffff
+}
+
+// pack65cdc85219f3 packs header type int_hop_t of ../p4/build/rcm.json.
+func pack65cdc85219f3(b []byte, vals []uint64) {
+	_ = b[15]
+	_ = vals[3]
+	endian.BigEndian.PutUint64(b[0:], vals[0]&0xffffffff<<32|vals[1]&0xffffffff<<0)
+	endian.BigEndian.PutUint64(b[8:], vals[2]&0xffffffff<<32|vals[3]&0xffffffff<<0)
 }

@@ -33,6 +33,10 @@ type Golden struct {
 	Skip map[string]string `json:"skip_registers,omitempty"`
 	// SkipCounters names counters not compared, each with the reason.
 	SkipCounters map[string]string `json:"skip_counters,omitempty"`
+	// Clocks name the times from the target's clock that frames carry
+	// (an INT record's), which BMv2's clock and the replay's cannot agree
+	// on: they are compared by what a reader of them needs instead.
+	Clocks []GoldenClock `json:"clock_fields,omitempty"`
 
 	// QueueRates and QueueDepths (port -> packets per second, packets)
 	// set the traffic manager as set_queue_rate and set_queue_depth.
@@ -57,6 +61,81 @@ type Golden struct {
 	DirectCounters map[string][][2]uint64       `json:"direct_counters,omitempty"`
 	Registers      map[string]map[string]uint64 `json:"registers"`
 	Digests        []GoldenDigest               `json:"digests"`
+}
+
+// GoldenClock is a time a switch wrote into some of the frames one port
+// sent: a big-endian count of nanoseconds, Bytes wide, at Offset of the
+// port's frames Frames (indices in the order it sent them). Its bytes are
+// left out of the frames' comparison; instead, on each target the times
+// never go back from one of those frames to the next (modulo the field's
+// width), and the gaps between them agree within ToleranceNs: a time in
+// another unit, or from another point in the pipeline, differs by far
+// more.
+type GoldenClock struct {
+	Port        int    `json:"port"`
+	Frames      []int  `json:"frames"`
+	Offset      int    `json:"offset"`
+	Bytes       int    `json:"bytes"`
+	ToleranceNs int64  `json:"tolerance_ns"`
+	About       string `json:"about"`
+}
+
+// compareClocks checks g's clock fields in the frames the reference
+// (g.Sent) and the Go target (sent) sent, and zeroes them in both for
+// the byte comparison.
+func (g *Golden) compareClocks(sent map[string][]string) []string {
+	var diffs []string
+	for ci, c := range g.Clocks {
+		port := strconv.Itoa(c.Port)
+		read := func(frames []string, who string) []uint64 {
+			var vs []uint64
+			for _, i := range c.Frames {
+				if i >= len(frames) {
+					diffs = append(diffs, fmt.Sprintf("clock_fields[%d]: %s sent no frame %d on port %s", ci, who, i, port))
+					return nil
+				}
+				b, err := hex.DecodeString(frames[i])
+				if err != nil || c.Offset+c.Bytes > len(b) || c.Bytes < 1 || c.Bytes > 8 {
+					diffs = append(diffs, fmt.Sprintf("clock_fields[%d]: %s's frame %d on port %s holds no %d-byte field at %d", ci, who, i, port, c.Bytes, c.Offset))
+					return nil
+				}
+				var v uint64
+				for _, x := range b[c.Offset : c.Offset+c.Bytes] {
+					v = v<<8 | uint64(x)
+				}
+				vs = append(vs, v)
+				clear(b[c.Offset : c.Offset+c.Bytes])
+				frames[i] = hex.EncodeToString(b)
+			}
+			return vs
+		}
+		ref, got := read(g.Sent[port], "reference"), read(sent[port], "Go target")
+		if ref == nil || got == nil {
+			continue
+		}
+		mod := uint64(1) << (8 * c.Bytes)
+		gap := func(vs []uint64, i int) int64 {
+			d := (vs[i] - vs[i-1]) & (mod - 1)
+			if c.Bytes == 8 {
+				d = vs[i] - vs[i-1]
+			}
+			return int64(d)
+		}
+		for i := 1; i < len(ref); i++ {
+			r, o := gap(ref, i), gap(got, i)
+			half := int64(mod / 2)
+			switch {
+			case r < 0 || (c.Bytes < 8 && r >= half):
+				diffs = append(diffs, fmt.Sprintf("clock_fields[%d]: the reference's time goes back from frame %d to %d on port %s", ci, c.Frames[i-1], c.Frames[i], port))
+			case o < 0 || (c.Bytes < 8 && o >= half):
+				diffs = append(diffs, fmt.Sprintf("clock_fields[%d]: the Go target's time goes back from frame %d to %d on port %s", ci, c.Frames[i-1], c.Frames[i], port))
+			case max(r-o, o-r) > c.ToleranceNs:
+				diffs = append(diffs, fmt.Sprintf("clock_fields[%d]: from frame %d to %d on port %s the reference's time moved %d ns, the Go target's %d (tolerance %d)",
+					ci, c.Frames[i-1], c.Frames[i], port, r, o, c.ToleranceNs))
+			}
+		}
+	}
+	return diffs
 }
 
 // GoldenPacket is a frame given to the switch.
@@ -246,7 +325,7 @@ func replay(path string, doc *bmjson.Document, trees *Trees, interpret bool) ([]
 	if stuck {
 		return nil, fmt.Errorf("%s: a million packets went through the switch without the clock moving", path)
 	}
-	var diffs []string
+	diffs := g.compareClocks(sent)
 	ports := map[string]bool{}
 	for p := range g.Sent {
 		ports[p] = true

@@ -34,11 +34,13 @@ func newEmulateCmd() *cobra.Command {
 		Short: "Run a scenario on real packets: P4 switches on veths, host agents in namespaces",
 		Long: `emulate runs a scenario (a YAML file, or --preset for a built-in one) on
 real packets on this machine: each host a network namespace with a RoCEv2
-agent sending its flows (DCQCN, or LDCP's window sender with --scheme
-ldcp, in wall-clock time), each switch a P4 target process running rcm.p4
-on veths (p4rcm's Go target, or BMv2's simple_switch_grpc with --target
-bmv2), programmed over P4Runtime as 'p4ctl fabric apply' does, with the
-thresholds the simulator uses (for ldcp: PFC off, WRED at K, buf_max).
+agent sending its flows (DCQCN; LDCP's window sender with --scheme ldcp;
+HPCC, TIMELY or DCTCP with --scheme hpcc, timely or dctcp; in wall-clock
+time), each switch a P4 target process running rcm.p4 on veths (p4rcm's
+Go target, or BMv2's simple_switch_grpc with --target bmv2), programmed
+over P4Runtime as 'p4ctl fabric apply' does, with the thresholds the
+simulator uses (for ldcp: PFC off, WRED at K, buf_max; for hpcc: INT on
+every port; for dctcp: ECN at its K).
 
 One machine forwards far less than 100 Gb/s, so the scenario is slowed
 down as a whole: every link rate divided by K, every time (flow starts,
@@ -124,6 +126,9 @@ created.`,
 			}
 			fmt.Fprintf(w, "agents: %d data packets sent (%d again, after %d NAKs and %d timeouts), %d received, %d PAUSEs honoured\n",
 				tot.DataSent, tot.Retransmits, tot.NAKsSent, tot.Timeouts, tot.DataReceived, tot.Pauses)
+			if err := writeINTQueue(w, res); err != nil {
+				return err
+			}
 			var switchCPU time.Duration
 			for _, c := range res.SwitchCPU {
 				switchCPU += c
@@ -165,6 +170,7 @@ type emulateFlags struct {
 	rate                      float64
 	timeout                   time.Duration
 	ssl                       bool
+	int                       bool
 }
 
 func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
@@ -175,6 +181,7 @@ func (e *emulateFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.processes, "processes", "", "how the switches run: shared (every switch in one p4switch process, the links between switches in memory; the Go target's default) or each (a process per switch on veths; BMv2's only way)")
 	fs.StringVar(&e.logDir, "log-dir", "", "keep each switch's log and output in this directory")
 	fs.BoolVar(&e.ssl, "ssl", false, "P4Runtime over mutual TLS, with a CA and certificates made for the run and removed with it; on the Go target only the run's controller may be primary")
+	fs.BoolVar(&e.int, "int", false, "every switch port pushes INT and every data packet asks for it, whatever the scheme (hpcc's always do), to measure the queue the packets find at the ports facing their receivers")
 }
 
 // options checks the flags and makes them emulate.Options.
@@ -190,7 +197,7 @@ func (e *emulateFlags) options() (emulate.Options, error) {
 	if p == emulate.ProcessShared && t != switchproc.TargetGo {
 		return emulate.Options{}, usageErrorf("--processes shared: only the Go target runs several switches in one process; BMv2 runs a process each")
 	}
-	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl, Processes: p}
+	o := emulate.Options{Target: t, Binary: e.switchBin, Rate: e.rate, Timeout: e.timeout, LogDir: e.logDir, TLS: e.ssl, Processes: p, INT: e.int}
 	if t == switchproc.TargetGo && e.switchBin == "" {
 		// The Go target this p4ctl was built with ('p4ctl p4switch'):
 		// nothing to install, and always the program this p4ctl
@@ -252,6 +259,7 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			}
 			ctx, stop := interrupted(cmd.Context())
 			defer stop()
+			var queues *intQueues
 			var sched schedule
 			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Repeat: repeat, Jobs: 1, Version: versionString(), Emulated: true,
 				Runner: func(ctx context.Context, cfg sim.Config) (*sim.Results, error) {
@@ -259,6 +267,7 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 					if err != nil {
 						return nil, err
 					}
+					queues.add(&cfg, res)
 					why := sched.add(res)
 					if !o.quiet {
 						fmt.Fprintf(errOut, "emulate: %d of %d flows in %.1f s at %.1f Mb/s (time stretched %.0fx)%s\n",
@@ -273,6 +282,7 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			if err != nil {
 				return err
 			}
+			queues = newINTQueues(schemes, cfgs)
 			for i := range cfgs {
 				if err := emulate.Check(&cfgs[i], opts); err != nil {
 					return usageErrorf("%s: %v", schemes[i], err)
@@ -302,6 +312,16 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 				return err
 			}
 			err = writeExperiment(cmd, dir, out, res, asJSON, "emulated on "+string(opts.Target))
+			if err == nil && !asJSON {
+				err = queues.write(cmd.OutOrStdout())
+			}
+			if err == nil && !asJSON {
+				var model *experiment.Study
+				if model, err = modelStudy(ctx, spec); err != nil {
+					return interruptedErr(ctx, fmt.Errorf("the model: %w", err))
+				}
+				err = writeModel(cmd.OutOrStdout(), schemes, res, model)
+			}
 			if warning := sched.warning(); warning != "" {
 				// After the table, and on stderr beside --json's
 				// output: a comparison of figures the machine made is no

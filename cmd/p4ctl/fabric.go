@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/p4rcm/p4rcm/buffercalc"
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/fabric"
 	"github.com/p4rcm/p4rcm/tutorialjson"
@@ -34,6 +35,7 @@ func newFabricCmd() *cobra.Command {
 func newFabricApplyCmd() *cobra.Command {
 	o := &simOptions{}
 	var tutorial, switchesFile, host, election string
+	var intRate float64
 	var portBase int
 	var deviceBase uint64
 	var dryRun, replace, check bool
@@ -45,7 +47,8 @@ func newFabricApplyCmd() *cobra.Command {
 		Short: "Install routes, ECMP and SAR groups, PFC, RED/ECN and RCM on every switch of a fabric",
 		Long: `apply computes what every switch of a fabric must hold and installs it over
 P4Runtime: routes to every host (a next hop, or an ECMP group), SAR groups
-when the scheme is rcm, per-port PFC XOFF/XON (buffercalc's static
+when the scheme is rcm, INT on every port when it is hpcc (with the
+link's rate, or --int-rate), per-port PFC XOFF/XON (buffercalc's static
 thresholds for the switch's buffer, ports and each port's rate and cable),
 RED/ECN from the scenario's DCQCN parameter set scaled to each port's rate,
 RCM settings from the scenario's RCM parameters, and the clone sessions
@@ -99,6 +102,10 @@ still programmed).`,
 			} else if f, err = fabric.FromTopology(cfg.Topology); err != nil {
 				return usageErrorf("%v", err)
 			}
+			if cmd.Flags().Changed("int-rate") && cfg.CC != "hpcc" {
+				return usageErrorf("--int-rate %s: only HPCC's switches push INT; give --scheme hpcc (or rcm-hpcc)", buffercalc.FormatRate(intRate))
+			}
+			f.INTRate = intRate
 			intents, err := f.Plan(&cfg)
 			if err != nil {
 				return usageErrorf("%v", err)
@@ -188,6 +195,7 @@ still programmed).`,
 	fs.IntVar(&parallel, "parallel", 8, "switches programmed at once")
 	fs.DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for each switch to answer")
 	fs.DurationVar(&keep, "keep", 0, "apply again every this long until Ctrl-C, printing what changed: restarted switches converge")
+	valueFlag(fs, &intRate, "int-rate", "rate", buffercalc.ParseRate, "HPCC: the rate every port's INT records carry, where the ports run slower than the links say, e.g. 69.5M (default: each link's rate)")
 	tf.add(fs)
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -18,12 +19,15 @@ import (
 	"github.com/p4rcm/p4rcm/agent"
 	"github.com/p4rcm/p4rcm/buffercalc"
 	"github.com/p4rcm/p4rcm/dcqcn"
+	"github.com/p4rcm/p4rcm/dctcp"
 	"github.com/p4rcm/p4rcm/emulate"
 	"github.com/p4rcm/p4rcm/fabric"
+	"github.com/p4rcm/p4rcm/hpcc"
 	"github.com/p4rcm/p4rcm/ldcp"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 	"github.com/p4rcm/p4rcm/sim/workload"
 	"github.com/p4rcm/p4rcm/switchproc"
+	"github.com/p4rcm/p4rcm/timely"
 	"github.com/p4rcm/p4rcm/tutorialjson"
 )
 
@@ -42,14 +46,15 @@ type hostRecord struct {
 // newHostCmd is `p4ctl host`: one host's RoCEv2 agent, for Mininet hosts
 // and namespaces someone else built.
 func newHostCmd() *cobra.Command {
-	var topoPath, name, iface, flowsPath, out, cc, preset, ldcpPreset string
+	var topoPath, name, iface, flowsPath, out, cc, preset, ldcpPreset, hpccPreset, timelyPreset, dctcpPreset string
 	var rate float64
 	var mtu int
 	var epoch int64
 	var rto, baseRTT time.Duration
+	var window string
 	cmd := &cobra.Command{
 		Use:   "host",
-		Short: "Run one host's RoCEv2 agent (DCQCN or LDCP sender and receiver) on an interface",
+		Short: "Run one host's RoCEv2 agent (DCQCN, LDCP, HPCC, TIMELY or DCTCP sender and receiver) on an interface",
 		Long: `host runs the RoCEv2 agent of one host of a p4lang tutorials topology.json on
 a network interface of the namespace it is started in (a Mininet host's, or
 one from 'ip netns exec'): it sends the host's flows from a flow file in
@@ -57,12 +62,23 @@ the ns-3 RDMA simulator's format (node IDs: the topology's hosts in natural
 order from 0, h1 first, then its switches), each paced by DCQCN at the
 host's rate, and receives the flows sent to it, returning ACKs and CNPs.
 It honours PFC PAUSE for priority 3 (DSCP 26) and recovers losses by
-go-back-N. With --cc ldcp it runs LDCP's window sender instead (the
+go-back-N. With --scheme ldcp it runs LDCP's window sender instead (the
 draft's, as 'p4ctl sim run --scheme ldcp' does): each flow starts with a
 window of one BDP at --rtt, its first packets not ECN-capable, and its
-receiver echoes CE in the ACKs; every host of a run needs the same --cc
-and --mtu. The switches then want WRED and buf_max ('p4ctl fabric apply'
-with an ldcp scenario programs them).
+receiver echoes CE in the ACKs. The switches then want WRED and buf_max
+('p4ctl fabric apply' with an ldcp scenario programs them).
+
+--scheme hpcc paces each flow by HPCC from the in-band telemetry its
+data packets gather (they ask with DSCP 27) and its ACKs echo: the
+switches must push INT ('p4ctl fabric apply --scheme hpcc', and
+--int-rate where the ports run slower than the topology's links say);
+--rtt is its base RTT T, and W the BDP at --rate. --scheme timely paces
+them by TIMELY from the RTTs the agent measures; --scheme dctcp by DCTCP
+from the CE marks its receivers echo (the switches mark at DCTCP's K:
+'p4ctl fabric apply --scheme dctcp'). HPCC and DCTCP run with the ns-3
+simulator's window (--window) and their ACKs in the data's priority, as
+'p4ctl sim run' runs them. Every host of a run needs the same --scheme
+and --mtu.
 
 Each completed flow is a JSON line in --out, written when it completes;
 the agent's counters are the last line, written when it stops (Ctrl-C or
@@ -105,6 +121,15 @@ zero of the flows' start times.`,
 			}
 			var params *dcqcn.Params
 			var lparams *ldcp.Params
+			var hparams *hpcc.Params
+			var tparams *timely.Params
+			var dparams *dctcp.Params
+			if baseRTT < 0 {
+				return usageErrorf("--rtt %v: want a positive round trip", baseRTT)
+			}
+			if baseRTT == 0 {
+				baseRTT = agent.DefaultBaseRTT(rate)
+			}
 			switch cc {
 			case "dcqcn":
 				p, err := dcqcn.Preset(preset)
@@ -126,15 +151,57 @@ zero of the flows' start times.`,
 					return usageErrorf("--rate: %v", err)
 				}
 				lparams = &s
-				if baseRTT == 0 {
-					baseRTT = agent.DefaultBaseRTT(rate)
+			case "hpcc":
+				p, err := hpcc.Preset(hpccPreset)
+				if err != nil {
+					return usageErrorf("--hpcc: %v", err)
 				}
-				if baseRTT < 0 {
-					return usageErrorf("--rtt %v: want a positive round trip", baseRTT)
+				s, err := agent.ScaleHPCC(p, rate)
+				if err != nil {
+					return usageErrorf("--rate: %v", err)
 				}
+				hparams = &s
+			case "timely":
+				p, err := timely.Preset(timelyPreset)
+				if err != nil {
+					return usageErrorf("--timely: %v", err)
+				}
+				s, err := agent.ScaleTIMELY(p, rate)
+				if err != nil {
+					return usageErrorf("--rate: %v", err)
+				}
+				tparams = &s
+			case "dctcp":
+				p, err := dctcp.Preset(dctcpPreset)
+				if err != nil {
+					return usageErrorf("--dctcp: %v", err)
+				}
+				s, err := agent.ScaleDCTCP(p, rate)
+				if err != nil {
+					return usageErrorf("--rate: %v", err)
+				}
+				dparams = &s
 			case "none":
 			default:
-				return usageErrorf("--cc %q: want dcqcn, ldcp or none", cc)
+				return usageErrorf("--scheme %q: want %s", cc, strings.Join(hostSchemes, ", "))
+			}
+			// The ns-3 simulator's NIC: HPCC and DCTCP with a window of the
+			// BDP scaled by the flow's rate, and their ACKs held by PFC
+			// with the data.
+			ns3NIC := cc == "hpcc" || cc == "dctcp"
+			switch window {
+			case "auto":
+			case "on":
+				ns3NIC = true
+			case "off":
+				ns3NIC = false
+			default:
+				return usageErrorf("--window %q: want auto, on or off", window)
+			}
+			bdp := math.Floor(baseRTT.Seconds() * rate / 8)
+			var ackDSCP uint8
+			if cc == "hpcc" || cc == "dctcp" {
+				ackDSCP = 26
 			}
 			if rto == 0 {
 				// The simulator's RTO, stretched as agent.Scale stretches
@@ -173,8 +240,11 @@ zero of the flows' start times.`,
 			}
 			a, err := agent.New(agent.Config{Host: id, MAC: ifi.HardwareAddr, IP: f.HostIP[id], Gateway: gw,
 				Addr:     func(n int) (net.IP, bool) { ip, ok := f.HostIP[n]; return ip, ok },
-				LineRate: rate, MTU: mtu, DSCP: 26, DCQCN: params, LDCP: lparams, RTO: rto, Epoch: start,
+				LineRate: rate, MTU: mtu, DSCP: 26, ControlDSCP: ackDSCP, DCQCN: params, LDCP: lparams,
+				HPCC: hparams, TIMELY: tparams, DCTCP: dparams, Window: ns3NIC, VariableWindow: ns3NIC,
+				RTO: rto, Epoch: start,
 				BaseRTT: func(int) time.Duration { return baseRTT },
+				BDP:     func(int) float64 { return bdp },
 				OnDone:  func(r agent.Result) { write(hostRecord{Flow: &r, FCTNs: r.FCT().Nanoseconds()}) }}, port, flows)
 			if err != nil {
 				return usageErrorf("%v", err)
@@ -202,9 +272,15 @@ zero of the flows' start times.`,
 	fs.StringVar(&iface, "iface", "", "the interface to send and receive on (default <host>-eth0, Mininet's name)")
 	fs.StringVar(&flowsPath, "flows", "", "flows in the ns-3 simulator's format; this host sends those whose source it is")
 	fs.StringVarP(&out, "out", "o", "", "write a JSON line per completed flow, and the counters at the end, here (default: stdout)")
-	fs.StringVar(&cc, "cc", "dcqcn", "congestion control: dcqcn, ldcp or none")
+	fs.StringVar(&cc, "scheme", "dcqcn", "congestion control: "+strings.Join(hostSchemes, ", "))
+	fs.StringVar(&cc, "cc", "dcqcn", "congestion control (the old name of --scheme)")
+	_ = fs.MarkHidden("cc")
 	fs.StringVar(&ldcpPreset, "ldcp", "draft", "LDCP parameter set ("+strings.Join(ldcp.PresetNames(), ", ")+"), scaled from its design rate to --rate")
-	fs.DurationVar(&baseRTT, "rtt", 0, "LDCP: the unloaded round trip to every destination, for the BDP and the sub-packet timer (default: 8 us at 100 Gb/s, stretched to --rate)")
+	fs.StringVar(&hpccPreset, "hpcc", "ns3", "HPCC parameter set ("+strings.Join(hpcc.PresetNames(), ", ")+"), scaled from its design rate to --rate")
+	fs.StringVar(&timelyPreset, "timely", "ns3", "TIMELY parameter set ("+strings.Join(timely.PresetNames(), ", ")+"), scaled from its design rate to --rate")
+	fs.StringVar(&dctcpPreset, "dctcp", "ns3", "DCTCP parameter set ("+strings.Join(dctcp.PresetNames(), ", ")+"), scaled from its design rate to --rate")
+	fs.StringVar(&window, "window", "auto", "the ns-3 NIC's window of one BDP (at --rtt and --rate) scaled by each flow's rate: on, off, or auto (on for hpcc and dctcp)")
+	fs.DurationVar(&baseRTT, "rtt", 0, "LDCP and HPCC: the unloaded round trip to every destination, for the BDP, LDCP's sub-packet timer and HPCC's T (default: 8 us at 100 Gb/s, stretched to --rate)")
 	fs.StringVar(&preset, "dcqcn", "mellanox", "DCQCN parameter set (paper, hpcc, mellanox), scaled from its design rate to --rate")
 	valueFlag(fs, &rate, "rate", "rate", buffercalc.ParseRate, "the host's line rate, e.g. 50M (default: what the Go target forwards at its default queue rate)")
 	fs.IntVar(&mtu, "mtu", 1000, "payload bytes of a full packet")
@@ -221,6 +297,9 @@ zero of the flows' start times.`,
 	}
 	return cmd
 }
+
+// hostSchemes are the congestion controls p4ctl host runs.
+var hostSchemes = []string{"dcqcn", "ldcp", "hpcc", "timely", "dctcp", "none"}
 
 // openRecords is where host writes its records: a new file, or stdout.
 func openRecords(path string, cmd *cobra.Command) (*bufio.Writer, func(), error) {

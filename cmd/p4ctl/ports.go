@@ -90,6 +90,49 @@ func newECNCmd() *cobra.Command {
 	return setCmd("ecn", "Set RED/ECN marking on a running switch's ports", cmd)
 }
 
+func newINTCmd() *cobra.Command {
+	var sf *switchFlags
+	var c settings.INT
+	var off bool
+	cmd := &cobra.Command{
+		Use:   "set PORT",
+		Short: "Set a port's in-band telemetry for HPCC: its rate in the records it pushes (int_config)",
+		Long: `set makes PORT count the bytes it sends and push a hop record (when the
+packet left, the bytes sent before it, the bytes queued behind it, and
+--rate) into every data packet that asks for INT (DSCP bit 0, which HPCC's
+agents set), up to five hops. --off removes the port's entry: its packets
+pass untouched.`,
+		Example: `  p4ctl int set 2 --rate 100G
+  p4ctl int set 2 --off`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			port, err := portArg(cmd, args)
+			if err != nil {
+				return err
+			}
+			changed := cmd.Flags().Changed("rate")
+			if off == changed {
+				return usageErrorf("give --rate, or --off; see '%s --help'", cmd.CommandPath())
+			}
+			if off {
+				e := settings.INTOff(port)
+				return withSession(cmd, sf, func(ctx context.Context, s *controlplane.Session) error {
+					return said(cmd, s.DeleteEntry(ctx, e), fmt.Sprintf("port %d: INT off", port))
+				})
+			}
+			e, err := c.Entry(port)
+			if err != nil {
+				return usageErrorf("--%v", err)
+			}
+			return setPortEntry(cmd, sf, e, fmt.Sprintf("port %d: INT at %s", port, buffercalc.FormatRate(c.Rate)))
+		},
+	}
+	sf = addSwitchFlags(cmd)
+	fs := cmd.Flags()
+	valueFlag(fs, &c.Rate, "rate", "rate", buffercalc.ParseRate, "the port's rate, carried in its records, e.g. 100G or 69.5M")
+	fs.BoolVar(&off, "off", false, "remove the port's entry: it pushes no INT")
+	return setCmd("int", "Set in-band telemetry (INT, for HPCC) on a running switch's ports", cmd)
+}
+
 func sizeOrOff(b float64) string {
 	if b == 0 {
 		return "off"

@@ -36,7 +36,7 @@ docs/exit-status.md.`,
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCmd(), newBufferCmd(), newSimCmd(), newExperimentCmd(),
 		newPipelineCmd(), newTableCmd(), newApplyCmd(), newCounterCmd(), newCloneCmd(),
-		newECNCmd(), newPFCCmd(), newRCMCmd(), newStatsCmd(), newWatchCmd(), newFabricCmd(), newEmulateCmd(), newHostCmd())
+		newECNCmd(), newPFCCmd(), newRCMCmd(), newINTCmd(), newStatsCmd(), newWatchCmd(), newFabricCmd(), newEmulateCmd(), newHostCmd())
 	return root
 }
 

@@ -145,10 +145,10 @@ func TestTableCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := ok(t, addr, "pipeline", "set"); !strings.Contains(out, fmt.Sprintf("pipeline set on device 0 at %s: 6 tables, 21 actions, cookie %#x", addr, files.Cookie)) {
+	if out := ok(t, addr, "pipeline", "set"); !strings.Contains(out, fmt.Sprintf("pipeline set on device 0 at %s: 7 tables, 22 actions, cookie %#x", addr, files.Cookie)) {
 		t.Errorf("pipeline set said %q, want the files' cookie %#x", out, files.Cookie)
 	}
-	if out := ok(t, addr, "pipeline", "get"); !strings.Contains(out, "6 tables") {
+	if out := ok(t, addr, "pipeline", "get"); !strings.Contains(out, "7 tables") {
 		t.Errorf("pipeline get said %q", out)
 	}
 	ok(t, addr, "table", "add", "ipv4_lpm", "dst_addr=10.0.1.0/24", "--action", route)

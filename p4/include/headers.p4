@@ -1,5 +1,6 @@
-/* Packet formats of p4rcm: RoCEv2 data and CNPs, 802.1Qbb PFC frames and
- * RCM congestion notifications (docs in p4/README.md). */
+/* Packet formats of p4rcm: RoCEv2 data and CNPs, 802.1Qbb PFC frames,
+ * RCM congestion notifications and in-band telemetry (INT) for HPCC (docs
+ * in p4/README.md). */
 #ifndef P4RCM_HEADERS_P4
 #define P4RCM_HEADERS_P4
 
@@ -17,6 +18,19 @@ const bit<32> RCM_FLOW_BYTES   = 13; /* one 5-tuple */
 
 /* A CN names at most this many flows (dataplane.MaxCNFlows). */
 #define MAX_CN_FLOWS 8
+
+/* INT: a data packet asks the switches for telemetry with this bit of
+ * its DSCP (the lowest, so that the class selector, DSCP >> 3, and with
+ * it the PFC priority, stay: RoCE's 26 asks as 27). Its INT header then
+ * follows the BTH. */
+const bit<4>  INT_VERSION   = 1;
+const bit<32> INT_HOP_BYTES = 16;
+/* Hops a stack holds: the switches between two hosts of a three-tier fat
+ * tree (hpcc.MaxHops). */
+#define MAX_INT_HOPS 5
+/* What a frame costs on the wire beyond its bytes: FCS, preamble and
+ * start delimiter, inter-frame gap. */
+const bit<32> WIRE_EXTRA = 24;
 
 typedef bit<9>  port_t;
 
@@ -102,6 +116,31 @@ header rcm_flow_t {
     bit<8>  protocol;
 }
 
+/* INT's header (4 bytes) after a data packet's BTH: the hop records
+ * that follow (hop_count of them, the last switch's first), how many more
+ * the stack may take (the sender sets it, at most MAX_INT_HOPS), and
+ * whether a switch found no room for its own (exceeded). */
+header int_shim_t {
+    bit<4> version;
+    bit<1> exceeded;
+    bit<3> reserved1;
+    bit<8> hop_count;
+    bit<8> remaining;
+    bit<8> reserved2;
+}
+
+/* One switch's telemetry, written as the packet left its egress port:
+ * when (ns, the low 32 bits of the switch's clock), the bytes the port had
+ * sent before it (on the wire, every frame, modulo 2^32), the bytes queued
+ * at the port behind it, and the port's rate as the controller set it
+ * (kb/s). */
+header int_hop_t {
+    bit<32> ts_ns;
+    bit<32> tx_bytes;
+    bit<32> qlen_bytes;
+    bit<32> rate_kbps;
+}
+
 struct headers_t {
     ethernet_t               ethernet;
     pfc_t                    pfc;
@@ -110,6 +149,8 @@ struct headers_t {
     ipv4_t                   ipv4;
     udp_t                    udp;
     bth_t                    bth;
+    int_shim_t               int_shim;
+    int_hop_t[MAX_INT_HOPS]  int_hops;
 }
 
 #endif

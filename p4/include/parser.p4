@@ -1,5 +1,6 @@
-/* Parser and deparser: Ethernet, then IPv4/UDP/BTH (RoCEv2), 802.1Qbb PFC
- * frames, or an RCM CN with its list of flows. */
+/* Parser and deparser: Ethernet, then IPv4/UDP/BTH (RoCEv2) with INT
+ * when its DSCP asks for it, 802.1Qbb PFC frames, or an RCM CN with its
+ * list of flows. */
 #ifndef P4RCM_PARSER_P4
 #define P4RCM_PARSER_P4
 
@@ -55,6 +56,37 @@ parser RcmParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
     }
     state parse_bth {
         packet.extract(hdr.bth);
+        transition select(hdr.ipv4.dscp[0:0]) {
+            1:       parse_int;
+            default: accept;
+        }
+    }
+    /* A stack of another version, or of more hops than MAX_INT_HOPS, is
+     * malformed; so is one the frame ends inside (PacketTooShort).
+     * Ingress drops and counts both (p4/README.md). */
+    state parse_int {
+        packet.extract(hdr.int_shim);
+        meta.int_left = hdr.int_shim.hop_count;
+        transition select(hdr.int_shim.version, hdr.int_shim.hop_count) {
+            (INT_VERSION, 0): accept;
+            (INT_VERSION, 1): parse_int_hop;
+            (INT_VERSION, 2): parse_int_hop;
+            (INT_VERSION, 3): parse_int_hop;
+            (INT_VERSION, 4): parse_int_hop;
+            (INT_VERSION, 5): parse_int_hop;
+            default:          int_malformed;
+        }
+    }
+    state parse_int_hop {
+        packet.extract(hdr.int_hops.next);
+        meta.int_left = meta.int_left - 1;
+        transition select(meta.int_left) {
+            0:       accept;
+            default: parse_int_hop;
+        }
+    }
+    state int_malformed {
+        meta.int_malformed = true;
         transition accept;
     }
 }
@@ -68,6 +100,8 @@ control RcmDeparser(packet_out packet, in headers_t hdr) {
         packet.emit(hdr.ipv4);
         packet.emit(hdr.udp);
         packet.emit(hdr.bth);
+        packet.emit(hdr.int_shim);
+        packet.emit(hdr.int_hops);
     }
 }
 

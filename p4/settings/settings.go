@@ -1,8 +1,9 @@
 // Package settings turns rcm.p4's per-port settings, given in units
 // (bytes, probabilities, durations, link rates), into the table entries
 // the program reads them from: set_port (PFC and CNs, per ingress port),
-// set_red (RED/ECN and WRED, per egress port) and set_rcm (CRD, CFR and
-// RCC, per egress port). It does the arithmetic the program cannot: RED's
+// set_red (RED/ECN and WRED, per egress port), set_rcm (CRD, CFR and RCC,
+// per egress port) and set_int (HPCC's in-band telemetry, per egress
+// port). It does the arithmetic the program cannot: RED's
 // slope, a pause quantum's length, powers of two. The simulator's RCM
 // defaults map onto set_rcm through RCMFromModel, so the switch and the
 // model start from one set of figures.
@@ -229,6 +230,30 @@ func RCMFromModel(p rcm.Params, rate, mtu float64) RCM {
 // WindowTime is how long window bytes take at rate (b/s), at least 1 ns.
 func WindowTime(window, rate float64) time.Duration {
 	return max(1, time.Duration(math.Round(window*8/rate*1e9)))
+}
+
+// INT is a port's in-band telemetry (set_int): the port counts the bytes
+// it sends and pushes a hop record into each data packet that asks,
+// carrying Rate, its rate in b/s (kb/s on the wire).
+type INT struct {
+	Rate float64
+}
+
+// Entry is port's set_int entry; errors name the setting.
+func (c INT) Entry(port uint32) (controlplane.Entry, error) {
+	kbps := math.Round(c.Rate / 1000)
+	if !(kbps >= 1 && kbps < 1<<32) {
+		return controlplane.Entry{}, fmt.Errorf("int rate: %v b/s: want 1 kb/s to 4.29 Tb/s", c.Rate)
+	}
+	return entry(p4.TableINTConfig, redKey, port, p4.ActionSetINT, []controlplane.Param{
+		{Name: "rate_kbps", Value: u32(kbps)},
+	}), nil
+}
+
+// INTOff is port's int_config entry to delete: the port then pushes no
+// INT.
+func INTOff(port uint32) controlplane.Entry {
+	return entry(p4.TableINTConfig, redKey, port, p4.ActionSetINT, nil)
 }
 
 // RCMEntry is port's set_rcm entry with params.

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -62,9 +63,23 @@ func TestRefused(t *testing.T) {
 			_, err := (RCM{SampleEvery: 1, Wq: 1, FbQuantum: 1, CAMMinHits: 2, Window: 1, WindowTime: 5 * time.Second}).Entry(1)
 			return err
 		}(), "window-time"},
+		{func() error { _, err := (INT{Rate: 400}).Entry(1); return err }(), "int rate"},
+		{func() error { _, err := (INT{Rate: 5e12}).Entry(1); return err }(), "int rate"},
 	} {
 		if c.err == nil || !strings.HasPrefix(c.err.Error(), c.want) {
 			t.Errorf("error %v, want one about %s", c.err, c.want)
 		}
+	}
+}
+
+// INT's rate goes in kb/s: a 69.2 Mb/s emulated link is 69,200.
+func TestINTEntry(t *testing.T) {
+	e, err := INT{Rate: 69.2e6}.Entry(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Table != "RcmEgress.int_config" || e.Action != "RcmEgress.set_int" || e.Params[0].Name != "rate_kbps" ||
+		!bytes.Equal(e.Params[0].Value, []byte{0, 1, 0x0e, 0x50}) || !bytes.Equal(e.Match[0].Value, []byte{0, 3}) {
+		t.Errorf("%+v", e)
 	}
 }

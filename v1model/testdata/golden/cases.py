@@ -123,10 +123,11 @@ def port_config(port, xoff=0, xon=0, quanta=0, quantum_ns=0, prio=0, cn=0, cn_in
                               "cn_hold_ns": cn_hold}}
 
 def write(name, about, entries, packets, rates=None, skip_registers=None, skip_counters=None, queues=0, runtime=None,
-          clones=True):
+          clones=True, clocks=None):
     """Writes a case; runtime names another case's entries instead of
     writing its own (entries then None); clones=False leaves out the
-    clone sessions."""
+    clone sessions; clocks are the times from the target's clock the
+    frames sent carry (v1model.GoldenClock)."""
     g = {"about": about, "program": "../../../p4/build/rcm.json", "runtime": runtime or name + ".runtime.json",
          "recorded_with": "", "ports": [1, 2, 3], "packets": packets, "digests_recorded": False,
          "sent": {}, "counters": {}, "registers": {}, "digests": []}
@@ -138,6 +139,8 @@ def write(name, about, entries, packets, rates=None, skip_registers=None, skip_c
         g["skip_registers"] = skip_registers
     if skip_counters:
         g["skip_counters"] = skip_counters
+    if clocks:
+        g["clock_fields"] = clocks
     json.dump(g, open(out(name + ".json"), "w"), indent=1)
     if runtime:
         return
@@ -275,3 +278,69 @@ write("rcm-forward", "rcm.p4 forwarding: routes to hosts, TTL, no route, ECMP ov
       [{"port": 1, "frame": fwd(1, 0, dstip=[10, 0, 9, 7], sport=5000 + i)} for i in range(8)] +
       [{"port": 1, "frame": fwd(1, 2)[:60]}, {"port": 3, "frame": fwd(3, 2, dport=53)}],
       clones=False)
+
+# INT (p4/README.md, "INT"): a data packet asks with DSCP bit 0 and
+# carries a 4-byte shim (version 1, exceeded, hop count, remaining) and
+# 16-byte hop records (time ns, bytes sent, queue, rate kb/s), the last
+# switch's first, after its BTH.
+INT_DSCP = ROCE_DSCP | 1
+INT_RATE_KBPS = 160  # 20 packets/s of 1,000 bytes
+
+def int_config(port, rate=INT_RATE_KBPS):
+    return {"table": "RcmEgress.int_config", "match": {"standard_metadata.egress_port": port},
+            "action_name": "RcmEgress.set_int", "action_params": {"rate_kbps": rate}}
+
+def int_stack(hops, remaining, version=1, count=None, exceeded=False):
+    """A shim and records; hops are (ns, tx, qlen, rate) tuples, the last
+    switch's first."""
+    b = bytes([version << 4 | (8 if exceeded else 0), len(hops) if count is None else count, remaining, 0])
+    for h in hops:
+        b += struct.pack('!IIII', *h)
+    return b
+
+def int_frame(src, dst, psn, stack, dscp=INT_DSCP, opcode=0x01, size=FRAME):
+    """A RoCEv2 frame whose BTH (opcode, PSN) is followed by stack."""
+    bth = bytes([opcode]) + bytes(7) + struct.pack('!I', psn)
+    return data(src, dst, 0, ecn=2, dscp=dscp, head=bth + stack, size=size)
+
+UPSTREAM = [(1000 * i, 5000 * i, 100 * i, 100_000_000) for i in (1, 2, 3, 4, 5)]
+# Port 2 sends the lone frame, then the burst in order; pushed records
+# are at the frames that asked with room left.
+INT_BURST = [
+    int_frame(1, 2, 0, int_stack([], 5)),                    # pushed: 1 hop
+    int_frame(1, 2, 1, int_stack([], 5)),                    # pushed
+    int_frame(1, 2, 2, int_stack(UPSTREAM[:2], 3)),          # pushed in front of two: 3 hops
+    int_frame(1, 2, 3, int_stack(UPSTREAM, 0)),              # full: exceeded, no push
+    int_frame(1, 2, 4, int_stack(UPSTREAM[:1], 0)),          # none remaining: exceeded
+    int_frame(1, 2, 5, int_stack(UPSTREAM[:2], 3), dscp=ROCE_DSCP),  # does not ask: untouched
+    int_frame(1, 2, 6, bytes(4) + int_stack(UPSTREAM[:3], 2), dscp=48, opcode=0x11,
+              size=14 + 20 + 8 + 12 + 4 + 4 + 48 + 4),              # an ACK's echo after its AETH: untouched
+    int_frame(1, 2, 7, int_stack([], 5)),                    # pushed
+]
+# The new record's time is at the front of the stack: Ethernet, IPv4,
+# UDP, BTH, shim.
+INT_TIME_AT = 14 + 20 + 8 + 12 + 4
+INT_CLOCK = "the new record's time, from the target's clock: BMv2's and the replay's differ"
+INT_CLOCKS = [{"port": 2, "frames": [1, 2, 3, 8], "offset": INT_TIME_AT, "bytes": 4, "tolerance_ns": 5_000_000,
+               "about": INT_CLOCK}]
+write("rcm-int", "INT (p4/packets_test.go TestINTPushesEgressQueue): port 2 pushes its record (time, bytes sent before, "
+      "queue behind, 160 kb/s) in front of a data packet's stack when it asks (DSCP 27) and the stack has room; a full "
+      "stack, or one with none remaining, leaves flagged exceeded; a packet that does not ask (DSCP 26) and an ACK "
+      "echoing a stack pass untouched, and so does a packet that asks through port 3, which has no int_config. A stack "
+      "of version 2, one of six hops and one the frame ends inside are dropped at ingress and counted (int_malformed)",
+      routes() + [int_config(2)],
+      primed([2], burst(1, INT_BURST)) +
+      [{"port": 1, "frame": int_frame(1, 2, 20, int_stack([], 5, version=2))},
+       {"port": 1, "frame": int_frame(1, 2, 21, int_stack(UPSTREAM, 0, count=6) + bytes(16))},
+       {"port": 1, "frame": int_frame(1, 2, 22, int_stack(UPSTREAM[:1], 4, count=3), size=14 + 20 + 8 + 12 + 4 + 16)},
+       {"port": 1, "frame": int_frame(1, 3, 23, int_stack([], 5))}],
+      rates={"2": RATE}, clocks=INT_CLOCKS)
+write("rcm-int-held", "INT on a held packet (TestINTPushesOnceWhenHeld): host 2 pauses priority 3; a data packet asking "
+      "for INT (DSCP 27, priority 3) goes round the recirculation port until host 2 resumes, and leaves with one record "
+      "pushed, not one per pass",
+      routes() + [port_config(2, quantum_ns=10000, prio=PFC_PRIO), int_config(2)],
+      [{"port": 2, "frame": pause(2, PFC_PRIO, 0xffff)}, {"port": 1, "frame": int_frame(1, 2, 0, int_stack([], 5))}] +
+      after(20000, [{"port": 2, "frame": pause(2, PFC_PRIO, 0)}]),
+      rates={"2": 2000}, clocks=[{"port": 2, "frames": [0], "offset": INT_TIME_AT, "bytes": 4, "tolerance_ns": 0, "about": INT_CLOCK}],
+      skip_registers={"paused_until_ns": TIME, "hold_moved_ns": TIME, "flow_seen_ns": TIME},
+      skip_counters={"RcmEgress.held": "counts recirculation passes of held packets: how many depends on how fast the target loops, not on the program"})
