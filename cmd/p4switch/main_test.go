@@ -172,7 +172,9 @@ func TestControlSocket(t *testing.T) {
 	done := make(chan int)
 	go func() {
 		// Busy-polling too, so that the mode forwards under a test.
-		done <- run(ctx, []string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], rcmJSON, "--entries", rt, "--control", sock, "--busy-poll"}, &stdout, &stderr)
+		// P4Runtime on a port of its own: 9559 may be another's.
+		done <- run(ctx, []string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], rcmJSON, "--entries", rt, "--control", sock, "--busy-poll",
+			"--", "--grpc-server-addr", "127.0.0.1:0"}, &stdout, &stderr)
 	}()
 	// The switch compiles rcm.json first: seconds under the race
 	// detector on a busy machine.
