@@ -458,6 +458,98 @@ func (dropWrites) Write(context.Context, *p4v1.WriteRequest) (*p4v1.WriteRespons
 	return &p4v1.WriteResponse{}, nil
 }
 
+// BenchmarkWriteBatchedProcesses is the batched write as a user meets
+// it: p4switch, the Go target, a process of its own, against a null
+// server in a process of its own (startNullServer), both sent the same
+// requests of 1,000 INSERTs into big_t by the same client code. They
+// take turns in rounds of writeRound entries, the first of each round
+// alternating, so that a machine shared with other work slows both
+// alike; each side's rate is the median of its rounds, the share the
+// median of the rounds' paired ratios. The server CPU per entry of each
+// side is its process's CPU time over all its timed rounds (/proc's
+// clock ticks are too coarse for one round). Between rounds p4switch's
+// table is emptied, untimed and uncharged.
+func BenchmarkWriteBatchedProcesses(b *testing.B) {
+	const batch = 1000
+	p := loadProgram(b, "runtime")
+	goClient, goPID := startTargetProcess(b, switchproc.TargetGo)
+	ct := primary(b, goClient, p)
+	nullAddr, nullPID := startNullServer(b)
+	nullClient := dial(b, nullAddr)
+	election := &controller{election: &p4v1.Uint128{Low: 1}}
+
+	round := min(b.N, writeRound)
+	ins := bigEntries(b, p, 0, round)
+	dels := make([]*p4v1.Update, round)
+	for i, u := range ins {
+		dels[i] = &p4v1.Update{Type: p4v1.Update_DELETE, Entity: u.Entity}
+	}
+	send := func(c p4v1.P4RuntimeClient, ct *controller, us []*p4v1.Update) {
+		for i := 0; i < len(us); i += batch {
+			req := &p4v1.WriteRequest{DeviceId: device, ElectionId: ct.election, Updates: us[i:min(i+batch, len(us))]}
+			if _, err := c.Write(context.Background(), req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	type side struct {
+		c     p4v1.P4RuntimeClient
+		ct    *controller
+		pid   int
+		empty bool // delete what a round inserted
+		rates []float64
+		cpu   time.Duration
+	}
+	sw := &side{c: goClient, ct: ct, pid: goPID, empty: true}
+	null := &side{c: nullClient, ct: election, pid: nullPID}
+	turn := func(s *side, n int) {
+		cpu0, start := proccpu.Process(s.pid), time.Now()
+		send(s.c, s.ct, ins[:n])
+		elapsed := time.Since(start)
+		s.cpu += proccpu.Process(s.pid) - cpu0
+		s.rates = append(s.rates, float64(n)/elapsed.Seconds())
+		if s.empty {
+			send(s.c, s.ct, dels[:n])
+		}
+	}
+	// A round each to warm both servers and connections up, unmeasured.
+	turn(sw, round)
+	turn(null, round)
+	*sw, *null = side{c: goClient, ct: ct, pid: goPID, empty: true}, side{c: nullClient, ct: election, pid: nullPID}
+
+	var ratios []float64
+	b.ResetTimer()
+	for done, r := 0, 0; done < b.N; r++ {
+		n := min(round, b.N-done)
+		if r%2 == 0 {
+			turn(sw, n)
+			turn(null, n)
+		} else {
+			turn(null, n)
+			turn(sw, n)
+		}
+		ratios = append(ratios, sw.rates[r]/null.rates[r])
+		done += n
+	}
+	b.StopTimer()
+	goRate, nullRate := medianOf(sw.rates), medianOf(null.rates)
+	b.ReportMetric(1e9/goRate, "ns/op")
+	b.ReportMetric(goRate, "go-entries/s")
+	b.ReportMetric(nullRate, "null-entries/s")
+	b.ReportMetric(100*medianOf(ratios), "%-of-null")
+	b.ReportMetric(float64(sw.cpu.Microseconds())/float64(b.N), "go-server-cpu-us/entry")
+	b.ReportMetric(float64(null.cpu.Microseconds())/float64(b.N), "null-server-cpu-us/entry")
+}
+
+// medianOf is the median of vs, which it sorts.
+func medianOf(vs []float64) float64 {
+	slices.Sort(vs)
+	if n := len(vs); n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+}
+
 func BenchmarkWriteOnePerRequest(b *testing.B) { benchWrite(b, 1) }
 func BenchmarkWriteBatched1000(b *testing.B)   { benchWrite(b, 1000) }
 

@@ -44,6 +44,7 @@ const (
 	rigCommand    = "go test -run '^$' -bench Rig -benchtime 1x ./internal/switchbench/ -args -targets=relay,relay-process,go,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
 	writeOne      = "go test -run '^$' -bench WriteOnePerRequest -benchtime 10000x -count 3 ./p4rt/"
 	writeBatched  = "go test -run '^$' -bench WriteBatched1000 -benchtime 200000x -count 3 ./p4rt/"
+	writeProcs    = "go test -run '^$' -bench WriteBatchedProcesses -benchtime 200000x -count 3 ./p4rt/"
 	applyCommand  = "go test -run '^$' -bench 'Apply/k=4$' -benchtime 1x -count 3 ./fabric/"
 	incastCommand = "go test -run '^$' -bench IncastRate -benchtime 1x ./test/ -args -rates 69M,250M"
 	// ns3Config is the benchmark's configuration in an ns-3 RDMA
@@ -246,8 +247,11 @@ var areas = []area{
 		Title: "P4Runtime against a server that does nothing",
 		About: "Writes of `p4/testdata/runtime.p4`'s 16,384-entry table over gRPC on loopback, medians of three runs: the Go " +
 			"target's P4Runtime server in the benchmark's process against a server there whose Write does nothing (`null`: " +
-			"what gRPC and protobuf cost alone). And `fabric apply` programming a k=4 fat tree of 20 `p4switch` processes " +
-			"(688 entities) against inserting the same entities blind, without reading anything first.",
+			"what gRPC and protobuf cost alone); and as a user meets them, the `p4switch` process against a null server " +
+			"in a process of its own, the same client sending both the same batches in rounds that take turns (medians " +
+			"over the rounds, the share paired round by round), with each server process's CPU per entry. And " +
+			"`fabric apply` programming a k=4 fat tree of 20 `p4switch` processes (688 entities) against inserting the " +
+			"same entities blind, without reading anything first.",
 		Rows: []row{{
 			What:    "One update per request, latency",
 			Command: writeOne,
@@ -278,6 +282,29 @@ var areas = []area{
 					Baseline: fmt.Sprintf("`null` %.0f entries/s", null),
 					Figure:   fmt.Sprintf("%.0f entries/s: **%.1f%%**", own, 100*own/null),
 					Verdict:  verdict(own/null >= 0.70),
+				}, nil
+			},
+		}, {
+			What:    "1,000 updates per request, `p4switch` process against a null server process",
+			Command: writeProcs,
+			Target:  "at least 70% of the null process's",
+			Measure: func(e *env, r row) (result, error) {
+				const name = "BenchmarkWriteBatchedProcesses"
+				g, err := e.goBench(r.Command)
+				if err != nil {
+					return result{}, err
+				}
+				var v [5]float64
+				for i, unit := range []string{"go-entries/s", "null-entries/s", "%-of-null", "go-server-cpu-us/entry", "null-server-cpu-us/entry"} {
+					if v[i], err = g.median(name, unit); err != nil {
+						return result{}, err
+					}
+				}
+				own, null, share, ownCPU, nullCPU := v[0], v[1], v[2], v[3], v[4]
+				return result{
+					Baseline: fmt.Sprintf("null server process %.0f entries/s, %.2f us of its CPU per entry", null, nullCPU),
+					Figure:   fmt.Sprintf("%.0f entries/s, %.2f us of its CPU per entry: **%.1f%%**", own, ownCPU, share),
+					Verdict:  verdict(share >= 70),
 				}, nil
 			},
 		}, {

@@ -91,6 +91,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var group string
 	starterFD := -1
 	cmd := command(&o, func(cmd *cobra.Command) error {
+		raiseGCFloor()
 		ctx := ctx
 		if starterFD >= 0 {
 			var err error
