@@ -1,10 +1,13 @@
 //go:build linux
 
-// Package afpacket gives a software switch its ports: one AF_PACKET raw
-// socket per interface, receiving and sending whole Ethernet frames in
-// batches (recvmmsg and sendmmsg), with VLAN tags kept. The sockets sit on
-// the runtime's poller, so a blocked receive costs no thread and Close
-// ends it.
+// Package afpacket gives a software switch its ports: AF_PACKET raw
+// sockets on an interface, receiving and sending whole Ethernet frames in
+// batches, with VLAN tags kept. A port moves its frames through rings it
+// shares with the kernel (TPACKET_V3 blocks in, TPACKET_V2 slots out:
+// no system call per received batch, one per sent batch) where the
+// kernel sets them up, and otherwise through recvmmsg and sendmmsg (IO
+// chooses). The sockets sit on the runtime's poller, so a blocked receive
+// costs no thread and Close ends it.
 package afpacket
 
 import (
@@ -37,13 +40,20 @@ type mmsghdr struct {
 	_   [4]byte
 }
 
-// Port is one interface's socket.
+// Port is one interface's sockets.
 type Port struct {
 	Name   string
 	Index  int
 	f      *os.File
 	rc     syscall.RawConn
 	closed atomic.Bool
+
+	// io is how frames move: Ring (rx and tx set) or Mmsg.
+	io IO
+	// ringErr is why Auto fell back to Mmsg; nil otherwise.
+	ringErr error
+	rx      *rxRing
+	tx      *txRing
 
 	rmu   sync.Mutex
 	rbufs [Batch][]byte
@@ -68,13 +78,42 @@ type Port struct {
 func (p *Port) Truncated() uint64 { return p.truncated.Load() }
 
 // Open opens a port on the interface ifName of the calling thread's
-// network namespace, in promiscuous mode, with large socket buffers so
-// that bursts wait in the kernel rather than being lost.
-func Open(ifName string) (*Port, error) {
+// network namespace, in promiscuous mode, with room in the kernel for
+// bursts to wait rather than be lost: its rings, or large socket buffers.
+// Without options it moves frames through rings where the kernel sets
+// them up and falls back to recvmmsg and sendmmsg where it does not
+// (WithIO forces either).
+func Open(ifName string, opts ...Option) (*Port, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ifi, err := net.InterfaceByName(ifName)
 	if err != nil {
 		return nil, fmt.Errorf("no interface %q in this network namespace", ifName)
 	}
+	var ringErr error
+	if o.io != Mmsg {
+		p, err := openRing(ifi, o.ring)
+		if err == nil {
+			return p, nil
+		}
+		if o.io == Ring {
+			return nil, err
+		}
+		ringErr = err
+	}
+	p, err := openMmsg(ifi)
+	if p != nil {
+		p.ringErr = ringErr
+	}
+	return p, err
+}
+
+// openMmsg opens a port that moves frames by recvmmsg and sendmmsg on
+// one socket.
+func openMmsg(ifi *net.Interface) (*Port, error) {
+	ifName := ifi.Name
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("port %s: AF_PACKET socket: %w", ifName, err)
@@ -109,7 +148,7 @@ func Open(ifName string) (*Port, error) {
 		f.Close()
 		return nil, err
 	}
-	p := &Port{Name: ifName, Index: ifi.Index, f: f, rc: rc}
+	p := &Port{Name: ifName, Index: ifi.Index, f: f, rc: rc, io: Mmsg}
 	for i := range p.rbufs {
 		p.rbufs[i] = make([]byte, MaxFrame)
 		p.roob[i] = make([]byte, unix.CmsgSpace(auxSize))
@@ -126,14 +165,27 @@ func htons(v uint16) uint16 {
 // ErrClosed is returned by Recv and Send on a closed port.
 var ErrClosed = errors.New("port closed")
 
+// IO is how the port moves frames: Ring or Mmsg, never Auto.
+func (p *Port) IO() IO { return p.io }
+
+// RingRefused is why a port opened with Auto moves frames by Mmsg: the
+// error setting up its rings. It is nil for a port on rings, and for
+// one that was asked for Mmsg.
+func (p *Port) RingRefused() error { return p.ringErr }
+
 // Recv waits for frames and returns up to Batch of them. The frames are
-// valid until the next Recv. A frame longer than MaxFrame is never
-// returned, cut to the buffer's length as the kernel hands it over: it
-// is dropped and counted (Truncated), since a switch that forwarded it
-// would send a different frame than it received.
+// valid until the next Recv (on rings they are the ring's memory, handed
+// back to the kernel then); the caller may write to them meanwhile. A
+// frame longer than MaxFrame is never returned, cut to the buffer's
+// length as the kernel hands it over: it is dropped and counted
+// (Truncated), since a switch that forwarded it would send a different
+// frame than it received.
 func (p *Port) Recv() ([][]byte, error) {
 	p.rmu.Lock()
 	defer p.rmu.Unlock()
+	if p.rx != nil {
+		return p.recvRing()
+	}
 	for {
 		frames, err := p.recv()
 		if err != nil || len(frames) > 0 {
@@ -219,6 +271,9 @@ func (p *Port) frame(i int) []byte {
 func (p *Port) Send(frames ...[]byte) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
+	if p.tx != nil {
+		return p.sendRing(frames)
+	}
 	for len(frames) > 0 {
 		k := min(len(frames), Batch)
 		for i := range k {
@@ -254,8 +309,24 @@ func (p *Port) Send(frames ...[]byte) error {
 	return nil
 }
 
-// Close closes the socket; a pending Recv returns ErrClosed.
+// Close closes the sockets; a pending Recv or Send returns ErrClosed.
 func (p *Port) Close() error {
-	p.closed.Store(true)
-	return p.f.Close()
+	if p.closed.Swap(true) {
+		return nil
+	}
+	err := p.f.Close()
+	if p.tx != nil {
+		if e := p.tx.f.Close(); err == nil {
+			err = e
+		}
+		// A Send the close woke has left; none can start.
+		p.wmu.Lock()
+		p.tx.mem.unmap()
+		p.wmu.Unlock()
+	}
+	// The receive ring stays mapped: the frames of the last Recv may be
+	// in use elsewhere (sent on another port) until their goroutine
+	// calls Recv again, which then unmaps it (or the port's cleanup, if
+	// none does).
+	return err
 }
