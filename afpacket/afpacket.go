@@ -48,7 +48,7 @@ type Port struct {
 	rc     syscall.RawConn
 	closed atomic.Bool
 
-	// io is how frames move: Ring (rx and tx set) or Mmsg.
+	// io is how frames move: Ring or RingV3 (rx and tx set), or Mmsg.
 	io IO
 	// ringErr is why Auto fell back to Mmsg; nil otherwise.
 	ringErr error
@@ -94,11 +94,11 @@ func Open(ifName string, opts ...Option) (*Port, error) {
 	}
 	var ringErr error
 	if o.io != Mmsg {
-		p, err := openRing(ifi, o.ring)
+		p, err := openRing(ifi, o.ring, o.io == RingV3)
 		if err == nil {
 			return p, nil
 		}
-		if o.io == Ring {
+		if o.io != Auto {
 			return nil, err
 		}
 		ringErr = err
@@ -165,7 +165,7 @@ func htons(v uint16) uint16 {
 // ErrClosed is returned by Recv and Send on a closed port.
 var ErrClosed = errors.New("port closed")
 
-// IO is how the port moves frames: Ring or Mmsg, never Auto.
+// IO is how the port moves frames: Ring, RingV3 or Mmsg, never Auto.
 func (p *Port) IO() IO { return p.io }
 
 // RingRefused is why a port opened with Auto moves frames by Mmsg: the

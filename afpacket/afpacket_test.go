@@ -15,7 +15,7 @@ import (
 )
 
 // ios are the ways of moving frames every test of a port runs with.
-var ios = []IO{Ring, Mmsg}
+var ios = []IO{Ring, RingV3, Mmsg}
 
 // eachIO runs test as a subtest per IO, with the option forcing it.
 func eachIO(t *testing.T, test func(t *testing.T, io Option)) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,37 +24,43 @@ const (
 	// Auto is Ring where the kernel sets the rings up, Mmsg where it
 	// refuses them (Port.RingRefused says why).
 	Auto IO = iota
-	// Ring maps two rings the kernel shares with the process: frames
-	// come in through a TPACKET_V3 ring of blocks, which the kernel
-	// hands over whole (one wake-up and no system call for a block of
-	// frames), and go out through a TPACKET_V2 ring of slots, with one
-	// system call per batch to have the kernel send what they hold.
+	// Ring maps rings the kernel shares with the process, TPACKET_V2
+	// both ways: frames come in to slots of a ring, which the process
+	// reads with no system call and hands back once done with them (a
+	// frame longer than a slot is read whole from the socket, in its
+	// turn); they go out from slots of another, with one system call
+	// per batch to have the kernel send what they hold. A frame waits
+	// no longer than with Mmsg: the kernel wakes the reader for each.
 	Ring
+	// RingV3 is Ring with frames coming in through a TPACKET_V3 ring of
+	// blocks, which the kernel hands over whole, when full or when its
+	// oldest frame has waited a millisecond: one wake-up per block
+	// rather than per frame, at the cost of up to a millisecond more
+	// per frame when traffic is light.
+	RingV3
 	// Mmsg moves frames by recvmmsg and sendmmsg: a system call and a
 	// copy per batch each way, on any Linux since 4.20.
 	Mmsg
 )
 
+// ios are the IOs by name.
+var ioNames = []string{Auto: "auto", Ring: "ring", RingV3: "ring-v3", Mmsg: "mmsg"}
+
 func (m IO) String() string {
-	switch m {
-	case Auto:
-		return "auto"
-	case Ring:
-		return "ring"
-	case Mmsg:
-		return "mmsg"
+	if m >= 0 && int(m) < len(ioNames) {
+		return ioNames[m]
 	}
 	return fmt.Sprintf("IO(%d)", int(m))
 }
 
-// ParseIO reads an IO by its name: "auto", "ring" or "mmsg".
+// ParseIO reads an IO by its name: "auto", "ring", "ring-v3" or "mmsg".
 func ParseIO(s string) (IO, error) {
-	for _, m := range []IO{Auto, Ring, Mmsg} {
-		if s == m.String() {
-			return m, nil
+	for m, name := range ioNames {
+		if s == name {
+			return IO(m), nil
 		}
 	}
-	return 0, fmt.Errorf("port IO %q: want auto, ring or mmsg", s)
+	return 0, fmt.Errorf("port IO %q: want %s", s, strings.Join(ioNames, ", "))
 }
 
 // An Option changes how Open opens a port.
@@ -64,30 +71,38 @@ type options struct {
 	ring ringSizes
 }
 
-// WithIO sets how the port moves frames (Auto by default). With Ring,
-// Open fails where the kernel refuses the rings.
+// WithIO sets how the port moves frames (Auto by default). With Ring or
+// RingV3, Open fails where the kernel refuses the rings.
 func WithIO(m IO) Option { return func(o *options) { o.io = m } }
 
 // ringSizes are the sizes of a port's rings; zero fields take
 // defaultRing's.
 type ringSizes struct {
-	// rxBlock is the receive ring's block in bytes (a multiple of the
-	// page size, and room for the longest frame with its headers);
-	// rxBlocks how many there are.
+	// rxSlots is how many frames Ring's receive ring holds, each in a
+	// slot of rxSlot bytes.
+	rxSlots int
+	// rxBlock is RingV3's receive ring's block in bytes (a multiple of
+	// the page size, and room for the longest frame with its headers);
+	// rxBlocks how many there are. Ring's blocks are a page of slots.
 	rxBlock, rxBlocks int
-	// rxRetireMs is how long the kernel keeps a block that is not full
-	// before handing it over, in milliseconds: the most a frame waits
-	// in the ring when traffic is light.
+	// rxRetireMs is how long the kernel keeps a V3 block that is not
+	// full before handing it over, in milliseconds: the most a frame
+	// waits in the ring when traffic is light.
 	rxRetireMs int
 	// txSlots is how many frames the send ring holds.
 	txSlots int
 }
 
-// defaultRing: 2 MiB in (some 13,000 frames of 64 bytes, 200 of 9,216),
-// and 256 frames out (four batches), about 2.4 MiB. The receive ring
-// holds as many small frames as the 8 MiB socket buffer of Mmsg does
-// (each of those costs the buffer a whole socket buffer's truesize).
-var defaultRing = ringSizes{rxBlock: 64 << 10, rxBlocks: 32, rxRetireMs: 1, txSlots: 256}
+// defaultRing: 4 MiB in, 2,048 frames for Ring, some 26,000 frames of
+// 64 bytes (400 of 9,216) for RingV3; and 256 frames out (four batches),
+// about 2.4 MiB. Mmsg's 8 MiB socket buffer holds some 10,000 frames of
+// 64 bytes, each costing it a socket buffer's whole truesize.
+var defaultRing = ringSizes{rxSlots: 2048, rxBlock: 64 << 10, rxBlocks: 64, rxRetireMs: 1, txSlots: 256}
+
+// rxSlot is the size of a slot of Ring's receive ring: a frame of up to
+// 1,982 bytes with the kernel's headers. Longer ones, rare where
+// frames are small and batches matter, come whole through the socket.
+const rxSlot = 2048
 
 // withRingSizes sets the rings' sizes (tests make the kernel refuse them).
 func withRingSizes(s ringSizes) Option { return func(o *options) { o.ring = s } }
@@ -100,8 +115,10 @@ const (
 	blockStatusOff = 8
 	blockPktsOff   = 12
 	blockFirstOff  = 16
-	// tpacket3HdrLen is TPACKET3_HDRLEN: the frame header and the
-	// sockaddr_ll after it, where received frame data may not start.
+	// tpacket2HdrLen and tpacket3HdrLen are TPACKET2_HDRLEN and
+	// TPACKET3_HDRLEN: a received frame's header and the sockaddr_ll
+	// after it, which the frame's data never overlaps.
+	tpacket2HdrLen = txDataOff + int(unsafe.Sizeof(unix.RawSockaddrLinklayer{}))
 	tpacket3HdrLen = (int(unsafe.Sizeof(unix.Tpacket3Hdr{}))+15)&^15 + int(unsafe.Sizeof(unix.RawSockaddrLinklayer{}))
 	// txDataOff is where a send slot's frame starts: TPACKET2_HDRLEN
 	// less the sockaddr_ll, as the kernel reads it without
@@ -130,23 +147,29 @@ func (m *mapping) unmap() {
 	}
 }
 
-// rxRing is the state of a receive ring: the block being read and the
-// next frame in it.
+// rxRing is the state of a receive ring.
 type rxRing struct {
-	mem    *mapping
-	base   unsafe.Pointer
-	block  int // bytes
-	blocks int
-	// cur is the block being read, held (owned by the process, to hand
+	mem  *mapping
+	base unsafe.Pointer
+	v3   bool
+
+	// Ring (V2): next is the slot to read next; the done slots before
+	// it were read by the last Recv and go back to the kernel at the
+	// next.
+	slots, next, done int
+	// copies are frames longer than a slot, read from the socket.
+	copies [][]byte
+
+	// RingV3: cur is the block being read, held (the process's, to hand
 	// back) while held; left frames of it remain from offset off.
-	cur  int
-	held bool
-	left int
-	off  int
+	block, blocks int
+	cur           int
+	held          bool
+	left, off     int
 }
 
-// txRing is a send ring on a socket of its own (a socket has one
-// TPACKET version, and the receive ring's V3 slots do not suit sending).
+// txRing is a send ring on a socket of its own: a socket has one
+// TPACKET version, and V3 has no send slots on older kernels.
 type txRing struct {
 	f        *os.File
 	rc       syscall.RawConn
@@ -158,21 +181,20 @@ type txRing struct {
 	head int
 }
 
-// openRing opens a port on rings: a socket receiving into a TPACKET_V3
-// ring and one sending from a TPACKET_V2 ring.
-func openRing(ifi *net.Interface, sz ringSizes) (p *Port, err error) {
+// openRing opens a port on rings: a socket receiving into a TPACKET_V2
+// ring (TPACKET_V3 with v3) and one sending from a TPACKET_V2 ring.
+func openRing(ifi *net.Interface, sz ringSizes, v3 bool) (p *Port, err error) {
 	def := defaultRing
-	if sz.rxBlock == 0 {
-		sz.rxBlock = def.rxBlock
+	if !v3 {
+		// Blocks of a page: the kernel finds those however fragmented
+		// its memory.
+		def.rxBlock = pageSize
 	}
-	if sz.rxBlocks == 0 {
-		sz.rxBlocks = def.rxBlocks
-	}
-	if sz.rxRetireMs == 0 {
-		sz.rxRetireMs = def.rxRetireMs
-	}
-	if sz.txSlots == 0 {
-		sz.txSlots = def.txSlots
+	for _, f := range []struct{ v, d *int }{{&sz.rxSlots, &def.rxSlots}, {&sz.rxBlock, &def.rxBlock},
+		{&sz.rxBlocks, &def.rxBlocks}, {&sz.rxRetireMs, &def.rxRetireMs}, {&sz.txSlots, &def.txSlots}} {
+		if *f.v == 0 {
+			*f.v = *f.d
+		}
 	}
 	ifName := ifi.Name
 	var cleanups []func()
@@ -206,30 +228,58 @@ func openRing(ifi *net.Interface, sz ringSizes) (p *Port, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("AF_PACKET socket: %w", err)
 	}
-	if err := unix.SetsockoptInt(rfd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V3); err != nil {
-		return nil, fmt.Errorf("TPACKET_V3: %w", err)
+	version, versionName := unix.TPACKET_V2, "TPACKET_V2"
+	if v3 {
+		version, versionName = unix.TPACKET_V3, "TPACKET_V3"
+	}
+	if err := unix.SetsockoptInt(rfd, unix.SOL_PACKET, unix.PACKET_VERSION, version); err != nil {
+		return nil, fmt.Errorf("%s: %w", versionName, err)
 	}
 	// As Mmsg's socket: our own transmissions are not receptions.
 	if err := unix.SetsockoptInt(rfd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1); err != nil {
 		return nil, fmt.Errorf("PACKET_IGNORE_OUTGOING (Linux 4.20 or later): %w", err)
 	}
-	// V3 frames are as long as they are; tp_frame_size only has to
-	// divide the block for the kernel's count of frames.
-	const frameUnit = 2048
-	req := unix.TpacketReq3{
-		Block_size:     uint32(sz.rxBlock),
-		Block_nr:       uint32(sz.rxBlocks),
-		Frame_size:     frameUnit,
-		Frame_nr:       uint32(sz.rxBlock / frameUnit * sz.rxBlocks),
-		Retire_blk_tov: uint32(sz.rxRetireMs),
+	rx := &rxRing{v3: v3}
+	var rxBytes int
+	if v3 {
+		// V3 frames are as long as they are; tp_frame_size only has
+		// to divide the block for the kernel's count of frames.
+		const frameUnit = 2048
+		req := unix.TpacketReq3{
+			Block_size:     uint32(sz.rxBlock),
+			Block_nr:       uint32(sz.rxBlocks),
+			Frame_size:     frameUnit,
+			Frame_nr:       uint32(sz.rxBlock / frameUnit * sz.rxBlocks),
+			Retire_blk_tov: uint32(sz.rxRetireMs),
+		}
+		if err := unix.SetsockoptTpacketReq3(rfd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+			return nil, fmt.Errorf("PACKET_RX_RING (%d blocks of %d bytes): %w", sz.rxBlocks, sz.rxBlock, err)
+		}
+		rx.block, rx.blocks, rxBytes = sz.rxBlock, sz.rxBlocks, sz.rxBlock*sz.rxBlocks
+	} else {
+		// A frame longer than a slot is queued on the socket whole
+		// as well (and flagged TP_STATUS_COPY in its slot), while
+		// the socket buffer has room.
+		if err := unix.SetsockoptInt(rfd, unix.SOL_PACKET, unix.PACKET_COPY_THRESH, 1); err != nil {
+			return nil, fmt.Errorf("PACKET_COPY_THRESH: %w", err)
+		}
+		_ = unix.SetsockoptInt(rfd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
+		perBlock := sz.rxBlock / rxSlot
+		req := unix.TpacketReq{Block_size: uint32(sz.rxBlock), Block_nr: uint32(sz.rxSlots / perBlock), Frame_size: rxSlot, Frame_nr: uint32(sz.rxSlots / perBlock * perBlock)}
+		if err := unix.SetsockoptTpacketReq(rfd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
+			return nil, fmt.Errorf("PACKET_RX_RING (%d slots of %d bytes): %w", req.Frame_nr, rxSlot, err)
+		}
+		if perBlock*rxSlot != sz.rxBlock {
+			// Slots are addressed as one array.
+			return nil, fmt.Errorf("PACKET_RX_RING: blocks of %d bytes are not whole slots of %d", sz.rxBlock, rxSlot)
+		}
+		rx.slots, rxBytes = int(req.Frame_nr), int(req.Frame_nr)*rxSlot
 	}
-	if err := unix.SetsockoptTpacketReq3(rfd, unix.SOL_PACKET, unix.PACKET_RX_RING, &req); err != nil {
-		return nil, fmt.Errorf("PACKET_RX_RING (%d blocks of %d bytes): %w", sz.rxBlocks, sz.rxBlock, err)
-	}
-	rmem, err := mmap(rfd, sz.rxBlock*sz.rxBlocks)
+	rmem, err := mmap(rfd, rxBytes)
 	if err != nil {
 		return nil, err
 	}
+	rx.mem, rx.base = rmem, unsafe.Pointer(&rmem.b[0])
 	mreq := unix.PacketMreq{Ifindex: int32(ifi.Index), Type: unix.PACKET_MR_PROMISC}
 	if err := unix.SetsockoptPacketMreq(rfd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
 		return nil, fmt.Errorf("promiscuous mode: %w", err)
@@ -283,8 +333,11 @@ func openRing(ifi *net.Interface, sz ringSizes) (p *Port, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p = &Port{Name: ifName, Index: ifi.Index, f: rf, rc: rrc, io: Ring,
-		rx: &rxRing{mem: rmem, base: unsafe.Pointer(&rmem.b[0]), block: sz.rxBlock, blocks: sz.rxBlocks},
+	io := Ring
+	if v3 {
+		io = RingV3
+	}
+	p = &Port{Name: ifName, Index: ifi.Index, f: rf, rc: rrc, io: io, rx: rx,
 		tx: &txRing{f: tf, rc: trc, mem: tmem, base: unsafe.Pointer(&tmem.b[0]), slots: perBlock * txBlocks, perBlock: perBlock}}
 	// Close leaves the receive ring mapped (the last frames may be in
 	// use); this unmaps it once the port is gone, if no Recv did.
@@ -292,65 +345,34 @@ func openRing(ifi *net.Interface, sz ringSizes) (p *Port, err error) {
 	return p, nil
 }
 
+var pageSize = os.Getpagesize()
+
 // u32 is the 32-bit word at off bytes past base.
 func u32(base unsafe.Pointer, off int) *uint32 {
 	return (*uint32)(unsafe.Add(base, off))
 }
 
-// recvRing is Recv on the receive ring: the frames of the block the
-// kernel handed over, up to Batch at a time; the block goes back to the
-// kernel at the Recv after its last frame.
+// recvRing is Recv on a receive ring.
 func (p *Port) recvRing() ([][]byte, error) {
-	r := p.rx
 	for {
 		if p.closed.Load() {
 			// No frame of the ring is in use past this call.
-			r.mem.unmap()
+			p.rx.mem.unmap()
 			return nil, ErrClosed
 		}
-		if r.left == 0 {
-			if r.held {
-				// Hand the block back (its frames are done with)
-				// and move to the next, which the kernel fills after.
-				atomic.StoreUint32(u32(r.base, r.cur*r.block+blockStatusOff), unix.TP_STATUS_KERNEL)
-				r.held = false
-				r.cur = (r.cur + 1) % r.blocks
-			}
-			status := u32(r.base, r.cur*r.block+blockStatusOff)
-			err := p.rc.Read(func(uintptr) bool {
-				for {
-					// The kernel writes a block's frames, then its
-					// status: this load sees them all.
-					if atomic.LoadUint32(status)&unix.TP_STATUS_USER != 0 {
-						return true
-					}
-					if !p.BusyPoll || p.closed.Load() {
-						// The poller wakes us when the kernel hands
-						// a block over (or the socket closes).
-						return false
-					}
-				}
-			})
-			if err != nil {
-				if p.closed.Load() {
-					r.mem.unmap()
-					return nil, ErrClosed
-				}
-				return nil, err
-			}
-			blk := r.cur * r.block
-			r.held = true
-			r.left = int(*u32(r.base, blk+blockPktsOff))
-			r.off = blk + int(*u32(r.base, blk+blockFirstOff))
+		var out [][]byte
+		var err error
+		if p.rx.v3 {
+			out, err = p.recvBlock()
+		} else {
+			out, err = p.recvSlots()
 		}
-		out := p.rout[:0]
-		for r.left > 0 && len(out) < Batch {
-			h := (*unix.Tpacket3Hdr)(unsafe.Add(r.base, r.off))
-			r.left--
-			if f, ok := p.ringFrame(h, r.off); ok {
-				out = append(out, f)
+		if err != nil {
+			if p.closed.Load() {
+				p.rx.mem.unmap()
+				return nil, ErrClosed
 			}
-			r.off += int(h.Next_offset)
+			return nil, err
 		}
 		if len(out) > 0 {
 			return out, nil
@@ -358,43 +380,167 @@ func (p *Port) recvRing() ([][]byte, error) {
 	}
 }
 
-// ringFrame is the frame of header h (at off in the ring), its VLAN tag
-// put back, or false for a frame too long to take (counted).
-func (p *Port) ringFrame(h *unix.Tpacket3Hdr, off int) ([]byte, bool) {
+// await waits on the poller until the word status has TP_STATUS_USER
+// set: the kernel writes a slot's or a block's frames, then its status,
+// so that from then on the frames can be read.
+func (p *Port) await(status *uint32) error {
+	return p.rc.Read(func(uintptr) bool {
+		for {
+			if atomic.LoadUint32(status)&unix.TP_STATUS_USER != 0 {
+				return true
+			}
+			if !p.BusyPoll || p.closed.Load() {
+				// The poller wakes us when the kernel hands a frame
+				// or block over (or the socket closes).
+				return false
+			}
+		}
+	})
+}
+
+// recvSlots reads Ring's receive ring: the frames in the slots the
+// kernel has filled, up to Batch, after handing back those of the last
+// Recv.
+func (p *Port) recvSlots() ([][]byte, error) {
 	r := p.rx
-	n := int(h.Snaplen)
-	// As Mmsg takes at most MaxFrame-4 bytes: what is longer untagged
-	// is dropped either way.
-	if int(h.Len) > MaxFrame-4 || n < int(h.Len) {
-		p.truncated.Add(1)
+	for ; r.done > 0; r.done-- {
+		i := (r.next - r.done + r.slots) % r.slots
+		atomic.StoreUint32(u32(r.base, i*rxSlot), unix.TP_STATUS_KERNEL)
+	}
+	if err := p.await(u32(r.base, r.next*rxSlot)); err != nil {
+		return nil, err
+	}
+	out := p.rout[:0]
+	for len(out) < Batch {
+		off := r.next * rxSlot
+		h := (*unix.Tpacket2Hdr)(unsafe.Add(r.base, off))
+		status := atomic.LoadUint32(&h.Status)
+		if status&unix.TP_STATUS_USER == 0 {
+			break
+		}
+		r.next = (r.next + 1) % r.slots
+		r.done++
+		var f []byte
+		ok := true
+		if status&unix.TP_STATUS_COPY != 0 {
+			// Longer than a slot: the whole frame is next on the
+			// socket's queue (only such frames go there).
+			f, ok = p.recvCopy(len(out), int(h.Len))
+		} else if h.Snaplen < h.Len || int(h.Len) > MaxFrame-4 {
+			// Cut, and no whole copy: the socket buffer was full.
+			ok = false
+		} else {
+			f = unsafe.Slice((*byte)(unsafe.Add(r.base, off+int(h.Mac))), h.Snaplen)
+		}
+		if !ok {
+			p.truncated.Add(1)
+			continue
+		}
+		if status&unix.TP_STATUS_VLAN_VALID != 0 {
+			tpid := uint16(0x8100)
+			if status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
+				tpid = h.Vlan_tpid
+			}
+			room := status&unix.TP_STATUS_COPY != 0 || int(h.Mac) >= tpacket2HdrLen+4
+			f = withTag(f, room, tpid, h.Vlan_tci)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// recvCopy reads the frame of a slot flagged TP_STATUS_COPY, n bytes
+// long, from the socket into a buffer of its own (the i-th of this
+// Recv's), 4 bytes in so that a tag fits in front; false for a frame
+// longer than a port takes.
+func (p *Port) recvCopy(i, n int) ([]byte, bool) {
+	r := p.rx
+	if r.copies == nil {
+		r.copies = make([][]byte, Batch)
+	}
+	if r.copies[i] == nil {
+		r.copies[i] = make([]byte, MaxFrame)
+	}
+	b := r.copies[i]
+	var got int
+	var err error
+	p.rc.Control(func(fd uintptr) {
+		got, _, err = unix.Recvfrom(int(fd), b[4:], unix.MSG_DONTWAIT|unix.MSG_TRUNC)
+	})
+	if err != nil || got != n || n > MaxFrame-4 {
 		return nil, false
 	}
-	mac := off + int(h.Mac)
-	if h.Status&unix.TP_STATUS_VLAN_VALID == 0 || n < 12 {
-		return unsafe.Slice((*byte)(unsafe.Add(r.base, mac)), n), true
-	}
-	tpid := uint16(0x8100)
-	if h.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
-		tpid = h.Hv1.Vlan_tpid
+	return b[4 : 4+n], true
+}
+
+// withTag is frame f with a VLAN tag of tpid and tci put back after its
+// addresses: in place, in the 4 bytes in front of f, when room says
+// they are free (the padding the kernel leaves before the data), else
+// in a new slice.
+func withTag(f []byte, room bool, tpid, tci uint16) []byte {
+	if len(f) < 12 {
+		return f
 	}
 	var b []byte
-	if int(h.Mac) >= tpacket3HdrLen+4 {
-		// The tag goes back in place: the addresses move 4 bytes
-		// into the padding in front of the frame, which the kernel
-		// left between its headers and the data.
-		b = unsafe.Slice((*byte)(unsafe.Add(r.base, mac-4)), n+4)
+	if room {
+		b = unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f)), -4)), len(f)+4)
 		copy(b[0:12], b[4:16])
 	} else {
 		// Never so on the kernels we know (the data starts 14 or
 		// more bytes past the headers); a copy if it ever is.
-		b = make([]byte, n+4)
-		src := unsafe.Slice((*byte)(unsafe.Add(r.base, mac)), n)
-		copy(b[0:12], src[0:12])
-		copy(b[16:], src[12:])
+		b = make([]byte, len(f)+4)
+		copy(b[0:12], f[0:12])
+		copy(b[16:], f[12:])
 	}
 	binary.BigEndian.PutUint16(b[12:], tpid)
-	binary.BigEndian.PutUint16(b[14:], uint16(h.Hv1.Vlan_tci))
-	return b, true
+	binary.BigEndian.PutUint16(b[14:], tci)
+	return b
+}
+
+// recvBlock reads RingV3's receive ring: the frames of the block the
+// kernel handed over, up to Batch at a time; the block goes back to the
+// kernel at the Recv after its last frame.
+func (p *Port) recvBlock() ([][]byte, error) {
+	r := p.rx
+	if r.left == 0 {
+		if r.held {
+			// Hand the block back (its frames are done with) and
+			// move to the next, which the kernel fills after.
+			atomic.StoreUint32(u32(r.base, r.cur*r.block+blockStatusOff), unix.TP_STATUS_KERNEL)
+			r.held = false
+			r.cur = (r.cur + 1) % r.blocks
+		}
+		if err := p.await(u32(r.base, r.cur*r.block+blockStatusOff)); err != nil {
+			return nil, err
+		}
+		blk := r.cur * r.block
+		r.held = true
+		r.left = int(*u32(r.base, blk+blockPktsOff))
+		r.off = blk + int(*u32(r.base, blk+blockFirstOff))
+	}
+	out := p.rout[:0]
+	for r.left > 0 && len(out) < Batch {
+		h := (*unix.Tpacket3Hdr)(unsafe.Add(r.base, r.off))
+		r.left--
+		off := r.off
+		r.off += int(h.Next_offset)
+		// As Mmsg takes at most MaxFrame-4 bytes: what is longer
+		// untagged is dropped either way.
+		if int(h.Len) > MaxFrame-4 || h.Snaplen < h.Len {
+			p.truncated.Add(1)
+			continue
+		}
+		f := unsafe.Slice((*byte)(unsafe.Add(r.base, off+int(h.Mac))), h.Snaplen)
+		if h.Status&unix.TP_STATUS_VLAN_VALID != 0 {
+			tpid := uint16(0x8100)
+			if h.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
+				tpid = h.Hv1.Vlan_tpid
+			}
+			f = withTag(f, int(h.Mac) >= tpacket3HdrLen+4, tpid, uint16(h.Hv1.Vlan_tci))
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // txSlotAt is slot i's header and frame space.

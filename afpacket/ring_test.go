@@ -128,48 +128,65 @@ func TestEverySize(t *testing.T) {
 	})
 }
 
-// TestRingBlocksReused: a ring of four 16 KiB blocks takes 1.4 MB, a
-// block's worth at a time; and a send ring of 14 slots sends 60 frames
-// in one call. A block never handed back stops the first; a slot reused
-// before the kernel is done with it garbles the second.
-func TestRingBlocksReused(t *testing.T) {
-	host, port := lab(t, WithIO(Ring), withRingSizes(ringSizes{rxBlock: 16 << 10, rxBlocks: 4, txSlots: 8}))
-	if port.rx.blocks != 4 || port.tx.slots != 14 {
-		t.Fatalf("ring of %d blocks and %d slots, want 4 and 14", port.rx.blocks, port.tx.slots)
-	}
-	var frames [][]byte
-	for i := range 1400 {
-		frames = append(frames, frame(1000, byte(i), i%2 == 0))
-	}
-	for rest := frames; len(rest) > 0; {
-		w := rest[:min(len(rest), 14)] // one block's worth
-		rest = rest[len(w):]
-		for _, f := range w {
-			if err := host.Send(f); err != nil {
+// TestRingReused: a receive ring of 16 slots (Ring; every fifth frame
+// longer than a slot, read whole from the socket) or of four 16 KiB
+// blocks (RingV3) takes 2 MB, 6 frames at a time (the last Recv's
+// frames still hold their slots or block meanwhile); and a send ring
+// of 14 slots sends 60 frames in one call. Slots or blocks never handed
+// back stop the first; a send slot reused before the kernel is done
+// with it garbles the second.
+func TestRingReused(t *testing.T) {
+	for _, c := range []struct {
+		io    IO
+		sizes ringSizes
+	}{
+		{Ring, ringSizes{rxSlots: 16, txSlots: 8}},
+		{RingV3, ringSizes{rxBlock: 16 << 10, rxBlocks: 4, txSlots: 8}},
+	} {
+		t.Run(c.io.String(), func(t *testing.T) {
+			host, port := labMTU(t, 9216, WithIO(c.io), withRingSizes(c.sizes))
+			if port.rx.slots+port.rx.blocks != c.sizes.rxSlots+c.sizes.rxBlocks || port.tx.slots != 14 {
+				t.Fatalf("ring of %d slots, %d blocks and %d send slots, want %v and 14", port.rx.slots, port.rx.blocks, port.tx.slots, c.sizes)
+			}
+			var frames [][]byte
+			for i := range 1400 {
+				n := 1000
+				if i%5 == 0 {
+					n = 3000
+				}
+				frames = append(frames, frame(n, byte(i), i%2 == 0))
+			}
+			for rest := frames; len(rest) > 0; {
+				w := rest[:min(len(rest), 6)]
+				rest = rest[len(w):]
+				for _, f := range w {
+					if err := host.Send(f); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i, f := range recvN(t, port, len(w)) {
+					if !bytes.Equal(f, w[i]) {
+						t.Fatalf("frame %d of a window: got %d bytes %x, want %d bytes %x", i, len(f), head(f), len(w[i]), head(w[i]))
+					}
+				}
+			}
+			out := make([][]byte, 60)
+			for i := range out {
+				out[i] = frame(200, byte(i), false)
+			}
+			if err := port.Send(out...); err != nil {
 				t.Fatal(err)
 			}
-		}
-		for i, f := range recvN(t, port, len(w)) {
-			if !bytes.Equal(f, w[i]) {
-				t.Fatalf("frame %d of a window: got %x, want %x", i, head(f), head(w[i]))
+			for i, want := range out {
+				f, err := host.RecvMatching(5*time.Second, ours)
+				if err != nil {
+					t.Fatalf("frame %d of 60: %v", i, err)
+				}
+				if !bytes.Equal(f, want) {
+					t.Fatalf("frame %d of 60: got %x, want %x", i, head(f), head(want))
+				}
 			}
-		}
-	}
-	out := make([][]byte, 60)
-	for i := range out {
-		out[i] = frame(200, byte(i), false)
-	}
-	if err := port.Send(out...); err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range out {
-		f, err := host.RecvMatching(5*time.Second, ours)
-		if err != nil {
-			t.Fatalf("frame %d of 60: %v", i, err)
-		}
-		if !bytes.Equal(f, want) {
-			t.Fatalf("frame %d of 60: got %x, want %x", i, head(f), head(want))
-		}
+		})
 	}
 }
 
@@ -240,8 +257,8 @@ func TestVLANTagKept(t *testing.T) {
 
 // TestRingRefusedFallsBack: where the kernel refuses the ring (here a
 // block that is not a whole number of pages), Auto opens the port on
-// recvmmsg and sendmmsg, which then carry frames, and says why; Ring
-// fails instead.
+// recvmmsg and sendmmsg, which then carry frames, and says why; Ring and
+// RingV3 fail instead.
 func TestRingRefusedFallsBack(t *testing.T) {
 	refused := withRingSizes(ringSizes{rxBlock: 4096 + 512})
 	host, port := lab(t, refused)
@@ -270,14 +287,16 @@ func TestRingRefusedFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := Open(link.SwitchIf, WithIO(Ring), refused); err == nil {
-		p.Close()
-		t.Error("WithIO(Ring) where the ring is refused: no error")
+	for _, m := range []IO{Ring, RingV3} {
+		if p, err := Open(link.SwitchIf, WithIO(m), refused); err == nil {
+			p.Close()
+			t.Errorf("WithIO(%v) where the ring is refused: no error", m)
+		}
 	}
 }
 
 func TestParseIO(t *testing.T) {
-	for _, m := range []IO{Auto, Ring, Mmsg} {
+	for _, m := range []IO{Auto, Ring, RingV3, Mmsg} {
 		if got, err := ParseIO(m.String()); err != nil || got != m {
 			t.Errorf("ParseIO(%q) = %v, %v", m.String(), got, err)
 		}
