@@ -48,7 +48,8 @@ type Port struct {
 	rc     syscall.RawConn
 	closed atomic.Bool
 
-	// io is how frames move: Ring or RingV3 (rx and tx set), or Mmsg.
+	// io is how frames move: Ring or RingV3 (rx set, and tx with a
+	// send ring), or Mmsg.
 	io IO
 	// ringErr is why Auto fell back to Mmsg; nil otherwise.
 	ringErr error
@@ -94,7 +95,7 @@ func Open(ifName string, opts ...Option) (*Port, error) {
 	}
 	var ringErr error
 	if o.io != Mmsg {
-		p, err := openRing(ifi, o.ring, o.io == RingV3)
+		p, err := openRing(ifi, o.ring, o.io == RingV3, o.sendRing)
 		if err == nil {
 			return p, nil
 		}

@@ -17,11 +17,19 @@ import (
 // ios are the ways of moving frames every test of a port runs with.
 var ios = []IO{Ring, RingV3, Mmsg}
 
-// eachIO runs test as a subtest per IO, with the option forcing it.
+// eachIO runs test as a subtest per IO, with the option forcing it, and
+// on Ring with a send ring.
 func eachIO(t *testing.T, test func(t *testing.T, io Option)) {
 	for _, m := range ios {
 		t.Run(m.String(), func(t *testing.T) { test(t, WithIO(m)) })
 	}
+	t.Run("ring-send-ring", func(t *testing.T) { test(t, ringSendRing) })
+}
+
+// ringSendRing is Ring sending from a ring as well.
+func ringSendRing(o *options) {
+	WithIO(Ring)(o)
+	withSendRing()(o)
 }
 
 func lab(t *testing.T, opts ...Option) (*netlab.Socket, *Port) {
@@ -31,7 +39,13 @@ func lab(t *testing.T, opts ...Option) (*netlab.Socket, *Port) {
 
 // labMTU is a port on one end of a veth and a host's socket on the
 // other, the veth's MTU raised to mtu on both ends where it is not 0.
-func labMTU(t *testing.T, mtu int, opts ...Option) (*netlab.Socket, *Port) {
+func labMTU(t testing.TB, mtu int, opts ...Option) (*netlab.Socket, *Port) {
+	s, p, _ := labHost(t, mtu, opts...)
+	return s, p
+}
+
+// labHost is labMTU with the host, for a test to open more there.
+func labHost(t testing.TB, mtu int, opts ...Option) (*netlab.Socket, *Port, *netlab.Host) {
 	t.Helper()
 	labtest.Require(t)
 	l, err := netlab.New("afp")
@@ -71,7 +85,7 @@ func labMTU(t *testing.T, mtu int, opts ...Option) (*netlab.Socket, *Port) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	return s, p
+	return s, p, h
 }
 
 func frame(n int, seq byte, vlan bool) []byte {

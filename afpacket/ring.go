@@ -43,7 +43,7 @@ const (
 	Mmsg
 )
 
-// ios are the IOs by name.
+// ioNames are the IOs by name, as ParseIO and --port-io take them.
 var ioNames = []string{Auto: "auto", Ring: "ring", RingV3: "ring-v3", Mmsg: "mmsg"}
 
 func (m IO) String() string {
@@ -69,6 +69,8 @@ type Option func(*options)
 type options struct {
 	io   IO
 	ring ringSizes
+	// sendRing has Ring and RingV3 ports send from a ring too.
+	sendRing bool
 }
 
 // WithIO sets how the port moves frames (Auto by default). With Ring or
@@ -89,7 +91,7 @@ type ringSizes struct {
 	// full before handing it over, in milliseconds: the most a frame
 	// waits in the ring when traffic is light.
 	rxRetireMs int
-	// txSlots is how many frames the send ring holds.
+	// txSlots is how many frames the send ring holds (withSendRing).
 	txSlots int
 }
 
@@ -106,6 +108,10 @@ const rxSlot = 2048
 
 // withRingSizes sets the rings' sizes (tests make the kernel refuse them).
 func withRingSizes(s ringSizes) Option { return func(o *options) { o.ring = s } }
+
+// withSendRing has a port on rings send from a TPACKET_V2 ring rather
+// than by sendmmsg (txRing says why it does not by default).
+func withSendRing() Option { return func(o *options) { o.sendRing = true } }
 
 // Offsets in the rings' headers (linux/if_packet.h).
 const (
@@ -169,7 +175,11 @@ type rxRing struct {
 }
 
 // txRing is a send ring on a socket of its own: a socket has one
-// TPACKET version, and V3 has no send slots on older kernels.
+// TPACKET version, and V3 has no send slots on older kernels. On veths
+// it costs more CPU per frame than sendmmsg (BenchmarkSend: the kernel
+// builds each frame's buffer from pages of the ring, which the
+// receiving stack then pulls together), so ports send by sendmmsg;
+// withSendRing keeps it, measured beside sendmmsg.
 type txRing struct {
 	f        *os.File
 	rc       syscall.RawConn
@@ -181,9 +191,10 @@ type txRing struct {
 	head int
 }
 
-// openRing opens a port on rings: a socket receiving into a TPACKET_V2
-// ring (TPACKET_V3 with v3) and one sending from a TPACKET_V2 ring.
-func openRing(ifi *net.Interface, sz ringSizes, v3 bool) (p *Port, err error) {
+// openRing opens a port on a socket receiving into a TPACKET_V2 ring
+// (TPACKET_V3 with v3) and sending by sendmmsg, or with sendRing from a
+// TPACKET_V2 ring on a socket of its own.
+func openRing(ifi *net.Interface, sz ringSizes, v3, sendRing bool) (p *Port, err error) {
 	def := defaultRing
 	if !v3 {
 		// Blocks of a page: the kernel finds those however fragmented
@@ -285,35 +296,41 @@ func openRing(ifi *net.Interface, sz ringSizes, v3 bool) (p *Port, err error) {
 		return nil, fmt.Errorf("promiscuous mode: %w", err)
 	}
 
-	// Sending.
-	tfd, err := socket()
-	if err != nil {
-		return nil, fmt.Errorf("AF_PACKET socket: %w", err)
-	}
-	if err := unix.SetsockoptInt(tfd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
-		return nil, fmt.Errorf("TPACKET_V2: %w", err)
-	}
-	// A frame the kernel will not send (longer than the interface's
-	// MTU) is skipped; without this it stops the ring at its slot.
-	if err := unix.SetsockoptInt(tfd, unix.SOL_PACKET, unix.PACKET_LOSS, 1); err != nil {
-		return nil, fmt.Errorf("PACKET_LOSS: %w", err)
-	}
-	// Frames in flight count against the send buffer; forcing needs
-	// CAP_NET_ADMIN, and without it the default stays.
-	_ = unix.SetsockoptInt(tfd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
-	perBlock := txBlock / txSlot
-	txBlocks := (sz.txSlots + perBlock - 1) / perBlock
-	treq := unix.TpacketReq{Block_size: txBlock, Block_nr: uint32(txBlocks), Frame_size: uint32(txSlot), Frame_nr: uint32(perBlock * txBlocks)}
-	if err := unix.SetsockoptTpacketReq(tfd, unix.SOL_PACKET, unix.PACKET_TX_RING, &treq); err != nil {
-		return nil, fmt.Errorf("PACKET_TX_RING (%d slots of %d bytes): %w", treq.Frame_nr, txSlot, err)
-	}
-	tmem, err := mmap(tfd, txBlock*txBlocks)
-	if err != nil {
-		return nil, err
-	}
-	// Protocol 0: the sending socket receives nothing.
-	if err := unix.Bind(tfd, &unix.SockaddrLinklayer{Ifindex: ifi.Index}); err != nil {
-		return nil, fmt.Errorf("bind: %w", err)
+	// Sending: sendmmsg on this socket, as Mmsg; with sendRing, a
+	// ring on a socket of its own.
+	_ = unix.SetsockoptInt(rfd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
+	var tx *txRing
+	var tfd int
+	if sendRing {
+		if tfd, err = socket(); err != nil {
+			return nil, fmt.Errorf("AF_PACKET socket: %w", err)
+		}
+		if err := unix.SetsockoptInt(tfd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
+			return nil, fmt.Errorf("TPACKET_V2: %w", err)
+		}
+		// A frame the kernel will not send (longer than the interface's
+		// MTU) is skipped; without this it stops the ring at its slot.
+		if err := unix.SetsockoptInt(tfd, unix.SOL_PACKET, unix.PACKET_LOSS, 1); err != nil {
+			return nil, fmt.Errorf("PACKET_LOSS: %w", err)
+		}
+		// Frames in flight count against the send buffer; forcing needs
+		// CAP_NET_ADMIN, and without it the default stays.
+		_ = unix.SetsockoptInt(tfd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
+		perBlock := txBlock / txSlot
+		txBlocks := (sz.txSlots + perBlock - 1) / perBlock
+		treq := unix.TpacketReq{Block_size: txBlock, Block_nr: uint32(txBlocks), Frame_size: uint32(txSlot), Frame_nr: uint32(perBlock * txBlocks)}
+		if err := unix.SetsockoptTpacketReq(tfd, unix.SOL_PACKET, unix.PACKET_TX_RING, &treq); err != nil {
+			return nil, fmt.Errorf("PACKET_TX_RING (%d slots of %d bytes): %w", treq.Frame_nr, txSlot, err)
+		}
+		tmem, err := mmap(tfd, txBlock*txBlocks)
+		if err != nil {
+			return nil, err
+		}
+		// Protocol 0: the sending socket receives nothing.
+		if err := unix.Bind(tfd, &unix.SockaddrLinklayer{Ifindex: ifi.Index}); err != nil {
+			return nil, fmt.Errorf("bind: %w", err)
+		}
+		tx = &txRing{mem: tmem, base: unsafe.Pointer(&tmem.b[0]), slots: perBlock * txBlocks, perBlock: perBlock}
 	}
 	// Bound last, so that no frame reaches the ring before the rest is
 	// set up.
@@ -322,14 +339,16 @@ func openRing(ifi *net.Interface, sz ringSizes, v3 bool) (p *Port, err error) {
 	}
 
 	rf := os.NewFile(uintptr(rfd), "afpacket-ring:"+ifName)
-	tf := os.NewFile(uintptr(tfd), "afpacket-ring-tx:"+ifName)
-	// From here the files own the descriptors.
-	cleanups = []func(){func() { rf.Close() }, func() { tf.Close() }, rmem.unmap, tmem.unmap}
-	rrc, err := rf.SyscallConn()
-	if err != nil {
-		return nil, err
+	// From here the file owns the descriptor.
+	cleanups = []func(){func() { rf.Close() }, rmem.unmap}
+	if tx != nil {
+		tx.f = os.NewFile(uintptr(tfd), "afpacket-ring-tx:"+ifName)
+		cleanups = append(cleanups, func() { tx.f.Close() }, tx.mem.unmap)
+		if tx.rc, err = tx.f.SyscallConn(); err != nil {
+			return nil, err
+		}
 	}
-	trc, err := tf.SyscallConn()
+	rrc, err := rf.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
@@ -337,8 +356,7 @@ func openRing(ifi *net.Interface, sz ringSizes, v3 bool) (p *Port, err error) {
 	if v3 {
 		io = RingV3
 	}
-	p = &Port{Name: ifName, Index: ifi.Index, f: rf, rc: rrc, io: io, rx: rx,
-		tx: &txRing{f: tf, rc: trc, mem: tmem, base: unsafe.Pointer(&tmem.b[0]), slots: perBlock * txBlocks, perBlock: perBlock}}
+	p = &Port{Name: ifName, Index: ifi.Index, f: rf, rc: rrc, io: io, rx: rx, tx: tx}
 	// Close leaves the receive ring mapped (the last frames may be in
 	// use); this unmaps it once the port is gone, if no Recv did.
 	runtime.AddCleanup(p, func(m *mapping) { m.unmap() }, rmem)

@@ -96,9 +96,7 @@ func through(t *testing.T, host *netlab.Socket, port *Port, frames [][]byte) {
 				t.Fatalf("port received %d bytes where %d were sent:\n got %x\nwant %x", len(f), len(w[i]), head(f), head(w[i]))
 			}
 		}
-		if err := port.Send(w...); err != nil {
-			t.Fatal(err)
-		}
+		sendWithin(t, port, w)
 		for _, want := range w {
 			f, err := host.RecvMatching(5*time.Second, ours)
 			if err != nil {
@@ -108,6 +106,23 @@ func through(t *testing.T, host *netlab.Socket, port *Port, frames [][]byte) {
 				t.Fatalf("host received %d bytes where %d were sent:\n got %x\nwant %x", len(f), len(want), head(f), head(want))
 			}
 		}
+	}
+}
+
+// sendWithin sends frames on port, failing if that takes 5 s (Close
+// ends a Send stuck waiting for the kernel).
+func sendWithin(t *testing.T, port *Port, frames [][]byte) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- port.Send(frames...) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		port.Close()
+		t.Fatalf("sending %d frames took more than 5 s: %v", len(frames), <-done)
 	}
 }
 
@@ -132,6 +147,7 @@ func TestEverySize(t *testing.T) {
 // longer than a slot, read whole from the socket) or of four 16 KiB
 // blocks (RingV3) takes 2 MB, 6 frames at a time (the last Recv's
 // frames still hold their slots or block meanwhile); and a send ring
+// (withSendRing)
 // of 14 slots sends 60 frames in one call. Slots or blocks never handed
 // back stop the first; a send slot reused before the kernel is done
 // with it garbles the second.
@@ -144,7 +160,7 @@ func TestRingReused(t *testing.T) {
 		{RingV3, ringSizes{rxBlock: 16 << 10, rxBlocks: 4, txSlots: 8}},
 	} {
 		t.Run(c.io.String(), func(t *testing.T) {
-			host, port := labMTU(t, 9216, WithIO(c.io), withRingSizes(c.sizes))
+			host, port := labMTU(t, 9216, WithIO(c.io), withSendRing(), withRingSizes(c.sizes))
 			if port.rx.slots+port.rx.blocks != c.sizes.rxSlots+c.sizes.rxBlocks || port.tx.slots != 14 {
 				t.Fatalf("ring of %d slots, %d blocks and %d send slots, want %v and 14", port.rx.slots, port.rx.blocks, port.tx.slots, c.sizes)
 			}
@@ -174,9 +190,7 @@ func TestRingReused(t *testing.T) {
 			for i := range out {
 				out[i] = frame(200, byte(i), false)
 			}
-			if err := port.Send(out...); err != nil {
-				t.Fatal(err)
-			}
+			sendWithin(t, port, out)
 			for i, want := range out {
 				f, err := host.RecvMatching(5*time.Second, ours)
 				if err != nil {
