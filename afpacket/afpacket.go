@@ -54,7 +54,10 @@ type Port struct {
 	// ringErr is why Auto fell back to Mmsg; nil otherwise.
 	ringErr error
 	rx      *rxRing
-	tx      *txRing
+	// sfd is the sending socket of a port on rings (-1 on Mmsg), and
+	// tx its send ring, if it has one.
+	sfd int
+	tx  *txRing
 
 	rmu   sync.Mutex
 	rbufs [Batch][]byte
@@ -149,7 +152,7 @@ func openMmsg(ifi *net.Interface) (*Port, error) {
 		f.Close()
 		return nil, err
 	}
-	p := &Port{Name: ifName, Index: ifi.Index, f: f, rc: rc, io: Mmsg}
+	p := &Port{Name: ifName, Index: ifi.Index, f: f, rc: rc, io: Mmsg, sfd: -1}
 	for i := range p.rbufs {
 		p.rbufs[i] = make([]byte, MaxFrame)
 		p.roob[i] = make([]byte, unix.CmsgSpace(auxSize))
@@ -272,18 +275,16 @@ func (p *Port) frame(i int) []byte {
 func (p *Port) Send(frames ...[]byte) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
-	if p.tx != nil {
+	switch {
+	case p.tx != nil:
 		return p.sendRing(frames)
+	case p.sfd >= 0:
+		return p.sendSocket(frames)
 	}
 	for len(frames) > 0 {
-		k := min(len(frames), Batch)
-		for i := range k {
-			if len(frames[i]) == 0 {
-				return fmt.Errorf("port %s: an empty frame", p.Name)
-			}
-			p.wiov[i] = unix.Iovec{Base: &frames[i][0]}
-			p.wiov[i].SetLen(len(frames[i]))
-			p.whdr[i] = mmsghdr{hdr: unix.Msghdr{Iov: &p.wiov[i], Iovlen: 1}}
+		k := p.fillHeaders(frames)
+		if k < 0 {
+			return fmt.Errorf("port %s: an empty frame", p.Name)
 		}
 		var sent int
 		var errno syscall.Errno
@@ -310,19 +311,37 @@ func (p *Port) Send(frames ...[]byte) error {
 	return nil
 }
 
+// fillHeaders points sendmmsg's headers at the first Batch frames and
+// returns how many; -1 for an empty frame among them.
+func (p *Port) fillHeaders(frames [][]byte) int {
+	k := min(len(frames), Batch)
+	for i := range k {
+		if len(frames[i]) == 0 {
+			return -1
+		}
+		p.wiov[i] = unix.Iovec{Base: &frames[i][0]}
+		p.wiov[i].SetLen(len(frames[i]))
+		p.whdr[i] = mmsghdr{hdr: unix.Msghdr{Iov: &p.wiov[i], Iovlen: 1}}
+	}
+	return k
+}
+
 // Close closes the sockets; a pending Recv or Send returns ErrClosed.
 func (p *Port) Close() error {
 	if p.closed.Swap(true) {
 		return nil
 	}
 	err := p.f.Close()
-	if p.tx != nil {
-		if e := p.tx.f.Close(); err == nil {
+	if p.sfd >= 0 {
+		// A Send waiting sees the port closed within its poll's
+		// bound and leaves; none can start.
+		p.wmu.Lock()
+		if e := unix.Close(p.sfd); err == nil {
 			err = e
 		}
-		// A Send the close woke has left; none can start.
-		p.wmu.Lock()
-		p.tx.mem.unmap()
+		if p.tx != nil {
+			p.tx.mem.unmap()
+		}
 		p.wmu.Unlock()
 	}
 	// The receive ring stays mapped: the frames of the last Recv may be

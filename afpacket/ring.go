@@ -95,11 +95,15 @@ type ringSizes struct {
 	txSlots int
 }
 
-// defaultRing: 4 MiB in, 2,048 frames for Ring, some 26,000 frames of
-// 64 bytes (400 of 9,216) for RingV3; and 256 frames out (four batches),
-// about 2.4 MiB. Mmsg's 8 MiB socket buffer holds some 10,000 frames of
-// 64 bytes, each costing it a socket buffer's whole truesize.
-var defaultRing = ringSizes{rxSlots: 2048, rxBlock: 64 << 10, rxBlocks: 64, rxRetireMs: 1, txSlots: 256}
+// defaultRing: 8 MiB in, 4,096 frames for Ring, some 26,000 frames of
+// 64 bytes (400 of 9,216) in 4 MiB for RingV3; 256 frames out when a
+// port sends from a ring (withSendRing), about 2.4 MiB. Mmsg's 8 MiB
+// socket buffer holds some 10,000 frames of 64 bytes, each costing it a
+// socket buffer's whole truesize. A Go target forwarding at a few
+// hundred thousand frames a second on two cores shared with its
+// traffic's senders loses frames with 2,048 slots: its goroutines wait
+// their turn for longer than that many take to come in.
+var defaultRing = ringSizes{rxSlots: 4096, rxBlock: 64 << 10, rxBlocks: 64, rxRetireMs: 1, txSlots: 256}
 
 // rxSlot is the size of a slot of Ring's receive ring: a frame of up to
 // 1,982 bytes with the kernel's headers. Longer ones, rare where
@@ -174,15 +178,13 @@ type rxRing struct {
 	left, off     int
 }
 
-// txRing is a send ring on a socket of its own: a socket has one
-// TPACKET version, and V3 has no send slots on older kernels. On veths
-// it costs more CPU per frame than sendmmsg (BenchmarkSend: the kernel
-// builds each frame's buffer from pages of the ring, which the
-// receiving stack then pulls together), so ports send by sendmmsg;
-// withSendRing keeps it, measured beside sendmmsg.
+// txRing is a send ring on the sending socket (a socket has one TPACKET
+// version, and V3 has no send slots on older kernels). On veths it costs
+// more CPU per frame than sendmmsg (BenchmarkSend: the kernel builds each
+// frame's buffer from pages of the ring, which the receiving stack then
+// pulls together), so ports send by sendmmsg; withSendRing keeps it,
+// measured beside sendmmsg.
 type txRing struct {
-	f        *os.File
-	rc       syscall.RawConn
 	mem      *mapping
 	base     unsafe.Pointer
 	slots    int
@@ -192,8 +194,8 @@ type txRing struct {
 }
 
 // openRing opens a port on a socket receiving into a TPACKET_V2 ring
-// (TPACKET_V3 with v3) and sending by sendmmsg, or with sendRing from a
-// TPACKET_V2 ring on a socket of its own.
+// (TPACKET_V3 with v3) and one sending by sendmmsg, or with sendRing
+// from a TPACKET_V2 ring.
 func openRing(ifi *net.Interface, sz ringSizes, v3, sendRing bool) (p *Port, err error) {
 	def := defaultRing
 	if !v3 {
@@ -296,41 +298,44 @@ func openRing(ifi *net.Interface, sz ringSizes, v3, sendRing bool) (p *Port, err
 		return nil, fmt.Errorf("promiscuous mode: %w", err)
 	}
 
-	// Sending: sendmmsg on this socket, as Mmsg; with sendRing, a
-	// ring on a socket of its own.
-	_ = unix.SetsockoptInt(rfd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
+	// Sending: a socket of its own, kept off the runtime's poller. A
+	// frame's buffer, freed once the far end has it, wakes the
+	// socket's waiters (sock_def_write_space): on a socket the poller
+	// watches, that is a wake-up of the poller per frame sent, which on
+	// veths costs about as much as sending. Nothing waits on this one
+	// but a Send finding the kernel's buffer full (poll(2)).
+	sfd, err := socket()
+	if err != nil {
+		return nil, fmt.Errorf("AF_PACKET socket: %w", err)
+	}
+	// Frames in flight count against the send buffer; forcing needs
+	// CAP_NET_ADMIN, and without it the default stays.
+	_ = unix.SetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
 	var tx *txRing
-	var tfd int
 	if sendRing {
-		if tfd, err = socket(); err != nil {
-			return nil, fmt.Errorf("AF_PACKET socket: %w", err)
-		}
-		if err := unix.SetsockoptInt(tfd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
+		if err := unix.SetsockoptInt(sfd, unix.SOL_PACKET, unix.PACKET_VERSION, unix.TPACKET_V2); err != nil {
 			return nil, fmt.Errorf("TPACKET_V2: %w", err)
 		}
 		// A frame the kernel will not send (longer than the interface's
 		// MTU) is skipped; without this it stops the ring at its slot.
-		if err := unix.SetsockoptInt(tfd, unix.SOL_PACKET, unix.PACKET_LOSS, 1); err != nil {
+		if err := unix.SetsockoptInt(sfd, unix.SOL_PACKET, unix.PACKET_LOSS, 1); err != nil {
 			return nil, fmt.Errorf("PACKET_LOSS: %w", err)
 		}
-		// Frames in flight count against the send buffer; forcing needs
-		// CAP_NET_ADMIN, and without it the default stays.
-		_ = unix.SetsockoptInt(tfd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
 		perBlock := txBlock / txSlot
 		txBlocks := (sz.txSlots + perBlock - 1) / perBlock
 		treq := unix.TpacketReq{Block_size: txBlock, Block_nr: uint32(txBlocks), Frame_size: uint32(txSlot), Frame_nr: uint32(perBlock * txBlocks)}
-		if err := unix.SetsockoptTpacketReq(tfd, unix.SOL_PACKET, unix.PACKET_TX_RING, &treq); err != nil {
+		if err := unix.SetsockoptTpacketReq(sfd, unix.SOL_PACKET, unix.PACKET_TX_RING, &treq); err != nil {
 			return nil, fmt.Errorf("PACKET_TX_RING (%d slots of %d bytes): %w", treq.Frame_nr, txSlot, err)
 		}
-		tmem, err := mmap(tfd, txBlock*txBlocks)
+		tmem, err := mmap(sfd, txBlock*txBlocks)
 		if err != nil {
 			return nil, err
 		}
-		// Protocol 0: the sending socket receives nothing.
-		if err := unix.Bind(tfd, &unix.SockaddrLinklayer{Ifindex: ifi.Index}); err != nil {
-			return nil, fmt.Errorf("bind: %w", err)
-		}
 		tx = &txRing{mem: tmem, base: unsafe.Pointer(&tmem.b[0]), slots: perBlock * txBlocks, perBlock: perBlock}
+	}
+	// Protocol 0: the sending socket receives nothing.
+	if err := unix.Bind(sfd, &unix.SockaddrLinklayer{Ifindex: ifi.Index}); err != nil {
+		return nil, fmt.Errorf("bind: %w", err)
 	}
 	// Bound last, so that no frame reaches the ring before the rest is
 	// set up.
@@ -339,14 +344,10 @@ func openRing(ifi *net.Interface, sz ringSizes, v3, sendRing bool) (p *Port, err
 	}
 
 	rf := os.NewFile(uintptr(rfd), "afpacket-ring:"+ifName)
-	// From here the file owns the descriptor.
-	cleanups = []func(){func() { rf.Close() }, rmem.unmap}
+	// From here the file owns the receiving descriptor.
+	cleanups = []func(){func() { rf.Close() }, rmem.unmap, func() { unix.Close(sfd) }}
 	if tx != nil {
-		tx.f = os.NewFile(uintptr(tfd), "afpacket-ring-tx:"+ifName)
-		cleanups = append(cleanups, func() { tx.f.Close() }, tx.mem.unmap)
-		if tx.rc, err = tx.f.SyscallConn(); err != nil {
-			return nil, err
-		}
+		cleanups = append(cleanups, tx.mem.unmap)
 	}
 	rrc, err := rf.SyscallConn()
 	if err != nil {
@@ -356,7 +357,7 @@ func openRing(ifi *net.Interface, sz ringSizes, v3, sendRing bool) (p *Port, err
 	if v3 {
 		io = RingV3
 	}
-	p = &Port{Name: ifName, Index: ifi.Index, f: rf, rc: rrc, io: io, rx: rx, tx: tx}
+	p = &Port{Name: ifName, Index: ifi.Index, f: rf, rc: rrc, io: io, rx: rx, sfd: sfd, tx: tx}
 	// Close leaves the receive ring mapped (the last frames may be in
 	// use); this unmaps it once the port is gone, if no Recv did.
 	runtime.AddCleanup(p, func(m *mapping) { m.unmap() }, rmem)
@@ -576,10 +577,52 @@ func (t *txRing) free(i int) bool {
 }
 
 // kick has the kernel send every slot filled so far, without waiting.
-func kick(fd uintptr) syscall.Errno {
+func kick(fd int) syscall.Errno {
 	// Raw, as recvmmsg: MSG_DONTWAIT does not block.
-	_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, 0, 0, unix.MSG_DONTWAIT, 0, 0)
+	_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 	return e
+}
+
+// waitWritable waits until the sending socket can take more (poll(2):
+// it is not on the runtime's poller), or the port is closed.
+func (p *Port) waitWritable() error {
+	fds := []unix.PollFd{{Fd: int32(p.sfd), Events: unix.POLLOUT}}
+	for !p.closed.Load() {
+		// A bounded wait, so that a Close is seen within it.
+		if _, err := unix.Poll(fds, 20); err != nil && err != unix.EINTR {
+			return fmt.Errorf("port %s: poll: %w", p.Name, err)
+		}
+		if fds[0].Revents&(unix.POLLOUT|unix.POLLERR) != 0 {
+			return nil
+		}
+	}
+	return ErrClosed
+}
+
+// sendSocket is Send on the sending socket of a port on rings: sendmmsg,
+// as Mmsg, but off the poller.
+func (p *Port) sendSocket(frames [][]byte) error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	for len(frames) > 0 {
+		k := p.fillHeaders(frames)
+		if k < 0 {
+			return fmt.Errorf("port %s: an empty frame", p.Name)
+		}
+		r, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(p.sfd), uintptr(unsafe.Pointer(&p.whdr[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
+		switch e {
+		case 0:
+			frames = frames[r:]
+		case unix.EAGAIN, unix.ENOBUFS:
+			if err := p.waitWritable(); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("port %s: sendmmsg: %w", p.Name, e)
+		}
+	}
+	return nil
 }
 
 // sendRing is Send on the send ring: the frames copied into free slots,
@@ -608,31 +651,28 @@ func (p *Port) sendRing(frames [][]byte) error {
 			k++
 		}
 		frames = frames[k:]
-		var errno syscall.Errno
-		err := t.rc.Write(func(fd uintptr) bool {
-			e := kick(fd)
-			if e == unix.EAGAIN || e == unix.ENOBUFS {
-				// The device or the send buffer is full: the
-				// frames not sent stay requested, for when the
-				// socket can write again.
-				return false
+		for {
+			switch e := kick(p.sfd); e {
+			case 0:
+			case unix.EAGAIN, unix.ENOBUFS:
+				// The device or the send buffer is full: the frames
+				// not sent stay requested, for when it can take
+				// them.
+				if err := p.waitWritable(); err != nil {
+					return err
+				}
+				continue
+			default:
+				return fmt.Errorf("port %s: send ring: %w", p.Name, e)
 			}
-			if e != 0 {
-				errno = e
-				return true
+			if len(frames) == 0 || t.free(t.head) {
+				break
 			}
-			// With a ring full, wait for the kernel to free the
-			// next slot (the poller wakes us as it frees frames).
-			return len(frames) == 0 || t.free(t.head)
-		})
-		if err != nil {
-			if p.closed.Load() {
-				return ErrClosed
+			// The ring is full: wait for the kernel to free the
+			// next slot (poll says so when it has).
+			if err := p.waitWritable(); err != nil {
+				return err
 			}
-			return err
-		}
-		if errno != 0 {
-			return fmt.Errorf("port %s: send ring: %w", p.Name, errno)
 		}
 	}
 	return nil

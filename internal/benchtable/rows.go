@@ -41,7 +41,7 @@ func verdict(met bool) string {
 }
 
 const (
-	rigCommand    = "go test -run '^$' -bench Rig -benchtime 1x ./internal/switchbench/ -args -targets=relay,relay-ring,relay-process,relay-process-ring,go,go-mmsg,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
+	rigCommand    = "go test -run '^$' -bench Rig -benchtime 1x ./internal/switchbench/ -args -targets=relay,relay-ring,relay-process,relay-process-ring,go,go-mmsg,go-ring-v3,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
 	writeOne      = "go test -run '^$' -bench WriteOnePerRequest -benchtime 10000x -count 3 ./p4rt/"
 	writeBatched  = "go test -run '^$' -bench WriteBatched1000 -benchtime 200000x -count 3 ./p4rt/"
 	applyCommand  = "go test -run '^$' -bench 'Apply/k=4$' -benchtime 1x -count 3 ./fabric/"
@@ -170,7 +170,7 @@ var areas = []area{
 			"frames between the two packet sockets with no pipeline, in the rig's process; `relay-process` does so in a process " +
 			"of its own, as every switch runs; both by `recvmmsg` and `sendmmsg`, and `relay-ring` and `relay-process-ring` the " +
 			"same on mapped rings. `go` is `p4switch` as it starts by default, its ports on rings where the kernel sets them up " +
-			"(docs/target.md), held to the ring relay; `go-mmsg` is `p4switch --port-io mmsg`, held to `relay`. The rig's own " +
+			"(docs/target.md), held to the ring relay; `go-mmsg` is `p4switch --port-io mmsg`, held to `relay`; `go-ring-v3` is `--port-io ring-v3`. The rig's own " +
 			"sender and receiver are on rings for every target. BMv2 (`simple_switch_grpc`) is measured where it is on the PATH. " +
 			"Needs root.",
 		Rows: []row{{
