@@ -41,7 +41,7 @@ func verdict(met bool) string {
 }
 
 const (
-	rigCommand    = "go test -run '^$' -bench Rig -benchtime 1x ./internal/switchbench/ -args -targets=relay,relay-ring,relay-process,relay-process-ring,go,go-mmsg,go-ring-v3,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
+	rigCommand    = "go test -run '^$' -bench Rig -benchtime 1x -timeout 60m ./internal/switchbench/ -args -targets=relay,relay-ring,relay-process,relay-process-ring,go,go-mmsg,go-ring-v3,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
 	writeOne      = "go test -run '^$' -bench WriteOnePerRequest -benchtime 10000x -count 3 ./p4rt/"
 	writeBatched  = "go test -run '^$' -bench WriteBatched1000 -benchtime 200000x -count 3 ./p4rt/"
 	applyCommand  = "go test -run '^$' -bench 'Apply/k=4$' -benchtime 1x -count 3 ./fabric/"
