@@ -2,12 +2,11 @@
 
 // Package afpacket gives a software switch its ports: AF_PACKET raw
 // sockets on an interface, receiving and sending whole Ethernet frames in
-// batches, with VLAN tags kept. A port moves its frames through rings it
-// shares with the kernel (TPACKET_V3 blocks in, TPACKET_V2 slots out:
-// no system call per received batch, one per sent batch) where the
-// kernel sets them up, and otherwise through recvmmsg and sendmmsg (IO
-// chooses). The sockets sit on the runtime's poller, so a blocked receive
-// costs no thread and Close ends it.
+// batches, with VLAN tags kept. A port reads the frames it receives from
+// a ring it shares with the kernel, with no system call (Ring), where the
+// kernel sets the ring up, and otherwise by recvmmsg (Mmsg); it sends by
+// sendmmsg (IO says more). The receiving sockets sit on the runtime's
+// poller, so a blocked receive costs no thread and Close ends it.
 package afpacket
 
 import (

@@ -24,13 +24,14 @@ const (
 	// Auto is Ring where the kernel sets the rings up, Mmsg where it
 	// refuses them (Port.RingRefused says why).
 	Auto IO = iota
-	// Ring maps rings the kernel shares with the process, TPACKET_V2
-	// both ways: frames come in to slots of a ring, which the process
-	// reads with no system call and hands back once done with them (a
-	// frame longer than a slot is read whole from the socket, in its
-	// turn); they go out from slots of another, with one system call
-	// per batch to have the kernel send what they hold. A frame waits
-	// no longer than with Mmsg: the kernel wakes the reader for each.
+	// Ring reads received frames from a ring the kernel shares with
+	// the process (TPACKET_V2): the process reads the frames in the
+	// slots the kernel has filled, with no system call, and hands the
+	// slots back once done with them (a frame longer than a slot is
+	// read whole from the socket, in its turn). A frame waits no longer
+	// than with Mmsg: the kernel wakes the reader for each. It sends by
+	// sendmmsg from a socket of its own that the runtime's poller does
+	// not watch (a send ring costs more on veths: txRing).
 	Ring
 	// RingV3 is Ring with frames coming in through a TPACKET_V3 ring of
 	// blocks, which the kernel hands over whole, when full or when its
