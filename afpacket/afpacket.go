@@ -1,10 +1,12 @@
 //go:build linux
 
-// Package afpacket gives a software switch its ports: one AF_PACKET raw
-// socket per interface, receiving and sending whole Ethernet frames in
-// batches (recvmmsg and sendmmsg), with VLAN tags kept. The sockets sit on
-// the runtime's poller, so a blocked receive costs no thread and Close
-// ends it.
+// Package afpacket gives a software switch its ports: AF_PACKET raw
+// sockets on an interface, receiving and sending whole Ethernet frames in
+// batches, with VLAN tags kept. A port reads the frames it receives from
+// a ring it shares with the kernel, with no system call (Ring), where the
+// kernel sets the ring up, and otherwise by recvmmsg (Mmsg); it sends by
+// sendmmsg (IO says more). The receiving sockets sit on the runtime's
+// poller, so a blocked receive costs no thread and Close ends it.
 package afpacket
 
 import (
@@ -37,13 +39,24 @@ type mmsghdr struct {
 	_   [4]byte
 }
 
-// Port is one interface's socket.
+// Port is one interface's sockets.
 type Port struct {
 	Name   string
 	Index  int
 	f      *os.File
 	rc     syscall.RawConn
 	closed atomic.Bool
+
+	// io is how frames move: Ring or RingV3 (rx set, and tx with a
+	// send ring), or Mmsg.
+	io IO
+	// ringErr is why Auto fell back to Mmsg; nil otherwise.
+	ringErr error
+	rx      *rxRing
+	// sfd is the sending socket of a port on rings (-1 on Mmsg), and
+	// tx its send ring, if it has one.
+	sfd int
+	tx  *txRing
 
 	rmu   sync.Mutex
 	rbufs [Batch][]byte
@@ -68,13 +81,42 @@ type Port struct {
 func (p *Port) Truncated() uint64 { return p.truncated.Load() }
 
 // Open opens a port on the interface ifName of the calling thread's
-// network namespace, in promiscuous mode, with large socket buffers so
-// that bursts wait in the kernel rather than being lost.
-func Open(ifName string) (*Port, error) {
+// network namespace, in promiscuous mode, with room in the kernel for
+// bursts to wait rather than be lost: its rings, or large socket buffers.
+// Without options it moves frames through rings where the kernel sets
+// them up and falls back to recvmmsg and sendmmsg where it does not
+// (WithIO forces either).
+func Open(ifName string, opts ...Option) (*Port, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ifi, err := net.InterfaceByName(ifName)
 	if err != nil {
 		return nil, fmt.Errorf("no interface %q in this network namespace", ifName)
 	}
+	var ringErr error
+	if o.io != Mmsg {
+		p, err := openRing(ifi, o.ring, o.io == RingV3, o.sendRing)
+		if err == nil {
+			return p, nil
+		}
+		if o.io != Auto {
+			return nil, err
+		}
+		ringErr = err
+	}
+	p, err := openMmsg(ifi)
+	if p != nil {
+		p.ringErr = ringErr
+	}
+	return p, err
+}
+
+// openMmsg opens a port that moves frames by recvmmsg and sendmmsg on
+// one socket.
+func openMmsg(ifi *net.Interface) (*Port, error) {
+	ifName := ifi.Name
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("port %s: AF_PACKET socket: %w", ifName, err)
@@ -109,7 +151,7 @@ func Open(ifName string) (*Port, error) {
 		f.Close()
 		return nil, err
 	}
-	p := &Port{Name: ifName, Index: ifi.Index, f: f, rc: rc}
+	p := &Port{Name: ifName, Index: ifi.Index, f: f, rc: rc, io: Mmsg, sfd: -1}
 	for i := range p.rbufs {
 		p.rbufs[i] = make([]byte, MaxFrame)
 		p.roob[i] = make([]byte, unix.CmsgSpace(auxSize))
@@ -126,14 +168,27 @@ func htons(v uint16) uint16 {
 // ErrClosed is returned by Recv and Send on a closed port.
 var ErrClosed = errors.New("port closed")
 
+// IO is how the port moves frames: Ring, RingV3 or Mmsg, never Auto.
+func (p *Port) IO() IO { return p.io }
+
+// RingRefused is why a port opened with Auto moves frames by Mmsg: the
+// error setting up its rings. It is nil for a port on rings, and for
+// one that was asked for Mmsg.
+func (p *Port) RingRefused() error { return p.ringErr }
+
 // Recv waits for frames and returns up to Batch of them. The frames are
-// valid until the next Recv. A frame longer than MaxFrame is never
-// returned, cut to the buffer's length as the kernel hands it over: it
-// is dropped and counted (Truncated), since a switch that forwarded it
-// would send a different frame than it received.
+// valid until the next Recv (on rings they are the ring's memory, handed
+// back to the kernel then); the caller may write to them meanwhile. A
+// frame longer than MaxFrame is never returned, cut to the buffer's
+// length as the kernel hands it over: it is dropped and counted
+// (Truncated), since a switch that forwarded it would send a different
+// frame than it received.
 func (p *Port) Recv() ([][]byte, error) {
 	p.rmu.Lock()
 	defer p.rmu.Unlock()
+	if p.rx != nil {
+		return p.recvRing()
+	}
 	for {
 		frames, err := p.recv()
 		if err != nil || len(frames) > 0 {
@@ -219,15 +274,16 @@ func (p *Port) frame(i int) []byte {
 func (p *Port) Send(frames ...[]byte) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
+	switch {
+	case p.tx != nil:
+		return p.sendRing(frames)
+	case p.sfd >= 0:
+		return p.sendSocket(frames)
+	}
 	for len(frames) > 0 {
-		k := min(len(frames), Batch)
-		for i := range k {
-			if len(frames[i]) == 0 {
-				return fmt.Errorf("port %s: an empty frame", p.Name)
-			}
-			p.wiov[i] = unix.Iovec{Base: &frames[i][0]}
-			p.wiov[i].SetLen(len(frames[i]))
-			p.whdr[i] = mmsghdr{hdr: unix.Msghdr{Iov: &p.wiov[i], Iovlen: 1}}
+		k := p.fillHeaders(frames)
+		if k < 0 {
+			return fmt.Errorf("port %s: an empty frame", p.Name)
 		}
 		var sent int
 		var errno syscall.Errno
@@ -254,8 +310,42 @@ func (p *Port) Send(frames ...[]byte) error {
 	return nil
 }
 
-// Close closes the socket; a pending Recv returns ErrClosed.
+// fillHeaders points sendmmsg's headers at the first Batch frames and
+// returns how many; -1 for an empty frame among them.
+func (p *Port) fillHeaders(frames [][]byte) int {
+	k := min(len(frames), Batch)
+	for i := range k {
+		if len(frames[i]) == 0 {
+			return -1
+		}
+		p.wiov[i] = unix.Iovec{Base: &frames[i][0]}
+		p.wiov[i].SetLen(len(frames[i]))
+		p.whdr[i] = mmsghdr{hdr: unix.Msghdr{Iov: &p.wiov[i], Iovlen: 1}}
+	}
+	return k
+}
+
+// Close closes the sockets; a pending Recv or Send returns ErrClosed.
 func (p *Port) Close() error {
-	p.closed.Store(true)
-	return p.f.Close()
+	if p.closed.Swap(true) {
+		return nil
+	}
+	err := p.f.Close()
+	if p.sfd >= 0 {
+		// A Send waiting sees the port closed within its poll's
+		// bound and leaves; none can start.
+		p.wmu.Lock()
+		if e := unix.Close(p.sfd); err == nil {
+			err = e
+		}
+		if p.tx != nil {
+			p.tx.mem.unmap()
+		}
+		p.wmu.Unlock()
+	}
+	// The receive ring stays mapped: the frames of the last Recv may be
+	// in use elsewhere (sent on another port) until their goroutine
+	// calls Recv again, which then unmaps it (or the port's cleanup, if
+	// none does).
+	return err
 }

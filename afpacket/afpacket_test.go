@@ -14,7 +14,38 @@ import (
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
-func lab(t *testing.T) (*netlab.Socket, *Port) {
+// ios are the ways of moving frames every test of a port runs with.
+var ios = []IO{Ring, RingV3, Mmsg}
+
+// eachIO runs test as a subtest per IO, with the option forcing it, and
+// on Ring with a send ring.
+func eachIO(t *testing.T, test func(t *testing.T, io Option)) {
+	for _, m := range ios {
+		t.Run(m.String(), func(t *testing.T) { test(t, WithIO(m)) })
+	}
+	t.Run("ring-send-ring", func(t *testing.T) { test(t, ringSendRing) })
+}
+
+// ringSendRing is Ring sending from a ring as well.
+func ringSendRing(o *options) {
+	WithIO(Ring)(o)
+	withSendRing()(o)
+}
+
+func lab(t *testing.T, opts ...Option) (*netlab.Socket, *Port) {
+	t.Helper()
+	return labMTU(t, 0, opts...)
+}
+
+// labMTU is a port on one end of a veth and a host's socket on the
+// other, the veth's MTU raised to mtu on both ends where it is not 0.
+func labMTU(t testing.TB, mtu int, opts ...Option) (*netlab.Socket, *Port) {
+	s, p, _ := labHost(t, mtu, opts...)
+	return s, p
+}
+
+// labHost is labMTU with the host, for a test to open more there.
+func labHost(t testing.TB, mtu int, opts ...Option) (*netlab.Socket, *Port, *netlab.Host) {
 	t.Helper()
 	labtest.Require(t)
 	l, err := netlab.New("afp")
@@ -30,16 +61,31 @@ func lab(t *testing.T) (*netlab.Socket, *Port) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if mtu != 0 {
+		setMTU := func(name string) error {
+			lk, err := netlink.LinkByName(name)
+			if err == nil {
+				err = netlink.LinkSetMTU(lk, mtu)
+			}
+			return err
+		}
+		if err := setMTU(link.SwitchIf); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Do(func() error { return setMTU("eth0") }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s, err := h.Socket("eth0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Open(link.SwitchIf)
+	p, err := Open(link.SwitchIf, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	return s, p
+	return s, p, h
 }
 
 func frame(n int, seq byte, vlan bool) []byte {
@@ -56,8 +102,10 @@ func frame(n int, seq byte, vlan bool) []byte {
 
 // TestBatchesBothWays sends 200 frames each way: every one arrives, in
 // order, byte for byte, a VLAN tag included.
-func TestBatchesBothWays(t *testing.T) {
-	host, port := lab(t)
+func TestBatchesBothWays(t *testing.T) { eachIO(t, testBatchesBothWays) }
+
+func testBatchesBothWays(t *testing.T, io Option) {
+	host, port := lab(t, io)
 	var sent [][]byte
 	for i := range 200 {
 		f := frame(64+i, byte(i), i%3 == 0)
@@ -99,8 +147,10 @@ func TestBatchesBothWays(t *testing.T) {
 	}
 }
 
-func TestCloseEndsRecv(t *testing.T) {
-	_, port := lab(t)
+func TestCloseEndsRecv(t *testing.T) { eachIO(t, testCloseEndsRecv) }
+
+func testCloseEndsRecv(t *testing.T, io Option) {
+	_, port := lab(t, io)
 	done := make(chan error)
 	go func() {
 		_, err := port.Recv()
@@ -127,44 +177,10 @@ func TestOpenUnknownInterface(t *testing.T) {
 // A frame longer than MaxFrame (the veths' MTU raised so that it
 // crosses them) is dropped and counted, never returned cut; the frames
 // around it arrive whole.
-func TestLongFrameDropped(t *testing.T) {
-	labtest.Require(t)
-	l, err := netlab.New("afpl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	h, err := l.Host("h1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	link, err := l.Link(h, "eth0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const mtu = 9600
-	jumbo := func(name string) error {
-		lk, err := netlink.LinkByName(name)
-		if err == nil {
-			err = netlink.LinkSetMTU(lk, mtu)
-		}
-		return err
-	}
-	if err := jumbo(link.SwitchIf); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Do(func() error { return jumbo("eth0") }); err != nil {
-		t.Fatal(err)
-	}
-	host, err := h.Socket("eth0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, err := Open(link.SwitchIf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { port.Close() })
+func TestLongFrameDropped(t *testing.T) { eachIO(t, testLongFrameDropped) }
+
+func testLongFrameDropped(t *testing.T, io Option) {
+	host, port := labMTU(t, 9600, io)
 	// The longest untagged frame a port takes is MaxFrame-4: the other
 	// 4 bytes are where a VLAN tag goes back in.
 	longest := MaxFrame - 4

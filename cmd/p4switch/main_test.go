@@ -101,6 +101,47 @@ func TestForwardsOnVeths(t *testing.T) {
 	}
 }
 
+// TestPortIO: the switch forwards with its ports on each IO that
+// --port-io names, and says which each port took.
+func TestPortIO(t *testing.T) {
+	socks, ports := twoHosts(t)
+	rt := filepath.Join(t.TempDir(), "s1-runtime.json")
+	if err := os.WriteFile(rt, []byte(entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, io := range []string{"ring", "ring-v3", "mmsg"} {
+		t.Run(io, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			var stdout, stderr bytes.Buffer
+			done := make(chan int)
+			go func() {
+				done <- run(ctx, []string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], rcmJSON, "--entries", rt,
+					"--port-io", io, "--log-console", "--", "--grpc-server-addr", "127.0.0.1:0"}, &stdout, &stderr)
+			}()
+			in := udp(t, 1, 2)
+			var got []byte
+			for deadline := time.Now().Add(20 * time.Second); got == nil && time.Now().Before(deadline); {
+				if err := socks[0].Send(in); err != nil {
+					t.Fatal(err)
+				}
+				got, _ = socks[1].RecvMatching(100*time.Millisecond, func(f []byte) bool { return len(f) == len(in) })
+			}
+			cancel()
+			if code := <-done; code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if got == nil {
+				t.Errorf("nothing forwarded: %s", stderr.String())
+			}
+			for p := 1; p <= 2; p++ {
+				if want := fmt.Sprintf("port=%d iface=%s io=%s", p, ports[p], io); !strings.Contains(stderr.String(), want) {
+					t.Errorf("no %q in the log: %s", want, stderr.String())
+				}
+			}
+		})
+	}
+}
+
 // twoHosts makes two namespaces, each linked to the root namespace, and
 // returns their sockets and the root ends as ports 1 and 2.
 func twoHosts(t *testing.T) ([]*netlab.Socket, map[int]string) {
@@ -247,6 +288,7 @@ func TestBadStarts(t *testing.T) {
 		{[]string{"-i", "1@lo", rcmJSON, "--entries", topology}, "topology.json:1: \"hosts\": this is a topology.json"},
 		{[]string{"-i", "1@lo", rcmJSON, "--queue-rate", "2:fast"}, `"fast" is not a number`},
 		{[]string{"-i", "1@lo", "--log-level", "loud", rcmJSON}, "--log-level"},
+		{[]string{"-i", "1@lo", rcmJSON, "--port-io", "xdp"}, `--port-io: port IO "xdp": want auto, ring, ring-v3, mmsg`},
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--priority-queues", "9"}, "want 1 to 8"},
 		{[]string{"-i", "1@lo", "--no-p4", "--entries", badEntries}, "entries need a program"},
 		{[]string{"-i", "1@lo", rcmJSON, "--", "--cpu-port", "1"}, "--cpu-port 1 is also attached to lo"},

@@ -40,16 +40,24 @@ func TestRigSummary(t *testing.T) {
 	out := `over rounds (medians)  rounds        pkt/s     cpu-ns/pkt   p50-us
 relay/64B                  10       372021           2592       54
 go/rcm/64B                 10       265353           3436       55
+relay-process-ring/64B     10       912345           1234       30
 go/rcm/64B / relay over 10 rounds: rate median 71.7%, mean 72.8% [67.4, 78.1]; idle latency median 1.13x, mean 1.06x [0.92, 1.20]
+relay-ring/64B / relay over 10 rounds: rate median 250.5%, mean 251.0% [240.1, 262.0]; idle latency median 0.91x, mean 0.90x [0.80, 1.00]
 `
 	if r := rigRatios(out)["go/rcm/64B / relay"]; r != [2]float64{71.7, 1.13} {
 		t.Errorf("ratios %v", r)
 	}
+	if r := rigRatios(out)["relay-ring/64B / relay"]; r != [2]float64{250.5, 0.91} {
+		t.Errorf("ring relay's ratios %v", r)
+	}
 	rates := rigRates(out)
-	if rates["relay/64B"] != 372021 || rates["go/rcm/64B"] != 265353 {
+	if rates["relay/64B"] != 372021 || rates["go/rcm/64B"] != 265353 || rates["relay-process-ring/64B"] != 912345 {
 		t.Errorf("rates %v", rates)
 	}
 	if sw, ceiling := rigTargets("go/rcm/64B / relay"); sw != "go/rcm/64B" || ceiling != "relay/64B" {
+		t.Errorf("targets %q %q", sw, ceiling)
+	}
+	if sw, ceiling := rigTargets("go-mmsg/rcm/64B / relay-ring"); sw != "go-mmsg/rcm/64B" || ceiling != "relay-ring/64B" {
 		t.Errorf("targets %q %q", sw, ceiling)
 	}
 }

@@ -41,7 +41,7 @@ func verdict(met bool) string {
 }
 
 const (
-	rigCommand    = "go test -run '^$' -bench Rig -benchtime 1x ./internal/switchbench/ -args -targets=relay,relay-process,go,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
+	rigCommand    = "go test -run '^$' -bench Rig -benchtime 1x -timeout 60m ./internal/switchbench/ -args -targets=relay,relay-ring,relay-process,relay-process-ring,go,go-mmsg,go-ring-v3,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
 	writeOne      = "go test -run '^$' -bench WriteOnePerRequest -benchtime 10000x -count 3 ./p4rt/"
 	writeBatched  = "go test -run '^$' -bench WriteBatched1000 -benchtime 200000x -count 3 ./p4rt/"
 	writeProcs    = "go test -run '^$' -bench WriteBatchedProcesses -benchtime 200000x -count 3 ./p4rt/"
@@ -200,22 +200,56 @@ var areas = []area{
 		About: "64-byte frames through a switch between two network namespaces (`internal/switchbench`), three rounds in which " +
 			"every target takes its turn; medians over the rounds, ratios paired round by round. The ceilings: `relay` copies " +
 			"frames between the two packet sockets with no pipeline, in the rig's process; `relay-process` does so in a process " +
-			"of its own, as every switch runs. BMv2 (`simple_switch_grpc`) is measured where it is on the PATH. Needs root.",
+			"of its own, as every switch runs; both by `recvmmsg` and `sendmmsg`, and `relay-ring` and `relay-process-ring` the " +
+			"same on mapped rings. `go` is `p4switch` as it starts by default, its ports on rings where the kernel sets them up " +
+			"(docs/target.md), held to the ring relay; `go-mmsg` is `p4switch --port-io mmsg`, held to `relay`; `go-ring-v3` is `--port-io ring-v3`. The rig's own " +
+			"sender and receiver are on rings for every target. BMv2 (`simple_switch_grpc`) is measured where it is on the PATH. " +
+			"Needs root.",
 		Rows: []row{{
 			What:    "`rcm.p4`, forwarding rate",
 			Command: rigCommand,
-			Target:  "at least 60% of `relay`",
-			Measure: rigRow("go/rcm/64B / relay", 60, false),
+			Target:  "at least 60% of `relay-ring`",
+			Measure: rigRow("go/rcm/64B / relay-ring", 60, false),
 		}, {
 			What:    "`l3.p4` (a plain router), forwarding rate",
 			Command: rigCommand,
-			Target:  "at least 85% of `relay`",
-			Measure: rigRow("go/l3/64B / relay", 85, false),
+			Target:  "at least 85% of `relay-ring`",
+			Measure: rigRow("go/l3/64B / relay-ring", 85, false),
 		}, {
 			What:    "`rcm.p4`, median latency when idle",
 			Command: rigCommand,
-			Target:  "at most 1.3x `relay`'s",
-			Measure: rigRow("go/rcm/64B / relay", 1.3, true),
+			Target:  "at most 1.3x `relay-ring`'s",
+			Measure: rigRow("go/rcm/64B / relay-ring", 1.3, true),
+		}, {
+			What:    "`rcm.p4` on rings, forwarding rate against `--port-io mmsg`",
+			Command: rigCommand,
+			Target:  "at least 1,000,000 pkt/s on 2 cores",
+			Measure: func(e *env, r row) (result, error) {
+				out, err := e.run(r.Command)
+				if err != nil {
+					return result{}, err
+				}
+				ratio, ok := rigRatios(out)["go/rcm/64B / go-mmsg"]
+				if !ok {
+					return result{}, fmt.Errorf("no \"go/rcm/64B / go-mmsg\" in the rig's summary")
+				}
+				rates := rigRates(out)
+				return result{
+					Baseline: fmt.Sprintf("`go-mmsg` %.0f pkt/s", rates["go-mmsg/rcm/64B"]),
+					Figure:   fmt.Sprintf("**%.0f pkt/s**: %.1f%%", rates["go/rcm/64B"], ratio[0]),
+					Verdict:  verdict(rates["go/rcm/64B"] >= 1e6),
+				}, nil
+			},
+		}, {
+			What:    "`relay-ring`, forwarding rate against `relay`",
+			Command: rigCommand,
+			Target:  "at least `relay`'s",
+			Measure: rigRow("relay-ring/64B / relay", 100, false),
+		}, {
+			What:    "`rcm.p4` on `recvmmsg`/`sendmmsg` (`go-mmsg`), forwarding rate",
+			Command: rigCommand,
+			Target:  "at least 60% of `relay`",
+			Measure: rigRow("go-mmsg/rcm/64B / relay", 60, false),
 		}, {
 			What:    "`rcm.p4`, forwarding rate against BMv2",
 			Command: rigCommand,
@@ -386,9 +420,9 @@ var areas = []area{
 	},
 }
 
-// rigRow reads the rig's ratio of pair: its rate median in percent
-// (at least bound), or with latency its idle latency median (at most
-// bound).
+// rigRow reads the rig's ratio of pair ("switch / ceiling"): its rate
+// median in percent (at least bound), or with latency its idle latency
+// median (at most bound).
 func rigRow(pair string, bound float64, latency bool) func(e *env, r row) (result, error) {
 	return func(e *env, r row) (result, error) {
 		out, err := e.run(r.Command)
@@ -400,12 +434,13 @@ func rigRow(pair string, bound float64, latency bool) func(e *env, r row) (resul
 			return result{}, fmt.Errorf("no %q in the rig's summary", pair)
 		}
 		rates := rigRates(out)
-		if latency {
-			return result{Baseline: "`relay`", Figure: fmt.Sprintf("**%.2fx**", ratio[1]), Verdict: verdict(ratio[1] <= bound)}, nil
-		}
 		sw, ceiling := rigTargets(pair)
+		name, _, _ := strings.Cut(ceiling, "/")
+		if latency {
+			return result{Baseline: fmt.Sprintf("`%s`", name), Figure: fmt.Sprintf("**%.2fx**", ratio[1]), Verdict: verdict(ratio[1] <= bound)}, nil
+		}
 		return result{
-			Baseline: fmt.Sprintf("`relay` %.0f pkt/s", rates[ceiling]),
+			Baseline: fmt.Sprintf("`%s` %.0f pkt/s", name, rates[ceiling]),
 			Figure:   fmt.Sprintf("%.0f pkt/s: **%.1f%%**", rates[sw], ratio[0]),
 			Verdict:  verdict(ratio[0] >= bound),
 		}, nil

@@ -42,10 +42,14 @@ func (rs *Rounds) Repeated() bool {
 }
 
 // Summary is, for every name measured, its median rate, CPU per packet
-// and idle latency over the rounds; and for every switch, its rate and
-// median idle latency against each relay of the same frame size in the
-// same round: the median of the rounds' ratios and their mean with its
-// 95% interval. Rounds one of the two lacks are left out of a ratio.
+// and idle latency over the rounds; and, paired round by round, for
+// every switch its rate and median idle latency against each relay of
+// the same frame size, for the Go target on rings (go, go-ring,
+// go-ring-v3) against itself on recvmmsg and sendmmsg (go-mmsg) with the
+// same program, and for each relay on rings against the same relay on
+// recvmmsg and sendmmsg: the median of the rounds' ratios and their mean
+// with its 95% interval. Rounds one of the two lacks are left out of a
+// ratio.
 func (rs *Rounds) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-22s %6s %12s %14s %8s\n", "over rounds (medians)", "rounds", "pkt/s", "cpu-ns/pkt", "p50-us")
@@ -56,25 +60,34 @@ func (rs *Rounds) Summary() string {
 			median(r, func(x Result) float64 { return float64(x.CPUPerPacket.Nanoseconds()) }),
 			median(r, func(x Result) float64 { return float64(x.P50) / float64(time.Microsecond) }))
 	}
+	pair := func(name, baseName string) {
+		base := rs.by[baseName]
+		if len(base) == 0 {
+			return
+		}
+		sw := rs.by[name]
+		n := min(len(sw), len(base))
+		rates, lats := make([]float64, n), make([]float64, n)
+		for i := range n {
+			rates[i] = 100 * sw[i].PPS / base[i].PPS
+			lats[i] = float64(sw[i].P50) / float64(base[i].P50)
+		}
+		baseTarget, _, _ := strings.Cut(baseName, "/")
+		fmt.Fprintf(&b, "%s / %s over %d rounds: rate %s; idle latency %s\n", name, baseTarget, n, spread(rates, "%.1f", "%%"), spread(lats, "%.2f", "x"))
+	}
 	for _, name := range rs.names {
 		target, rest, _ := strings.Cut(name, "/")
-		if target != "go" && target != "bmv2" {
-			continue
-		}
 		size := rest[strings.LastIndex(rest, "/")+1:] // "rcm/64B": "64B"
-		for _, ceiling := range []string{"relay", "relay-process"} {
-			base := rs.by[ceiling+"/"+size]
-			if len(base) == 0 {
-				continue
+		switch {
+		case target == "go" || strings.HasPrefix(target, "go-") || target == "bmv2":
+			for _, ceiling := range []string{"relay", "relay-process", "relay-ring", "relay-process-ring"} {
+				pair(name, ceiling+"/"+size)
 			}
-			sw := rs.by[name]
-			n := min(len(sw), len(base))
-			rates, lats := make([]float64, n), make([]float64, n)
-			for i := range n {
-				rates[i] = 100 * sw[i].PPS / base[i].PPS
-				lats[i] = float64(sw[i].P50) / float64(base[i].P50)
+			if target == "go" || target == "go-ring" || target == "go-ring-v3" {
+				pair(name, "go-mmsg/"+rest)
 			}
-			fmt.Fprintf(&b, "%s / %s over %d rounds: rate %s; idle latency %s\n", name, ceiling, n, spread(rates, "%.1f", "%%"), spread(lats, "%.2f", "x"))
+		case target == "relay-ring" || target == "relay-process-ring":
+			pair(name, strings.TrimSuffix(target, "-ring")+"/"+size)
 		}
 	}
 	return b.String()

@@ -8,7 +8,9 @@
 // and a relay that copies frames between two packet sockets with no
 // pipeline, the ceiling of any user-space switch on AF_PACKET, in one run:
 // in the rig's own process ("relay"), and in a process of its own
-// ("relay-process"), as every switch runs.
+// ("relay-process"), as every switch runs; each relay on recvmmsg and
+// sendmmsg, and on mapped rings ("relay-ring", "relay-process-ring"), as
+// the Go target runs on either (afpacket.IO).
 package switchbench
 
 import (
@@ -39,8 +41,14 @@ type Options struct {
 	// Targets: "veth" (no switch), "relay" (packet sockets, no
 	// pipeline, a thread of the rig's process), "relay-process" (the
 	// same in a process of its own: the program running the rig, which
-	// must call RelayMain first thing), "go" (p4switch), "bmv2"
-	// (simple_switch_grpc).
+	// must call RelayMain first thing), "go" (p4switch, its ports as it
+	// opens them by default), "bmv2" (simple_switch_grpc). The relays
+	// move frames by recvmmsg and sendmmsg; "relay-ring" and
+	// "relay-process-ring" are the same on mapped rings
+	// (afpacket.Ring). "go-IO" is p4switch with --port-io IO
+	// (go-mmsg, go-ring, go-ring-v3). The rig's own sender and receiver
+	// open their ports as afpacket does by default, whatever the
+	// target.
 	Targets []string
 	// Sizes are frame lengths in bytes (without the FCS veths do not
 	// carry).
@@ -211,16 +219,21 @@ func newRig(ctx context.Context, o Options, target string) (*rig, error) {
 		}
 		ports := map[int]string{1: l1.SwitchIf, 2: l2.SwitchIf}
 		switch target {
-		case "relay":
-			err = r.startRelay(ports)
-		case "relay-process":
-			err = r.startRelayProcess(ctx, ports)
+		case "relay", "relay-ring":
+			err = r.startRelay(ports, relayIO(target))
+		case "relay-process", "relay-process-ring":
+			err = r.startRelayProcess(ctx, ports, relayIO(target))
 		case "go":
-			err = r.startGo(ctx, o, ports)
+			err = r.startGo(ctx, o, ports, "")
 		case "bmv2":
 			err = r.startBMv2(ctx, o, ports)
 		default:
-			err = fmt.Errorf("unknown target %q: want veth, relay, relay-process, go or bmv2", target)
+			io, isGo := strings.CutPrefix(target, "go-")
+			if _, err = afpacket.ParseIO(io); !isGo || err != nil {
+				err = fmt.Errorf("unknown target %q: want veth, relay, relay-ring, relay-process, relay-process-ring, go, go-IO (IO one of p4switch's --port-io) or bmv2", target)
+				break
+			}
+			err = r.startGo(ctx, o, ports, io)
 		}
 		if err != nil {
 			return fail(err)
@@ -280,7 +293,17 @@ func (o Options) entries() string {
 	return o.Entries
 }
 
-func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) error {
+// relayIO is how the relay target moves frames: "-ring" ones on rings,
+// the others as every user-space switch did before rings.
+func relayIO(target string) afpacket.IO {
+	if strings.HasSuffix(target, "-ring") {
+		return afpacket.Ring
+	}
+	return afpacket.Mmsg
+}
+
+// startGo starts p4switch, with --port-io io unless io is empty.
+func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string, io string) error {
 	dir, err := os.MkdirTemp("", "switchbench")
 	if err != nil {
 		return err
@@ -290,6 +313,9 @@ func (r *rig) startGo(ctx context.Context, o Options, ports map[int]string) erro
 		return err
 	}
 	args := append([]string{"-i", "1@" + ports[1], "-i", "2@" + ports[2], o.JSON, "--entries", entries}, o.P4SwitchArgs...)
+	if io != "" {
+		args = append(args, "--port-io", io)
+	}
 	ready := func(line string) bool { return strings.Contains(line, "running") }
 	return r.startProcess(ctx, "p4switch", exec.Command(o.P4Switch, args...), ready, func() { os.RemoveAll(dir) })
 }
@@ -354,13 +380,13 @@ func (r *rig) startProcess(ctx context.Context, name string, cmd *exec.Cmd, read
 // process, on a thread of its own: what a user-space switch built on packet
 // sockets does with no pipeline and no queues, and so the most any such
 // switch forwards on this rig, with the sender and the receiver on the same
-// cores.
-func (r *rig) startRelay(ports map[int]string) error {
-	in, err := afpacket.Open(ports[1])
+// cores. Its ports move frames by io.
+func (r *rig) startRelay(ports map[int]string, io afpacket.IO) error {
+	in, err := afpacket.Open(ports[1], afpacket.WithIO(io))
 	if err != nil {
 		return err
 	}
-	out, err := afpacket.Open(ports[2])
+	out, err := afpacket.Open(ports[2], afpacket.WithIO(io))
 	if err != nil {
 		in.Close()
 		return err
@@ -391,29 +417,35 @@ func (r *rig) startRelay(ports map[int]string) error {
 	return nil
 }
 
-// RelayEnv, set to "IN,OUT" (two interfaces), makes RelayMain run the
-// relay of the "relay-process" target in the calling process.
+// RelayEnv, set to "IN,OUT,IO" (two interfaces and an afpacket.IO by
+// name), makes RelayMain run the relay of the "relay-process" targets in
+// the calling process.
 const RelayEnv = "P4RCM_SWITCHBENCH_RELAY"
 
-// RelayMain is the "relay-process" target's process: when RelayEnv is
+// RelayMain is the "relay-process" targets' process: when RelayEnv is
 // set it relays frames from its first interface to its second until it
 // is killed and returns true; otherwise it returns false at once. A
-// program that runs the rig with that target (its test binary) calls it
-// first thing in main or TestMain.
+// program that runs the rig with those targets (its test binary) calls
+// it first thing in main or TestMain.
 func RelayMain() bool {
 	v := os.Getenv(RelayEnv)
 	if v == "" {
 		return false
 	}
 	names := strings.Split(v, ",")
-	if len(names) != 2 {
-		fmt.Fprintf(os.Stderr, "%s=%q: want IN,OUT\n", RelayEnv, v)
+	var io afpacket.IO
+	var err error
+	if len(names) == 3 {
+		io, err = afpacket.ParseIO(names[2])
+	}
+	if len(names) != 3 || err != nil {
+		fmt.Fprintf(os.Stderr, "%s=%q: want IN,OUT,IO (%v)\n", RelayEnv, v, err)
 		os.Exit(2)
 	}
-	in, err := afpacket.Open(names[0])
+	in, err := afpacket.Open(names[0], afpacket.WithIO(io))
 	if err == nil {
 		var out *afpacket.Port
-		if out, err = afpacket.Open(names[1]); err == nil {
+		if out, err = afpacket.Open(names[1], afpacket.WithIO(io)); err == nil {
 			fmt.Println("relaying")
 			for {
 				fs, err := in.Recv()
@@ -433,9 +465,9 @@ func RelayMain() bool {
 
 // startRelayProcess runs the relay in a process of its own (this
 // program, through RelayMain), measured as a switch process is.
-func (r *rig) startRelayProcess(ctx context.Context, ports map[int]string) error {
+func (r *rig) startRelayProcess(ctx context.Context, ports map[int]string, io afpacket.IO) error {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), RelayEnv+"="+ports[1]+","+ports[2])
+	cmd.Env = append(os.Environ(), RelayEnv+"="+ports[1]+","+ports[2]+","+io.String())
 	return r.startProcess(ctx, "relay process", cmd, func(line string) bool { return line == "relaying" }, func() {})
 }
 

@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4rcm/p4rcm/afpacket"
 	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 var (
-	targets  = flag.String("targets", "veth,relay,relay-process,go,bmv2", "targets of BenchmarkRig: veth (no switch), relay (packet sockets, no pipeline, in the rig's process), relay-process (the same, a process of its own), go, bmv2 (skipped where it is not installed)")
+	targets  = flag.String("targets", "veth,relay,relay-ring,relay-process,relay-process-ring,go,go-mmsg,bmv2", "targets of BenchmarkRig: veth (no switch), relay (packet sockets by recvmmsg and sendmmsg, no pipeline, in the rig's process), relay-process (the same, a process of its own), relay-ring and relay-process-ring (the same on mapped rings), go (p4switch, its ports as by default), go-IO (p4switch --port-io IO: go-mmsg, go-ring, go-ring-v3), bmv2 (skipped where it is not installed)")
 	goArgs   = flag.String("p4switch-args", "", "more flags for p4switch in BenchmarkRig, space-separated (--busy-poll)")
 	programs = flag.String("programs", "rcm,l3", "programs of BenchmarkRig: rcm (p4/rcm.p4) and l3 (p4/testdata/l3.p4, a plain router)")
 	sizes    = flag.String("sizes", "64,1500", "frame sizes of BenchmarkRig, bytes, comma-separated")
@@ -100,7 +101,7 @@ func rigRound(b *testing.B, bin string) {
 			if !ok {
 				b.Fatalf("-programs: unknown program %q: want rcm or l3", name)
 			}
-			noProgram := target == "veth" || target == "relay" || target == "relay-process"
+			noProgram := target == "veth" || strings.HasPrefix(target, "relay")
 			if noProgram && name != names[0] {
 				// No program: measured once, whichever programs the
 				// round runs (with -programs=l3 alone, as with rcm).
@@ -143,9 +144,9 @@ func rigRound(b *testing.B, bin string) {
 }
 
 // TestRigForwards runs the rig briefly on the Go target with each
-// program and on the relay: each must forward the lowest rate (with under 2% loss: CI
-// machines are busy; the benchmark holds the target to 0.1%) and measure
-// a latency.
+// program and each port IO and on the relays: each must forward the
+// lowest rate (with under 2% loss: CI machines are busy; the benchmark
+// holds the target to 0.1%) and measure a latency.
 func TestRigForwards(t *testing.T) {
 	if err := netlab.Available(); err != nil {
 		t.Skip(err)
@@ -154,7 +155,8 @@ func TestRigForwards(t *testing.T) {
 		t.Skip("a test of rates: runs in make test's pass without -race")
 	}
 	bin := buildP4Switch(t)
-	for _, c := range []struct{ target, program string }{{"go", "rcm"}, {"go", "l3"}, {"relay", ""}, {"relay-process", ""}} {
+	for _, c := range []struct{ target, program string }{{"go", "rcm"}, {"go", "l3"}, {"go-mmsg", "rcm"}, {"go-ring-v3", "rcm"},
+		{"relay", ""}, {"relay-process", ""}, {"relay-ring", ""}, {"relay-process-ring", ""}} {
 		t.Run(strings.Trim(c.target+"/"+c.program, "/"), func(t *testing.T) {
 			prog := rigPrograms[c.program]
 			o := Options{P4Switch: bin, JSON: prog.json, Entries: prog.entries}
@@ -180,5 +182,16 @@ func TestRigForwards(t *testing.T) {
 			}
 			t.Logf("10,000/s: received %.0f/s, %v CPU per packet; latency p50 %v p99 %v", got, cpu, p50, p99)
 		})
+	}
+}
+
+// TestRelayIO: the "-ring" relays are on rings, the others on recvmmsg and
+// sendmmsg, whatever afpacket opens by default.
+func TestRelayIO(t *testing.T) {
+	for target, want := range map[string]afpacket.IO{"relay": afpacket.Mmsg, "relay-process": afpacket.Mmsg,
+		"relay-ring": afpacket.Ring, "relay-process-ring": afpacket.Ring} {
+		if got := relayIO(target); got != want {
+			t.Errorf("%s: %v, want %v", target, got, want)
+		}
 	}
 }

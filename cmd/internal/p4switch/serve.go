@@ -193,6 +193,10 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 		}
 		_ = dp.setting(func(sw *v1model.Switch) error { return sw.SetQueueDepth(p, -1, int(v)) })
 	}
+	portIO, err := afpacket.ParseIO(o.portIO)
+	if err != nil {
+		return usage("--port-io: %v", err)
+	}
 	ports := map[int]*port{}
 	var order []int
 	closeAll := func() {
@@ -213,11 +217,15 @@ func serve(ctx context.Context, o options, log *slog.Logger, stdout io.Writer) e
 			mem = o.mem.claim(name)
 			l = mem
 		} else {
-			ap, err := afpacket.Open(a.iface)
+			ap, err := afpacket.Open(a.iface, afpacket.WithIO(portIO))
 			if err != nil {
 				closeAll()
 				return usage("-i %d@%s: %v", a.num, a.iface, err)
 			}
+			if why := ap.RingRefused(); why != nil {
+				log.Warn("port on recvmmsg and sendmmsg: the kernel refused its rings", "port", a.num, "err", why)
+			}
+			log.Info("port open", "port", a.num, "iface", a.iface, "io", ap.IO())
 			ap.BusyPoll = o.busyPoll
 			l = socket{ap}
 		}
