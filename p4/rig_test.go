@@ -16,6 +16,7 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
 	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/p4"
@@ -61,9 +62,7 @@ func switchMAC(port int) []byte { return []byte{0x02, 0, 0, 0, 1, byte(port)} }
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	target, bin := p4switchbin.Choose(t)
-	if err := netlab.Available(); err != nil {
-		t.Skipf("skipping the packet tests: %v", err)
-	}
+	labtest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	lab, err := netlab.New("p4t")

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/internal/race"
-	"github.com/p4rcm/p4rcm/netlab"
 )
 
 // docsIndex is the page whose commands TestDocsIndex runs.
@@ -77,9 +77,7 @@ func commandBlocks(doc string) []commandBlock {
 // the page shows (in order; "..." for lines left out), and leave no
 // process, network namespace or interface behind.
 func TestDocsIndex(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	if race.Enabled {
 		t.Skip("real packets: runs in make test's pass without -race")
 	}

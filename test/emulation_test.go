@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/emulate"
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/race"
-	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/sim"
 	"github.com/p4rcm/p4rcm/sim/scenario"
 	simtopo "github.com/p4rcm/p4rcm/sim/topo"
@@ -62,9 +62,7 @@ func emulatedAt(t *testing.T, cfg sim.Config, rate float64) *emulate.Outcome {
 // here).
 func emulatedWith(t *testing.T, cfg sim.Config, o emulate.Options) *emulate.Outcome {
 	t.Helper()
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	if race.Enabled {
 		t.Skip("timing on real packets: runs in make test's pass without -race")
 	}

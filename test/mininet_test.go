@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/race"
-	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/switchproc"
 )
 
@@ -31,9 +31,7 @@ import (
 // link. Both complete, and nothing the run made is left: Mininet's links,
 // its hosts' shells, the switch and agent processes.
 func TestMininetDumbbell(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	if race.Enabled {
 		t.Skip("timing on real packets: runs in make test's pass without -race")
 	}
@@ -163,9 +161,7 @@ func running(t *testing.T, binaries ...string) string {
 // builds anything, saying so, and leaves that switch as it was: it never
 // programs a switch it did not start.
 func TestMininetPortTaken(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
 		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
 	}
@@ -228,9 +224,7 @@ func TestMininetPortTaken(t *testing.T) {
 // and one line, everything it made removed: no Python traceback
 // anywhere.
 func TestMininetBadInputAndSignals(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	if race.Enabled {
 		t.Skip("real processes: runs in make test's pass without -race")
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/internal/race"
-	"github.com/p4rcm/p4rcm/netlab"
 )
 
 // An emulated comparison whose machine fell behind the emulation's
@@ -24,9 +24,7 @@ import (
 // scheme says that --repeat, not --seeds, gives its intervals; the
 // model's figures stand beside the emulated ones.
 func TestEmulateCompareFallingBehind(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	if race.Enabled {
 		t.Skip("real packets and processes: runs in make test's pass without -race")
 	}

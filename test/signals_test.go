@@ -22,8 +22,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/internal/race"
-	"github.com/p4rcm/p4rcm/netlab"
 )
 
 // p4ctlBinary builds cmd/p4ctl into dir.
@@ -47,9 +47,7 @@ func p4ctlBinary(t *testing.T, dir string) string {
 // as `p4ctl emulate 2>&1 | head -2` makes it: the reader of its output
 // closes the pipe after the line, and emulate's next line finds it gone.
 func TestEmulateSignalsLeaveNothing(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	if race.Enabled {
 		t.Skip("real packets and processes: runs in make test's pass without -race")
 	}

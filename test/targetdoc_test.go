@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/internal/race"
-	"github.com/p4rcm/p4rcm/netlab"
 )
 
 // docs/target.md's recipe, its commands as the page writes them, in a
@@ -21,9 +21,7 @@ import (
 // the switch as started (the dump as the page shows it), and Ctrl-C,
 // after which p4switch prints its ports' counts.
 func TestTargetDocRecipe(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	if race.Enabled {
 		t.Skip("real packets: runs in make test's pass without -race")
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/netlab"
 )
 
@@ -23,9 +24,7 @@ import (
 // terminal), as its --help says: the agent in a namespace of its own,
 // on a veth this test made.
 func TestHostCountersOnSignals(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
+	labtest.Require(t)
 	bin := p4ctlBin(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -124,9 +123,7 @@ func TestHostNeedsAnEthernetInterface(t *testing.T) {
 // 130 after Ctrl-C, saying how many flows were left; stopped once they
 // are done (or with none, above) it ends as it should, exit 0.
 func TestHostInterruptedWithFlowsPending(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
+	labtest.Require(t)
 	bin := p4ctlBin(t)
 	lab, err := netlab.New("p4i")
 	if err != nil {

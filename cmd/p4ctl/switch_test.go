@@ -18,6 +18,7 @@ import (
 
 	"github.com/p4rcm/p4rcm/controlplane"
 	"github.com/p4rcm/p4rcm/fabric"
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/sim/scenario"
@@ -799,9 +800,7 @@ func udpFrame(dstMAC net.HardwareAddr, dst net.IP, sport uint16) []byte {
 // port puts it in RCC: the switch on veths to two hosts, configured with
 // p4ctl only, real frames (as root; skipped otherwise).
 func TestWatchDigests(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
+	labtest.Require(t)
 	lab, err := netlab.New("p4w")
 	if err != nil {
 		t.Fatal(err)

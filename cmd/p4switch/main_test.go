@@ -19,6 +19,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/p4rcm/p4rcm/controlplane"
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/switchproc"
 )
@@ -153,9 +154,7 @@ func twoHosts(t *testing.T) ([]*netlab.Socket, map[int]string) {
 // default), so that jumbo frames cross them.
 func twoHostsMTU(t *testing.T, mtu int) ([]*netlab.Socket, map[int]string) {
 	t.Helper()
-	if err := netlab.Available(); err != nil {
-		t.Skipf("no network namespaces here: %v", err)
-	}
+	labtest.Require(t)
 	lab, err := netlab.New("p4sw")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/p4rcm/p4rcm/afpacket"
+	"github.com/p4rcm/p4rcm/internal/labtest"
 	"github.com/p4rcm/p4rcm/internal/race"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/switchproc"
@@ -148,9 +149,7 @@ func rigRound(b *testing.B, bin string) {
 // lowest rate (with under 2% loss: CI machines are busy; the benchmark
 // holds the target to 0.1%) and measure a latency.
 func TestRigForwards(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	labtest.Require(t)
 	if race.Enabled {
 		t.Skip("a test of rates: runs in make test's pass without -race")
 	}
