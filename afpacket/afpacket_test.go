@@ -44,11 +44,12 @@ func labMTU(t testing.TB, mtu int, opts ...Option) (*netlab.Socket, *Port) {
 	return s, p
 }
 
-// labHost is labMTU with the host, for a test to open more there.
-func labHost(t testing.TB, mtu int, opts ...Option) (*netlab.Socket, *Port, *netlab.Host) {
+// oneLink builds a lab named name with one host linked to the root
+// namespace on its eth0, removed when t ends.
+func oneLink(t testing.TB, name string) (*netlab.Host, *netlab.Link) {
 	t.Helper()
 	labtest.Require(t)
-	l, err := netlab.New("afp")
+	l, err := netlab.New(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +62,13 @@ func labHost(t testing.TB, mtu int, opts ...Option) (*netlab.Socket, *Port, *net
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h, link
+}
+
+// labHost is labMTU with the host, for a test to open more there.
+func labHost(t testing.TB, mtu int, opts ...Option) (*netlab.Socket, *Port, *netlab.Host) {
+	t.Helper()
+	h, link := oneLink(t, "afp")
 	if mtu != 0 {
 		setMTU := func(name string) error {
 			lk, err := netlink.LinkByName(name)

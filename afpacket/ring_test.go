@@ -288,19 +288,7 @@ func TestRingRefusedFallsBack(t *testing.T) {
 	if ring.IO() != Ring || ring.RingRefused() != nil {
 		t.Errorf("by default: IO %v, RingRefused %v; want ring", ring.IO(), ring.RingRefused())
 	}
-	l, err := netlab.New("afpr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	h, err := l.Host("h1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	link, err := l.Link(h, "eth0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, link := oneLink(t, "afpr")
 	for _, m := range []IO{Ring, RingV3} {
 		if p, err := Open(link.SwitchIf, WithIO(m), refused); err == nil {
 			p.Close()
