@@ -66,14 +66,7 @@ func TestForwardsOnVeths(t *testing.T) {
 	args = append([]string{"--entries", rt}, args...)
 	go func() { done <- run(ctx, args, &stdout, &stderr) }()
 	in := udp(t, 1, 2)
-	var got []byte
-	for deadline := time.Now().Add(20 * time.Second); got == nil && time.Now().Before(deadline); {
-		// The switch may still be loading rcm.json and opening its ports.
-		if err := socks[0].Send(in); err != nil {
-			t.Fatal(err)
-		}
-		got, _ = socks[1].RecvMatching(100*time.Millisecond, func(f []byte) bool { return len(f) == len(in) })
-	}
+	got := firstThrough(t, socks, in)
 	cancel()
 	code := <-done
 	if code != exitOK {
@@ -120,13 +113,7 @@ func TestPortIO(t *testing.T) {
 					"--port-io", io, "--log-console", "--", "--grpc-server-addr", "127.0.0.1:0"}, &stdout, &stderr)
 			}()
 			in := udp(t, 1, 2)
-			var got []byte
-			for deadline := time.Now().Add(20 * time.Second); got == nil && time.Now().Before(deadline); {
-				if err := socks[0].Send(in); err != nil {
-					t.Fatal(err)
-				}
-				got, _ = socks[1].RecvMatching(100*time.Millisecond, func(f []byte) bool { return len(f) == len(in) })
-			}
+			got := firstThrough(t, socks, in)
 			cancel()
 			if code := <-done; code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr.String())
@@ -145,6 +132,22 @@ func TestPortIO(t *testing.T) {
 
 // twoHosts makes two namespaces, each linked to the root namespace, and
 // returns their sockets and the root ends as ports 1 and 2.
+// firstThrough sends in from the first host until a frame of its length
+// reaches the second, for up to 20 s, and returns that frame (nil if none
+// came): the switch may still be loading rcm.json and opening its ports.
+func firstThrough(t *testing.T, socks []*netlab.Socket, in []byte) []byte {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if err := socks[0].Send(in); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := socks[1].RecvMatching(100*time.Millisecond, func(f []byte) bool { return len(f) == len(in) }); got != nil {
+			return got
+		}
+	}
+	return nil
+}
+
 func twoHosts(t *testing.T) ([]*netlab.Socket, map[int]string) {
 	t.Helper()
 	return twoHostsMTU(t, 0)
