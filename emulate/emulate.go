@@ -26,6 +26,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -236,6 +237,19 @@ func (o *Outcome) LastHopQueue() agent.QueueStats {
 	}
 	return q
 }
+
+// GroupThreads is the GOMAXPROCS of the process that runs all the
+// switches (ProcessShared): every core but one, at least one. The other
+// core is the agents' and the kernel's, whose veths and packet sockets
+// carry every frame to and from a host. With a thread per core, the
+// group's goroutines, each waking for a frame or two, kept two threads
+// handing work to each other: on a k=4 fat tree at four times the
+// default rate the group took 1.15 cores and the agents, woken as often,
+// 0.53, and the senders fell behind their schedule; on one thread the
+// group took 0.92 cores for the same frames and the fabric kept its
+// schedule and the model's FCT at six to eight times the default rate
+// (BENCHMARKS.md, Emulation).
+func GroupThreads() int { return max(1, runtime.NumCPU()-1) }
 
 // BehindLimit is the share of a run's wall time a host's sender may
 // spend behind its schedule (agent.Stats.Behind) before the run is said
@@ -513,6 +527,7 @@ func (e *emulation) build(ctx context.Context) error {
 		configs = append(configs, c)
 	}
 	if shared {
+		configs[0].GoMaxProcs = GroupThreads()
 		g, err := switchproc.StartGroup(ctx, "switches", configs)
 		if err != nil {
 			return err

@@ -104,7 +104,7 @@ func StartGroup(ctx context.Context, name string, cs []Config) (*Group, error) {
 	} else {
 		g.cmd.Stdout, g.cmd.Stderr = &tail, &tail
 	}
-	if err = g.start(g.cmd, true, len(first.BinaryArgs)); err != nil {
+	if err = g.start(g.cmd, true, len(first.BinaryArgs), first.GoMaxProcs); err != nil {
 		g.closeFiles()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("group %s: %w", name, err)

@@ -150,6 +150,10 @@ type Config struct {
 	Control string
 	// TLS, if set, serves P4Runtime over TLS.
 	TLS *ServerTLS
+	// GoMaxProcs, when positive, is the Go target's GOMAXPROCS: how
+	// many threads run its goroutines at once (a group's is its first
+	// switch's). Zero leaves Go's default, one per core.
+	GoMaxProcs int
 }
 
 // ServerTLS are simple_switch_grpc's TLS options: the switch's
@@ -229,6 +233,8 @@ func (c Config) check() error {
 		return fmt.Errorf("switch %s: PriorityQueues %d is negative", c.Name, c.PriorityQueues)
 	case c.Target != "" && c.Target != TargetBMv2 && c.Target != TargetGo:
 		return fmt.Errorf("switch %s: target %q: want %q or %q", c.Name, c.Target, TargetBMv2, TargetGo)
+	case c.GoMaxProcs < 0 || c.GoMaxProcs > 0 && c.Target != TargetGo:
+		return fmt.Errorf("switch %s: GoMaxProcs %d: want a positive number, for the Go target only", c.Name, c.GoMaxProcs)
 	}
 	for p, ifc := range c.Ports {
 		if p < 0 || ifc == "" {
@@ -268,8 +274,13 @@ const starterFD = 3
 // or an emulation killed with SIGKILL, or with SIGTERM before its
 // cleanups). The flag goes after the binary's own leading arguments
 // (binaryArgs: 'p4ctl p4switch'); this process closes its copy of the
-// read end once the switch has its own.
-func (s *proc) start(cmd *exec.Cmd, watch bool, binaryArgs int) error {
+// read end once the switch has its own. A Go target runs with
+// goMaxProcs as its GOMAXPROCS when that is positive.
+func (s *proc) start(cmd *exec.Cmd, watch bool, binaryArgs, goMaxProcs int) error {
+	if watch && goMaxProcs > 0 {
+		// The last of a name in Env is the one the process sees.
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(goMaxProcs))
+	}
 	if watch {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -354,7 +365,7 @@ func Start(ctx context.Context, c Config) (*Switch, error) {
 			return nil, fmt.Errorf("switch %s: %w", c.Name, err)
 		}
 	}
-	if err = s.start(s.cmd, c.Target == TargetGo, len(c.BinaryArgs)); err != nil {
+	if err = s.start(s.cmd, c.Target == TargetGo, len(c.BinaryArgs), c.GoMaxProcs); err != nil {
 		s.closeFiles()
 		if s.ctlDir != "" {
 			os.RemoveAll(s.ctlDir)

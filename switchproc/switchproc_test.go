@@ -68,6 +68,8 @@ func TestConfigErrors(t *testing.T) {
 		{Name: "s", ThriftPort: 9090},
 		{Name: "s", GRPCAddr: "127.0.0.1:1", ThriftPort: 70000},
 		{Name: "s", GRPCAddr: "127.0.0.1:1", ThriftPort: 9090, Ports: map[int]string{1: ""}},
+		{Name: "s", GRPCAddr: "127.0.0.1:1", ThriftPort: 9090, GoMaxProcs: 1},
+		{Name: "s", GRPCAddr: "127.0.0.1:1", ThriftPort: 9090, GoMaxProcs: -1, Target: TargetGo},
 	} {
 		if _, err := Start(context.Background(), c); err == nil || errors.Is(err, ErrNotInstalled) {
 			t.Errorf("%+v: error %v, want one about the configuration", c, err)

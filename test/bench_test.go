@@ -6,6 +6,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,9 @@ import (
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/roce"
+	"github.com/p4rcm/p4rcm/sim"
+	"github.com/p4rcm/p4rcm/sim/scenario"
+	"github.com/p4rcm/p4rcm/switchproc"
 )
 
 var benchRates = flag.String("rates", "25M,50M,100M,200M", "emulated host link rates of BenchmarkIncastRate")
@@ -73,6 +78,103 @@ switch: {buffer: 1MB, pfc_xoff: 40KB}
 				b.ReportMetric(sw.Seconds()/secs, "switch-cores")
 				b.ReportMetric(out.AgentsCPU.Seconds()/secs, "agents-cores")
 				b.ReportMetric(secs, "traffic-s")
+			}
+		})
+	}
+}
+
+var (
+	fatTreeMultiples = flag.String("multiples", "1,2,4,6,8", "BenchmarkFatTreeRate's rates, as multiples of the default emulated rate, climbed in order")
+	fatTreeRuns      = flag.Int("fat-tree-runs", 3, "BenchmarkFatTreeRate's runs at each rate")
+)
+
+// fatTreeAgreement is how far, percent, BenchmarkFatTreeRate lets the
+// emulation's mean FCT stray from the model's at a rate it keeps.
+const fatTreeAgreement = 10
+
+// BenchmarkFatTreeRate is how fast this machine emulates a fabric with
+// its switches in one process and with a process each: the default
+// preset on a k=4 fat tree (20 switches, 16 hosts in groups of 4, 1 ms of
+// web-search flows), climbing from the default emulated rate through
+// -multiples of it, three runs at each, up to the last rate at which no
+// run fell behind its schedule (emulate.Outcome.FellBehind) and the mean
+// FCT of the flows both the emulation and the model completed stayed
+// within fatTreeAgreement of the model's. It reports that multiple and
+// rate, and there the FCT's departure from the model (percent). Run it
+// with
+//
+//	go test -run '^$' -bench FatTreeRate -benchtime 1x -timeout 30m ./test/
+func BenchmarkFatTreeRate(b *testing.B) {
+	if err := netlab.Available(); err != nil {
+		b.Skip(err)
+	}
+	target, bin := p4switchbin.Choose(b)
+	if target != switchproc.TargetGo {
+		b.Skip("only the Go target runs its switches in one process")
+	}
+	s, err := scenario.LoadPreset("default")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for path, v := range map[string]string{"topology.k": "4", "workload.group_size": "4", "stop": "1ms"} {
+		if err := s.Set(path, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg, err := s.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	model, err := sim.Run(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var multiples []float64
+	for _, m := range strings.Split(*fatTreeMultiples, ",") {
+		x, err := strconv.ParseFloat(m, 64)
+		if err != nil {
+			b.Fatalf("-multiples: %v", err)
+		}
+		multiples = append(multiples, x)
+	}
+	base := emulate.RateFor(target, &cfg)
+	for _, mode := range []emulate.Processes{emulate.ProcessEach, emulate.ProcessShared} {
+		b.Run(string(mode), func(b *testing.B) {
+			for b.Loop() {
+				kept, departure := 0.0, 0.0
+				for _, m := range multiples {
+					var emulated, modelled float64
+					ok := true
+					for range *fatTreeRuns {
+						out, err := emulate.Run(context.Background(), cfg, emulate.Options{Target: target, Binary: bin, Rate: m * base, Processes: mode})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if why, fell := out.FellBehind(); fell {
+							b.Logf("%s at %.3g Mb/s (x%g): %s", mode, m*base/1e6, m, why)
+							ok = false
+							break
+						}
+						for i, f := range out.Results.Flows {
+							if f.Finish > 0 && model.Flows[i].Finish > 0 {
+								emulated += float64(f.FCT)
+								modelled += float64(model.Flows[i].FCT)
+							}
+						}
+					}
+					d := 100 * (emulated/modelled - 1)
+					if ok && math.Abs(d) > fatTreeAgreement {
+						b.Logf("%s at %.3g Mb/s (x%g): mean FCT %+.1f%% off the model's", mode, m*base/1e6, m, d)
+						ok = false
+					}
+					if !ok {
+						break
+					}
+					kept, departure = m, d
+				}
+				b.ReportMetric(kept, "kept-multiple")
+				b.ReportMetric(kept*base/1e6, "kept-Mbps")
+				b.ReportMetric(departure, "fct-vs-model-%")
 			}
 		})
 	}

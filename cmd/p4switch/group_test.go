@@ -170,6 +170,8 @@ func TestStartGroup(t *testing.T) {
 		cs = append(cs, switchproc.Config{Name: name, DeviceID: uint64(i + 7), GRPCAddr: fmt.Sprintf("127.0.0.1:%d", port), ThriftPort: 9090,
 			JSON: rcmJSON, Target: switchproc.TargetGo, Binary: bin, LogDir: t.TempDir(), PriorityQueues: 2})
 	}
+	// The emulation gives the group one thread per core but one.
+	cs[0].GoMaxProcs = 1
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	g, err := switchproc.StartGroup(ctx, "pair", cs)
@@ -177,6 +179,19 @@ func TestStartGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Stop()
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", g.PID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var procs []string
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
+			procs = append(procs, v)
+		}
+	}
+	if len(procs) != 1 || procs[0] != "1" {
+		t.Errorf("the group's GOMAXPROCS: %q, want one 1", procs)
+	}
 	want, err := controlplane.ReadPipeline("../../p4/build/rcm.p4info.txtpb", rcmJSON, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +237,7 @@ func TestStartGroup(t *testing.T) {
 	}
 	// BMv2 runs a process per switch.
 	bad := cs[0]
-	bad.Target = switchproc.TargetBMv2
+	bad.Target, bad.GoMaxProcs = switchproc.TargetBMv2, 0
 	if _, err := switchproc.StartGroup(ctx, "bad", []switchproc.Config{bad}); err == nil || !strings.Contains(err.Error(), "only the Go target") {
 		t.Errorf("a BMv2 group: %v", err)
 	}
