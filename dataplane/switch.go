@@ -196,9 +196,14 @@ type port struct {
 	// wireBytes counts every frame sent, control included: the bytes a
 	// port's INT hop reports (the ns-3 simulator's m_txBytes).
 	wireBytes int64
-	queue     [NumPrio]egressQueue
-	in        [NumPrio]ingressQueue
-	cfg       PortConfig
+	// queued is the bytes of every priority's queue together, which an
+	// INT hop reports: kept as they change, so that a data packet's
+	// departure reads one word rather than eight queues' lines. The
+	// sizes are whole bytes, so the float sum is exact either way.
+	queued float64
+	queue  [NumPrio]egressQueue
+	in     [NumPrio]ingressQueue
+	cfg    PortConfig
 	// betaShare is Beta / lossless priorities: the dynamic threshold's
 	// factor on the free buffer.
 	betaShare float64
@@ -444,6 +449,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	}
 	eq := &op.queue[q]
 	eq.bytes += size
+	op.queued += size
 	eq.maxBytes = max(eq.maxBytes, eq.bytes)
 	if s.rcm != nil && s.rcmEnqueue(now, in, out, q, p) {
 		s.env.Kick(out)
@@ -531,6 +537,7 @@ func (s *Switch) depart(now int64, port int, op *port, q uint8, p *Packet, held 
 	op.rr = q + 1
 	eq := &op.queue[q]
 	eq.bytes -= float64(p.Size)
+	op.queued -= float64(p.Size)
 	qlen := eq.bytes
 	if s.rcm != nil {
 		qlen = s.rcmDepart(port, q, p, held)
@@ -545,11 +552,7 @@ func (s *Switch) depart(now int64, port int, op *port, q uint8, p *Packet, held 
 	if s.cfg.INTs != nil && p.Kind == Data && p.Aux != 0 {
 		// HPCC's telemetry: the port's bytes sent before this packet and
 		// everything it still holds, as the packet leaves.
-		var queued float64
-		for i := range op.queue {
-			queued += op.queue[i].bytes
-		}
-		s.cfg.INTs.Get(p.Aux).Push(INTHop{Time: now, TxBytes: op.wireBytes, QLen: int64(queued), Rate: op.cfg.Rate})
+		s.cfg.INTs.Get(p.Aux).Push(INTHop{Time: now, TxBytes: op.wireBytes, QLen: int64(op.queued), Rate: op.cfg.Rate})
 	}
 	op.wireBytes += int64(p.Size)
 	if p.Kind != Data && p.Kind.Control() {
