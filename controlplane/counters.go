@@ -73,6 +73,13 @@ func (s *Session) readCounter(ctx context.Context, c *p4configv1.Counter, index 
 	return out, nil
 }
 
+// HasCounter reports whether the pipeline s adopted has a counter of
+// that name, asking the switch nothing.
+func (s *Session) HasCounter(name string) bool {
+	_, err := s.counter(name)
+	return err == nil
+}
+
 func (s *Session) counter(name string) (*p4configv1.Counter, error) {
 	info, err := s.P4Info()
 	if err != nil {

@@ -310,10 +310,13 @@ and --role "" puts it among the default role's controllers.`,
 				digests, packetIns, roles = ev.Digests(), ev.PacketIns(), ev.Roles()
 				primary = ev.Primary()
 			}
-			// rcm.p4's CN counters, where the program has them.
+			// rcm.p4's CN counters, where the program has them: from its
+			// P4Info, for a switch that stops answering now (the line
+			// above said watch runs) must not hold watch in a read with
+			// no deadline; the ticks below read them within --timeout.
 			var cnCounters []string
 			for _, c := range []string{p4.CounterCNsSent, p4.CounterCNsReceived} {
-				if _, err := r.Counters(ctx, c); err == nil {
+				if r.HasCounter(c) {
 					cnCounters = append(cnCounters, c)
 				}
 			}
