@@ -59,7 +59,7 @@ stalls:
 	}
 	text := stdout.String()
 	for _, want := range []string{"not to be trusted: the machine fell behind the emulation's schedule in ", "give --repeat 5 or more",
-		"the model beside it: mean FCT of all flows", "\ndcqcn  "} {
+		"the model beside it: mean FCT, us, of the flows completed both", "\ndcqcn  "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the comparison lacks %q:\n%s", want, text)
 		}

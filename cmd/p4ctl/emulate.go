@@ -260,6 +260,7 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			ctx, stop := interrupted(cmd.Context())
 			defer stop()
 			var queues *intQueues
+			var flows *flowFCTs
 			var sched schedule
 			spec := experiment.Spec{Scenario: s, Schemes: schemes, Seeds: list, Repeat: repeat, Jobs: 1, Version: versionString(), Emulated: true,
 				Runner: func(ctx context.Context, cfg sim.Config) (*sim.Results, error) {
@@ -268,6 +269,7 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 						return nil, err
 					}
 					queues.add(&cfg, res)
+					flows.addEmulated(&cfg, res.Results)
 					why := sched.add(res)
 					if !o.quiet {
 						fmt.Fprintf(errOut, "emulate: %d of %d flows in %.1f s at %.1f Mb/s (time stretched %.0fx)%s\n",
@@ -282,7 +284,7 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 			if err != nil {
 				return err
 			}
-			queues = newINTQueues(schemes, cfgs)
+			queues, flows = newINTQueues(schemes, cfgs), newFlowFCTs(schemes, cfgs)
 			for i := range cfgs {
 				if err := emulate.Check(&cfgs[i], opts); err != nil {
 					return usageErrorf("%s: %v", schemes[i], err)
@@ -316,11 +318,10 @@ repetition (paired t test), as 'p4ctl experiment' does seed by seed.`,
 				err = queues.write(cmd.OutOrStdout())
 			}
 			if err == nil && !asJSON {
-				var model *experiment.Study
-				if model, err = modelStudy(ctx, spec); err != nil {
+				if err := runModel(ctx, spec, flows); err != nil {
 					return interruptedErr(ctx, fmt.Errorf("the model: %w", err))
 				}
-				err = writeModel(cmd.OutOrStdout(), schemes, res, model)
+				err = flows.write(cmd.OutOrStdout(), schemes)
 			}
 			if warning := sched.warning(); warning != "" {
 				// After the table, and on stderr beside --json's
