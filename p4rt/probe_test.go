@@ -8,8 +8,11 @@ import (
 	"time"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
 	"github.com/p4rcm/p4rcm/internal/race"
@@ -73,13 +76,21 @@ func TestHostileProbe(t *testing.T) {
 			followers++
 		}
 	}
-	push := bigPipeline(p, 200<<20)
+	// Marshalled once, before the probe: four goroutines marshalling 200
+	// MiB each would take this process's cores from the named
+	// controller's handshake, which a hostile client in a process of its
+	// own does not.
+	push, err := proto.Marshal(bigPipeline(p, 200<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	pushErrs := make([]error, 4)
 	for i := range pushErrs {
 		wg.Go(func() {
-			c, _ := dialTLS(t, addr, l.pool(), l.client(t, "intruder"))
-			_, pushErrs[i] = c.SetForwardingPipelineConfig(context.Background(), push)
+			_, conn := dialTLS(t, addr, l.pool(), l.client(t, "intruder"))
+			pushErrs[i] = conn.Invoke(context.Background(), "/p4.v1.P4Runtime/SetForwardingPipelineConfig",
+				marshalled(push), new(p4v1.SetForwardingPipelineConfigResponse), grpc.ForceCodecV2(marshalledCodec{}))
 		})
 	}
 	// The named controller comes back while the pushes are under way.
@@ -116,3 +127,24 @@ func TestHostileProbe(t *testing.T) {
 		t.Errorf("%d entries read back, want the one written", len(got))
 	}
 }
+
+// marshalled is a request's protobuf bytes, which marshalledCodec sends
+// as they are.
+type marshalled []byte
+
+// marshalledCodec is gRPC's protobuf codec but for marshalled requests.
+type marshalledCodec struct{}
+
+func (marshalledCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if b, ok := v.(marshalled); ok {
+		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	}
+	b, err := proto.Marshal(v.(proto.Message))
+	return mem.BufferSlice{mem.SliceBuffer(b)}, err
+}
+
+func (marshalledCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	return proto.Unmarshal(data.Materialize(), v.(proto.Message))
+}
+
+func (marshalledCodec) Name() string { return "proto" }
