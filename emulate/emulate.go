@@ -247,7 +247,7 @@ func (o *Outcome) LastHopQueue() agent.QueueStats {
 // default rate the group took 1.15 cores and the agents, woken as often,
 // 0.53, and the senders fell behind their schedule; on one thread the
 // group took 0.92 cores for the same frames and the fabric kept its
-// schedule and the model's FCT at six to eight times the default rate
+// schedule and the model's FCT at four to eight times the default rate
 // (BENCHMARKS.md, Emulation).
 func GroupThreads() int { return max(1, runtime.NumCPU()-1) }
 
