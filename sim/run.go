@@ -570,8 +570,15 @@ func (g *gate) init() {
 	g.short = 0xffff
 }
 
-// spinFor is how long a gate spins before it sleeps.
-const spinFor = 50 * time.Microsecond
+// spinFor is how long a gate spins before it sleeps. A window of the
+// benchmark lasts about half a millisecond, and the part that finishes
+// first waits for the other by a share of it that varies from window to
+// window; waking a thread that went to sleep costs tens of microseconds
+// here (a futex in a virtual machine). Spinning up to 50 us, two
+// threads ran the benchmark 1.61x as fast as one on this class of
+// machine; up to 300 us, 1.84x (BENCHMARKS.md). On a busy machine the
+// waits are longer than either, and a gate sleeps at once (short).
+const spinFor = 300 * time.Microsecond
 
 // gateHold, if set, runs in signal between counting the signal and
 // waking the waiter: a test widens the gap with it.
