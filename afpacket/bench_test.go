@@ -33,10 +33,7 @@ func BenchmarkSend(b *testing.B) {
 	}{{"mmsg", WithIO(Mmsg)}, {"sendmmsg", WithIO(Ring)}, {"send-ring", ringSendRing}} {
 		b.Run(c.name, func(b *testing.B) {
 			_, port := labMTU(b, 0, c.opt)
-			batch := make([][]byte, Batch)
-			for i := range batch {
-				batch[i] = frame(64, byte(i), false)
-			}
+			batch := frames64()
 			cpu0 := cpuTime(b)
 			b.ResetTimer()
 			for sent := 0; sent < b.N; sent += Batch {
@@ -64,10 +61,7 @@ func BenchmarkRecv(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer sender.Close()
-			batch := make([][]byte, Batch)
-			for i := range batch {
-				batch[i] = frame(64, byte(i), false)
-			}
+			batch := frames64()
 			cpu0 := cpuTime(b)
 			b.ResetTimer()
 			for sent := 0; sent < b.N; sent += Batch {
@@ -90,4 +84,13 @@ func BenchmarkRecv(b *testing.B) {
 			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N/Batch*Batch+Batch), "cpu-ns/frame")
 		})
 	}
+}
+
+// frames64 is a batch of Batch 64-byte frames, each numbered.
+func frames64() [][]byte {
+	batch := make([][]byte, Batch)
+	for i := range batch {
+		batch[i] = frame(64, byte(i), false)
+	}
+	return batch
 }

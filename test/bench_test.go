@@ -18,7 +18,6 @@ import (
 	"github.com/p4rcm/p4rcm/netlab"
 	"github.com/p4rcm/p4rcm/roce"
 	"github.com/p4rcm/p4rcm/sim"
-	"github.com/p4rcm/p4rcm/sim/scenario"
 	"github.com/p4rcm/p4rcm/switchproc"
 )
 
@@ -112,19 +111,7 @@ func BenchmarkFatTreeRate(b *testing.B) {
 	if target != switchproc.TargetGo {
 		b.Skip("only the Go target runs its switches in one process")
 	}
-	s, err := scenario.LoadPreset("default")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for path, v := range map[string]string{"topology.k": "4", "workload.group_size": "4", "stop": "1ms"} {
-		if err := s.Set(path, v); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cfg, err := s.Build()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := presetOf(b, "default", "topology.k=4", "workload.group_size=4", "stop=1ms")
 	model, err := sim.Run(cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -45,6 +45,27 @@ func scenarioOf(t testing.TB, yaml string) sim.Config {
 	return cfg
 }
 
+// presetOf builds the built-in scenario name with sets ("path=value")
+// applied in order, with its flows.
+func presetOf(t testing.TB, name string, sets ...string) sim.Config {
+	t.Helper()
+	s, err := scenario.LoadPreset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range sets {
+		path, value, _ := strings.Cut(kv, "=")
+		if err := s.Set(path, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // emulated runs cfg on the target P4RCM_TARGET chooses (the Go target by
 // default), checking afterwards that it left nothing behind.
 func emulated(t *testing.T, cfg sim.Config) *emulate.Outcome {
@@ -302,19 +323,7 @@ func TestVictimRCMBeatsDCQCN(t *testing.T) {
 	}
 	var dcqcn, rcm []float64
 	for _, scheme := range []string{"dcqcn", "rcm", "rcm"} {
-		s, err := scenario.LoadPreset("rcm-incast-victim")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, kv := range [][2]string{{"scheme", scheme}, {"rcm.work_conserving", "false"}} {
-			if err := s.Set(kv[0], kv[1]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cfg, err := s.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := presetOf(t, "rcm-incast-victim", "scheme="+scheme, "rcm.work_conserving=false")
 		out := emulatedAt(t, cfg, 3e6)
 		res := out.Results
 		var victim float64

@@ -8,7 +8,6 @@ import (
 
 	"github.com/p4rcm/p4rcm/emulate"
 	"github.com/p4rcm/p4rcm/internal/p4switchbin"
-	"github.com/p4rcm/p4rcm/sim/scenario"
 )
 
 // HPCC's claim on real packets: on emulate-incast (4:1 of 1 MB flows
@@ -28,17 +27,7 @@ func TestHPCCIncastQueueOnRealPackets(t *testing.T) {
 	}
 	queue := map[string]float64{}
 	for _, scheme := range []string{"dcqcn", "hpcc"} {
-		s, err := scenario.LoadPreset("emulate-incast")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Set("scheme", scheme); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := s.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := presetOf(t, "emulate-incast", "scheme="+scheme)
 		out := emulatedWith(t, cfg, emulate.Options{INT: true})
 		q := out.LastHopQueue()
 		var retx int64
