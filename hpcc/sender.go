@@ -54,13 +54,25 @@ type Sender struct {
 	// Zero until the first ACK, whose telemetry only starts the record.
 	lastUpdate int64
 	nhops      int
-	last       [MaxHops]Hop // the telemetry of the last ACK
+	last       [MaxHops]sample // the telemetry of the last ACK, encoded
 	hops       [MaxHops]hopState
+	// txUnit and qUnit are the telemetry's units of bytes sent and
+	// queued (INTMulti applied).
+	txUnit, qUnit int64
+}
+
+// sample is a hop's telemetry as the ns-3 simulator's header carries it:
+// whole nanoseconds, bytes sent in txUnits, bytes queued rounded down to
+// a qUnit. A sender keeps the last of each hop encoded, so that an ACK
+// encodes only its own.
+type sample struct {
+	ns, tx, qlen int64
 }
 
 // NewSender returns the sender of a flow that starts at line rate.
 func NewSender(p *Params, path Path) Sender {
-	s := Sender{p: p, path: path, ai: p.AI(path.LineRate), rate: path.LineRate, rc: path.LineRate, u: 1}
+	s := Sender{p: p, path: path, ai: p.AI(path.LineRate), rate: path.LineRate, rc: path.LineRate, u: 1,
+		txUnit: 128 * int64(p.INTMulti), qUnit: 80 * int64(p.INTMulti)}
 	for i := range s.hops {
 		s.hops[i] = hopState{u: 1, rc: path.LineRate}
 	}
@@ -102,7 +114,10 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 	if s.lastUpdate == 0 {
 		// The first feedback: nothing to take differences from yet.
 		s.lastUpdate = sndNxt
-		s.nhops = copy(s.last[:], hops)
+		for i, h := range hops[:min(len(hops), MaxHops)] {
+			s.last[i] = s.encode(h)
+		}
+		s.nhops = min(len(hops), MaxHops)
 		return false
 	}
 	if len(hops) > MaxHops {
@@ -117,14 +132,14 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 		if s.p.SampleFeedback && fast && h.QLen == 0 {
 			continue
 		}
-		old := s.last[i]
-		tau := s.timeDelta(h, old)
+		old, cur := &s.last[i], s.encode(h)
+		tau := (cur.ns - old.ns) * 1000
 		if tau <= 0 {
 			continue // no time between the two samples: nothing to rate
 		}
 		updated[i], any = true, true
-		txRate := float64(s.bytesDelta(h, old)) * 8e12 / float64(tau)
-		q := min(float64(s.qlen(h)), float64(s.qlen(old)))
+		txRate := float64((cur.tx-old.tx)*s.txUnit) * 8e12 / float64(tau)
+		q := float64(min(cur.qlen, old.qlen))
 		u := txRate/h.Rate + q*s.path.LineRate/h.Rate/s.path.Window
 		if !s.p.MultiRate {
 			if u > U {
@@ -135,7 +150,7 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 			st := &s.hops[i]
 			st.u = (st.u*(T-float64(w)) + u*float64(w)) / T
 		}
-		s.last[i] = h
+		*old = cur
 	}
 	s.nhops = max(s.nhops, len(hops))
 	changed := false
@@ -193,18 +208,7 @@ func (s *Sender) step(rc float64, stage int, u float64) (float64, int) {
 	return min(max(r, s.p.MinRate), s.path.LineRate), stage
 }
 
-// The telemetry as the ns-3 simulator encodes it: times in whole
-// nanoseconds, bytes sent and queued in units of 128 and 80 bytes times
-// INTMulti.
-
-func (s *Sender) timeDelta(a, b Hop) int64 { return (a.Time/1000 - b.Time/1000) * 1000 }
-
-func (s *Sender) bytesDelta(a, b Hop) int64 {
-	unit := 128 * int64(s.p.INTMulti)
-	return (a.TxBytes/unit - b.TxBytes/unit) * unit
-}
-
-func (s *Sender) qlen(h Hop) int64 {
-	unit := 80 * int64(s.p.INTMulti)
-	return h.QLen / unit * unit
+// encode is h as the ns-3 simulator's header carries it.
+func (s *Sender) encode(h Hop) sample {
+	return sample{ns: h.Time / 1000, tx: h.TxBytes / s.txUnit, qlen: h.QLen / s.qUnit * s.qUnit}
 }

@@ -174,14 +174,14 @@ func TestMultiRate(t *testing.T) {
 func TestTelemetryUnits(t *testing.T) {
 	p := NS3()
 	s := NewSender(&p, path)
-	a, b := hop(0, 0, 319, 100), hop(1000, 511, 0, 100)
-	if d := s.bytesDelta(b, a); d != 0 {
+	a, b := s.encode(hop(0, 0, 319, 100)), s.encode(hop(1000, 511, 0, 100))
+	if d := (b.tx - a.tx) * s.txUnit; d != 0 {
 		t.Errorf("511 bytes read as %d, want 0 (units of 512)", d)
 	}
-	if q := s.qlen(a); q != 0 {
-		t.Errorf("a 319-byte queue read as %d, want 0 (units of 320)", q)
+	if a.qlen != 0 {
+		t.Errorf("a 319-byte queue read as %d, want 0 (units of 320)", a.qlen)
 	}
-	if d := s.timeDelta(hop(2499, 0, 0, 100), hop(1500, 0, 0, 100)); d != 1000 {
+	if d := (s.encode(hop(2499, 0, 0, 100)).ns - s.encode(hop(1500, 0, 0, 100)).ns) * 1000; d != 1000 {
 		t.Errorf("times 1500 and 2499 ps read %d ps apart, want 1000 (whole nanoseconds)", d)
 	}
 }

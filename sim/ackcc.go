@@ -235,13 +235,9 @@ func (h *host) ackFeedback(now int64, f *flow, p *dataplane.Packet) {
 		if t.N > hpcc.MaxHops {
 			return // a longer path than the header holds, as ns-3 ignores
 		}
-		var hops [hpcc.MaxHops]hpcc.Hop
-		for i, x := range t.Hops[:t.N] {
-			hops[i] = hpcc.Hop{Time: x.Time, TxBytes: x.TxBytes, QLen: x.QLen, Rate: x.Rate}
-		}
 		s := &a.hpcc[f.id]
 		old := s.Rate()
-		if s.OnAck(p.Seq, f.sndNxt, hops[:t.N]) && f.lastSize > 0 {
+		if s.OnAck(p.Seq, f.sndNxt, t.Hops[:t.N]) && f.lastSize > 0 {
 			f.nextAvail += serTime(f.lastSize, s.Rate()) - serTime(f.lastSize, old)
 		}
 	case ackTIMELY:

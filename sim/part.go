@@ -42,10 +42,13 @@ type part struct {
 	// out holds the frames sent to other parts in a window, by part; two
 	// sets alternate, so that a part fills one while the others read
 	// what it sent in the window before from the other. outCN holds the
-	// bodies of the RCM notifications among them, outINT their telemetry.
-	out    [2][][]crossing
-	outCN  [2][][]dataplane.CNInfo
-	outINT [2][][]dataplane.INT
+	// bodies of the RCM notifications among them, outINT and outHops
+	// their telemetry: a record's count and timestamp, and its hops, only
+	// as many as it holds.
+	out     [2][][]crossing
+	outCN   [2][][]dataplane.CNInfo
+	outINT  [2][][]intCrossing
+	outHops [2][][]dataplane.INTHop
 	// sentMin is the earliest arrival among the frames sent this window.
 	sentMin int64
 	// announced counts the completions of flows sent from here announced
@@ -68,6 +71,13 @@ type part struct {
 	busy    time.Duration
 }
 
+// intCrossing is a telemetry record crossing between parts without its
+// hops, which follow in the outbox's hops.
+type intCrossing struct {
+	n      int
+	sentAt int64
+}
+
 // crossing is a frame on a link between two parts: the port that sent it
 // (whose wire the receiving part holds), its arrival time and a copy of
 // it.
@@ -82,7 +92,8 @@ func newPart(n *Network, id, parts int) *part {
 	for i := range pt.out {
 		pt.out[i] = make([][]crossing, parts)
 		pt.outCN[i] = make([][]dataplane.CNInfo, parts)
-		pt.outINT[i] = make([][]dataplane.INT, parts)
+		pt.outINT[i] = make([][]intCrossing, parts)
+		pt.outHops[i] = make([][]dataplane.INTHop, parts)
 	}
 	return pt
 }
@@ -103,7 +114,9 @@ func (pt *part) send(p *port, pkt *dataplane.Packet, at int64) {
 	}
 	if pt.pool.ints != nil && hasINT(pkt) {
 		// So does the telemetry, numbered from 1 as handles are.
-		pt.outINT[w][dst] = append(pt.outINT[w][dst], *pt.ints.Get(pkt.Aux))
+		rec := pt.ints.Get(pkt.Aux)
+		pt.outINT[w][dst] = append(pt.outINT[w][dst], intCrossing{n: rec.N, sentAt: rec.SentAt})
+		pt.outHops[w][dst] = append(pt.outHops[w][dst], rec.Hops[:min(rec.N, dataplane.MaxINTHops)]...)
 		c.pkt.Aux = uint32(len(pt.outINT[w][dst]))
 	}
 	pt.out[w][dst] = append(pt.out[w][dst], c)
@@ -121,7 +134,7 @@ func (pt *part) receive(w int64) {
 	for _, src := range pt.net.parts {
 		l := src.out[w&1][pt.id]
 		bodies := src.outCN[w&1][pt.id]
-		ints := src.outINT[w&1][pt.id]
+		ints, hops := src.outINT[w&1][pt.id], src.outHops[w&1][pt.id]
 		for i := range l {
 			c := &l[i]
 			pkt := pt.pool.get()
@@ -133,7 +146,9 @@ func (pt *part) receive(w int64) {
 			}
 			if pt.pool.ints != nil && hasINT(pkt) {
 				h, rec := pt.ints.Alloc()
-				*rec = ints[c.pkt.Aux-1]
+				ic := &ints[c.pkt.Aux-1]
+				rec.N, rec.SentAt = ic.n, ic.sentAt
+				hops = hops[copy(rec.Hops[:min(ic.n, dataplane.MaxINTHops)], hops):]
 				pkt.Aux = h
 			}
 			p := c.port
@@ -146,6 +161,7 @@ func (pt *part) receive(w int64) {
 		src.out[w&1][pt.id] = l[:0]
 		src.outCN[w&1][pt.id] = bodies[:0]
 		src.outINT[w&1][pt.id] = ints[:0]
+		src.outHops[w&1][pt.id] = src.outHops[w&1][pt.id][:0]
 	}
 }
 

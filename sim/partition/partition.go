@@ -15,7 +15,8 @@
 // cuts that line into parts of equal weight, and deals the top tier out
 // to even the weights. A node's weight is the sum of its ports' rates,
 // which is what its busiest events scale with when links run at similar
-// loads.
+// loads, a host's port counted twice: a host's NIC runs more events per
+// frame than a switch's port (hostFactor).
 //
 // The split depends on the topology and the number of parts asked for
 // only, so it is the same on every run.
@@ -85,9 +86,12 @@ func Split(t *topo.Topology, want int, minDelay int64) Plan {
 	nb := len(members)
 	weight := make([]float64, nb)
 	for _, l := range t.Links {
-		// Both ends count the link once each: a port at either end.
-		weight[blockOf[l.A]] += l.Rate / 1e9
-		weight[blockOf[l.B]] += l.Rate / 1e9
+		// Both ends count the link once each: a port at either end. A
+		// host's end counts twice: its NIC wakes to pace every frame it
+		// sends and runs the congestion control on every ACK, where a
+		// switch port wakes only for frames that queued.
+		weight[blockOf[l.A]] += hostFactor(t, l.A) * l.Rate / 1e9
+		weight[blockOf[l.B]] += hostFactor(t, l.B) * l.Rate / 1e9
 	}
 	if nb < want {
 		p.Note = fmt.Sprintf("the network splits into %d part(s) at most", nb)
@@ -216,6 +220,14 @@ func Split(t *topo.Topology, want int, minDelay int64) Plan {
 		p.Lookahead = 0
 	}
 	return p
+}
+
+// hostFactor is the weight of a port of node id against a switch's.
+func hostFactor(t *topo.Topology, id int) float64 {
+	if t.Nodes[id].Kind == topo.Host {
+		return 2
+	}
+	return 1
 }
 
 // tiers is each node's distance in hops from the nearest host.
