@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/p4rcm/p4rcm/sim/topo"
@@ -136,5 +137,24 @@ func TestOnePart(t *testing.T) {
 	}
 	if p := Split(star, 2, 100_000); p.Parts != 1 || p.Note == "" {
 		t.Fatalf("star: parts %d, note %q", p.Parts, p.Note)
+	}
+}
+
+// TestHostPortsCountTwice weighs two switches, one with two hosts and one
+// with one: a host's port counts twice a switch's (hostFactor), so the
+// first part holds 2x(200+100)+100 of 2x(200+100)+100 + (200+100)+100,
+// where counting every port alike would give it 500 of 800.
+func TestHostPortsCountTwice(t *testing.T) {
+	const file = "5 2 4\n3 4\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 4 100Gbps 1000ns 0\n3 4 100Gbps 1000ns 0\n"
+	tp, err := topo.ParseNS3(strings.NewReader(file), "two-switches")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Split(tp, 2, 100_000)
+	if p.Parts != 2 || p.Of[3] == p.Of[4] {
+		t.Fatalf("parts %d, switches in parts %d and %d", p.Parts, p.Of[3], p.Of[4])
+	}
+	if want := 700.0 / 1100; math.Abs(p.Weight[p.Of[3]]-want) > 1e-9 {
+		t.Errorf("the two-host switch's part weighs %.4f, want %.4f", p.Weight[p.Of[3]], want)
 	}
 }
