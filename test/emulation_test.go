@@ -53,11 +53,8 @@ func presetOf(t testing.TB, name string, sets ...string) sim.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kv := range sets {
-		path, value, _ := strings.Cut(kv, "=")
-		if err := s.Set(path, value); err != nil {
-			t.Fatal(err)
-		}
+	if err := s.SetAll(sets...); err != nil {
+		t.Fatal(err)
 	}
 	cfg, err := s.Build()
 	if err != nil {

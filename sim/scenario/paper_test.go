@@ -7,7 +7,6 @@ package scenario_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/p4rcm/p4rcm/internal/race"
@@ -24,14 +23,8 @@ func runPreset(t *testing.T, preset, scheme string, sets ...string) *sim.Results
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Set("scheme", scheme); err != nil {
+	if err := s.SetAll(append([]string{"scheme=" + scheme}, sets...)...); err != nil {
 		t.Fatal(err)
-	}
-	for _, kv := range sets {
-		path, value, _ := strings.Cut(kv, "=")
-		if err := s.Set(path, value); err != nil {
-			t.Fatal(err)
-		}
 	}
 	cfg, err := s.Build()
 	if err != nil {
@@ -154,11 +147,8 @@ func study(t *testing.T, preset string, seeds []uint64, schemes []string, varian
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kv := range sets {
-		path, value, _ := strings.Cut(kv, "=")
-		if err := s.Set(path, value); err != nil {
-			t.Fatal(err)
-		}
+	if err := s.SetAll(sets...); err != nil {
+		t.Fatal(err)
 	}
 	st, err := experiment.Run(context.Background(), experiment.Spec{Scenario: s, Schemes: schemes, Variants: variants, Seeds: seeds})
 	if err != nil {

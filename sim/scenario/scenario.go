@@ -429,6 +429,21 @@ func (s *Scenario) Set(path, value string) error {
 	return s.SetFrom(fmt.Sprintf("--set %s=%s", path, value), path, value)
 }
 
+// SetAll applies overrides written "path=value", in order, as --set
+// gives them.
+func (s *Scenario) SetAll(sets ...string) error {
+	for _, kv := range sets {
+		path, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--set %q: want path=value", kv)
+		}
+		if err := s.Set(path, value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SetFrom is Set for a value that came from origin, as errors about it
 // will say: a flag that stands for a path, "--load 0.5".
 func (s *Scenario) SetFrom(origin, path, value string) error {

@@ -268,11 +268,8 @@ func TestRCMMechanismSwitches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, kv := range sets {
-			k, v, _ := strings.Cut(kv, "=")
-			if err := s.Set(k, v); err != nil {
-				return nil, err
-			}
+		if err := s.SetAll(sets...); err != nil {
+			return nil, err
 		}
 		cfg, err := s.Build()
 		return &cfg, err
@@ -345,11 +342,8 @@ workload:
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, kv := range append([]string{"scheme=" + scheme}, sets...) {
-			k, v, _ := strings.Cut(kv, "=")
-			if err := s.Set(k, v); err != nil {
-				t.Fatal(err)
-			}
+		if err := s.SetAll(append([]string{"scheme=" + scheme}, sets...)...); err != nil {
+			t.Fatal(err)
 		}
 		cfg, err := s.Build()
 		if err != nil {
@@ -387,5 +381,31 @@ workload:
 	}
 	if on[0] != last || slices.Max(on) != last {
 		t.Errorf("with CRD on host 0's flow finished at %d ps, the last at %d; want it last, at DCQCN's last finish %d (a work-conserving root)", on[0], slices.Max(on), last)
+	}
+}
+
+// TestSetAll applies "path=value" overrides in order and names one
+// without a value.
+func TestSetAll(t *testing.T) {
+	s, err := LoadPreset("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetAll("workload.load=0.3", "seed=9", "workload.load=0.5"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Seed != 9 {
+		t.Errorf("seed %d, want 9", cfg.Seed)
+	}
+	if load := s.Workload.Load; load != 0.5 {
+		t.Errorf("load %g, want the last override's 0.5", load)
+	}
+	err = s.SetAll("seed=3", "workload.load")
+	if err == nil || !strings.Contains(err.Error(), `"workload.load": want path=value`) {
+		t.Errorf("an override without a value: %v", err)
 	}
 }

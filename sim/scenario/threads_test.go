@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/p4rcm/p4rcm/internal/race"
@@ -75,11 +74,8 @@ func threadsRun(t *testing.T, preset string, sets []string, threads int) (map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kv := range sets {
-		path, value, _ := strings.Cut(kv, "=")
-		if err := s.Set(path, value); err != nil {
-			t.Fatal(err)
-		}
+	if err := s.SetAll(sets...); err != nil {
+		t.Fatal(err)
 	}
 	cfg, err := s.Build()
 	if err != nil {
