@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/p4rcm/p4rcm/stats"
 )
 
 // An area is one table of BENCHMARKS.md.
@@ -41,11 +44,14 @@ func verdict(met bool) string {
 }
 
 const (
-	rigCommand    = "go test -run '^$' -bench Rig -benchtime 1x -timeout 60m ./internal/switchbench/ -args -targets=relay,relay-ring,relay-process,relay-process-ring,go,go-mmsg,go-ring-v3,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
-	writeOne      = "go test -run '^$' -bench WriteOnePerRequest -benchtime 10000x -count 3 ./p4rt/"
-	writeBatched  = "go test -run '^$' -bench WriteBatched1000 -benchtime 200000x -count 3 ./p4rt/"
-	writeProcs    = "go test -run '^$' -bench WriteBatchedProcesses -benchtime 200000x -count 3 ./p4rt/"
-	applyCommand  = "go test -run '^$' -bench 'Apply/k=4$' -benchtime 1x -count 3 ./fabric/"
+	rigCommand   = "go test -run '^$' -bench Rig -benchtime 1x -timeout 60m ./internal/switchbench/ -args -targets=relay,relay-ring,relay-process,relay-process-ring,go,go-mmsg,go-ring-v3,bmv2 -programs=rcm,l3 -sizes=64 -rounds 3"
+	writeOne     = "go test -run '^$' -bench WriteOnePerRequest -benchtime 10000x -count 3 ./p4rt/"
+	writeBatched = "go test -run '^$' -bench WriteBatched1000 -benchtime 200000x -count 3 ./p4rt/"
+	writeProcs   = "go test -run '^$' -bench WriteBatchedProcesses -benchtime 200000x -count 3 ./p4rt/"
+	applyCommand = "go test -run '^$' -bench 'Apply/k=4$' -benchtime 1x -count 3 ./fabric/"
+	// probeCommand times the named controller's round alone and under
+	// TestHostileProbe's load.
+	probeCommand  = "go test -run '^$' -bench HostileProbe -benchtime 1x -count 5 ./p4rt/"
 	incastCommand = "go test -run '^$' -bench IncastRate -benchtime 1x ./test/ -args -rates 69M,250M"
 	// fatTreeCommand climbs the k=4 fat tree's emulated rate with the
 	// switches in one process and with a process each.
@@ -69,8 +75,8 @@ func ns3Rows() []row {
 		cfg := fmt.Sprintf(ns3Config, theirs)
 		rows = append(rows, row{
 			What:    "`bench-fat320`, " + ours + ": wall seconds per simulated ms",
-			Command: "`build/scratch/third " + cfg + "` in NS3/simulation, then `p4ctl sim bench -q --json --runs 3 --scheme " + ours + " --reference-seconds S` (S: ns-3's wall seconds)",
-			Target:  "at least 30x ns-3's speed",
+			Command: fmt.Sprintf("`p4ctl sim bench -q --json --runs 3 --scheme %[2]s`, `build/scratch/third %[1]s` in NS3/simulation, `p4ctl sim bench -q --json --runs 3 --scheme %[2]s --reference-seconds S` (S: that ns-3 run's wall seconds), %[3]d times in turn", cfg, ours, ns3Pairs),
+			Target:  "at least 30x ns-3, per simulated ms and wall to wall (means)",
 			Measure: func(e *env, r row) (result, error) { return measureNS3(e, ours, cfg) },
 		})
 	}
@@ -99,8 +105,10 @@ var areas = []area{
 		About: "The input is the ns-3 RDMA simulator's own benchmark (the HPCC paper's simulator): a 320-host fat tree " +
 			"(16 hosts at 100 Gb/s per ToR, 400 Gb/s uplinks, 1 us links) and 6,706 web-search flows at 30% load for 10 ms, " +
 			"each scheme with that simulator's settings; p4rcm runs it as the `bench-fat320` preset with `--scheme`. " +
-			"The speed is wall seconds per simulated millisecond up to the last completion, ns-3 and p4rcm run one after the other " +
-			"on the same machine. `make bench NS3=DIR` runs ns-3 from DIR, a build of alibaba-edu/High-Precision-Congestion-Control " +
+			"The speed is wall seconds per simulated millisecond up to the last completion. ns-3 runs three times on the same machine, " +
+			"each run between two sets of three of p4rcm's, and the ratio is the mean over the three pairs (ns-3's run, p4rcm's fastest " +
+			"around it) with its 95% interval: ns-3's time drifts by 10-20% over a day here, a pair's runs see the same drift, and another " +
+			"tenant taking the second core for a minute slows p4rcm's two threads far more than ns-3's one. `make bench NS3=DIR` runs ns-3 from DIR, a build of alibaba-edu/High-Precision-Congestion-Control " +
 			"(its optimised profile) whose `simulation/mix/config_fat320_ws30_*.txt` run the benchmark's topology and flow files " +
 			"(`ns3/build.sh` builds it so); without it the rows say so.",
 		Rows: ns3Rows(),
@@ -288,7 +296,10 @@ var areas = []area{
 			"in a process of its own, the same client sending both the same batches in rounds that take turns (medians " +
 			"over the rounds, the share paired round by round), with each server process's CPU per entry. And " +
 			"`fabric apply` programming a k=4 fat tree of 20 `p4switch` processes (688 entities) against inserting the " +
-			"same entities blind, without reading anything first.",
+			"same entities blind, without reading anything first. Last, the controller a `p4switch` process's mutual-TLS " +
+			"policy names connecting afresh, arbitrating and writing an entry while a hostile local user with another " +
+			"certificate holds 100 silent sockets and 40 follower streams and pushes four 200 MiB pipelines " +
+			"(`TestHostileProbe`'s load), against the median of three such rounds alone just before; five runs, medians.",
 		Rows: []row{{
 			What:    "One update per request, latency",
 			Command: writeOne,
@@ -369,6 +380,27 @@ var areas = []area{
 					Baseline: fmt.Sprintf("blind inserts %.3f s", n/blind),
 					Figure:   fmt.Sprintf("**%.3f s**", n/first),
 					Verdict:  verdict(n/first < 0.8),
+				}, nil
+			},
+		}, {
+			What:    "The named controller under a hostile probe: connect, arbitrate, write",
+			Command: probeCommand,
+			Target:  "at most 5x its time alone",
+			Measure: func(e *env, r row) (result, error) {
+				g, err := e.goBench(r.Command)
+				if err != nil {
+					return result{}, err
+				}
+				var v [3]float64
+				for i, unit := range []string{"alone-ms", "probed-ms", "x-alone"} {
+					if v[i], err = g.median("BenchmarkHostileProbe", unit); err != nil {
+						return result{}, err
+					}
+				}
+				return result{
+					Baseline: fmt.Sprintf("alone %.1f ms", v[0]),
+					Figure:   fmt.Sprintf("under the probe %.1f ms: **%.1fx**", v[1], v[2]),
+					Verdict:  verdict(v[2] <= 5),
 				}, nil
 			},
 		}},
@@ -513,9 +545,18 @@ func fatTreeRow(e *env, r row) (result, error) {
 	}, nil
 }
 
+// ns3Pairs is how many times measureNS3 runs ns-3, each run followed by
+// p4rcm's: the ratio's interval is over these pairs. ns-3 runs for
+// minutes and its time drifts by 10-20% over a day on these machines, so
+// one pair says little; each pair's runs are close in time, so the drift
+// hits both alike.
+const ns3Pairs = 3
+
 // measureNS3 runs the ns-3 simulator on the benchmark with one scheme's
 // configuration cfg, where it is built, then p4rcm's same scheme with
-// its time.
+// that run's time, ns3Pairs times, and gives the mean speed ratio with
+// its 95% interval. The target is met when the means of both ratios,
+// per simulated ms and wall to wall, reach it.
 func measureNS3(e *env, scheme, cfg string) (result, error) {
 	if e.ns3 == "" {
 		return result{Baseline: "ns-3 not built here", Figure: "`make bench NS3=DIR` fills it"}, nil
@@ -527,22 +568,56 @@ func measureNS3(e *env, scheme, cfg string) (result, error) {
 			return result{}, fmt.Errorf("NS3=%s: %w", e.ns3, err)
 		}
 	}
-	cmd := exec.Command(bin, cfg)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(dir, "build"))
-	e.logf("ns-3: %s %s in %s", bin, cfg, dir)
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return result{}, fmt.Errorf("ns-3: %v\n%s", err, lastLines(string(out), 10))
+	var theirs, ours, ratios, walls []float64
+	var perMs [2]float64 // ns-3's and p4rcm's seconds per simulated ms, summed
+	for i := 0; i < ns3Pairs; i++ {
+		var before simBench
+		if err := e.json(fmt.Sprintf("p4ctl sim bench -q --json --runs 3 --scheme %s", scheme), &before); err != nil {
+			return result{}, err
+		}
+		cmd := exec.Command(bin, cfg)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(dir, "build"))
+		e.logf("ns-3 (%d of %d): %s %s in %s", i+1, ns3Pairs, bin, cfg, dir)
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return result{}, fmt.Errorf("ns-3: %v\n%s", err, lastLines(string(out), 10))
+		}
+		wall := time.Since(start).Seconds()
+		var b simBench
+		if err := e.json(fmt.Sprintf("p4ctl sim bench -q --json --runs 3 --scheme %s --reference-seconds %.1f", scheme, wall), &b); err != nil {
+			return result{}, err
+		}
+		// p4rcm's time is the fastest of its runs on either side of
+		// ns-3's: another tenant taking this machine's second core for a
+		// minute or two slows p4rcm's two threads by up to half and ns-3's
+		// one hardly at all, and what the pair measures is the two
+		// programs.
+		fastest := min(before.WallSeconds, b.WallSeconds)
+		ms := b.SecondsPerSimMs * fastest / b.WallSeconds
+		ratio := b.SpeedupVsRef * b.WallSeconds / fastest
+		theirs, ours, ratios = append(theirs, wall), append(ours, fastest), append(ratios, ratio)
+		walls = append(walls, wall/fastest)
+		perMs[0] += ratio * ms
+		perMs[1] += ms
 	}
-	wall := time.Since(start).Seconds()
-	var b simBench
-	if err := e.json(fmt.Sprintf("p4ctl sim bench -q --json --runs 3 --scheme %s --reference-seconds %.1f", scheme, wall), &b); err != nil {
-		return result{}, err
-	}
+	// The two simulators' last flows complete at somewhat different
+	// times, so the time to the whole answer (wall to wall) differs a
+	// little from the speed per simulated ms; the row gives both.
+	iv, w := stats.MeanInterval(ratios, 0.95), stats.MeanInterval(walls, 0.95)
 	return result{
-		Baseline: fmt.Sprintf("ns-3 %.1f s wall, %.2f s per simulated ms", wall, b.SpeedupVsRef*b.SecondsPerSimMs),
-		Figure:   fmt.Sprintf("p4rcm %.2f s wall, %.3f s per simulated ms: **%.1fx**", b.WallSeconds, b.SecondsPerSimMs, b.SpeedupVsRef),
-		Verdict:  verdict(b.SpeedupVsRef >= 30),
+		Baseline: fmt.Sprintf("ns-3 %s s wall, %.2f s per simulated ms (mean)", seconds(theirs, 1), perMs[0]/ns3Pairs),
+		Figure: fmt.Sprintf("p4rcm %s s wall (fastest of 6 around each), %.3f s per simulated ms: **%.1fx** (95%% interval %.1f-%.1fx over %d pairs); wall to wall %.1fx (%.1f-%.1fx)",
+			seconds(ours, 2), perMs[1]/ns3Pairs, iv.Mean, iv.Lo, iv.Hi, ns3Pairs, w.Mean, w.Lo, w.Hi),
+		Verdict: verdict(iv.Mean >= 30 && w.Mean >= 30),
 	}, nil
+}
+
+// seconds lists times with digits decimals: "259.5, 251.0, 262.3".
+func seconds(xs []float64, digits int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.FormatFloat(x, 'f', digits, 64)
+	}
+	return strings.Join(s, ", ")
 }
