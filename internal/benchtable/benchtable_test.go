@@ -15,6 +15,7 @@ BenchmarkStep/pending=1024-2         	51472311	        28.00 ns/op	       0 B/op
 BenchmarkStep/pending=1024-2         	51472311	        29.00 ns/op	       0 B/op	       0 allocs/op
 BenchmarkIncastRate/69M-2    1  1688153251 ns/op  0.3361 agents-cores  0.9831 link-busy  0.3543 switch-cores
 BenchmarkApply/k=4   1  0 ns/op  688 entries  886.2 first-entries/s
+BenchmarkHostileProbe-2   	       1	  22381849 ns/op	         2.410 alone-ms	         5.617 probed-ms	         2.330 x-alone
 PASS
 `
 	g := parseGoBench(out)
@@ -25,6 +26,7 @@ PASS
 		{"BenchmarkStep/pending=1024", "ns/op", 29},
 		{"BenchmarkIncastRate/69M", "link-busy", 0.9831},
 		{"BenchmarkApply/k=4", "first-entries/s", 886.2},
+		{"BenchmarkHostileProbe", "x-alone", 2.33},
 	} {
 		got, err := g.median(c.name, c.unit)
 		if err != nil || got != c.want {

@@ -127,6 +127,8 @@ type env struct {
 	// outputs are the commands' outputs, so that rows that read one
 	// command run it once.
 	outputs map[string]string
+	// logged counts the commands run, to name their logs.
+	logged int
 }
 
 func newEnv(ns3, logDir string) (*env, error) {
@@ -160,6 +162,16 @@ func (e *env) run(command string) (string, error) {
 	if out, ok := e.outputs[command]; ok {
 		return out, nil
 	}
+	out, err := e.runAgain(command)
+	if err == nil {
+		e.outputs[command] = out
+	}
+	return out, err
+}
+
+// runAgain runs command by sh and returns what it printed, every time:
+// for a measurement repeated on purpose.
+func (e *env) runAgain(command string) (string, error) {
 	e.logf("%s", command)
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Env = append(os.Environ(), "PATH="+e.tmp+":"+os.Getenv("PATH"), "TMPDIR="+e.tmp)
@@ -168,13 +180,13 @@ func (e *env) run(command string) (string, error) {
 	out := string(b)
 	e.logf("... %.0f s", time.Since(start).Seconds())
 	if e.logDir != "" {
-		name := fmt.Sprintf("%02d.txt", len(e.outputs))
+		name := fmt.Sprintf("%02d.txt", e.logged)
 		_ = os.WriteFile(filepath.Join(e.logDir, name), []byte("$ "+command+"\n"+out), 0o644)
 	}
+	e.logged++
 	if err != nil {
 		return "", fmt.Errorf("%s: %v\n%s", command, err, lastLines(out, 20))
 	}
-	e.outputs[command] = out
 	return out, nil
 }
 
@@ -183,6 +195,20 @@ func (e *env) json(command string, v any) error {
 	if err != nil {
 		return err
 	}
+	return parseCommandJSON(command, out, v)
+}
+
+// jsonAgain is json for a command run again on purpose (runAgain).
+func (e *env) jsonAgain(command string, v any) error {
+	out, err := e.runAgain(command)
+	if err != nil {
+		return err
+	}
+	return parseCommandJSON(command, out, v)
+}
+
+// parseCommandJSON is parseJSON naming command in its error.
+func parseCommandJSON(command, out string, v any) error {
 	if err := parseJSON(out, v); err != nil {
 		return fmt.Errorf("%s: %w", command, err)
 	}

@@ -545,16 +545,16 @@ func fatTreeRow(e *env, r row) (result, error) {
 	}, nil
 }
 
-// ns3Pairs is how many times measureNS3 runs ns-3, each run followed by
-// p4rcm's: the ratio's interval is over these pairs. ns-3 runs for
-// minutes and its time drifts by 10-20% over a day on these machines, so
-// one pair says little; each pair's runs are close in time, so the drift
-// hits both alike.
+// ns3Pairs is how many times measureNS3 runs ns-3, each run with p4rcm's
+// on either side of it: the ratio's interval is over these pairs. ns-3
+// runs for minutes and its time drifts by 10-20% over a day on these
+// machines, so one pair says little; a pair's runs are close in time, so
+// the drift hits both alike.
 const ns3Pairs = 3
 
 // measureNS3 runs the ns-3 simulator on the benchmark with one scheme's
-// configuration cfg, where it is built, then p4rcm's same scheme with
-// that run's time, ns3Pairs times, and gives the mean speed ratio with
+// configuration cfg, where it is built, between two sets of p4rcm's runs
+// of the same scheme, ns3Pairs times, and gives the mean speed ratio with
 // its 95% interval. The target is met when the means of both ratios,
 // per simulated ms and wall to wall, reach it.
 func measureNS3(e *env, scheme, cfg string) (result, error) {
@@ -572,7 +572,7 @@ func measureNS3(e *env, scheme, cfg string) (result, error) {
 	var perMs [2]float64 // ns-3's and p4rcm's seconds per simulated ms, summed
 	for i := 0; i < ns3Pairs; i++ {
 		var before simBench
-		if err := e.json(fmt.Sprintf("p4ctl sim bench -q --json --runs 3 --scheme %s", scheme), &before); err != nil {
+		if err := e.jsonAgain(fmt.Sprintf("p4ctl sim bench -q --json --runs 3 --scheme %s", scheme), &before); err != nil {
 			return result{}, err
 		}
 		cmd := exec.Command(bin, cfg)
@@ -585,7 +585,7 @@ func measureNS3(e *env, scheme, cfg string) (result, error) {
 		}
 		wall := time.Since(start).Seconds()
 		var b simBench
-		if err := e.json(fmt.Sprintf("p4ctl sim bench -q --json --runs 3 --scheme %s --reference-seconds %.1f", scheme, wall), &b); err != nil {
+		if err := e.jsonAgain(fmt.Sprintf("p4ctl sim bench -q --json --runs 3 --scheme %s --reference-seconds %.1f", scheme, wall), &b); err != nil {
 			return result{}, err
 		}
 		// p4rcm's time is the fastest of its runs on either side of
