@@ -80,6 +80,9 @@ func newProbeRig(t testing.TB) *probeRig {
 func (r *probeRig) round(t testing.TB) (arb, wrote codes.Code, took time.Duration, c p4v1.P4RuntimeClient) {
 	t.Helper()
 	n := r.next
+	if n > 255 {
+		t.Fatal("the probe rig's table keys are bytes: 254 rounds at most (run BenchmarkHostileProbe with -benchtime 1x)")
+	}
 	r.next++
 	began := time.Now()
 	c, _ = dialTLS(t, r.addr, r.l.pool(), r.ctl)
