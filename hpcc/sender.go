@@ -58,7 +58,7 @@ type Sender struct {
 	hops       [MaxHops]hopState
 	// txUnit and qUnit are the telemetry's units of bytes sent and
 	// queued (INTMulti applied).
-	txUnit, qUnit int64
+	txUnit, qUnit divisor
 }
 
 // sample is a hop's telemetry as the ns-3 simulator's header carries it:
@@ -72,7 +72,7 @@ type sample struct {
 // NewSender returns the sender of a flow that starts at line rate.
 func NewSender(p *Params, path Path) Sender {
 	s := Sender{p: p, path: path, ai: p.AI(path.LineRate), rate: path.LineRate, rc: path.LineRate, u: 1,
-		txUnit: 128 * int64(p.INTMulti), qUnit: 80 * int64(p.INTMulti)}
+		txUnit: newDivisor(128 * int64(p.INTMulti)), qUnit: newDivisor(80 * int64(p.INTMulti))}
 	for i := range s.hops {
 		s.hops[i] = hopState{u: 1, rc: path.LineRate}
 	}
@@ -138,7 +138,7 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 			continue // no time between the two samples: nothing to rate
 		}
 		updated[i], any = true, true
-		txRate := float64((cur.tx-old.tx)*s.txUnit) * 8e12 / float64(tau)
+		txRate := float64((cur.tx-old.tx)*s.txUnit.d) * 8e12 / float64(tau)
 		q := float64(min(cur.qlen, old.qlen))
 		u := txRate/h.Rate + q*s.path.LineRate/h.Rate/s.path.Window
 		if !s.p.MultiRate {
@@ -210,5 +210,5 @@ func (s *Sender) step(rc float64, stage int, u float64) (float64, int) {
 
 // encode is h as the ns-3 simulator's header carries it.
 func (s *Sender) encode(h Hop) sample {
-	return sample{ns: h.Time / 1000, tx: h.TxBytes / s.txUnit, qlen: h.QLen / s.qUnit * s.qUnit}
+	return sample{ns: h.Time / 1000, tx: s.txUnit.div(h.TxBytes), qlen: s.qUnit.div(h.QLen) * s.qUnit.d}
 }

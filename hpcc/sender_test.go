@@ -175,7 +175,7 @@ func TestTelemetryUnits(t *testing.T) {
 	p := NS3()
 	s := NewSender(&p, path)
 	a, b := s.encode(hop(0, 0, 319, 100)), s.encode(hop(1000, 511, 0, 100))
-	if d := (b.tx - a.tx) * s.txUnit; d != 0 {
+	if d := (b.tx - a.tx) * s.txUnit.d; d != 0 {
 		t.Errorf("511 bytes read as %d, want 0 (units of 512)", d)
 	}
 	if a.qlen != 0 {

@@ -18,10 +18,11 @@ const (
 	memPerRouteEntry = 8        // switches x edge switches: the route table and each switch's FIB word
 	memPerFlow       = 1200     // sender, receiver, DCQCN state, record, packets in flight
 	// memPerThread is what each part beyond the first adds when a run is
-	// split over threads (Config.Threads): its event queue's wheel and
-	// pool, its outboxes and its goroutine. The network itself is not
-	// copied: each part holds its share of the nodes, flows and packets.
-	memPerThread = 1 << 20
+	// split over threads (Config.Threads): its event queue's wheel (a
+	// 2 MiB slab of slots), its outboxes and its goroutine. The network
+	// itself is not copied: each part holds its share of the nodes, flows
+	// and packets.
+	memPerThread = 3 << 20
 )
 
 // MemoryEstimate is a run's expected peak memory, by part, in bytes.

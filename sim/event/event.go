@@ -4,14 +4,16 @@
 // A packet simulator schedules almost every event a little ahead of now:
 // a frame's serialisation (tens of nanoseconds) or a link's propagation
 // (about a microsecond). The queue is therefore a timing wheel of buckets
-// of about a nanosecond spanning a few microseconds. A bucket is a linked
-// list of nodes in one contiguous pool, so scheduling writes two words and
-// reuses recently freed, cache-hot nodes; when the clock reaches a bucket
-// its list is copied out and sorted, which for the handful of events a
-// nanosecond holds is a short insertion sort. The few events beyond the
-// wheel (timers, flow starts) wait in a 4-ary min-heap and join the wheel
-// as it turns. On the benchmark scenario each event is moved about once,
-// where a radix heap moved it five times.
+// of about a nanosecond spanning a few microseconds. Each bucket has a
+// slot of 32 events in one contiguous slab, with a list of its own
+// for the rare bucket that holds more, so that scheduling reads only the
+// bucket's count (the counts together fit the first-level cache) and
+// writes one entry; when the clock reaches a bucket its events are
+// sorted where they lie, which for the handful of events a nanosecond
+// holds is a short insertion sort, and run from there. The few events
+// beyond the wheel (timers, flow starts) wait in a 4-ary min-heap and
+// join the wheel as it turns. On the benchmark scenario each event is
+// moved about once, where a radix heap moved it five times.
 //
 // Events scheduled for the same picosecond run in the order of their key,
 // the handler reference and the argument together, not in the order they
@@ -24,7 +26,7 @@
 // with the same time and key are interchangeable. An event scheduled for
 // the current picosecond with a key below the one running runs next: its
 // time has come, and the key only orders what is pending. A run is
-// therefore a pure function of its inputs. The pool, the wheel and the
+// therefore a pure function of its inputs. The slab, the spill lists and the
 // heap reuse their memory, so scheduling allocates nothing once they have
 // grown to their working size.
 package event
@@ -73,12 +75,6 @@ func (e *entry) before(o *entry) bool {
 	return e.at < o.at || (e.at == o.at && e.key < o.key)
 }
 
-// node is an entry in a bucket's list.
-type node struct {
-	entry
-	next int32
-}
-
 // Wheel geometry: 1.024 ns buckets, 4096 of them (4.19 us).
 const (
 	bucketShift = 10
@@ -91,19 +87,27 @@ const (
 type Queue struct {
 	now Time
 
-	// The wheel: list heads and tails per bucket, a bitmap of non-empty
-	// buckets, and the node pool with its free list.
-	head, tail [wheelSize]int32
-	used       [wheelSize / 64]uint64
-	pool       []node
-	free       int32
-	inWheel    int // nodes in bucket lists
-	started    bool
+	// The wheel: each bucket's events in the order scheduled, the first
+	// slotCap of them in the bucket's slot of slab and the rest in its
+	// spill; n counts them, and a bitmap marks the non-empty buckets. The
+	// counts are small enough to stay in the first-level cache, so that
+	// scheduling reads nothing cold.
+	slab    []entry
+	n       [wheelSize]uint32
+	spill   [wheelSize][]entry
+	used    [wheelSize / 64]uint64
+	inWheel int // events in the buckets
+	started bool
 
 	// cur is the absolute bucket number the clock is in; its events,
-	// sorted, are in curList from pos on.
+	// sorted, are in curList from pos on. curList is the bucket's slot
+	// in slab, capped at slotCap, unless the bucket spilled or grew while
+	// it ran: then it is spare. Nothing else is scheduled into the slot
+	// while the clock is in it, since the wheel spans one bucket less
+	// than a turn.
 	cur     int64
 	curList []entry
+	spare   []entry
 	pos     int
 
 	far     []entry // 4-ary heap of events beyond the wheel
@@ -139,11 +143,11 @@ func (q *Queue) Len() int { return q.inWheel + len(q.curList) - q.pos + len(q.fa
 
 func (q *Queue) init() {
 	q.started = true
-	q.free = -1
-	for i := range q.head {
-		q.head[i], q.tail[i] = -1, -1
-	}
+	q.slab = make([]entry, wheelSize*slotCap)
 }
+
+// slotCap is how many events a bucket holds before it spills.
+const slotCap = 32
 
 // At schedules the handler r at time at with arg (at most MaxArg).
 // Scheduling into the past is a bug in the caller; it panics rather than
@@ -162,6 +166,10 @@ func (q *Queue) At(at Time, r Ref, arg uint64) {
 		// The bucket being run (or, after a Peek past a RunUntil limit, an
 		// earlier time): keep the pending part of the sorted list sorted.
 		l := q.curList
+		if len(l) == cap(l) && cap(l) <= slotCap {
+			// The slot is full: carry on in spare.
+			l = append(q.spare[:0], l...)
+		}
 		i := len(l)
 		for i > q.pos && e.before(&l[i-1]) {
 			i--
@@ -170,6 +178,9 @@ func (q *Queue) At(at Time, r Ref, arg uint64) {
 		copy(l[i+1:], l[i:])
 		l[i] = e
 		q.curList = l
+		if cap(l) > slotCap {
+			q.spare = l
+		}
 	case b <= q.cur+wheelMask:
 		q.link(b, e)
 	default:
@@ -180,22 +191,18 @@ func (q *Queue) At(at Time, r Ref, arg uint64) {
 
 // link appends e to bucket b's list.
 func (q *Queue) link(b int64, e entry) {
-	i := q.free
-	if i >= 0 {
-		q.free = q.pool[i].next
-		q.pool[i] = node{entry: e, next: -1}
-	} else {
-		i = int32(len(q.pool))
-		q.pool = append(q.pool, node{entry: e, next: -1})
-	}
 	s := b & wheelMask
-	if t := q.tail[s]; t >= 0 {
-		q.pool[t].next = i
-	} else {
-		q.head[s] = i
+	n := q.n[s]
+	switch {
+	case n == 0:
 		q.used[s>>6] |= 1 << (s & 63)
+		fallthrough
+	case n < slotCap:
+		q.slab[int(s)*slotCap+int(n)] = e
+	default:
+		q.spill[s] = append(q.spill[s], e)
 	}
-	q.tail[s] = i
+	q.n[s] = n + 1
 	q.inWheel++
 }
 
@@ -210,7 +217,7 @@ func (q *Queue) settle() bool {
 	if !q.started {
 		return false
 	}
-	q.curList, q.pos = q.curList[:0], 0
+	q.curList, q.pos = nil, 0
 	for {
 		if q.inWheel == 0 {
 			if len(q.far) == 0 {
@@ -228,20 +235,20 @@ func (q *Queue) settle() bool {
 			q.link(e.at>>bucketShift, e)
 		}
 		s := q.cur & wheelMask
-		if q.head[s] < 0 {
+		n := int(q.n[s])
+		if n == 0 {
 			continue
 		}
-		// Take the bucket's list out in insertion order, freeing the nodes.
-		for i := q.head[s]; i >= 0; {
-			nd := &q.pool[i]
-			q.curList = append(q.curList, nd.entry)
-			next := nd.next
-			nd.next = q.free
-			q.free = i
-			i = next
-			q.inWheel--
+		// Run the bucket where it is, or with its spill in spare.
+		o := int(s) * slotCap
+		q.curList = q.slab[o : o+min(n, slotCap) : o+slotCap]
+		if n > slotCap {
+			q.spare = append(append(q.spare[:0], q.curList...), q.spill[s]...)
+			q.curList = q.spare
+			q.spill[s] = q.spill[s][:0]
 		}
-		q.head[s], q.tail[s] = -1, -1
+		q.n[s] = 0
+		q.inWheel -= n
 		q.used[s>>6] &^= 1 << (s & 63)
 		q.sortBucket(q.curList)
 		return true
@@ -435,13 +442,17 @@ func (q *Queue) check() bool {
 		return true
 	}
 	n := 0
-	for s := range q.head {
-		nonEmpty := q.head[s] >= 0
+	for s := range q.n {
+		nonEmpty := q.n[s] > 0
 		if nonEmpty != (q.used[s>>6]&(1<<(s&63)) != 0) {
 			return false
 		}
-		for i := q.head[s]; i >= 0; i = q.pool[i].next {
-			b := q.pool[i].at >> bucketShift
+		l := append(q.slab[s*slotCap:s*slotCap+min(int(q.n[s]), slotCap):s*slotCap+min(int(q.n[s]), slotCap)], q.spill[s]...)
+		if len(l) != int(q.n[s]) {
+			return false
+		}
+		for i := range l {
+			b := l[i].at >> bucketShift
 			if b&wheelMask != int64(s) || b <= q.cur || b > q.cur+wheelMask {
 				return false
 			}

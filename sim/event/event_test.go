@@ -283,3 +283,92 @@ func BenchmarkStepHeapBaseline(b *testing.B) {
 		})
 	}
 }
+
+// keyHeap is a reference queue: container/heap ordered by time, then key,
+// as Queue promises to run its events.
+type keyHeap []entry
+
+func (h keyHeap) Len() int           { return len(h) }
+func (h keyHeap) Less(i, j int) bool { return h[i].before(&h[j]) }
+func (h keyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *keyHeap) Push(x any)        { *h = append(*h, x.(entry)) }
+func (h *keyHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// TestMatchesReferenceUnderLoad runs a busy workload on the queue and on
+// a reference heap and wants the same events in the same order. Each
+// event schedules up to three more: at the same picosecond (keys above
+// and below the running one), within its bucket, a few buckets on, within
+// the wheel and beyond it, so that buckets fill past their slots and
+// spill, and the running bucket grows while it runs.
+func TestMatchesReferenceUnderLoad(t *testing.T) {
+	const total = 300000
+	follow := func(at Time, key uint64, draw *rand.Rand, schedule func(Time, uint64)) {
+		for range draw.IntN(4) {
+			var d Time
+			switch draw.IntN(6) {
+			case 0:
+				d = 0
+			case 1:
+				d = Time(draw.IntN(1 << bucketShift))
+			case 2:
+				d = Time(draw.IntN(8 << bucketShift))
+			case 3, 4:
+				d = Time(draw.IntN(wheelSize << bucketShift))
+			default:
+				d = Time(draw.IntN(3 * wheelSize << bucketShift))
+			}
+			schedule(at+d, uint64(draw.IntN(4))<<ArgBits|uint64(draw.IntN(1000)))
+		}
+	}
+	seed := func(schedule func(Time, uint64)) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for range 3000 {
+			schedule(Time(r.IntN(64<<bucketShift)), uint64(r.IntN(4))<<ArgBits|uint64(r.IntN(1000)))
+		}
+	}
+	// Each event's followers come from a generator seeded by the event
+	// itself, so that both queues draw the same whatever the order.
+	drawFor := func(at Time, key uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(at), key)) }
+
+	var want []entry
+	h := &keyHeap{}
+	seed(func(at Time, key uint64) { heap.Push(h, entry{at: at, key: key}) })
+	for len(want) < total && h.Len() > 0 {
+		e := heap.Pop(h).(entry)
+		want = append(want, e)
+		follow(e.at, e.key, drawFor(e.at, e.key), func(at Time, key uint64) { heap.Push(h, entry{at: at, key: key}) })
+	}
+
+	var q Queue
+	var got []entry
+	refs := make([]Ref, 4)
+	for i := range refs {
+		refs[i] = q.Register(handlerFunc(func(now Time, arg uint64) {
+			key := uint64(i)<<ArgBits | arg
+			got = append(got, entry{at: now, key: key})
+			if len(got) >= total {
+				q.Halt()
+				return
+			}
+			follow(now, key, drawFor(now, key), func(at Time, key uint64) { q.At(at, refs[key>>ArgBits], key&MaxArg) })
+		}))
+	}
+	seed(func(at Time, key uint64) { q.At(at, refs[key>>ArgBits], key&MaxArg) })
+	q.RunThrough(1<<62, total)
+	if !q.check() {
+		t.Fatal("invariant broken")
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ran %d events, the reference %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("event %d: ran %+v, the reference %+v", i, got[i], want[i])
+		}
+	}
+}
