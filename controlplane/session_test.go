@@ -46,9 +46,12 @@ func rcmPipeline(t *testing.T, cookie uint64) Pipeline {
 func launch(ctx context.Context, t *testing.T, ports map[int]string) (addr string, sw *switchproc.Switch) {
 	t.Helper()
 	target, bin := p4switchbin.Choose(t)
-	addr, _ = freePort(t)
-	_, thrift := freePort(t)
-	sw, err := switchproc.Start(ctx, switchproc.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: addr, ThriftPort: thrift,
+	port, thrift, err := switchproc.FreeSwitchPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = fmt.Sprintf("127.0.0.1:%d", port)
+	sw, err = switchproc.Start(ctx, switchproc.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: addr, ThriftPort: thrift,
 		LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)

@@ -113,11 +113,21 @@ def check_fabric(p4ctl, topology):
         raise Failure(r.stderr.strip() or 'p4ctl fabric apply --check: exit %d' % r.returncode)
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
+def free_ports(n):
+    """n distinct TCP ports on 127.0.0.1 nothing listens on now. Each probe
+    is held until all are chosen: a port is free again once its probe
+    closes, and the kernel may hand it out twice, which would give two
+    switches (or a switch's P4Runtime and Thrift servers) one port."""
+    probes = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            probes.append(s)
+            s.bind(('127.0.0.1', 0))
+        return [s.getsockname()[1] for s in probes]
+    finally:
+        for s in probes:
+            s.close()
 
 
 def port_free(port):
@@ -303,16 +313,21 @@ def plan_switches(spec, grpc_port_base):
     tag = run_tag()
     plan = {}
     device_base = os.getpid() * 1000
-    for i, name in enumerate(sorted(spec['switches'], key=natural_key)):
+    names = sorted(spec['switches'], key=natural_key)
+    # With a base, the Thrift ports keep out of the P4Runtime ports' range.
+    reserved = range(grpc_port_base, grpc_port_base + len(names)) if grpc_port_base is not None else range(0)
+    free = [p for p in free_ports(3 * len(names)) if p not in reserved]
+    for i, name in enumerate(names):
+        thrift = free.pop()
         if grpc_port_base is None:
-            grpc = free_port()
+            grpc = free.pop()
         else:
             grpc = grpc_port_base + i
             if not port_free(grpc):
                 raise Failure('port %d (--grpc-port-base %d + %d, for %s) is taken, by another switch perhaps: '
                               "give another --grpc-port-base, or none to take free ports ('ss -ltnp sport = :%d' "
                               'names what holds it)' % (grpc, grpc_port_base, i, name, grpc))
-        plan[name] = {'node': tag + name, 'grpc_port': grpc, 'thrift_port': free_port(),
+        plan[name] = {'node': tag + name, 'grpc_port': grpc, 'thrift_port': thrift,
                       'device_id': device_base + i}
         if len(plan[name]['node']) > 10:
             raise Failure('switch %s: its name in Mininet, %s, leaves no room for its interfaces\' names '

@@ -90,7 +90,11 @@ func newRig(t *testing.T) *rig {
 			t.Fatal(err)
 		}
 	}
-	grpcAddr, thrift := fmt.Sprintf("127.0.0.1:%d", freePort(t)), freePort(t)
+	port, thrift, err := switchproc.FreeSwitchPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcAddr := fmt.Sprintf("127.0.0.1:%d", port)
 	logs := t.TempDir()
 	r.sw, err = switchproc.Start(ctx, switchproc.Config{Name: "s1", DeviceID: 1, Ports: ports, GRPCAddr: grpcAddr,
 		ThriftPort: thrift, PriorityQueues: 2, LogDir: logs, Target: target, Binary: bin})
@@ -129,15 +133,6 @@ func newRig(t *testing.T) *rig {
 	r.must(r.s.EnableDigest(ctx, p4.DigestCAM, time.Millisecond, 1, time.Second))
 	r.must(r.s.EnableDigest(ctx, p4.DigestNamed, time.Millisecond, 1, time.Second))
 	return r
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := switchproc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
 }
 
 func (r *rig) must(err error) {

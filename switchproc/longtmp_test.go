@@ -27,11 +27,7 @@ func TestGoTargetUnderALongTMPDIR(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("TMPDIR", long)
-	port, err := switchproc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	thrift, err := switchproc.FreePort()
+	port, thrift, err := switchproc.FreeSwitchPorts()
 	if err != nil {
 		t.Fatal(err)
 	}

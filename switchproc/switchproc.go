@@ -85,6 +85,16 @@ func FreePort() (int, error) {
 	return ports[0], nil
 }
 
+// FreeSwitchPorts are a P4Runtime and a Thrift port for one switch,
+// distinct (BMv2 listens on both).
+func FreeSwitchPorts() (grpc, thrift int, err error) {
+	ports, err := FreePorts(2)
+	if err != nil {
+		return 0, 0, err
+	}
+	return ports[0], ports[1], nil
+}
+
 // FreePorts are n distinct TCP ports on 127.0.0.1 that nothing listens
 // on now. Taken one by one, the kernel may hand out a port it just
 // handed out (each is free again once its probe closes), and two

@@ -168,8 +168,11 @@ func TestRealSwitch(t *testing.T) {
 			t.Skipf("skipping: %v", err)
 		}
 	}
-	addr, _ := freeAddr(t)
-	_, thrift := freeAddr(t)
+	port, thrift, err := FreeSwitchPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

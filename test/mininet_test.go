@@ -157,6 +157,40 @@ func running(t *testing.T, binaries ...string) string {
 	return " processes " + strings.Join(found, " ")
 }
 
+// run.py gives every switch of a run its own P4Runtime and Thrift ports:
+// probed one at a time, the kernel may hand a port out twice, and two
+// switches would then race for one address.
+func TestMininetPortsDistinct(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
+		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
+	}
+	// 300 switches: 600 ports drawn from the kernel's ephemeral range, in
+	// which ports drawn without holding them would repeat almost surely.
+	const script = `
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location('run', '../mininet/run.py')
+run = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(run)
+plan = run.plan_switches({'switches': {'s%d' % i: {} for i in range(1, 301)}}, None)
+for p in plan.values():
+    print(p['grpc_port'], p['thrift_port'])
+`
+	out, err := exec.Command("/usr/bin/python3", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	seen := map[string]bool{}
+	for _, port := range strings.Fields(string(out)) {
+		if seen[port] {
+			t.Errorf("port %s given twice", port)
+		}
+		seen[port] = true
+	}
+	if len(seen) != 600 {
+		t.Errorf("%d distinct ports, want 600", len(seen))
+	}
+}
+
 // run.py told to use a port another switch listens on refuses before it
 // builds anything, saying so, and leaves that switch as it was: it never
 // programs a switch it did not start.

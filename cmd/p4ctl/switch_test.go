@@ -112,7 +112,7 @@ func fails(t *testing.T, addr string, code int, want []string, args ...string) {
 func startTarget(t *testing.T) (string, *switchproc.Switch) {
 	t.Helper()
 	target, bin := p4switchbin.Choose(t)
-	addr, thrift := freeAddr(t), freePortNumber(t)
+	addr, thrift := freeSwitchAddr(t)
 	sw, err := switchproc.Start(context.Background(), switchproc.Config{Name: "s1", DeviceID: 0, GRPCAddr: addr, ThriftPort: thrift,
 		LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
@@ -133,6 +133,17 @@ func freePortNumber(t *testing.T) int {
 }
 
 func freeAddr(t *testing.T) string { return fmt.Sprintf("127.0.0.1:%d", freePortNumber(t)) }
+
+// freeSwitchAddr is a P4Runtime address and a Thrift port for one switch,
+// on distinct ports.
+func freeSwitchAddr(t *testing.T) (string, int) {
+	t.Helper()
+	grpc, thrift, err := switchproc.FreeSwitchPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", grpc), thrift
+}
 
 const route = `set_nexthop(port=2, src_mac=02:00:00:00:01:02, dst_mac=02:00:00:00:00:02)`
 
@@ -828,9 +839,9 @@ func TestWatchDigests(t *testing.T) {
 	if target == switchproc.TargetBMv2 {
 		t.Skip("skipping: BMv2 1.15.5's PI keeps no roles, so watch takes no digests beside the controllers that write (it watches CNs only: TestWatchBesideOthers)")
 	}
-	addr := freeAddr(t)
+	addr, thrift := freeSwitchAddr(t)
 	sw, err := switchproc.Start(context.Background(), switchproc.Config{Name: "s1", DeviceID: 0, Ports: ports, GRPCAddr: addr,
-		ThriftPort: freePortNumber(t), LogDir: t.TempDir(), Target: target, Binary: bin})
+		ThriftPort: thrift, LogDir: t.TempDir(), Target: target, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func newTLSLab(t *testing.T) *tlsLab {
 func startTLSTarget(t *testing.T, l *tlsLab) string {
 	t.Helper()
 	target, bin := p4switchbin.Choose(t)
-	addr, thrift := freeAddr(t), freePortNumber(t)
+	addr, thrift := freeSwitchAddr(t)
 	sw, err := switchproc.Start(context.Background(), switchproc.Config{Name: "s1", GRPCAddr: addr, ThriftPort: thrift, LogDir: t.TempDir(),
 		Target: target, Binary: bin, TLS: &switchproc.ServerTLS{CACert: l.server.CACert, Cert: l.server.Cert, Key: l.server.Key, ClientAuth: true}})
 	if err != nil {
