@@ -161,15 +161,21 @@ const MaxINTHops = 5
 
 // INT is in-band network telemetry: what each switch on a data packet's
 // path wrote as the packet left it, and the sender's timestamp.
+//
+// The record is three whole cache lines: the count, the timestamp and the
+// first hop in the first, two hops in each of the others. A switch's push
+// then touches the first line and its hop's, and a sender reading three
+// hops reads two lines (TestINTLayout).
 type INT struct {
 	// N is the number of switches that pushed a hop; past MaxINTHops the
 	// stack keeps the first MaxINTHops and N tells the reader it
 	// overflowed.
-	N    int
-	Hops [MaxINTHops]INTHop
+	N int
 	// SentAt is when the sender sent the packet, picoseconds: the
 	// timestamp TIMELY's receiver echoes.
 	SentAt int64
+	_      [16]byte
+	Hops   [MaxINTHops]INTHop
 }
 
 // INTHop is one switch's record, as HPCC's sender reads it: when the

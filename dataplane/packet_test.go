@@ -215,3 +215,22 @@ func TestPacketFitsACacheLine(t *testing.T) {
 		t.Errorf("Packet is %d bytes, want 64", n)
 	}
 }
+
+// TestINTLayout keeps an INT record three whole cache lines with the
+// count, the timestamp and the first hop in the first and two hops in
+// each of the others (INT's comment says why).
+func TestINTLayout(t *testing.T) {
+	var r INT
+	if n := unsafe.Sizeof(r); n != 192 {
+		t.Errorf("INT is %d bytes, want 192", n)
+	}
+	for i := range r.Hops {
+		at := unsafe.Offsetof(r.Hops) + uintptr(i)*unsafe.Sizeof(r.Hops[0])
+		if end := at + unsafe.Sizeof(r.Hops[0]) - 1; at/64 != end/64 || at/64 != uintptr(i+1)/2 {
+			t.Errorf("hop %d at bytes %d-%d: want it within line %d", i, at, end, (i+1)/2)
+		}
+	}
+	if line := unsafe.Offsetof(r.SentAt) / 64; line != 0 {
+		t.Errorf("SentAt in line %d, want 0", line)
+	}
+}

@@ -178,9 +178,12 @@ func (p *port) Handle(now event.Time, arg uint64) {
 		}
 		return
 	}
-	if p.wakeAt == now {
-		p.wakeAt = 0
+	if p.wakeAt != now {
+		// A wake-up that an earlier one replaced (wake): that one's kick
+		// set up whatever the port does next.
+		return
 	}
+	p.wakeAt = 0
 	p.kick(now)
 }
 
