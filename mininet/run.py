@@ -314,9 +314,11 @@ def plan_switches(spec, grpc_port_base):
     plan = {}
     device_base = os.getpid() * 1000
     names = sorted(spec['switches'], key=natural_key)
-    # With a base, the Thrift ports keep out of the P4Runtime ports' range.
+    # Two ports a switch; with a base, only the Thrift ports are drawn, out
+    # of the P4Runtime ports' range (of twice as many drawn, at most half
+    # fall in it).
     reserved = range(grpc_port_base, grpc_port_base + len(names)) if grpc_port_base is not None else range(0)
-    free = [p for p in free_ports(3 * len(names)) if p not in reserved]
+    free = [p for p in free_ports(2 * len(names)) if p not in reserved]
     for i, name in enumerate(names):
         thrift = free.pop()
         if grpc_port_base is None:

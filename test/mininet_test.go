@@ -167,7 +167,7 @@ func TestMininetPortsDistinct(t *testing.T) {
 	// 300 switches: 600 ports drawn from the kernel's ephemeral range, in
 	// which ports drawn without holding them would repeat almost surely.
 	const script = `
-import importlib.util, sys
+import importlib.util
 spec = importlib.util.spec_from_file_location('run', '../mininet/run.py')
 run = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(run)
