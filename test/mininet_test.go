@@ -35,9 +35,7 @@ func TestMininetDumbbell(t *testing.T) {
 	if race.Enabled {
 		t.Skip("timing on real packets: runs in make test's pass without -race")
 	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
-		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
-	}
+	requireMininet(t)
 	// The switches are p4ctl too ('p4ctl p4switch').
 	p4ctl := p4ctlBinary(t, t.TempDir())
 	// In plain text, then over mutual TLS with the credentials run.py
@@ -72,6 +70,14 @@ func TestMininetDumbbell(t *testing.T) {
 			}
 		}
 	})
+}
+
+// requireMininet skips the test where Debian's python3 has no Mininet.
+func requireMininet(t *testing.T) {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
+		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
+	}
 }
 
 // mininetDumbbell runs run.py on the dumbbell with args added and
@@ -161,9 +167,7 @@ func running(t *testing.T, binaries ...string) string {
 // probed one at a time, the kernel may hand a port out twice, and two
 // switches would then race for one address.
 func TestMininetPortsDistinct(t *testing.T) {
-	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
-		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
-	}
+	requireMininet(t)
 	// 300 switches: 600 ports drawn from the kernel's ephemeral range, in
 	// which ports drawn without holding them would repeat almost surely.
 	const script = `
@@ -196,9 +200,7 @@ for p in plan.values():
 // programs a switch it did not start.
 func TestMininetPortTaken(t *testing.T) {
 	labtest.Require(t)
-	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
-		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
-	}
+	requireMininet(t)
 	p4switch, err := p4switchbin.Path()
 	if err != nil {
 		t.Fatal(err)
@@ -262,9 +264,7 @@ func TestMininetBadInputAndSignals(t *testing.T) {
 	if race.Enabled {
 		t.Skip("real processes: runs in make test's pass without -race")
 	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
-		t.Skip("Mininet does not import in /usr/bin/python3 (apt-get install mininet): ", err)
-	}
+	requireMininet(t)
 	p4ctl := p4ctlBinary(t, t.TempDir())
 	dir := t.TempDir()
 	badJSON := filepath.Join(dir, "bad.json")
