@@ -205,7 +205,16 @@ func (s *Sender) step(rc float64, stage int, u float64) (float64, int) {
 	} else {
 		r, stage = rc+s.ai, stage+1
 	}
-	return min(max(r, s.p.MinRate), s.path.LineRate), stage
+	// Bounded by compares, not the builtins, which on every ACK spend
+	// twenty instructions on NaN and signed zeros: r is never either
+	// here, and a NaN would pass through both forms alike.
+	if r < s.p.MinRate {
+		r = s.p.MinRate
+	}
+	if r > s.path.LineRate {
+		r = s.path.LineRate
+	}
+	return r, stage
 }
 
 // encode is h as the ns-3 simulator's header carries it.

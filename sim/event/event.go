@@ -92,7 +92,7 @@ type Queue struct {
 	// spill; n counts them, and a bitmap marks the non-empty buckets. The
 	// counts are small enough to stay in the first-level cache, so that
 	// scheduling reads nothing cold.
-	slab    []entry
+	slab    *[wheelSize * slotCap]entry
 	n       [wheelSize]uint32
 	spill   [wheelSize][]entry
 	used    [wheelSize / 64]uint64
@@ -143,7 +143,7 @@ func (q *Queue) Len() int { return q.inWheel + len(q.curList) - q.pos + len(q.fa
 
 func (q *Queue) init() {
 	q.started = true
-	q.slab = make([]entry, wheelSize*slotCap)
+	q.slab = new([wheelSize * slotCap]entry)
 }
 
 // slotCap is how many events a bucket holds before it spills.
@@ -198,7 +198,7 @@ func (q *Queue) link(b int64, e entry) {
 		q.used[s>>6] |= 1 << (s & 63)
 		fallthrough
 	case n < slotCap:
-		q.slab[int(s)*slotCap+int(n)] = e
+		q.slab[(int(s)*slotCap+int(n))&(len(q.slab)-1)] = e // the mask drops the bounds check
 	default:
 		q.spill[s] = append(q.spill[s], e)
 	}
