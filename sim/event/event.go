@@ -146,8 +146,12 @@ func (q *Queue) init() {
 	q.slab = new([wheelSize * slotCap]entry)
 }
 
-// slotCap is how many events a bucket holds before it spills.
+// slotCap is how many events a bucket holds before it spills. With
+// wheelSize it is a power of two, so that link can mask its index into
+// the slab; the array below fails to compile if the slab's size is not.
 const slotCap = 32
+
+var _ [0]struct{} = [wheelSize * slotCap & (wheelSize*slotCap - 1)]struct{}{}
 
 // At schedules the handler r at time at with arg (at most MaxArg).
 // Scheduling into the past is a bug in the caller; it panics rather than
