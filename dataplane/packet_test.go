@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"testing"
 	"unsafe"
 )
@@ -232,5 +233,64 @@ func TestINTLayout(t *testing.T) {
 	}
 	if line := unsafe.Offsetof(r.SentAt) / 64; line != 0 {
 		t.Errorf("SentAt in line %d, want 0", line)
+	}
+}
+
+// TestPortLayout keeps a port's fields where its comment puts them: what
+// every packet reads in the first cache line, what a data packet reads of
+// the configuration in the second, one line per queue and ingress account,
+// and the port a whole number of lines, so that in a switch's port slice
+// (whose size classes are multiples of 64 bytes) every port starts a line.
+func TestPortLayout(t *testing.T) {
+	var p port
+	line := func(name string, off, size uintptr, want uintptr) {
+		t.Helper()
+		if off/64 != want || (off+size-1)/64 != want {
+			t.Errorf("%s at bytes %d-%d: want it within line %d", name, off, off+size-1, want)
+		}
+	}
+	line("nonEmpty", unsafe.Offsetof(p.nonEmpty), 1, 0)
+	line("ctrl", unsafe.Offsetof(p.ctrl), unsafe.Sizeof(p.ctrl), 0)
+	line("queued", unsafe.Offsetof(p.queued), 8, 0)
+	line("wireBytes", unsafe.Offsetof(p.wireBytes), 8, 0)
+	line("ctrlPackets", unsafe.Offsetof(p.ctrlPackets), 8, 0)
+	line("mark", unsafe.Offsetof(p.mark), unsafe.Sizeof(p.mark), 1)
+	line("betaShare", unsafe.Offsetof(p.betaShare), 8, 1)
+	line("rate", unsafe.Offsetof(p.rate), 8, 1)
+	line("txBytes", unsafe.Offsetof(p.txBytes), 8, 1)
+	for q := range NumPrio {
+		line(fmt.Sprintf("queue %d", q), unsafe.Offsetof(p.queue)+uintptr(q)*64, unsafe.Sizeof(p.queue[q]), uintptr(2+q))
+		line(fmt.Sprintf("ingress %d", q), unsafe.Offsetof(p.in)+uintptr(q)*64, unsafe.Sizeof(p.in[q]), uintptr(2+NumPrio+q))
+	}
+	if n := unsafe.Sizeof(p); n%64 != 0 {
+		t.Errorf("port is %d bytes, not a whole number of lines", n)
+	}
+}
+
+// TestSwitchLayout keeps what every packet reads of a Switch in its first
+// two lines, and the Switch 256 bytes: a size class of Go's allocator
+// whose objects start a line.
+func TestSwitchLayout(t *testing.T) {
+	var s Switch
+	if n := unsafe.Sizeof(s); n != 256 {
+		t.Errorf("Switch is %d bytes, want 256", n)
+	}
+	if end := unsafe.Offsetof(s.rcm) + 8; end > 64 {
+		t.Errorf("ports, env, fib and rcm end at byte %d, want them in line 0", end)
+	}
+	for name, off := range map[string]uintptr{
+		"shared":         unsafe.Offsetof(s.shared),
+		"limit":          unsafe.Offsetof(s.limit),
+		"cfg.Buffer":     unsafe.Offsetof(s.cfg) + unsafe.Offsetof(s.cfg.Buffer),
+		"cfg.Lossless":   unsafe.Offsetof(s.cfg) + unsafe.Offsetof(s.cfg.Lossless),
+		"cfg.AckInData":  unsafe.Offsetof(s.cfg) + unsafe.Offsetof(s.cfg.AckInData),
+		"cfg.XONOffset":  unsafe.Offsetof(s.cfg) + unsafe.Offsetof(s.cfg.XONOffset),
+		"cfg.Seed":       unsafe.Offsetof(s.cfg) + unsafe.Offsetof(s.cfg.Seed),
+		"cfg.INTs":       unsafe.Offsetof(s.cfg) + unsafe.Offsetof(s.cfg.INTs),
+		"cfg.QueueLimit": unsafe.Offsetof(s.cfg) + unsafe.Offsetof(s.cfg.QueueLimit),
+	} {
+		if off/64 != 1 {
+			t.Errorf("%s at byte %d: want it in line 1", name, off)
+		}
 	}
 }

@@ -76,44 +76,47 @@ type PortConfig struct {
 	PeerIsSwitch bool
 }
 
-// Config is a switch's configuration.
+// Config is a switch's configuration. The fields the forwarding path
+// reads for every packet come first, so that they share a cache line of
+// the Switch (TestSwitchLayout).
 type Config struct {
-	// Name is used in error messages.
-	Name  string
-	Ports []PortConfig
 	// Buffer is the shared buffer, bytes.
 	Buffer float64
 	// Lossless has bit q set when priority q is lossless (PFC on).
 	Lossless uint8
-	// XONOffset is how far below XOFF an ingress queue must fall before
-	// the switch sends RESUME (two MTU in the DCQCN paper).
-	XONOffset float64
-	// PauseQuanta is the pause time a PAUSE frame asks for; the switch
-	// refreshes it at half that time while the queue stays congested.
-	PauseQuanta uint16
-	// QueueLimit caps each egress queue of a lossy priority, bytes; a
-	// packet that would exceed it is tail-dropped. Zero is no cap.
-	QueueLimit float64
-	// Seed seeds ECMP hashing and RED's random draws.
-	Seed uint64
-	// RCM turns on Regional Congestion Mitigation with these parameters
-	// (nil: off). CNs is where CN bodies live; switches that exchange CNs
-	// must share it (nil: the switch makes its own).
-	RCM *rcm.Params
-	CNs *CNStore
-	// RCMTrace, if set, is told of RCM's decisions about flows (roots
-	// found, the flows they flag, CNs sent, RCC's end), to see which
-	// flows RCM acts on; nil costs nothing on the packet path.
-	RCMTrace func(*RCMEvent)
 	// AckInData queues ACKs and NACKs with their priority's data, under
 	// PFC and buffer admission, rather than in the strict-priority control
 	// queue: the ns-3 RDMA simulator's switches without ACK_HIGH_PRIO.
 	AckInData bool
+	// PauseQuanta is the pause time a PAUSE frame asks for; the switch
+	// refreshes it at half that time while the queue stays congested.
+	PauseQuanta uint16
+	// XONOffset is how far below XOFF an ingress queue must fall before
+	// the switch sends RESUME (two MTU in the DCQCN paper).
+	XONOffset float64
+	// Seed seeds ECMP hashing and RED's random draws.
+	Seed uint64
 	// INTs, when set, turns on HPCC's in-band telemetry: every data packet
 	// with a record there (its handle in Aux) gets a hop pushed as it
 	// leaves. Nil: no telemetry, and Aux of data packets means nothing
 	// here.
 	INTs *INTStore
+	// QueueLimit caps each egress queue of a lossy priority, bytes; a
+	// packet that would exceed it is tail-dropped. Zero is no cap.
+	QueueLimit float64
+	// RCM turns on Regional Congestion Mitigation with these parameters
+	// (nil: off). CNs is where CN bodies live; switches that exchange CNs
+	// must share it (nil: the switch makes its own).
+	CNs *CNStore
+	RCM *rcm.Params
+
+	// Name is used in error messages.
+	Name  string
+	Ports []PortConfig
+	// RCMTrace, if set, is told of RCM's decisions about flows (roots
+	// found, the flows they flag, CNs sent, RCC's end), to see which
+	// flows RCM acts on; nil costs nothing on the packet path.
+	RCMTrace func(*RCMEvent)
 }
 
 // DropReason says why a packet was dropped.
@@ -157,9 +160,9 @@ type PortStats struct {
 	pausedFrom, pausedTill [NumPrio]int64
 }
 
-// egressQueue is one priority's queue at an egress port. Fields used
-// together per packet sit together, so that a packet touches one cache line
-// of its queue.
+// egressQueue is one priority's queue at an egress port: one cache line,
+// so that a packet queued or sent touches one line of its queue
+// (TestPortLayout).
 type egressQueue struct {
 	ring
 	bytes    float64 // queued
@@ -168,11 +171,16 @@ type egressQueue struct {
 	// to 0). Next treats math.MaxInt64 as "until RESUME" for drivers that
 	// pause without a time limit.
 	pausedUntil int64
+	// sent counts the data packets the queue sent: the port's TxPackets
+	// summed over its queues, counted in the line a departure writes
+	// anyway.
+	sent int64
 }
 
 // ingressQueue is one priority's PFC account at an ingress port: bytes of
 // packets that arrived on the port and are still in the switch, in the
-// shared buffer and in headroom, and whether the peer is paused.
+// shared buffer and in headroom, and whether the peer is paused. Padded
+// to a cache line of its own, as an egress queue is.
 type ingressQueue struct {
 	shared      float64
 	headroom    float64
@@ -181,8 +189,16 @@ type ingressQueue struct {
 	pauseSent   bool
 	// pauseGen invalidates refresh timers of an earlier pause episode.
 	pauseGen uint32
+	_        [24]byte
 }
 
+// port is one port of a switch, laid out by what a packet reads: its
+// first cache line holds what every packet through the port reads or
+// writes, its second what a data packet reads of the port's configuration
+// and counts, then a line per priority's egress queue and one per its
+// ingress account; the rest is rarely read. A packet's arrival and
+// departure then touch three or four lines of a port rather than six or
+// seven (TestPortLayout holds the layout).
 type port struct {
 	// nonEmpty has bit q set while queue q holds packets; heldMask while
 	// RCC holds packets of priority q back (rcmPort.held). Both sit here,
@@ -190,42 +206,56 @@ type port struct {
 	nonEmpty, heldMask uint8
 	rr                 uint8
 	ctrl               ring
-	// per-packet counters; the rest of PortStats, rarely written, lives
-	// apart in Switch.stats to keep ports small
-	txPackets, txBytes, ctrlPackets, marked int64
-	// wireBytes counts every frame sent, control included: the bytes a
-	// port's INT hop reports (the ns-3 simulator's m_txBytes).
-	wireBytes int64
 	// queued is the bytes of every priority's queue together, which an
 	// INT hop reports: kept as they change, so that a data packet's
 	// departure reads one word rather than eight queues' lines. The
 	// sizes are whole bytes, so the float sum is exact either way.
 	queued float64
-	queue  [NumPrio]egressQueue
-	in     [NumPrio]ingressQueue
-	cfg    PortConfig
+	// wireBytes counts every frame sent, control included: the bytes a
+	// port's INT hop reports (the ns-3 simulator's m_txBytes).
+	wireBytes int64
+	// ctrlPackets counts the control frames sent; the rest of PortStats,
+	// rarely written, lives apart in Switch.stats to keep ports small.
+	ctrlPackets int64
+
+	// mark and rate are cfg.Marking and cfg.Rate, where the forwarding
+	// path reads them.
+	mark Marking
 	// betaShare is Beta / lossless priorities: the dynamic threshold's
 	// factor on the free buffer.
 	betaShare float64
+	rate      float64
+	txBytes   int64
+
+	queue [NumPrio]egressQueue
+	in    [NumPrio]ingressQueue
+
+	marked int64
+	cfg    PortConfig
 	// pauseTime is the duration of a PAUSE frame of this port's making.
 	pauseTime int64
+	_         [32]byte
 }
 
-// Switch is the switch model.
+// Switch is the switch model. Its first cache line holds what every
+// packet reads, its second the buffer's account and the configuration's
+// per-packet fields (TestSwitchLayout).
 type Switch struct {
-	cfg   Config
+	ports []port
 	env   Env
 	fib   FIB
-	rng   *rand.Rand
-	ports []port
-	stats []PortStats
 	rcm   *rcmState // nil without RCM
-	// shared is the shared buffer in use (headroom excluded).
+	// shared is the shared buffer in use (headroom excluded); limit is
+	// what it may reach, the buffer less the headroom held back over all
+	// ports and lossless priorities.
 	shared float64
-	// reserved is the headroom held back over all ports and lossless
-	// priorities.
-	reserved float64
+	limit  float64
+	cfg    Config
+
+	rng      *rand.Rand
+	stats    []PortStats
 	lossless int // number of lossless priorities
+	_        [24]byte
 }
 
 // Check checks the configuration and names the bad field. New calls it;
@@ -295,15 +325,17 @@ func New(cfg Config, fib FIB, env Env) (*Switch, error) {
 	s.lossless = bits.OnesCount8(cfg.Lossless)
 	s.ports = make([]port, len(cfg.Ports))
 	s.stats = make([]PortStats, len(cfg.Ports))
+	reserved := 0.0
 	for i, pc := range cfg.Ports {
 		p := &s.ports[i]
-		p.cfg = pc
+		p.cfg, p.mark, p.rate = pc, pc.Marking, pc.Rate
 		if s.lossless > 0 {
 			p.betaShare = pc.Beta / float64(s.lossless)
 		}
 		p.pauseTime = pauseDuration(cfg.PauseQuanta, pc.Rate)
-		s.reserved += pc.Headroom * float64(s.lossless)
+		reserved += pc.Headroom * float64(s.lossless)
 	}
+	s.limit = cfg.Buffer - reserved
 	if cfg.RCM != nil {
 		if cfg.CNs == nil {
 			cfg.CNs = &CNStore{}
@@ -320,8 +352,9 @@ func (s *Switch) NumPorts() int { return len(s.ports) }
 func (s *Switch) Stats(port int, now int64) PortStats {
 	p := &s.ports[port]
 	st := s.stats[port]
-	st.TxPackets, st.TxBytes, st.CtrlPackets, st.Marked = p.txPackets, p.txBytes, p.ctrlPackets, p.marked
+	st.TxBytes, st.CtrlPackets, st.Marked = p.txBytes, p.ctrlPackets, p.marked
 	for q := 0; q < NumPrio; q++ {
+		st.TxPackets += p.queue[q].sent
 		st.MaxQueueBytes[q] = p.queue[q].maxBytes
 		st.MaxIngressBytes[q] = p.in[q].maxTotal
 		st.MaxHeadroomBytes[q] = p.in[q].maxHeadroom
@@ -358,7 +391,7 @@ func (s *Switch) xoff(p *port) float64 {
 	if p.betaShare == 0 {
 		return p.cfg.XOFF
 	}
-	return atLeast(p.betaShare*(s.cfg.Buffer-s.reserved-s.shared), 0)
+	return atLeast(p.betaShare*(s.limit-s.shared), 0)
 }
 
 // atLeast and atMost are max and min for the byte counts of the
@@ -420,7 +453,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	}
 	size := float64(p.Size)
 	q := p.Prio
-	if op.cfg.Marking.WREDK > 0 && !p.ECT() && op.queue[q].bytes >= op.cfg.Marking.WREDK {
+	if op.mark.WREDK > 0 && !p.ECT() && op.queue[q].bytes >= op.mark.WREDK {
 		s.stats[out].Drops[DropWRED]++
 		s.env.Free(p)
 		return
@@ -428,7 +461,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	ip := &s.ports[in]
 	if s.isLossless(q) {
 		thresh := s.xoff(ip)
-		if ip.in[q].shared+size > thresh || s.shared+size > s.cfg.Buffer-s.reserved {
+		if ip.in[q].shared+size > thresh || s.shared+size > s.limit {
 			// Past XOFF, or no shared buffer left: the packet was in flight
 			// when we paused, or is the one that crosses the threshold; it
 			// goes into the headroom held back for this, and the peer is
@@ -451,7 +484,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 			s.sendPause(now, in, q, s.cfg.PauseQuanta)
 		}
 	} else {
-		if op.cfg.Marking.BufMax > 0 && op.queue[q].bytes > op.cfg.Marking.BufMax {
+		if op.mark.BufMax > 0 && op.queue[q].bytes > op.mark.BufMax {
 			s.stats[out].Drops[DropBufMax]++
 			s.env.Free(p)
 			return
@@ -461,7 +494,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 			s.env.Free(p)
 			return
 		}
-		if s.shared+size > s.cfg.Buffer-s.reserved {
+		if s.shared+size > s.limit {
 			s.stats[in].Drops[DropBufferFull]++
 			s.env.Free(p)
 			return
@@ -566,21 +599,21 @@ func (s *Switch) depart(now int64, port int, op *port, q uint8, p *Packet, held 
 	s.release(now, p)
 	// RED/ECN on the queue the packet leaves behind, as the
 	// instantaneous-queue marking of commodity switches does at dequeue.
-	if p.ECT() && s.shouldMark(&op.cfg.Marking, qlen) {
+	if p.ECT() && s.shouldMark(&op.mark, qlen) {
 		p.ECN = CE
 		op.marked++
 	}
 	if s.cfg.INTs != nil && p.Kind == Data && p.Aux != 0 {
 		// HPCC's telemetry: the port's bytes sent before this packet and
 		// everything it still holds, as the packet leaves.
-		s.cfg.INTs.Get(p.Aux).Push(INTHop{Time: now, TxBytes: op.wireBytes, QLen: int64(op.queued), Rate: op.cfg.Rate})
+		s.cfg.INTs.Get(p.Aux).Push(INTHop{Time: now, TxBytes: op.wireBytes, QLen: int64(op.queued), Rate: op.rate})
 	}
 	op.wireBytes += int64(p.Size)
 	if p.Kind != Data && p.Kind.Control() {
 		op.ctrlPackets++ // an ACK in the data queue is still an ACK
 		return
 	}
-	op.txPackets++
+	eq.sent++
 	op.txBytes += int64(p.Size)
 }
 

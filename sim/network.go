@@ -60,7 +60,7 @@ type switchNode struct {
 	ref   event.Ref
 	id    int
 	sw    *dataplane.Switch
-	ports []*port
+	ports []port
 }
 
 func (s *switchNode) Kick(port int)                    { s.ports[port].kick(s.part.q.Now()) }
@@ -71,7 +71,7 @@ func (s *switchNode) Handle(now event.Time, id uint64) { s.sw.OnTimer(now, id) }
 
 func (s *switchNode) Idle(port int) bool { return s.ports[port].idle(s.part.q.Now()) }
 func (s *switchNode) TrySend(port int, p *dataplane.Packet) bool {
-	pt, now := s.ports[port], s.part.q.Now()
+	pt, now := &s.ports[port], s.part.q.Now()
 	if !pt.idle(now) {
 		return false
 	}
@@ -84,19 +84,30 @@ func (s *switchNode) Send(port int, p *dataplane.Packet) {
 
 // fib is one switch's routes, laid out for the per-packet lookup: one
 // word per destination edge switch locating its next-hop list in a small
-// per-switch pool, and host ports at the switch's own edge.
+// per-switch pool, and host ports at the switch's own edge. It is one
+// cache line (TestCacheLines), and what every switch shares sits apart in
+// hosts, which every lookup reads and so stays cached.
 type fib struct {
-	self     int32     // this switch's edge index, -1 if it has no hosts
-	edgeOf   []int32   // host node ID -> edge index (shared by all switches)
-	hostPort [][]int32 // host node ID -> {port at its edge} (shared)
-	byEdge   []uint32  // edge index -> offset<<8 | count in pool
-	pool     []int32
+	self   int32     // this switch's edge index, -1 if it has no hosts
+	hosts  *fibHosts // shared by all switches
+	byEdge []uint32  // edge index -> offset<<8 | count in pool
+	pool   []int32
+}
+
+// fibHosts is where the hosts are: what every switch's fib shares.
+type fibHosts struct {
+	edgeOf []int32 // host node ID -> edge index
+	port   []int32 // host node ID -> port at its edge
 }
 
 func (f *fib) NextHops(dst int) []int32 {
-	e := f.edgeOf[dst]
+	h := f.hosts
+	e := h.edgeOf[dst]
 	if e == f.self {
-		return f.hostPort[dst]
+		if e < 0 {
+			return nil // dst is no host, and this switch has none
+		}
+		return h.port[dst : dst+1 : dst+1]
 	}
 	w := f.byEdge[e]
 	off := w >> 8
@@ -105,12 +116,11 @@ func (f *fib) NextHops(dst int) []int32 {
 
 // fibs lays the routes out per switch.
 func fibs(t *topo.Topology, r *topo.Routes) (map[int]*fib, error) {
-	edgeOf := make([]int32, len(t.Nodes))
-	hostPort := make([][]int32, len(t.Nodes))
+	hosts := &fibHosts{edgeOf: make([]int32, len(t.Nodes)), port: make([]int32, len(t.Nodes))}
 	edgeIndex := map[int]int32{}
 	var rep []int // a host under each edge
-	for i := range edgeOf {
-		edgeOf[i] = -1
+	for i := range hosts.edgeOf {
+		hosts.edgeOf[i] = -1
 	}
 	for _, h := range t.Hosts() {
 		at, _ := r.HostPort(h)
@@ -120,12 +130,12 @@ func fibs(t *topo.Topology, r *topo.Routes) (map[int]*fib, error) {
 			edgeIndex[at.Node] = e
 			rep = append(rep, h)
 		}
-		edgeOf[h] = e
-		hostPort[h] = []int32{int32(at.Port)}
+		hosts.edgeOf[h] = e
+		hosts.port[h] = int32(at.Port)
 	}
 	out := map[int]*fib{}
 	for _, sw := range t.Switches() {
-		f := &fib{self: -1, edgeOf: edgeOf, hostPort: hostPort, byEdge: make([]uint32, len(rep))}
+		f := &fib{self: -1, hosts: hosts, byEdge: make([]uint32, len(rep))}
 		if e, ok := edgeIndex[sw]; ok {
 			f.self = e
 		}
@@ -180,12 +190,17 @@ func New(cfg Config) (*Network, error) {
 	n.hosts = make([]*host, len(t.Nodes))
 	n.switches = make([]*switchNode, len(t.Nodes))
 	n.ports = make([][]*port, len(t.Nodes))
+	// A node's ports lie side by side, which a switch indexes directly
+	// (switchNode.ports) rather than through a line of pointers.
+	nodePorts := make([][]port, len(t.Nodes))
 	for _, nd := range t.Nodes {
 		n.ports[nd.ID] = make([]*port, len(adj[nd.ID]))
+		nodePorts[nd.ID] = make([]port, len(adj[nd.ID]))
 		for i, ap := range adj[nd.ID] {
 			l := t.Links[ap.Link]
 			pt := n.parts[n.plan.Of[nd.ID]]
-			p := &port{part: pt, local: int32(i), rate: l.Rate, psPerByte: psPerByte(l.Rate), delay: l.Delay}
+			p := &nodePorts[nd.ID][i]
+			*p = port{part: pt, local: int32(i), rate: l.Rate, psPerByte: psPerByte(l.Rate), delay: l.Delay}
 			p.ref = reg.Register(p)
 			p.wakeRef = p.ref
 			n.ports[nd.ID][i] = p
@@ -268,7 +283,7 @@ func New(cfg Config) (*Network, error) {
 		if err := sc.Check(); err != nil {
 			return nil, err
 		}
-		s := &switchNode{part: n.parts[n.plan.Of[nd.ID]], id: nd.ID, ports: ports}
+		s := &switchNode{part: n.parts[n.plan.Of[nd.ID]], id: nd.ID, ports: nodePorts[nd.ID]}
 		s.ref = reg.Register(s)
 		n.switches[nd.ID] = s
 		configs[nd.ID] = sc
@@ -297,8 +312,8 @@ func New(cfg Config) (*Network, error) {
 			return nil, err
 		}
 		s.sw = sw
-		for _, p := range s.ports {
-			p.sw = s
+		for i := range s.ports {
+			s.ports[i].sw = s
 		}
 		delete(configs, nd.ID)
 		if done++; cfg.BuildProgress != nil {

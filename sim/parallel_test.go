@@ -193,6 +193,7 @@ func TestCacheLines(t *testing.T) {
 		"flow": unsafe.Sizeof(flow{}), "rxFlow": unsafe.Sizeof(rxFlow{}), "ldcpSender": unsafe.Sizeof(ldcpSender{}),
 		"ldcpRateSender": unsafe.Sizeof(ldcpRateSender{}), "ldcpReceiver": unsafe.Sizeof(ldcpReceiver{}),
 		"hpccSender": unsafe.Sizeof(hpccSender{}), "timelySender": unsafe.Sizeof(timelySender{}), "dctcpSender": unsafe.Sizeof(dctcpSender{}),
+		"fib": unsafe.Sizeof(fib{}),
 	} {
 		if size%cacheLine != 0 {
 			t.Errorf("%s is %d bytes, not whole cache lines", name, size)

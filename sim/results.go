@@ -189,7 +189,8 @@ func (n *Network) Results() *Results {
 		r.RCM.Held += rs.Held
 		r.RCM.Cuts += rs.Cuts
 		r.RCM.Detours += rs.Detours
-		for i, p := range s.ports {
+		for i := range s.ports {
+			p := &s.ports[i]
 			st := s.sw.Stats(i, r.End)
 			var paused, drops int64
 			for _, d := range st.PausedTime {
