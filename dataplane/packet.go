@@ -113,7 +113,7 @@ type Packet struct {
 	// carries BTH's AckReq bit in it (AuxAckReq), an LDCP ACK the number of
 	// data packets it acknowledges (n of the draft's eq. 2). A data packet
 	// or ACK of a scheme with telemetry (HPCC's INT, TIMELY's timestamp)
-	// carries its record's handle in the driver's INTStore, 0 for none.
+	// carries its record in the driver's INTStore, 0 for none (INTAux).
 	Aux uint32
 	// Seq is the byte offset of a data packet's payload; for ACK and NACK
 	// the next byte expected.
@@ -125,56 +125,87 @@ type Packet struct {
 	At   int64
 }
 
-// INTStore holds the telemetry records of packets, which carry their
-// handles in Aux: a record lives apart from its packet so that packets of
-// schemes without telemetry stay one cache line. Handles start at 1, so
-// that Aux 0 carries none.
+// INTStore holds the telemetry records of packets, which carry them in
+// Aux: the record's handle in the low INTHandleBits bits and the number of
+// hops pushed above them (INTAux). A record lives apart from its packet so
+// that packets of schemes without telemetry stay one cache line; the count
+// travels in the packet, so that a switch's push writes the hop's line of
+// the record without first reading another. Handles start at 1, so that
+// Aux 0 carries none.
 type INTStore struct {
 	recs []INT
 	free []uint32
 }
 
-// Alloc returns a record with no hops and its handle. A reused record
-// keeps the old hops past N, which nothing reads: clearing all of them
+// INTHandleBits is the width of a record's handle in Aux; the hop count
+// has the bits above it, and saturates at MaxINTHops+1.
+const INTHandleBits = 26
+
+const intHandleMask = 1<<INTHandleBits - 1
+
+// INTAux is the Aux of a packet carrying record handle h with n hops
+// pushed.
+func INTAux(h uint32, n int) uint32 { return h | uint32(n)<<INTHandleBits }
+
+// INTHops is the number of hops pushed on the record a packet's Aux
+// carries; past MaxINTHops the stack kept the first MaxINTHops and this
+// tells the reader it overflowed.
+func INTHops(aux uint32) int { return int(aux >> INTHandleBits) }
+
+// Alloc returns a record with no hops and the Aux that carries it. A
+// reused record keeps the old hops, which nothing reads: clearing them
 // would write three cache lines per packet.
 func (st *INTStore) Alloc() (uint32, *INT) {
 	if n := len(st.free); n > 0 {
 		h := st.free[n-1]
 		st.free = st.free[:n-1]
 		t := &st.recs[h-1]
-		t.N, t.SentAt = 0, 0
+		t.SentAt = 0
 		return h, t
+	}
+	if len(st.recs) == intHandleMask {
+		panic("dataplane: more INT records in flight than Aux can name")
 	}
 	st.recs = append(st.recs, INT{})
 	return uint32(len(st.recs)), &st.recs[len(st.recs)-1]
 }
 
-// Get returns the record of handle h.
-func (st *INTStore) Get(h uint32) *INT { return &st.recs[h-1] }
+// Get returns the record that Aux aux carries.
+func (st *INTStore) Get(aux uint32) *INT { return &st.recs[aux&intHandleMask-1] }
 
-// Release frees the record of handle h.
-func (st *INTStore) Release(h uint32) { st.free = append(st.free, h) }
+// Release frees the record that Aux aux carries.
+func (st *INTStore) Release(aux uint32) { st.free = append(st.free, aux&intHandleMask) }
+
+// Push records hop h on the record that Aux aux carries and returns the
+// packet's Aux with the hop counted.
+func (st *INTStore) Push(aux uint32, h INTHop) uint32 {
+	n := INTHops(aux)
+	if n < MaxINTHops {
+		st.recs[aux&intHandleMask-1].Hops[n] = h
+	}
+	if n > MaxINTHops {
+		return aux // saturated: already past what the stack holds
+	}
+	return aux + 1<<INTHandleBits
+}
 
 // MaxINTHops is the most hops an INT stack records: the switches between
 // two hosts of a three-tier fat tree, as HPCC's header holds.
 const MaxINTHops = 5
 
 // INT is in-band network telemetry: what each switch on a data packet's
-// path wrote as the packet left it, and the sender's timestamp.
+// path wrote as the packet left it, and the sender's timestamp. How many
+// hops it holds, the packet carries (INTHops).
 //
-// The record is three whole cache lines: the count, the timestamp and the
-// first hop in the first, two hops in each of the others. A switch's push
-// then touches the first line and its hop's, and a sender reading three
-// hops reads two lines (TestINTLayout).
+// The record is three whole cache lines: the timestamp and the first hop
+// in the first, two hops in each of the others. A switch's push then
+// touches its hop's line, and a sender reading three hops reads two lines
+// (TestINTLayout).
 type INT struct {
-	// N is the number of switches that pushed a hop; past MaxINTHops the
-	// stack keeps the first MaxINTHops and N tells the reader it
-	// overflowed.
-	N int
 	// SentAt is when the sender sent the packet, picoseconds: the
 	// timestamp TIMELY's receiver echoes.
 	SentAt int64
-	_      [16]byte
+	_      [24]byte
 	Hops   [MaxINTHops]INTHop
 }
 
@@ -184,14 +215,6 @@ type INT struct {
 // behind it, and the port's rate (bits per second). The switch writes
 // HPCC's own type, so that the record reaches the sender uncopied.
 type INTHop = hpcc.Hop
-
-// Push records a hop.
-func (t *INT) Push(h INTHop) {
-	if t.N < MaxINTHops {
-		t.Hops[t.N] = h
-	}
-	t.N++
-}
 
 // AuxAckReq is the bit of a data packet's Aux that asks the receiver for an
 // ACK at once (BTH's AckReq).

@@ -606,7 +606,7 @@ func (s *Switch) depart(now int64, port int, op *port, q uint8, p *Packet, held 
 	if s.cfg.INTs != nil && p.Kind == Data && p.Aux != 0 {
 		// HPCC's telemetry: the port's bytes sent before this packet and
 		// everything it still holds, as the packet leaves.
-		s.cfg.INTs.Get(p.Aux).Push(INTHop{Time: now, TxBytes: op.wireBytes, QLen: int64(op.queued), Rate: op.rate})
+		p.Aux = s.cfg.INTs.Push(p.Aux, INTHop{Time: now, TxBytes: op.wireBytes, QLen: int64(op.queued), Rate: op.rate})
 	}
 	op.wireBytes += int64(p.Size)
 	if p.Kind != Data && p.Kind.Control() {

@@ -231,13 +231,13 @@ func (h *host) ackFeedback(now int64, f *flow, p *dataplane.Packet) {
 		if p.Aux == 0 {
 			return
 		}
-		t := h.part.ints.Get(p.Aux)
-		if t.N > hpcc.MaxHops {
+		n := dataplane.INTHops(p.Aux)
+		if n > hpcc.MaxHops {
 			return // a longer path than the header holds, as ns-3 ignores
 		}
 		s := &a.hpcc[f.id]
 		old := s.Rate()
-		if s.OnAck(p.Seq, f.sndNxt, t.Hops[:t.N]) && f.lastSize > 0 {
+		if s.OnAck(p.Seq, f.sndNxt, h.part.ints.Get(p.Aux).Hops[:n]) && f.lastSize > 0 {
 			f.nextAvail += serTime(f.lastSize, s.Rate()) - serTime(f.lastSize, old)
 		}
 	case ackTIMELY:

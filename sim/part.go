@@ -114,9 +114,9 @@ func (pt *part) send(p *port, pkt *dataplane.Packet, at int64) {
 	}
 	if pt.pool.ints != nil && hasINT(pkt) {
 		// So does the telemetry, numbered from 1 as handles are.
-		rec := pt.ints.Get(pkt.Aux)
-		pt.outINT[w][dst] = append(pt.outINT[w][dst], intCrossing{n: rec.N, sentAt: rec.SentAt})
-		pt.outHops[w][dst] = append(pt.outHops[w][dst], rec.Hops[:min(rec.N, dataplane.MaxINTHops)]...)
+		rec, n := pt.ints.Get(pkt.Aux), dataplane.INTHops(pkt.Aux)
+		pt.outINT[w][dst] = append(pt.outINT[w][dst], intCrossing{n: n, sentAt: rec.SentAt})
+		pt.outHops[w][dst] = append(pt.outHops[w][dst], rec.Hops[:min(n, dataplane.MaxINTHops)]...)
 		c.pkt.Aux = uint32(len(pt.outINT[w][dst]))
 	}
 	pt.out[w][dst] = append(pt.out[w][dst], c)
@@ -147,9 +147,9 @@ func (pt *part) receive(w int64) {
 			if pt.pool.ints != nil && hasINT(pkt) {
 				h, rec := pt.ints.Alloc()
 				ic := &ints[c.pkt.Aux-1]
-				rec.N, rec.SentAt = ic.n, ic.sentAt
+				rec.SentAt = ic.sentAt
 				hops = hops[copy(rec.Hops[:min(ic.n, dataplane.MaxINTHops)], hops):]
-				pkt.Aux = h
+				pkt.Aux = dataplane.INTAux(h, ic.n)
 			}
 			p := c.port
 			if p.wire.n == 0 {
