@@ -255,8 +255,8 @@ func TestPortLayout(t *testing.T) {
 	line("wireBytes", unsafe.Offsetof(p.wireBytes), 8, 0)
 	line("ctrlPackets", unsafe.Offsetof(p.ctrlPackets), 8, 0)
 	line("mark", unsafe.Offsetof(p.mark), unsafe.Sizeof(p.mark), 1)
-	line("betaShare", unsafe.Offsetof(p.betaShare), 8, 1)
 	line("rate", unsafe.Offsetof(p.rate), 8, 1)
+	line("txPackets", unsafe.Offsetof(p.txPackets), 8, 1)
 	line("txBytes", unsafe.Offsetof(p.txBytes), 8, 1)
 	for q := range NumPrio {
 		line(fmt.Sprintf("queue %d", q), unsafe.Offsetof(p.queue)+uintptr(q)*64, unsafe.Sizeof(p.queue[q]), uintptr(2+q))

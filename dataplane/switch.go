@@ -171,10 +171,9 @@ type egressQueue struct {
 	// to 0). Next treats math.MaxInt64 as "until RESUME" for drivers that
 	// pause without a time limit.
 	pausedUntil int64
-	// sent counts the data packets the queue sent: the port's TxPackets
-	// summed over its queues, counted in the line a departure writes
-	// anyway.
-	sent int64
+	// wredK is the port's Marking.WREDK, here so that an arrival reads
+	// it in the line it writes anyway.
+	wredK float64
 }
 
 // ingressQueue is one priority's PFC account at an ingress port: bytes of
@@ -186,19 +185,24 @@ type ingressQueue struct {
 	headroom    float64
 	maxTotal    float64 // the most shared + headroom held
 	maxHeadroom float64
-	pauseSent   bool
+	// betaShare is the port's Beta / lossless priorities: the dynamic
+	// threshold's factor on the free buffer, here so that admission
+	// reads one line of the ingress port.
+	betaShare float64
+	pauseSent bool
 	// pauseGen invalidates refresh timers of an earlier pause episode.
 	pauseGen uint32
-	_        [24]byte
+	_        [16]byte
 }
 
 // port is one port of a switch, laid out by what a packet reads: its
 // first cache line holds what every packet through the port reads or
 // writes, its second what a data packet reads of the port's configuration
 // and counts, then a line per priority's egress queue and one per its
-// ingress account; the rest is rarely read. A packet's arrival and
-// departure then touch three or four lines of a port rather than six or
-// seven (TestPortLayout holds the layout).
+// ingress account, each with the port's setting that admission reads; the
+// rest is rarely read. A packet's arrival then touches three lines of the
+// ports it crosses, and its departure three, rather than six or seven
+// (TestPortLayout holds the layout).
 type port struct {
 	// nonEmpty has bit q set while queue q holds packets; heldMask while
 	// RCC holds packets of priority q back (rcmPort.held). Both sit here,
@@ -218,14 +222,11 @@ type port struct {
 	// rarely written, lives apart in Switch.stats to keep ports small.
 	ctrlPackets int64
 
-	// mark and rate are cfg.Marking and cfg.Rate, where the forwarding
-	// path reads them.
-	mark Marking
-	// betaShare is Beta / lossless priorities: the dynamic threshold's
-	// factor on the free buffer.
-	betaShare float64
-	rate      float64
-	txBytes   int64
+	// mark and rate are cfg.Marking and cfg.Rate, where a departure
+	// reads them.
+	mark               Marking
+	rate               float64
+	txPackets, txBytes int64
 
 	queue [NumPrio]egressQueue
 	in    [NumPrio]ingressQueue
@@ -329,8 +330,11 @@ func New(cfg Config, fib FIB, env Env) (*Switch, error) {
 	for i, pc := range cfg.Ports {
 		p := &s.ports[i]
 		p.cfg, p.mark, p.rate = pc, pc.Marking, pc.Rate
-		if s.lossless > 0 {
-			p.betaShare = pc.Beta / float64(s.lossless)
+		for q := range p.queue {
+			p.queue[q].wredK = pc.Marking.WREDK
+			if s.lossless > 0 {
+				p.in[q].betaShare = pc.Beta / float64(s.lossless)
+			}
 		}
 		p.pauseTime = pauseDuration(cfg.PauseQuanta, pc.Rate)
 		reserved += pc.Headroom * float64(s.lossless)
@@ -352,9 +356,8 @@ func (s *Switch) NumPorts() int { return len(s.ports) }
 func (s *Switch) Stats(port int, now int64) PortStats {
 	p := &s.ports[port]
 	st := s.stats[port]
-	st.TxBytes, st.CtrlPackets, st.Marked = p.txBytes, p.ctrlPackets, p.marked
+	st.TxPackets, st.TxBytes, st.CtrlPackets, st.Marked = p.txPackets, p.txBytes, p.ctrlPackets, p.marked
 	for q := 0; q < NumPrio; q++ {
-		st.TxPackets += p.queue[q].sent
 		st.MaxQueueBytes[q] = p.queue[q].maxBytes
 		st.MaxIngressBytes[q] = p.in[q].maxTotal
 		st.MaxHeadroomBytes[q] = p.in[q].maxHeadroom
@@ -387,11 +390,12 @@ func (s *Switch) isLossless(q uint8) bool { return s.cfg.Lossless>>(q&(NumPrio-1
 func (s *Switch) Lossless(q int) bool { return s.cfg.Lossless&(1<<q) != 0 }
 
 // xoff is the PFC threshold of an ingress port now.
-func (s *Switch) xoff(p *port) float64 {
-	if p.betaShare == 0 {
+func (s *Switch) xoff(p *port, q uint8) float64 {
+	in := &p.in[q&(NumPrio-1)]
+	if in.betaShare == 0 {
 		return p.cfg.XOFF
 	}
-	return atLeast(p.betaShare*(s.limit-s.shared), 0)
+	return atLeast(in.betaShare*(s.limit-s.shared), 0)
 }
 
 // atLeast and atMost are max and min for the byte counts of the
@@ -453,14 +457,14 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 	}
 	size := float64(p.Size)
 	q := p.Prio
-	if op.mark.WREDK > 0 && !p.ECT() && op.queue[q].bytes >= op.mark.WREDK {
+	if eq := &op.queue[q]; eq.wredK > 0 && !p.ECT() && eq.bytes >= eq.wredK {
 		s.stats[out].Drops[DropWRED]++
 		s.env.Free(p)
 		return
 	}
 	ip := &s.ports[in]
 	if s.isLossless(q) {
-		thresh := s.xoff(ip)
+		thresh := s.xoff(ip, q)
 		if ip.in[q].shared+size > thresh || s.shared+size > s.limit {
 			// Past XOFF, or no shared buffer left: the packet was in flight
 			// when we paused, or is the one that crosses the threshold; it
@@ -478,7 +482,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 			s.shared += size
 		}
 		ip.in[q].maxTotal = atLeast(ip.in[q].shared+ip.in[q].headroom, ip.in[q].maxTotal)
-		if !ip.in[q].pauseSent && (ip.in[q].headroom > 0 || ip.in[q].shared >= s.xoff(ip)) {
+		if !ip.in[q].pauseSent && (ip.in[q].headroom > 0 || ip.in[q].shared >= s.xoff(ip, q)) {
 			ip.in[q].pauseSent = true
 			ip.in[q].pauseGen++
 			s.sendPause(now, in, q, s.cfg.PauseQuanta)
@@ -613,7 +617,7 @@ func (s *Switch) depart(now int64, port int, op *port, q uint8, p *Packet, held 
 		op.ctrlPackets++ // an ACK in the data queue is still an ACK
 		return
 	}
-	eq.sent++
+	op.txPackets++
 	op.txBytes += int64(p.Size)
 }
 
@@ -661,7 +665,7 @@ func (s *Switch) release(now int64, p *Packet) {
 	ip.in[q].shared -= size - fromHeadroom
 	s.shared -= size - fromHeadroom
 	if ip.in[q].pauseSent && ip.in[q].headroom == 0 &&
-		(ip.in[q].shared <= 0 || ip.in[q].shared+s.cfg.XONOffset <= s.xoff(ip)) {
+		(ip.in[q].shared <= 0 || ip.in[q].shared+s.cfg.XONOffset <= s.xoff(ip, q)) {
 		ip.in[q].pauseSent = false
 		ip.in[q].pauseGen++
 		s.sendPause(now, in, q, 0)
