@@ -40,25 +40,29 @@ type hopState struct {
 	stage int
 }
 
-// Sender is the HPCC reaction point of one flow.
+// Sender is the HPCC reaction point of one flow. Its fields come in the
+// order an ACK reads them: the rates and the utilisation in the first
+// cache line, the units and the update's state in the second, the last
+// samples in the next two, and MultiRate's per-hop state at the end, so
+// that an ACK reads four lines however long the path.
 type Sender struct {
-	p     *Params
-	path  Path
-	ai    float64
-	rate  float64 // what the NIC paces at
-	rc    float64 // the reference rate of the last full update
-	u     float64 // the single-rate utilisation's moving average
-	stage int     // additive increases since the last multiplicative step
+	p    *Params
+	path Path
+	ai   float64
+	rate float64 // what the NIC paces at
+	rc   float64 // the reference rate of the last full update
+	u    float64 // the single-rate utilisation's moving average
+	// txUnit and qUnit are the telemetry's units of bytes sent and
+	// queued (INTMulti applied).
+	txUnit, qUnit divisor
 	// lastUpdate is the send sequence after which the next full update
 	// falls: an ACK beyond it means a round trip's feedback has arrived.
 	// Zero until the first ACK, whose telemetry only starts the record.
 	lastUpdate int64
-	nhops      int
+	stage      int32 // additive increases since the last multiplicative step
+	nhops      int32
 	last       [MaxHops]sample // the telemetry of the last ACK, encoded
 	hops       [MaxHops]hopState
-	// txUnit and qUnit are the telemetry's units of bytes sent and
-	// queued (INTMulti applied).
-	txUnit, qUnit divisor
 }
 
 // sample is a hop's telemetry as the ns-3 simulator's header carries it:
@@ -89,7 +93,7 @@ func (s *Sender) Utilisation() float64 {
 		return s.u
 	}
 	u := 0.0
-	for i := 0; i < s.nhops; i++ {
+	for i := 0; i < int(s.nhops); i++ {
 		u = max(u, s.hops[i].u)
 	}
 	return u
@@ -117,7 +121,7 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 		for i, h := range hops[:min(len(hops), MaxHops)] {
 			s.last[i] = s.encode(h)
 		}
-		s.nhops = min(len(hops), MaxHops)
+		s.nhops = int32(min(len(hops), MaxHops))
 		return false
 	}
 	if len(hops) > MaxHops {
@@ -152,7 +156,7 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 		}
 		*old = cur
 	}
-	s.nhops = max(s.nhops, len(hops))
+	s.nhops = max(s.nhops, int32(len(hops)))
 	changed := false
 	if any {
 		var next float64
@@ -161,7 +165,7 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 		if !s.p.MultiRate {
 			w := min(dt, s.path.BaseRTT)
 			s.u = (s.u*(T-float64(w)) + U*float64(w)) / T
-			next, nextStage = s.step(s.rc, s.stage, s.u)
+			next, nextStage = s.step(s.rc, int(s.stage), s.u)
 		} else {
 			next = s.path.LineRate
 			for i := range hops {
@@ -177,7 +181,7 @@ func (s *Sender) update(sndNxt int64, hops []Hop, fast bool) bool {
 		changed = next != s.rate
 		s.rate = next
 		if !fast {
-			s.rc, s.stage = next, nextStage
+			s.rc, s.stage = next, int32(nextStage)
 			if s.p.MultiRate {
 				for i := range hops {
 					if updated[i] {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"unsafe"
 )
 
 const (
@@ -215,5 +216,21 @@ func TestBoundsAndValidate(t *testing.T) {
 	}
 	if _, err := Preset("nope"); err == nil {
 		t.Error("an unknown preset was accepted")
+	}
+}
+
+// TestSenderLayout keeps what an ACK reads of a Sender in its first four
+// cache lines (Sender's comment says why): the last samples start a line,
+// and MultiRate's per-hop state comes after them.
+func TestSenderLayout(t *testing.T) {
+	var s Sender
+	if at := unsafe.Offsetof(s.txUnit); at < 64 || unsafe.Offsetof(s.nhops)+4 > 128 {
+		t.Errorf("units at %d, nhops at %d: want both in line 1", at, unsafe.Offsetof(s.nhops))
+	}
+	if at, end := unsafe.Offsetof(s.last), unsafe.Offsetof(s.last)+unsafe.Sizeof(s.last); at != 128 || end > 256 {
+		t.Errorf("last samples at bytes %d-%d: want them in lines 2 and 3", at, end-1)
+	}
+	if unsafe.Offsetof(s.hops) < unsafe.Offsetof(s.last) {
+		t.Errorf("per-hop state at %d: want it after the samples", unsafe.Offsetof(s.hops))
 	}
 }
