@@ -574,9 +574,11 @@ func (s *Switch) Dequeue(now int64, port int) *Packet {
 	if op.nonEmpty == 0 {
 		return nil
 	}
-	for i := uint8(0); i < NumPrio; i++ {
-		q := (op.rr + i) & (NumPrio - 1)
-		if op.nonEmpty&(1<<q) == 0 || op.queue[q].pausedUntil > now {
+	// The queues holding packets, in round-robin order from rr: bit i of
+	// the rotated mask is queue rr+i, so the loop visits only those.
+	for m := bits.RotateLeft8(op.nonEmpty, -int(op.rr&(NumPrio-1))); m != 0; m &= m - 1 {
+		q := (op.rr + uint8(bits.TrailingZeros8(m))) & (NumPrio - 1)
+		if op.queue[q].pausedUntil > now {
 			continue
 		}
 		p := op.queue[q].pop()
