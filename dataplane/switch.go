@@ -222,8 +222,8 @@ type port struct {
 	// rarely written, lives apart in Switch.stats to keep ports small.
 	ctrlPackets int64
 
-	// mark and rate are cfg.Marking and cfg.Rate, where a departure
-	// reads them.
+	// mark and rate are the port's PortConfig.Marking and Rate, where a
+	// departure reads them.
 	mark               Marking
 	rate               float64
 	txPackets, txBytes int64
@@ -232,7 +232,10 @@ type port struct {
 	in    [NumPrio]ingressQueue
 
 	marked int64
-	cfg    PortConfig
+	// headroom and xoff are PortConfig.Headroom and XOFF, which only a
+	// packet past the threshold or a static threshold reads; Beta and
+	// WREDK sit in the ingress and egress queues' lines.
+	headroom, xoff float64
 	// pauseTime is the duration of a PAUSE frame of this port's making.
 	pauseTime int64
 	_         [32]byte
@@ -329,7 +332,7 @@ func New(cfg Config, fib FIB, env Env) (*Switch, error) {
 	reserved := 0.0
 	for i, pc := range cfg.Ports {
 		p := &s.ports[i]
-		p.cfg, p.mark, p.rate = pc, pc.Marking, pc.Rate
+		p.mark, p.rate, p.headroom, p.xoff = pc.Marking, pc.Rate, pc.Headroom, pc.XOFF
 		for q := range p.queue {
 			p.queue[q].wredK = pc.Marking.WREDK
 			if s.lossless > 0 {
@@ -393,7 +396,7 @@ func (s *Switch) Lossless(q int) bool { return s.cfg.Lossless&(1<<q) != 0 }
 func (s *Switch) xoff(p *port, q uint8) float64 {
 	in := &p.in[q&(NumPrio-1)]
 	if in.betaShare == 0 {
-		return p.cfg.XOFF
+		return p.xoff
 	}
 	return atLeast(in.betaShare*(s.limit-s.shared), 0)
 }
@@ -470,7 +473,7 @@ func (s *Switch) Receive(now int64, in int, p *Packet) {
 			// when we paused, or is the one that crosses the threshold; it
 			// goes into the headroom held back for this, and the peer is
 			// paused below.
-			if ip.in[q].headroom+size > ip.cfg.Headroom {
+			if ip.in[q].headroom+size > ip.headroom {
 				s.stats[in].Drops[DropHeadroomFull]++
 				s.env.Free(p)
 				return
@@ -726,7 +729,7 @@ func (s *Switch) receivePause(now int64, port int, f *Packet) {
 		return
 	}
 	st.PausesReceived++
-	d := pauseDuration(f.PauseQuanta, op.cfg.Rate)
+	d := pauseDuration(f.PauseQuanta, op.rate)
 	op.queue[q].pausedUntil = now + d
 	st.pausedFrom[q], st.pausedTill[q] = now, now+d
 }

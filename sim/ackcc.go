@@ -97,7 +97,7 @@ func (n *Network) longestPath() (rtt int64, bdp float64) {
 	var reps []int
 	for _, h := range n.topo.Hosts() {
 		at, _ := n.routes.HostPort(h)
-		p := n.ports[h][0]
+		p := &n.ports[h][0]
 		c := class{at.Node, p.rate, p.delay}
 		if seen[c] < 2 {
 			seen[c]++

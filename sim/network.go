@@ -24,7 +24,7 @@ type Network struct {
 	routes   *topo.Routes
 	hosts    []*host // by node ID; nil for switches
 	switches []*switchNode
-	ports    [][]*port // by node ID, by local port number
+	ports    [][]port // by node ID, by local port number, side by side
 	flows    []flow
 	rx       []rxFlow
 	cc       bool
@@ -189,27 +189,24 @@ func New(cfg Config) (*Network, error) {
 	adj := t.Adjacency()
 	n.hosts = make([]*host, len(t.Nodes))
 	n.switches = make([]*switchNode, len(t.Nodes))
-	n.ports = make([][]*port, len(t.Nodes))
 	// A node's ports lie side by side, which a switch indexes directly
 	// (switchNode.ports) rather than through a line of pointers.
-	nodePorts := make([][]port, len(t.Nodes))
+	n.ports = make([][]port, len(t.Nodes))
 	for _, nd := range t.Nodes {
-		n.ports[nd.ID] = make([]*port, len(adj[nd.ID]))
-		nodePorts[nd.ID] = make([]port, len(adj[nd.ID]))
+		n.ports[nd.ID] = make([]port, len(adj[nd.ID]))
 		for i, ap := range adj[nd.ID] {
 			l := t.Links[ap.Link]
 			pt := n.parts[n.plan.Of[nd.ID]]
-			p := &nodePorts[nd.ID][i]
+			p := &n.ports[nd.ID][i]
 			*p = port{part: pt, local: int32(i), rate: l.Rate, psPerByte: psPerByte(l.Rate), delay: l.Delay}
 			p.ref = reg.Register(p)
 			p.wakeRef = p.ref
-			n.ports[nd.ID][i] = p
 		}
 	}
 	for _, nd := range t.Nodes {
 		for i, ap := range adj[nd.ID] {
-			p := n.ports[nd.ID][i]
-			p.peer = n.ports[ap.Peer.Node][ap.Peer.Port]
+			p := &n.ports[nd.ID][i]
+			p.peer = &n.ports[ap.Peer.Node][ap.Peer.Port]
 			// Frames arrive in the peer's part: across a cut, the peer's
 			// part holds the wire and runs the arrivals.
 			p.rx = p.peer.part
@@ -247,7 +244,7 @@ func New(cfg Config) (*Network, error) {
 	for _, nd := range t.Nodes {
 		ports := n.ports[nd.ID]
 		if nd.Kind == topo.Host {
-			h := &host{net: n, part: ports[0].part, id: nd.ID, port: ports[0], lineRate: ports[0].rate}
+			h := &host{net: n, part: ports[0].part, id: nd.ID, port: &ports[0], lineRate: ports[0].rate}
 			h.ref = reg.Register(h)
 			ports[0].host = h
 			n.hosts[nd.ID] = h
@@ -283,7 +280,7 @@ func New(cfg Config) (*Network, error) {
 		if err := sc.Check(); err != nil {
 			return nil, err
 		}
-		s := &switchNode{part: n.parts[n.plan.Of[nd.ID]], id: nd.ID, ports: nodePorts[nd.ID]}
+		s := &switchNode{part: n.parts[n.plan.Of[nd.ID]], id: nd.ID, ports: n.ports[nd.ID]}
 		s.ref = reg.Register(s)
 		n.switches[nd.ID] = s
 		configs[nd.ID] = sc
@@ -321,7 +318,8 @@ func New(cfg Config) (*Network, error) {
 		}
 	}
 	for _, ports := range n.ports {
-		for _, p := range ports {
+		for i := range ports {
+			p := &ports[i]
 			if p.sw != nil {
 				p.dp = p.sw.sw
 			}

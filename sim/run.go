@@ -91,7 +91,8 @@ func (n *Network) watchEnds() {
 		return
 	}
 	for _, ports := range n.ports {
-		for _, p := range ports {
+		for i := range ports {
+			p := &ports[i]
 			p.watch = p.peerHost != nil
 		}
 	}
